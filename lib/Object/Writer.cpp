@@ -1,0 +1,453 @@
+//===- lib/Object/Writer.cpp - Layout and serialization -------------------===//
+
+#include "hotswap/Object/Writer.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/FileOutputBuffer.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace llvm;
+using namespace llvm::ELF;
+using namespace llvm::support;
+
+namespace hotswap {
+
+namespace {
+std::string hex(uint64_t V) { return "0x" + utohexstr(V, /*LowerCase=*/true); }
+
+template <typename T> void wr(uint8_t *P, T V) {
+  endian::write<T, llvm::endianness::little>(P, V);
+}
+
+/// Appends \p Name to a string table blob (deduplicated against what was
+/// appended in this run) and returns its offset.
+class StrTabAppender {
+public:
+  explicit StrTabAppender(std::vector<uint8_t> &Blob) : Blob(Blob) {
+    if (Blob.empty())
+      Blob.push_back(0);
+  }
+  uint32_t add(StringRef Name) {
+    if (Name.empty())
+      return 0;
+    auto [It, Inserted] = Added.try_emplace(Name, 0);
+    if (!Inserted)
+      return It->second;
+    uint32_t Off = static_cast<uint32_t>(Blob.size());
+    Blob.insert(Blob.end(), Name.begin(), Name.end());
+    Blob.push_back(0);
+    It->second = Off;
+    return Off;
+  }
+
+private:
+  std::vector<uint8_t> &Blob;
+  StringMap<uint32_t> Added;
+};
+
+uint64_t alignUp(uint64_t V, uint64_t A) { return A > 1 ? alignTo(V, A) : V; }
+} // namespace
+
+Expected<Layout> Writer::computeLayout(const Object &Obj) {
+  Layout L;
+  size_t NSec = Obj.Sections.size();
+  L.SectionOffsets.assign(NSec, 0);
+  for (const auto &P : Obj.Segments)
+    L.Segments.push_back(*P);
+
+  // Derived tables first: string tables and symbol tables that changed.
+  // Existing strings keep their offsets; new names are appended.
+  DenseMap<const Section *, std::vector<uint8_t>> StrBlobs;
+  auto blobFor = [&](const Section *S) -> std::vector<uint8_t> & {
+    auto It = StrBlobs.find(S);
+    if (It == StrBlobs.end()) {
+      ArrayRef<uint8_t> C = S->contents();
+      It = StrBlobs.try_emplace(S, C.begin(), C.end()).first;
+    }
+    return It->second;
+  };
+
+  // Section names: sections whose name offset is unknown (new) need one.
+  DenseMap<const Section *, uint32_t> NameOffsets;
+  if (Obj.SectionNames) {
+    std::vector<uint8_t> *Blob = nullptr;
+    std::optional<StrTabAppender> App;
+    for (const auto &S : Obj.Sections) {
+      if (S->Orig && S->Orig->NameOffset < Obj.SectionNames->contents().size() &&
+          StringRef(reinterpret_cast<const char *>(
+              Obj.SectionNames->contents().data() + S->Orig->NameOffset)) ==
+              S->Name) {
+        NameOffsets[S.get()] = S->Orig->NameOffset;
+        continue;
+      }
+      if (!Blob) {
+        Blob = &blobFor(Obj.SectionNames);
+        App.emplace(*Blob);
+      }
+      NameOffsets[S.get()] = App->add(S->Name);
+    }
+  } else {
+    for (const auto &S : Obj.Sections)
+      if (S->Type != SHT_NULL && (S->isNew() || !S->Name.empty()))
+        return createStringError("object has no section name string table "
+                                 "to name section '" +
+                                 S->Name + "'");
+  }
+  L.SectionNameOffsets = std::move(NameOffsets);
+
+  for (const auto &TP : Obj.SymbolTables) {
+    const SymbolTable &T = *TP;
+    if (!T.isModified())
+      continue;
+    if (T.Sec->isAlloc())
+      return createStringError("cannot change allocated symbol table '" +
+                               T.Sec->Name + "' without moving loaded bytes");
+    std::vector<uint8_t> &Blob = blobFor(T.StrTab);
+    StrTabAppender App(Blob);
+    std::vector<uint8_t> Out((T.Symbols.size() + 1) * sizeof(Elf64_Sym), 0);
+    // Locals first, each group in its current order.
+    std::vector<const Symbol *> Order;
+    Order.reserve(T.Symbols.size());
+    for (const Symbol &S : T.Symbols)
+      if (S.isLocal())
+        Order.push_back(&S);
+    uint32_t FirstGlobal = static_cast<uint32_t>(Order.size()) + 1;
+    for (const Symbol &S : T.Symbols)
+      if (!S.isLocal())
+        Order.push_back(&S);
+    ArrayRef<uint8_t> OrigStr = T.StrTab->contents();
+    for (size_t K = 0; K < Order.size(); ++K) {
+      const Symbol &S = *Order[K];
+      uint8_t *P = Out.data() + (K + 1) * sizeof(Elf64_Sym);
+      uint32_t NameOff;
+      if (S.OrigNameOffset && *S.OrigNameOffset < OrigStr.size() &&
+          StringRef(reinterpret_cast<const char *>(OrigStr.data() +
+                                                   *S.OrigNameOffset)) ==
+              S.Name)
+        NameOff = *S.OrigNameOffset;
+      else
+        NameOff = App.add(S.Name);
+      uint16_t Shndx = S.Shndx;
+      if (S.Sec) {
+        uint32_t Idx = Obj.indexOf(S.Sec);
+        if (Idx == 0 || Idx >= SHN_LORESERVE)
+          return createStringError("symbol '" + S.Name +
+                                   "' refers to a section that is not in "
+                                   "the object");
+        Shndx = static_cast<uint16_t>(Idx);
+      }
+      wr<uint32_t>(P + 0, NameOff);
+      P[4] = static_cast<uint8_t>((S.Binding << 4) | (S.Type & 0xf));
+      P[5] = S.Other;
+      wr<uint16_t>(P + 6, Shndx);
+      wr<uint64_t>(P + 8, S.Value);
+      wr<uint64_t>(P + 16, S.Size);
+    }
+    L.Rebuilt[T.Sec] = std::move(Out);
+    L.SymtabInfo[T.Sec] = FirstGlobal;
+  }
+  for (auto &KV : StrBlobs) {
+    if (KV.first->isAlloc() &&
+        KV.second.size() != KV.first->contents().size())
+      return createStringError("cannot grow allocated string table '" +
+                               KV.first->Name +
+                               "' without moving loaded bytes");
+    L.Rebuilt[KV.first] = std::move(KV.second);
+  }
+
+  auto outSize = [&](const Section &S) -> uint64_t {
+    if (S.isNoBits())
+      return 0;
+    auto It = L.Rebuilt.find(&S);
+    return It != L.Rebuilt.end() ? It->second.size() : S.contents().size();
+  };
+
+  // Loaded sections of the input never change size.
+  for (const auto &S : Obj.Sections)
+    if (S->Orig && S->isAlloc() && !S->isNoBits() &&
+        outSize(*S) != S->Orig->Size)
+      return createStringError(
+          "section '" + S->Name + "' is loaded and cannot change size (" +
+          hex(S->Orig->Size) + " -> " + hex(outSize(*S)) + ")");
+
+  bool NewSegments = llvm::any_of(Obj.Segments,
+                                  [](const auto &P) { return P->IsNew; });
+  bool Changed = NewSegments || Obj.Segments.size() != Obj.OrigPhNum ||
+                 Obj.Sections.size() != Obj.OrigShNum ||
+                 Obj.RelayoutSectionHeaders;
+  for (const auto &S : Obj.Sections)
+    if (S->isNew() || (!S->isNoBits() && outSize(*S) != S->Orig->Size))
+      Changed = true;
+
+  uint64_t InSize = Obj.Input.size();
+  if (!Changed) {
+    L.InPlace = true;
+    L.FileSize = InSize;
+    L.PhOff = Obj.OrigPhOff;
+    L.ShOff = Obj.OrigShOff;
+    for (size_t I = 0; I < NSec; ++I)
+      L.SectionOffsets[I] = Obj.Sections[I]->Orig->Offset;
+    return std::move(L);
+  }
+  L.InPlace = false;
+
+  // The fixed image: header, every PT_LOAD's file bytes, every allocated
+  // section of the input. Copied verbatim.
+  uint64_t FixedEnd = sizeof(Elf64_Ehdr);
+  for (const auto &P : Obj.Segments)
+    if (!P->IsNew && P->Type == PT_LOAD)
+      FixedEnd = std::max(FixedEnd, P->Offset + P->FileSize);
+  for (const auto &S : Obj.Sections)
+    if (S->Orig && S->isAlloc() && !S->isNoBits())
+      FixedEnd = std::max(FixedEnd, S->Orig->Offset + S->Orig->Size);
+  uint64_t Pos = FixedEnd;
+
+  // New loaded segments, above every existing address.
+  uint64_t MaxEnd = 0;
+  for (const auto &P : Obj.Segments)
+    if (!P->IsNew && P->Type == PT_LOAD)
+      MaxEnd = std::max(MaxEnd, P->VAddr + P->MemSize);
+  for (const auto &S : Obj.Sections)
+    if (S->Orig && S->isAlloc())
+      MaxEnd = std::max(MaxEnd, S->Addr + S->size());
+  for (size_t PI = 0; PI < Obj.Segments.size(); ++PI) {
+    const Segment &P = *Obj.Segments[PI];
+    if (!P.IsNew)
+      continue;
+    Segment &OutP = L.Segments[PI];
+    if (P.Members.empty()) {
+      OutP.Offset = 0;
+      OutP.FileSize = 0;
+      continue;
+    }
+    if (P.VAddr < MaxEnd)
+      return createStringError("new segment at address " + hex(P.VAddr) +
+                               " would overlap loaded memory ending at " +
+                               hex(MaxEnd));
+    uint64_t Align = std::max<uint64_t>(P.Align, 1);
+    if (!isPowerOf2_64(Align))
+      return createStringError("new segment alignment " + hex(Align) +
+                               " is not a power of two");
+    uint64_t Off = alignTo(Pos, Align) + P.VAddr % Align;
+    if (Off >= Align && Off - Align >= Pos)
+      Off -= Align;
+    OutP.Offset = Off;
+    uint64_t MemEnd = P.VAddr, FileEnd = P.VAddr;
+    for (const Section *S : P.Members) {
+      if (S->Addr < P.VAddr)
+        return createStringError("section '" + S->Name +
+                                 "' lies below its segment's address");
+      uint32_t Idx = Obj.indexOf(S);
+      L.SectionOffsets[Idx] = Off + (S->Addr - P.VAddr);
+      MemEnd = std::max(MemEnd, S->Addr + S->size());
+      if (!S->isNoBits())
+        FileEnd = std::max(FileEnd, S->Addr + S->size());
+    }
+    OutP.FileSize = FileEnd - P.VAddr;
+    OutP.MemSize = std::max(MemEnd - P.VAddr, P.MemSize);
+    Pos = Off + OutP.FileSize;
+    MaxEnd = std::max(MaxEnd, P.VAddr + OutP.MemSize);
+  }
+
+  // Program header table: in place if it still fits in its slot.
+  uint64_t PhSize = Obj.Segments.size() * sizeof(Elf64_Phdr);
+  bool PhInPlace = Obj.Segments.size() <= Obj.OrigPhNum && Obj.OrigPhNum &&
+                   Obj.OrigPhOff + PhSize <= FixedEnd;
+  if (Obj.Segments.empty()) {
+    L.PhOff = 0;
+  } else if (PhInPlace) {
+    L.PhOff = Obj.OrigPhOff;
+  } else {
+    Pos = alignTo(Pos, 8);
+    L.PhOff = Pos;
+    Pos += PhSize;
+    // The table is no longer mapped where PT_PHDR said: neutralize it.
+    for (Segment &P : L.Segments)
+      if (P.Type == PT_PHDR)
+        P = Segment();
+  }
+
+  // Non-loaded sections: those inside the fixed image that did not change
+  // stay; the rest are packed in their original file order, then new ones.
+  std::vector<uint32_t> Tail;
+  for (uint32_t I = 1; I < NSec; ++I) {
+    const Section &S = *Obj.Sections[I];
+    if (S.isAlloc() && S.Orig) {
+      L.SectionOffsets[I] = S.Orig->Offset;
+      continue;
+    }
+    if (S.isAlloc())
+      continue; // new loaded sections were placed with their segment
+    if (S.Orig && (S.isNoBits() ||
+                   (S.Orig->Offset + S.Orig->Size <= FixedEnd &&
+                    outSize(S) == S.Orig->Size))) {
+      L.SectionOffsets[I] = S.Orig->Offset;
+      continue;
+    }
+    Tail.push_back(I);
+  }
+  llvm::stable_sort(Tail, [&](uint32_t A, uint32_t B) {
+    const Section &SA = *Obj.Sections[A], &SB = *Obj.Sections[B];
+    if (SA.isNew() != SB.isNew())
+      return SB.isNew();
+    if (SA.isNew())
+      return false;
+    return SA.Orig->Offset < SB.Orig->Offset;
+  });
+  for (uint32_t I : Tail) {
+    const Section &S = *Obj.Sections[I];
+    uint64_t A = S.AddrAlign;
+    if (S.Type == SHT_SYMTAB || S.Type == SHT_DYNSYM)
+      A = std::max<uint64_t>(A, 8);
+    Pos = alignUp(Pos, A);
+    L.SectionOffsets[I] = Pos;
+    Pos += outSize(S);
+  }
+
+  Pos = alignTo(Pos, 8);
+  L.ShOff = NSec ? Pos : 0;
+  Pos += NSec * sizeof(Elf64_Shdr);
+  L.FileSize = Pos;
+  if (NSec >= SHN_LORESERVE)
+    return createStringError("too many sections (" + Twine(NSec) + ")");
+  if (Obj.Segments.size() >= PN_XNUM)
+    return createStringError("too many program headers");
+  return std::move(L);
+}
+
+void Writer::write(const Object &Obj, const Layout &L,
+                   MutableArrayRef<uint8_t> Out) {
+  uint8_t *Buf = Out.data();
+  if (L.InPlace) {
+    memcpy(Buf, Obj.Input.data(), Obj.Input.size());
+  } else {
+    memset(Buf, 0, Out.size());
+    uint64_t FixedEnd = sizeof(Elf64_Ehdr);
+    for (const auto &P : Obj.Segments)
+      if (!P->IsNew && P->Type == PT_LOAD)
+        FixedEnd = std::max(FixedEnd, P->Offset + P->FileSize);
+    for (const auto &S : Obj.Sections)
+      if (S->Orig && S->isAlloc() && !S->isNoBits())
+        FixedEnd = std::max(FixedEnd, S->Orig->Offset + S->Orig->Size);
+    FixedEnd = std::min<uint64_t>(FixedEnd, Obj.Input.size());
+    memcpy(Buf, Obj.Input.data(), FixedEnd);
+  }
+
+  // ELF header.
+  const FileHeader &H = Obj.Header;
+  memcpy(Buf, H.Ident.data(), EI_NIDENT);
+  wr<uint16_t>(Buf + 16, H.Type);
+  wr<uint16_t>(Buf + 18, H.Machine);
+  wr<uint32_t>(Buf + 20, H.Version);
+  wr<uint64_t>(Buf + 24, H.Entry);
+  wr<uint64_t>(Buf + 32, L.PhOff);
+  wr<uint64_t>(Buf + 40, L.ShOff);
+  wr<uint32_t>(Buf + 48, H.Flags);
+  wr<uint16_t>(Buf + 52, H.EhSize);
+  wr<uint16_t>(Buf + 54, Obj.Segments.empty() && !H.PhEntSize
+                             ? 0
+                             : (H.PhEntSize ? H.PhEntSize
+                                            : uint16_t(sizeof(Elf64_Phdr))));
+  wr<uint16_t>(Buf + 56, static_cast<uint16_t>(L.Segments.size()));
+  wr<uint16_t>(Buf + 58, Obj.Sections.empty() && !H.ShEntSize
+                             ? 0
+                             : (H.ShEntSize ? H.ShEntSize
+                                            : uint16_t(sizeof(Elf64_Shdr))));
+  wr<uint16_t>(Buf + 60, static_cast<uint16_t>(Obj.Sections.size()));
+  wr<uint16_t>(Buf + 62, static_cast<uint16_t>(
+                             Obj.SectionNames ? Obj.indexOf(Obj.SectionNames)
+                                              : 0));
+
+  // Section contents.
+  for (size_t I = 1; I < Obj.Sections.size(); ++I) {
+    const Section &S = *Obj.Sections[I];
+    if (S.isNoBits())
+      continue;
+    auto It = L.Rebuilt.find(&S);
+    ArrayRef<uint8_t> C =
+        It != L.Rebuilt.end() ? ArrayRef<uint8_t>(It->second) : S.contents();
+    if (!L.InPlace || S.isDirty() || It != L.Rebuilt.end())
+      if (!C.empty())
+        memcpy(Buf + L.SectionOffsets[I], C.data(), C.size());
+  }
+
+  // Program headers.
+  for (size_t I = 0; I < L.Segments.size(); ++I) {
+    const Segment &P = L.Segments[I];
+    uint8_t *D = Buf + L.PhOff + I * sizeof(Elf64_Phdr);
+    wr<uint32_t>(D + 0, P.Type);
+    wr<uint32_t>(D + 4, P.Flags);
+    wr<uint64_t>(D + 8, P.Offset);
+    wr<uint64_t>(D + 16, P.VAddr);
+    wr<uint64_t>(D + 24, P.PAddr);
+    wr<uint64_t>(D + 32, P.FileSize);
+    wr<uint64_t>(D + 40, P.MemSize);
+    wr<uint64_t>(D + 48, P.Align);
+  }
+
+  // Section headers.
+  for (size_t I = 0; I < Obj.Sections.size(); ++I) {
+    const Section &S = *Obj.Sections[I];
+    uint8_t *D = Buf + L.ShOff + I * sizeof(Elf64_Shdr);
+    auto NI = L.SectionNameOffsets.find(&S);
+    uint32_t NameOff = NI != L.SectionNameOffsets.end()
+                           ? NI->second
+                           : (S.Orig ? S.Orig->NameOffset : 0);
+    auto RI = L.Rebuilt.find(&S);
+    uint64_t Size = S.isNoBits()              ? S.size()
+                    : RI != L.Rebuilt.end() ? RI->second.size()
+                                            : S.contents().size();
+    uint32_t Info = S.Info;
+    auto SI = L.SymtabInfo.find(&S);
+    if (SI != L.SymtabInfo.end())
+      Info = SI->second;
+    wr<uint32_t>(D + 0, NameOff);
+    wr<uint32_t>(D + 4, S.Type);
+    wr<uint64_t>(D + 8, S.Flags);
+    wr<uint64_t>(D + 16, S.Addr);
+    wr<uint64_t>(D + 24, I == 0 && S.Orig ? S.Orig->Offset
+                                          : L.SectionOffsets[I]);
+    wr<uint64_t>(D + 32, I == 0 && S.Orig ? S.Orig->Size : Size);
+    wr<uint32_t>(D + 40, S.Link ? Obj.indexOf(S.Link) : 0);
+    wr<uint32_t>(D + 44, Info);
+    wr<uint64_t>(D + 48, S.AddrAlign);
+    wr<uint64_t>(D + 56, S.EntSize);
+  }
+}
+
+Expected<std::unique_ptr<MemoryBuffer>> writeObjectToBuffer(const Object &Obj) {
+  Expected<Layout> L = Writer::computeLayout(Obj);
+  if (!L)
+    return L.takeError();
+  auto Buf = WritableMemoryBuffer::getNewUninitMemBuffer(L->FileSize,
+                                                         Obj.InputName);
+  if (!Buf)
+    return createStringError("cannot allocate " + Twine(L->FileSize) +
+                             " bytes for the output");
+  MutableArrayRef<uint8_t> Out(reinterpret_cast<uint8_t *>(Buf->getBufferStart()),
+                               Buf->getBufferSize());
+  Writer::write(Obj, *L, Out);
+  return std::unique_ptr<MemoryBuffer>(std::move(Buf));
+}
+
+Error writeObjectToFile(const Object &Obj, StringRef Path) {
+  Expected<Layout> L = Writer::computeLayout(Obj);
+  if (!L)
+    return L.takeError();
+  // FileOutputBuffer writes a temporary file next to Path and renames it on
+  // commit(); on any error the temporary is removed and Path is untouched.
+  Expected<std::unique_ptr<FileOutputBuffer>> FOB =
+      FileOutputBuffer::create(Path, L->FileSize, FileOutputBuffer::F_executable);
+  if (!FOB)
+    return FOB.takeError();
+  MutableArrayRef<uint8_t> Out((*FOB)->getBufferStart(), (*FOB)->getBufferSize());
+  Writer::write(Obj, *L, Out);
+  return (*FOB)->commit();
+}
+
+} // namespace hotswap

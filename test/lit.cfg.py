@@ -1,0 +1,59 @@
+# -*- Python -*-
+# lit configuration for hotswap-opt. Every tool resolves to an absolute path:
+# hotswap-opt from the build tree, everything else from LLVM 22's bin directory
+# (/usr/bin/yaml2obj and friends may belong to an older LLVM).
+import os
+import shutil
+import subprocess
+
+import lit.formats
+
+config.name = "hotswap-opt"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".test", ".yaml", ".s", ".cl"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.hotswap_obj_root, "test")
+
+llvm_bin = config.llvm_tools_dir
+tools = {
+    "hotswap-opt": os.path.join(config.hotswap_tools_dir, "hotswap-opt"),
+}
+for name in ["yaml2obj", "obj2yaml", "llvm-readelf", "llvm-readobj", "llvm-objdump",
+             "llvm-mc", "FileCheck", "not", "count", "split-file", "llvm-objcopy",
+             "llvm-cxxfilt", "llvm-nm", "llvm-strip", "clang-offload-bundler"]:
+    tools[name] = os.path.join(llvm_bin, name)
+tools["clang"] = os.path.join(llvm_bin, "clang")
+tools["ld.lld"] = os.path.join(llvm_bin, "ld.lld")
+
+for name, path in tools.items():
+    if not os.path.exists(path):
+        lit_config.fatal("required tool '%s' not found at %s" % (name, path))
+
+# Longest names first so that e.g. 'llvm-readelf' is not split by a shorter match.
+for name in sorted(tools, key=len, reverse=True):
+    config.substitutions.append(
+        (r"(?<![\w./-])%s(?![\w.-])" % name.replace(".", r"\."), tools[name]))
+
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+config.substitutions.append(("%src_root", config.hotswap_src_root))
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.hotswap_tools_dir, llvm_bin, config.environment.get("PATH", "")])
+config.environment["LC_ALL"] = "C"
+
+
+def clang_can_target_amdgpu():
+    try:
+        out = subprocess.run(
+            [tools["clang"], "--target=amdgcn-amd-amdhsa", "-mcpu=gfx900", "-nogpulib",
+             "-x", "cl", "-c", "-o", os.devnull, "-"],
+            input=b"__kernel void k(__global int *p) { *p = 1; }\n",
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        return out.returncode == 0
+    except Exception:
+        return False
+
+
+if clang_can_target_amdgpu() and os.path.exists(tools["ld.lld"]):
+    config.available_features.add("amdgpu-clang")
