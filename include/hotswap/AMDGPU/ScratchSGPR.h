@@ -1,0 +1,43 @@
+//===- hotswap/AMDGPU/ScratchSGPR.h - Scratch pair for stubs ----*- C++ -*-===//
+//
+// Chooses the SGPR pair a long-form stub may clobber (trampolines.md §3):
+// the first even pair at or above everything the kernel uses (live-ins
+// included). gfx10+: any pair up to s[104:105], else VCC (undefined at entry,
+// separate from the SGPR file). gfx6-9: VCC, FLAT_SCRATCH and XNACK_MASK sit
+// at the top of the wave's allocation, so the pair must lie below
+// (granule+1)*8 - extra; the granule is raised when needed (never on the
+// SGPR-init-bug parts, whose count is fixed), VCC is never used.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_AMDGPU_SCRATCHSGPR_H
+#define HOTSWAP_AMDGPU_SCRATCHSGPR_H
+
+#include "hotswap/AMDGPU/KernelDescriptor.h"
+#include "hotswap/AMDGPU/TargetInfo.h"
+
+#include <optional>
+
+namespace hotswap {
+namespace amdgpu {
+
+struct ScratchChoice {
+  bool UseVCC = false;
+  unsigned SGPR = 0; // N of s[N:N+1] when !UseVCC
+};
+
+/// Picks the pair for a kernel that uses \p UsedSGPRs SGPRs (s0..s(U-1)).
+llvm::Expected<ScratchChoice> chooseScratch(const TargetInfo &TI,
+                                            const KernelDescriptor &KD,
+                                            unsigned UsedSGPRs);
+
+/// gfx6-9: the RSRC1 SGPR granule that covers s[N:N+1] plus the special
+/// registers above it; nullopt when the current granule already does (and
+/// always on gfx10+). Error when no granule can (limit or init bug).
+llvm::Expected<std::optional<unsigned>>
+granuleForPair(const TargetInfo &TI, const KernelDescriptor &KD, unsigned N);
+
+} // namespace amdgpu
+} // namespace hotswap
+
+#endif // HOTSWAP_AMDGPU_SCRATCHSGPR_H

@@ -1,0 +1,80 @@
+//===- hotswap/Pass/AnalysisManager.h - Lazy cached analyses ----*- C++ -*-===//
+//
+// Analyses are computed on first request and cached until a pass that did not
+// preserve them runs. An analysis is a class with
+//   static AnalysisKey Key;  static llvm::StringRef name();
+//   using Result = ...;
+//   static llvm::Expected<Result> run(Object &, AnalysisManager &);
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_PASS_ANALYSISMANAGER_H
+#define HOTSWAP_PASS_ANALYSISMANAGER_H
+
+#include "hotswap/Pass/Pass.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <functional>
+#include <memory>
+
+namespace hotswap {
+
+class AnalysisManager {
+public:
+  /// Called whenever an analysis is (re)computed: -debug-pass-manager.
+  std::function<void(llvm::StringRef)> OnCompute;
+
+  template <typename AnalysisT>
+  llvm::Expected<typename AnalysisT::Result &> getResult(Object &Obj) {
+    using ResultT = typename AnalysisT::Result;
+    auto It = Results.find(&AnalysisT::Key);
+    if (It != Results.end())
+      return static_cast<Model<ResultT> &>(*It->second).R;
+    if (OnCompute)
+      OnCompute(AnalysisT::name());
+    llvm::Expected<ResultT> R = AnalysisT::run(Obj, *this);
+    if (!R)
+      return R.takeError();
+    auto M = std::make_unique<Model<ResultT>>(std::move(*R));
+    ResultT &Ref = M->R;
+    Results[&AnalysisT::Key] = std::move(M);
+    return Ref;
+  }
+
+  /// The cached result, or null (never computes).
+  template <typename AnalysisT>
+  typename AnalysisT::Result *getCachedResult() const {
+    auto It = Results.find(&AnalysisT::Key);
+    if (It == Results.end())
+      return nullptr;
+    return &static_cast<Model<typename AnalysisT::Result> &>(*It->second).R;
+  }
+
+  /// Drops every result \p PA does not preserve.
+  void invalidate(const PreservedAnalyses &PA) {
+    if (PA.areAllPreserved())
+      return;
+    for (auto It = Results.begin(); It != Results.end();) {
+      auto Cur = It++;
+      if (!PA.isPreserved(Cur->first))
+        Results.erase(Cur);
+    }
+  }
+  void clear() { Results.clear(); }
+  bool isCached(const AnalysisKey *K) const { return Results.count(K); }
+
+private:
+  struct Concept {
+    virtual ~Concept() = default;
+  };
+  template <typename T> struct Model : Concept {
+    explicit Model(T R) : R(std::move(R)) {}
+    T R;
+  };
+  llvm::DenseMap<const AnalysisKey *, std::unique_ptr<Concept>> Results;
+};
+
+} // namespace hotswap
+
+#endif // HOTSWAP_PASS_ANALYSISMANAGER_H

@@ -1,0 +1,110 @@
+//===- hotswap/Pass/Pass.h - Pass interface ---------------------*- C++ -*-===//
+//
+// The unit of work of the pass manager, shaped after LLVM's new pass manager
+// but with virtual dispatch: a pass has a textual name (with parameters in
+// `name<params>` form), optionally declares the invariant it establishes, and
+// runs on the ELF model returning what it preserved.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_PASS_PASS_H
+#define HOTSWAP_PASS_PASS_H
+
+#include "hotswap/Object/Object.h"
+#include "hotswap/Pass/Statistics.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace hotswap {
+
+class AnalysisManager;
+
+/// Identifies an analysis (the address of a static member, as in LLVM).
+struct AnalysisKey {};
+
+/// What a pass left valid, and whether it changed the object at all.
+/// `all()` means "nothing changed"; `none()` "changed, recompute everything";
+/// `changedPreservingAll()` "changed, but no analysis result is affected".
+class PreservedAnalyses {
+public:
+  static PreservedAnalyses all() {
+    PreservedAnalyses PA;
+    PA.All = true;
+    PA.Modified = false;
+    return PA;
+  }
+  static PreservedAnalyses none() { return PreservedAnalyses(); }
+  static PreservedAnalyses changedPreservingAll() {
+    PreservedAnalyses PA;
+    PA.All = true;
+    return PA;
+  }
+  bool modified() const { return Modified; }
+  template <typename AnalysisT> PreservedAnalyses &preserve() {
+    Preserved.insert(&AnalysisT::Key);
+    return *this;
+  }
+  bool isPreserved(const AnalysisKey *K) const {
+    return All || Preserved.count(K);
+  }
+  bool areAllPreserved() const { return All; }
+
+private:
+  bool All = false;
+  bool Modified = true;
+  llvm::SmallPtrSet<const AnalysisKey *, 4> Preserved;
+};
+
+/// What a pass may use besides the object: options, diagnostics, counters.
+struct PassContext {
+  /// Receives warnings (the library never prints).
+  std::function<void(const llvm::Twine &)> Warn = [](const llvm::Twine &) {};
+  /// Destination of `print<...>` passes.
+  llvm::raw_ostream *Out = &llvm::nulls();
+  /// In strict mode unmet preconditions and best-effort failures are errors.
+  bool Strict = false;
+  Statistics Stats;
+  /// Machine-readable output for print passes (--kernels-format=json).
+  bool JSON = false;
+};
+
+class Pass {
+public:
+  virtual ~Pass();
+  /// The textual name used in `-passes=`.
+  virtual llvm::StringRef name() const = 0;
+  /// Canonical textual form including parameters (`name<a;b=c>`).
+  virtual void printPipeline(llvm::raw_ostream &OS) const { OS << name(); }
+  /// One line on what the pass establishes (for --print-passes/debug).
+  virtual llvm::StringRef invariantDescription() const { return ""; }
+  /// Whether the pass's invariant already holds on \p Obj. When it does, the
+  /// manager skips the pass. Passes without an invariant return false.
+  virtual llvm::Expected<bool> isSatisfied(Object &Obj, AnalysisManager &AM,
+                                           PassContext &Ctx) {
+    return false;
+  }
+  /// Why the pass cannot apply to \p Obj (e.g. stub-syms before any stub
+  /// exists), or nullopt. The manager then skips it (errors in strict mode).
+  virtual llvm::Expected<std::optional<std::string>>
+  unmetPrecondition(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
+    return std::nullopt;
+  }
+  /// Does the work. Returning PreservedAnalyses::all() means "no change".
+  virtual llvm::Expected<PreservedAnalyses> run(Object &Obj,
+                                                AnalysisManager &AM,
+                                                PassContext &Ctx) = 0;
+  /// Passes that only read (print<...>, verify) are not reported as changes.
+  virtual bool isTransform() const { return true; }
+};
+
+} // namespace hotswap
+
+#endif // HOTSWAP_PASS_PASS_H

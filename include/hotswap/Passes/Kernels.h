@@ -1,0 +1,91 @@
+//===- hotswap/Passes/Kernels.h - The kernels analysis ----------*- C++ -*-===//
+//
+// kernels (analysis; print<kernels> prints it)
+//   Finds every kernel of the object: `<name>.kd` symbols of .symtab and
+//   .dynsym (de-duplicated by name and address), their descriptors, entries,
+//   whether an entry already is a recognised stub (and where it leads), the
+//   stubs of pool sections that lead to each kernel, metadata values and SGPR
+//   usage. Everything is validated; inconsistencies are errors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_PASSES_KERNELS_H
+#define HOTSWAP_PASSES_KERNELS_H
+
+#include "hotswap/AMDGPU/KernelDescriptor.h"
+#include "hotswap/AMDGPU/Metadata.h"
+#include "hotswap/AMDGPU/StubEncoder.h"
+#include "hotswap/AMDGPU/TargetInfo.h"
+#include "hotswap/Pass/AnalysisManager.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hotswap {
+
+/// Name of the sections that hold stubs.
+inline constexpr llvm::StringLiteral PoolSectionName = ".hotswap.text";
+/// Size of one stub slot (dual stubs take two).
+inline constexpr uint64_t StubSlotSize = 256;
+
+/// A stub found in a pool section.
+struct PoolStub {
+  uint64_t Addr = 0;
+  Section *Sec = nullptr;
+  amdgpu::DecodedStub Decoded;
+  bool Dual = false; // the next slot leads to Target + 256
+};
+
+struct KernelInfo {
+  std::string Name;     // "vadd"
+  std::string KDSymbol; // "vadd.kd"
+  uint64_t KDAddr = 0;
+  Section *KDSection = nullptr;
+  amdgpu::KernelDescriptor KD;
+  /// Where the descriptor points now.
+  uint64_t Entry = 0;
+  /// Set when Entry is a stub.
+  std::optional<PoolStub> EntryStub;
+  /// The kernel's own code: EntryStub's target, or Entry.
+  uint64_t CodeEntry = 0;
+  /// A pool stub leading to CodeEntry that the descriptor does not use yet.
+  std::optional<PoolStub> PendingStub;
+
+  std::optional<amdgpu::KernelMD> MD;
+  /// LLVM 22 `<name>.numbered_sgpr` ABS symbol.
+  std::optional<uint64_t> NumberedSGPR;
+  /// SGPRs set at wave launch (user + system).
+  unsigned LiveInSGPRs = 0;
+  /// Best known count of SGPRs the kernel uses (at least LiveInSGPRs) and
+  /// where it came from: "numbered_sgpr", "metadata", "granule",
+  /// "addressable" (nothing known: assume all).
+  unsigned UsedSGPRs = 0;
+  std::string UsedSGPRSource;
+
+  bool hasStub() const { return EntryStub.has_value(); }
+  /// Kernarg preload on a target whose firmware enters at +256.
+  bool needsDualStub(const amdgpu::TargetInfo &TI) const;
+};
+
+class KernelsAnalysis {
+public:
+  static AnalysisKey Key;
+  static llvm::StringRef name() { return "kernels"; }
+
+  struct Result {
+    amdgpu::TargetInfo Target;
+    std::optional<amdgpu::CodeObjectMetadata> Metadata;
+    Section *MetadataSection = nullptr;
+    std::vector<KernelInfo> Kernels;
+    std::vector<PoolStub> PoolStubs;
+  };
+
+  static llvm::Expected<Result> run(Object &Obj, AnalysisManager &AM);
+  static void print(const Result &R, const Object &Obj, llvm::raw_ostream &OS,
+                    bool JSON);
+};
+
+} // namespace hotswap
+
+#endif // HOTSWAP_PASSES_KERNELS_H

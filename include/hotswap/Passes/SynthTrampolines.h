@@ -1,0 +1,69 @@
+//===- hotswap/Passes/SynthTrampolines.h - synth-trampolines ----*- C++ -*-===//
+//
+// synth-trampolines<prologue=none|gfx1250-vmem|asm:FILE;only=REGEX;
+//                   form=auto|long;skip-unwrappable>
+//   Requires:     a linked (ET_DYN) code object with kernels.
+//   Establishes:  every selected kernel is entered through a stub or has a
+//                 stub waiting for it in a pool section. Stubs are 256 bytes
+//                 (512 for kernarg-preload kernels on gfx90a/942/950, whose
+//                 firmware enters at +256), 256-byte aligned, in one new
+//                 `.hotswap.text` section covered by a new last PT_LOAD (R+X)
+//                 above every existing address, followed by the target's
+//                 prefetch guard. Nothing loaded moves.
+//   Form:         one `s_branch` when the kernel is within +-128 KiB of its
+//                 stub, else getpc/add/addc/setpc on a scratch pair above
+//                 the kernel's live SGPRs (VCC on gfx10+ when no pair fits).
+//   Fails closed: a selected kernel that cannot be wrapped fails the object,
+//                 unless skip-unwrappable (then it is a warning and counted).
+//   Skipped when: no selected kernel needs a stub (second runs).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_PASSES_SYNTHTRAMPOLINES_H
+#define HOTSWAP_PASSES_SYNTHTRAMPOLINES_H
+
+#include "hotswap/Pass/Pass.h"
+#include "hotswap/Passes/Kernels.h"
+
+#include "llvm/Support/Regex.h"
+
+namespace hotswap {
+
+struct TrampolineOptions {
+  enum class PrologueKind { None, GFX1250VMem, AsmFile };
+  PrologueKind Prologue = PrologueKind::None;
+  std::string PrologueFile;
+  std::string Only; // regex on kernel names; empty = every kernel
+  bool ForceLong = false;
+  bool SkipUnwrappable = false;
+};
+
+class SynthTrampolinesPass : public Pass {
+public:
+  explicit SynthTrampolinesPass(TrampolineOptions Opts);
+  static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
+  llvm::StringRef name() const override { return "synth-trampolines"; }
+  void printPipeline(llvm::raw_ostream &OS) const override;
+  llvm::StringRef invariantDescription() const override {
+    return "every selected kernel has an entry stub";
+  }
+  llvm::Expected<bool> isSatisfied(Object &Obj, AnalysisManager &AM,
+                                   PassContext &Ctx) override;
+  llvm::Expected<PreservedAnalyses> run(Object &Obj, AnalysisManager &AM,
+                                        PassContext &Ctx) override;
+
+private:
+  /// Kernels that need a stub now (indices into the analysis result).
+  llvm::Expected<std::vector<size_t>>
+  candidates(Object &Obj, const KernelsAnalysis::Result &R,
+             PassContext *Ctx) const;
+  llvm::Expected<std::vector<uint8_t>>
+  prologueBytes(const amdgpu::TargetInfo &TI) const;
+
+  TrampolineOptions Opts;
+  std::optional<llvm::Regex> OnlyRE;
+};
+
+} // namespace hotswap
+
+#endif // HOTSWAP_PASSES_SYNTHTRAMPOLINES_H

@@ -1,0 +1,38 @@
+//===- hotswap/Passes/Verify.h - verify -------------------------*- C++ -*-===//
+//
+// verify (check; also run by -verify-each)
+//   Checks the ELF structure beyond what the reader validates (PT_LOADs
+//   sorted and disjoint, loaded sections inside their segment, offsets
+//   congruent to addresses, section header table last and aligned, .symtab
+//   partitioned with the right sh_info, string tables NUL-terminated) and,
+//   for every kernel, that its entry is reachable: a stub is decoded with the
+//   MC disassembler and emulated to the address it reaches, which must be
+//   the kernel's own code (stub+256 must reach entry+256 for dual stubs);
+//   the scratch pair must lie above the live SGPRs and inside the declared
+//   counts; INST_PREF_SIZE must not run past the stub; `.stub` symbols must
+//   match their stubs. Every violation is reported; the run fails.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_PASSES_VERIFY_H
+#define HOTSWAP_PASSES_VERIFY_H
+
+#include "hotswap/Pass/Pass.h"
+
+namespace hotswap {
+
+class VerifyPass : public Pass {
+public:
+  static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
+  llvm::StringRef name() const override { return "verify"; }
+  bool isTransform() const override { return false; }
+  llvm::Expected<PreservedAnalyses> run(Object &Obj, AnalysisManager &AM,
+                                        PassContext &Ctx) override;
+};
+
+/// Every problem verify finds in \p Obj (empty when it is valid).
+llvm::Expected<std::vector<std::string>> verifyObject(Object &Obj);
+
+} // namespace hotswap
+
+#endif // HOTSWAP_PASSES_VERIFY_H

@@ -1,0 +1,100 @@
+//===- lib/Object/Summary.cpp - Readable change dumps ---------------------===//
+
+#include "hotswap/Object/Summary.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Object/ELF.h"
+#include "llvm/Support/Format.h"
+
+using namespace llvm;
+using namespace hotswap;
+
+static std::string hex(uint64_t V) { return "0x" + utohexstr(V, true); }
+
+ObjectSnapshot ObjectSnapshot::take(const Object &Obj) {
+  ObjectSnapshot S;
+  for (const auto &Sec : Obj.Sections) {
+    ObjectSnapshot::Sec X{Sec->Name, Sec->Type, Sec->Addr, Sec->size(), {}};
+    // Allocated sections can only be edited in place: keep their bytes to
+    // show which ranges changed.
+    if (Sec->isAlloc() && !Sec->isNoBits())
+      X.Bytes.assign(Sec->contents().begin(), Sec->contents().end());
+    S.Sections.push_back(std::move(X));
+  }
+  for (const auto &P : Obj.Segments)
+    S.Segments.push_back({P->Type, P->Flags, P->VAddr, P->MemSize});
+  for (const auto &T : Obj.SymbolTables) {
+    auto &V = S.Symbols[T->Sec->Name];
+    for (const Symbol &Sym : T->Symbols)
+      V.push_back(Sym.Name);
+  }
+  return S;
+}
+
+void ObjectSnapshot::printDiff(const Object &Now, raw_ostream &OS) const {
+  bool Any = false;
+  for (size_t I = 0; I < Now.Sections.size(); ++I) {
+    const Section &S = *Now.Sections[I];
+    if (I >= Sections.size()) {
+      OS << "  + section [" << I << "] '" << S.Name << "' addr " << hex(S.Addr)
+         << " size " << hex(S.size()) << "\n";
+      Any = true;
+      continue;
+    }
+    const Sec &Old = Sections[I];
+    if (Old.Size != S.size()) {
+      OS << "  ~ section [" << I << "] '" << S.Name << "' size "
+         << hex(Old.Size) << " -> " << hex(S.size()) << "\n";
+      Any = true;
+    } else if (S.isAlloc() && !S.isNoBits() && !Old.Bytes.empty()) {
+      ArrayRef<uint8_t> C = S.contents();
+      for (size_t B = 0; B < C.size();) {
+        if (C[B] == Old.Bytes[B]) {
+          ++B;
+          continue;
+        }
+        size_t E = B;
+        while (E < C.size() && C[E] != Old.Bytes[E])
+          ++E;
+        OS << "  ~ section '" << S.Name << "' bytes at " << hex(S.Addr + B)
+           << ".." << hex(S.Addr + E) << " rewritten in place\n";
+        Any = true;
+        B = E;
+      }
+    }
+  }
+  for (size_t I = 0; I < Now.Segments.size(); ++I) {
+    const Segment &P = *Now.Segments[I];
+    if (I >= Segments.size()) {
+      OS << "  + segment [" << I << "] "
+         << object::getPhdrTypeName(ELF::EM_AMDGPU, P.Type) << " vaddr "
+         << hex(P.VAddr) << "\n";
+      Any = true;
+    } else if (Segments[I].Type != P.Type) {
+      OS << "  ~ segment [" << I << "] type "
+         << object::getPhdrTypeName(ELF::EM_AMDGPU, Segments[I].Type)
+         << " -> " << object::getPhdrTypeName(ELF::EM_AMDGPU, P.Type) << "\n";
+      Any = true;
+    }
+  }
+  for (const auto &T : Now.SymbolTables) {
+    auto It = Symbols.find(T->Sec->Name);
+    StringSet<> Old;
+    if (It != Symbols.end())
+      for (const std::string &N : It->second)
+        Old.insert(N);
+    for (const Symbol &Sym : T->Symbols)
+      if (!Old.count(Sym.Name)) {
+        OS << "  + symbol '" << Sym.Name << "' in " << T->Sec->Name
+           << " value " << hex(Sym.Value) << " size " << Sym.Size << "\n";
+        Any = true;
+      }
+  }
+  if (Now.RelayoutSectionHeaders) {
+    OS << "  ~ section header table laid out anew\n";
+    Any = true;
+  }
+  if (!Any)
+    OS << "  no changes\n";
+}

@@ -1,0 +1,65 @@
+//===- lib/Pass/PassManager.cpp - Runs a pipeline -------------------------===//
+
+#include "hotswap/Pass/PassManager.h"
+
+using namespace llvm;
+using namespace hotswap;
+
+Pass::~Pass() = default;
+
+Error PassManager::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx,
+                       PassInstrumentation *PI) {
+  for (const std::unique_ptr<Pass> &P : Passes) {
+    auto skip = [&](StringRef Why) {
+      if (PI)
+        for (auto &CB : PI->SkippedPass)
+          CB(*P, Why);
+    };
+    if (P->isTransform()) {
+      Expected<bool> Holds = P->isSatisfied(Obj, AM, Ctx);
+      if (!Holds)
+        return Holds.takeError();
+      if (*Holds) {
+        std::string Why = "invariant holds";
+        if (!P->invariantDescription().empty())
+          Why += ": " + P->invariantDescription().str();
+        skip(Why);
+        continue;
+      }
+      Expected<std::optional<std::string>> Unmet =
+          P->unmetPrecondition(Obj, AM, Ctx);
+      if (!Unmet)
+        return Unmet.takeError();
+      if (*Unmet) {
+        if (Ctx.Strict)
+          return createStringError("pass '" + P->name() +
+                                   "' cannot run: " + **Unmet);
+        skip("precondition not met: " + **Unmet);
+        continue;
+      }
+    }
+    if (PI)
+      for (auto &CB : PI->BeforePass)
+        CB(*P, Obj);
+    Expected<PreservedAnalyses> PA = P->run(Obj, AM, Ctx);
+    if (!PA)
+      return PA.takeError();
+    AM.invalidate(*PA);
+    bool Changed = PA->modified();
+    if (PI)
+      for (auto &CB : PI->AfterPass)
+        if (Error E = CB(*P, Obj, Changed))
+          return E;
+  }
+  return Error::success();
+}
+
+void PassManager::printPipeline(raw_ostream &OS) const {
+  bool First = true;
+  for (const auto &P : Passes) {
+    if (!First)
+      OS << ",";
+    First = false;
+    P->printPipeline(OS);
+  }
+}

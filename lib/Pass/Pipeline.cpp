@@ -1,0 +1,94 @@
+//===- lib/Pass/Pipeline.cpp - Library entry points -----------------------===//
+
+#include "hotswap/Hotswap.h"
+
+#include "hotswap/Object/Reader.h"
+#include "hotswap/Object/Writer.h"
+#include "hotswap/Passes/Verify.h"
+
+using namespace llvm;
+using namespace hotswap;
+
+StringRef hotswap::getVersionString() { return "0.1.0"; }
+
+Error hotswap::runPassManager(Object &Obj, PassManager &PM,
+                              const PipelineOptions &Opts) {
+  PassContext Ctx;
+  if (Opts.Warn)
+    Ctx.Warn = Opts.Warn;
+  Ctx.Strict = Opts.Strict;
+  Ctx.JSON = Opts.JSON;
+  if (Opts.PrintOut)
+    Ctx.Out = Opts.PrintOut;
+  AnalysisManager AM;
+  PassInstrumentation PI;
+  if (Opts.Instrumentation)
+    PI = *Opts.Instrumentation;
+  if (Opts.VerifyEach) {
+    auto V = std::make_shared<VerifyPass>();
+    PI.AfterPass.push_back([&AM, &Ctx, V](const Pass &P, Object &O,
+                                          bool Changed) -> Error {
+      if (!Changed || !P.isTransform())
+        return Error::success();
+      Expected<PreservedAnalyses> R = V->run(O, AM, Ctx);
+      if (!R)
+        return createStringError("verification failed after pass '" +
+                                 P.name() + "': " + toString(R.takeError()));
+      return Error::success();
+    });
+  }
+  Error E = PM.run(Obj, AM, Ctx, &PI);
+  if (Opts.StatsOut)
+    *Opts.StatsOut = Ctx.Stats;
+  return E;
+}
+
+static Expected<PassManager> parse(StringRef Pipeline,
+                                   const PipelineOptions &Opts) {
+  PassManager PM;
+  if (Opts.Builder) {
+    if (Error E = Opts.Builder->parsePassPipeline(PM, Pipeline))
+      return std::move(E);
+  } else {
+    PassBuilder PB;
+    if (Error E = PB.parsePassPipeline(PM, Pipeline))
+      return std::move(E);
+  }
+  return std::move(PM);
+}
+
+Expected<std::unique_ptr<MemoryBuffer>>
+hotswap::runPipeline(MemoryBufferRef Input, StringRef Pipeline,
+                     const PipelineOptions &Opts) {
+  Expected<PassManager> PM = parse(Pipeline, Opts);
+  if (!PM)
+    return PM.takeError();
+  Expected<std::unique_ptr<Object>> Obj = readObject(Input);
+  if (!Obj)
+    return Obj.takeError();
+  if (Error E = runPassManager(**Obj, *PM, Opts))
+    return std::move(E);
+  return writeObjectToBuffer(**Obj);
+}
+
+Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
+                                 StringRef Pipeline,
+                                 const PipelineOptions &Opts) {
+  Expected<PassManager> PM = parse(Pipeline, Opts);
+  if (!PM)
+    return PM.takeError();
+  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf =
+      MemoryBuffer::getFileOrSTDIN(InPath, /*IsText=*/false,
+                                   /*RequiresNullTerminator=*/false);
+  if (!Buf)
+    return createStringError(Buf.getError(), "cannot read file: " +
+                                                 Buf.getError().message());
+  Expected<std::unique_ptr<Object>> Obj = readObject(std::move(*Buf));
+  if (!Obj)
+    return Obj.takeError();
+  if (Error E = runPassManager(**Obj, *PM, Opts))
+    return E;
+  if (OutPath.empty())
+    return Error::success();
+  return writeObjectToFile(**Obj, OutPath);
+}

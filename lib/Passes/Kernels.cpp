@@ -1,0 +1,350 @@
+//===- lib/Passes/Kernels.cpp - The kernels analysis ----------------------===//
+
+#include "hotswap/Passes/Kernels.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::amdgpu;
+
+AnalysisKey KernelsAnalysis::Key;
+
+static std::string hex(uint64_t V) { return "0x" + utohexstr(V, true); }
+
+bool KernelInfo::needsDualStub(const TargetInfo &TI) const {
+  return TI.PreloadSkipsPrologue && KD.kernargPreloadLength() != 0;
+}
+
+/// Decodes the stub at \p Addr if there is one (any prologue).
+static Expected<std::optional<PoolStub>> stubAt(const Object &Obj,
+                                                const TargetInfo &TI,
+                                                uint64_t Addr) {
+  Section *S = Obj.sectionForAddress(Addr);
+  if (!S || !S->isExec() || S->isNoBits())
+    return std::nullopt;
+  uint64_t Rel = Addr - S->Addr;
+  ArrayRef<uint8_t> Bytes = S->contents().drop_front(Rel);
+  if (Bytes.size() < StubSlotSize)
+    return std::nullopt;
+  Expected<std::optional<DecodedStub>> D =
+      decodeStub(TI, Bytes.take_front(StubSlotSize), Addr, std::nullopt);
+  if (!D)
+    return D.takeError();
+  if (!*D)
+    return std::nullopt;
+  PoolStub P;
+  P.Addr = Addr;
+  P.Sec = S;
+  P.Decoded = **D;
+  return P;
+}
+
+/// Every stub in the pool sections, slot by slot; dual stubs are one entry.
+static Expected<std::vector<PoolStub>> scanPools(const Object &Obj,
+                                                 const TargetInfo &TI) {
+  std::vector<PoolStub> Out;
+  for (const auto &SP : Obj.Sections) {
+    const Section &S = *SP;
+    if (S.Name != PoolSectionName || !S.isExec() || S.isNoBits())
+      continue;
+    if (S.Addr % StubSlotSize != 0)
+      continue;
+    for (uint64_t Off = 0; Off + StubSlotSize <= S.size();
+         Off += StubSlotSize) {
+      Expected<std::optional<PoolStub>> P = stubAt(Obj, TI, S.Addr + Off);
+      if (!P)
+        return P.takeError();
+      if (!*P)
+        continue;
+      // A dual stub: this slot leads to T, the next one to T + 256.
+      if (Off + 2 * StubSlotSize <= S.size()) {
+        Expected<std::optional<PoolStub>> Next =
+            stubAt(Obj, TI, S.Addr + Off + StubSlotSize);
+        if (!Next)
+          return Next.takeError();
+        if (*Next && (*Next)->Decoded.Target ==
+                         (*P)->Decoded.Target + StubSlotSize) {
+          (*P)->Dual = true;
+          Out.push_back(**P);
+          Off += StubSlotSize;
+          continue;
+        }
+      }
+      Out.push_back(**P);
+    }
+  }
+  return Out;
+}
+
+Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
+                                                       AnalysisManager &AM) {
+  Result R;
+  Expected<TargetInfo> TI =
+      getTargetInfo(Obj.Header.Flags, Obj.Header.osABI(), Obj.Header.abiVersion());
+  if (!TI)
+    return TI.takeError();
+  R.Target = std::move(*TI);
+  if (Obj.Header.Type == ELF::ET_REL)
+    return createStringError("relocatable object (ET_REL): kernel descriptors "
+                             "are not resolved before linking; link it with "
+                             "'ld.lld -shared' first");
+
+  // Metadata: the first NT_AMDGPU_METADATA note of any note section.
+  for (const auto &S : Obj.Sections) {
+    if (S->Type != ELF::SHT_NOTE || S->isNoBits())
+      continue;
+    Expected<CodeObjectMetadata> MD = CodeObjectMetadata::parse(S->contents());
+    if (!MD)
+      return createStringError("section '" + S->Name + "': " +
+                               toString(MD.takeError()));
+    if (!MD->hasMetadata())
+      continue;
+    R.Metadata.emplace(std::move(*MD));
+    R.MetadataSection = S.get();
+    break;
+  }
+
+  // Kernel descriptor symbols of both tables, de-duplicated.
+  struct Found {
+    std::string Name;
+    uint64_t Addr;
+    Section *Sec;
+    const char *Table;
+  };
+  std::vector<Found> KDs;
+  StringMap<size_t> ByName;
+  StringMap<uint64_t> NumberedSGPR;
+  for (SymbolTable *T : {Obj.symtab(), Obj.dynsym()}) {
+    if (!T)
+      continue;
+    const char *TableName = T == Obj.symtab() ? ".symtab" : ".dynsym";
+    for (const Symbol &S : T->Symbols) {
+      StringRef N = S.Name;
+      if (N.ends_with(".numbered_sgpr") && S.Shndx == ELF::SHN_ABS) {
+        NumberedSGPR[N.drop_back(strlen(".numbered_sgpr"))] = S.Value;
+        continue;
+      }
+      if (!N.ends_with(".kd") || N.size() == 3)
+        continue;
+      if (S.Type != ELF::STT_OBJECT || !S.Sec)
+        continue;
+      auto [It, New] = ByName.try_emplace(N, KDs.size());
+      if (New) {
+        KDs.push_back({N.str(), S.Value, S.Sec, TableName});
+        continue;
+      }
+      const Found &Prev = KDs[It->second];
+      if (Prev.Addr != S.Value)
+        return createStringError(
+            "kernel descriptor symbol '" + N + "' is ambiguous: " +
+            hex(Prev.Addr) + " in " + Prev.Table + ", " + hex(S.Value) +
+            " in " + TableName);
+    }
+  }
+  llvm::sort(KDs, [](const Found &A, const Found &B) {
+    return std::tie(A.Addr, A.Name) < std::tie(B.Addr, B.Name);
+  });
+
+  Expected<std::vector<PoolStub>> Pools = scanPools(Obj, R.Target);
+  if (!Pools)
+    return Pools.takeError();
+  R.PoolStubs = std::move(*Pools);
+  DenseMap<uint64_t, size_t> StubByTarget, StubByAddr;
+  for (size_t I = 0; I < R.PoolStubs.size(); ++I) {
+    StubByTarget.try_emplace(R.PoolStubs[I].Decoded.Target, I);
+    StubByAddr[R.PoolStubs[I].Addr] = I;
+  }
+
+  const TargetInfo &T = R.Target;
+  for (const Found &F : KDs) {
+    KernelInfo K;
+    K.KDSymbol = F.Name;
+    K.Name = StringRef(F.Name).drop_back(3).str();
+    K.KDAddr = F.Addr;
+    K.KDSection = F.Sec;
+    std::string Who = "kernel '" + K.Name + "'";
+    if (F.Addr % 64 != 0)
+      return createStringError(Who + ": descriptor at " + hex(F.Addr) +
+                               " is not 64-byte aligned");
+    Expected<ArrayRef<uint8_t>> Bytes = Obj.bytesAt(F.Addr, 64);
+    if (!Bytes)
+      return createStringError(Who + ": descriptor: " +
+                               toString(Bytes.takeError()));
+    if (!Obj.Segments.empty() && !Obj.loadSegmentFor(F.Addr, 64))
+      return createStringError(Who + ": descriptor at " + hex(F.Addr) +
+                               " is not inside a loaded segment");
+    K.KD = KernelDescriptor::read(*Bytes);
+    std::optional<uint64_t> Entry = K.KD.entryAddress(F.Addr);
+    if (!Entry)
+      return createStringError(
+          Who + ": kernel_code_entry_byte_offset " +
+          Twine(K.KD.KernelCodeEntryByteOffset) + " from descriptor at " +
+          hex(F.Addr) + " overflows");
+    K.Entry = *Entry;
+    if (K.Entry % 256 != 0)
+      return createStringError(Who + ": entry " + hex(K.Entry) +
+                               " is not 256-byte aligned");
+    Section *ES = Obj.sectionForAddress(K.Entry);
+    if (!ES || !ES->isExec() || ES->isNoBits())
+      return createStringError(Who + ": entry " + hex(K.Entry) +
+                               " is not inside an executable section");
+    if (!Obj.Segments.empty() && !Obj.loadSegmentFor(K.Entry, 4))
+      return createStringError(Who + ": entry " + hex(K.Entry) +
+                               " is not inside a loaded segment");
+
+    auto SI = StubByAddr.find(K.Entry);
+    if (SI != StubByAddr.end()) {
+      K.EntryStub = R.PoolStubs[SI->second];
+    } else {
+      // A stub outside our pool sections (written by another tool).
+      Expected<std::optional<PoolStub>> P = stubAt(Obj, T, K.Entry);
+      if (!P)
+        return P.takeError();
+      if (*P && (*P)->Decoded.Target != K.Entry)
+        K.EntryStub = **P;
+    }
+    if (K.EntryStub) {
+      K.CodeEntry = K.EntryStub->Decoded.Target;
+      Section *CS = Obj.sectionForAddress(K.CodeEntry);
+      if (!CS || !CS->isExec())
+        return createStringError(Who + ": stub at " + hex(K.Entry) +
+                                 " leads to " + hex(K.CodeEntry) +
+                                 ", outside executable code");
+      if (StubByAddr.count(K.CodeEntry))
+        return createStringError(Who + ": stub at " + hex(K.Entry) +
+                                 " leads to another stub at " +
+                                 hex(K.CodeEntry));
+    } else {
+      K.CodeEntry = K.Entry;
+      auto PI = StubByTarget.find(K.Entry);
+      if (PI != StubByTarget.end())
+        K.PendingStub = R.PoolStubs[PI->second];
+    }
+
+    if (R.Metadata)
+      if (const KernelMD *MD = R.Metadata->findBySymbol(K.KDSymbol))
+        K.MD = *MD;
+    auto NI = NumberedSGPR.find(K.Name);
+    if (NI != NumberedSGPR.end() && NI->second <= 1024)
+      K.NumberedSGPR = NI->second;
+
+    K.LiveInSGPRs = K.KD.liveInSGPRs(T);
+    if (K.NumberedSGPR) {
+      K.UsedSGPRs = static_cast<unsigned>(*K.NumberedSGPR);
+      K.UsedSGPRSource = "numbered_sgpr";
+    } else if (K.MD && K.MD->SGPRCount && *K.MD->SGPRCount <= 1024) {
+      K.UsedSGPRs = static_cast<unsigned>(*K.MD->SGPRCount);
+      K.UsedSGPRSource = "metadata";
+    } else if (T.HasSGPRGranule) {
+      K.UsedSGPRs = K.KD.allocatedSGPRs(T);
+      K.UsedSGPRSource = "granule";
+    } else {
+      K.UsedSGPRs = T.AddressableSGPRs;
+      K.UsedSGPRSource = "addressable";
+    }
+    K.UsedSGPRs = std::max(K.UsedSGPRs, K.LiveInSGPRs);
+    R.Kernels.push_back(std::move(K));
+  }
+  return std::move(R);
+}
+
+void KernelsAnalysis::print(const Result &R, const Object &Obj,
+                            raw_ostream &OS, bool JSON) {
+  const TargetInfo &T = R.Target;
+  if (JSON) {
+    json::Array Ks;
+    for (const KernelInfo &K : R.Kernels) {
+      json::Object O{{"name", K.Name},
+                     {"descriptor", K.KDSymbol},
+                     {"descriptor_address", static_cast<int64_t>(K.KDAddr)},
+                     {"entry", static_cast<int64_t>(K.Entry)},
+                     {"code_entry", static_cast<int64_t>(K.CodeEntry)},
+                     {"live_in_sgprs", K.LiveInSGPRs},
+                     {"used_sgprs", K.UsedSGPRs},
+                     {"used_sgprs_source", K.UsedSGPRSource},
+                     {"kernarg_preload_length", K.KD.kernargPreloadLength()},
+                     {"wave32", K.KD.isWave32()}};
+      if (K.EntryStub) {
+        json::Object S{
+            {"address", static_cast<int64_t>(K.EntryStub->Addr)},
+            {"target", static_cast<int64_t>(K.EntryStub->Decoded.Target)},
+            {"form", stubFormName(K.EntryStub->Decoded)},
+            {"dual", K.EntryStub->Dual}};
+        O["stub"] = std::move(S);
+      }
+      if (K.MD) {
+        json::Object M;
+        if (K.MD->SGPRCount)
+          M["sgpr_count"] = static_cast<int64_t>(*K.MD->SGPRCount);
+        if (K.MD->VGPRCount)
+          M["vgpr_count"] = static_cast<int64_t>(*K.MD->VGPRCount);
+        if (K.MD->KernargSegmentSize)
+          M["kernarg_segment_size"] =
+              static_cast<int64_t>(*K.MD->KernargSegmentSize);
+        if (K.MD->WavefrontSize)
+          M["wavefront_size"] = static_cast<int64_t>(*K.MD->WavefrontSize);
+        O["metadata"] = std::move(M);
+      }
+      Ks.push_back(std::move(O));
+    }
+    json::Object Root{{"target", T.targetID()},
+                      {"processor", T.Name},
+                      {"code_object_version", T.CodeObjectVersion},
+                      {"kernels", std::move(Ks)}};
+    OS << formatv("{0:2}", json::Value(std::move(Root))) << "\n";
+    return;
+  }
+  size_t Stubbed = 0;
+  for (const KernelInfo &K : R.Kernels)
+    Stubbed += K.hasStub();
+  OS << "target: " << T.targetID() << " (" << generationName(T.Gen)
+     << ", code object v" << T.CodeObjectVersion << ")\n";
+  OS << "kernels: " << R.Kernels.size() << " (" << Stubbed
+     << " entered through a stub)\n";
+  for (const KernelInfo &K : R.Kernels) {
+    OS << "kernel '" << K.Name << "'\n";
+    OS << "  descriptor:  " << K.KDSymbol << " at " << hex(K.KDAddr) << "\n";
+    OS << "  entry:       " << hex(K.Entry);
+    if (K.EntryStub)
+      OS << " (stub: " << stubFormName(K.EntryStub->Decoded)
+         << (K.EntryStub->Dual ? ", dual" : "") << " -> "
+         << hex(K.EntryStub->Decoded.Target) << ")";
+    OS << "\n";
+    if (K.PendingStub)
+      OS << "  pool stub:   " << hex(K.PendingStub->Addr)
+         << " (descriptor not yet patched)\n";
+    OS << "  sgprs:       live-in " << K.LiveInSGPRs << ", used "
+       << K.UsedSGPRs << " (" << K.UsedSGPRSource << ")\n";
+    OS << "  rsrc1/2/3:   " << format_hex(K.KD.ComputePgmRsrc1, 10) << " "
+       << format_hex(K.KD.ComputePgmRsrc2, 10) << " "
+       << format_hex(K.KD.ComputePgmRsrc3, 10) << "\n";
+    OS << "  properties:  " << format_hex(K.KD.KernelCodeProperties, 6)
+       << (K.KD.isWave32() ? " wave32" : " wave64");
+    if (unsigned L = K.KD.kernargPreloadLength())
+      OS << ", kernarg preload " << L << " dwords";
+    if (T.InstPrefWidth)
+      OS << ", inst_pref_size " << K.KD.instPrefSize(T);
+    OS << "\n";
+    if (K.MD) {
+      OS << "  metadata:    ";
+      bool First = true;
+      auto field = [&](StringRef N, const std::optional<uint64_t> &V) {
+        if (!V)
+          return;
+        OS << (First ? "" : ", ") << N << " " << *V;
+        First = false;
+      };
+      field(".sgpr_count", K.MD->SGPRCount);
+      field(".vgpr_count", K.MD->VGPRCount);
+      field(".kernarg_segment_size", K.MD->KernargSegmentSize);
+      field(".wavefront_size", K.MD->WavefrontSize);
+      OS << "\n";
+    }
+  }
+}

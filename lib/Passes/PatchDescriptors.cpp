@@ -1,0 +1,123 @@
+//===- lib/Passes/PatchDescriptors.cpp - patch-descriptors ----------------===//
+
+#include "hotswap/Passes/PatchDescriptors.h"
+
+#include "hotswap/AMDGPU/ScratchSGPR.h"
+#include "hotswap/Passes/Kernels.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::amdgpu;
+
+static std::string hex(uint64_t V) { return "0x" + utohexstr(V, true); }
+
+Expected<std::unique_ptr<Pass>> PatchDescriptorsPass::create(StringRef Params) {
+  if (!Params.empty())
+    return createStringError("unknown parameter '" + Params + "'");
+  return std::make_unique<PatchDescriptorsPass>();
+}
+
+Expected<bool> PatchDescriptorsPass::isSatisfied(Object &Obj,
+                                                 AnalysisManager &AM,
+                                                 PassContext &Ctx) {
+  auto R = AM.getResult<KernelsAnalysis>(Obj);
+  if (!R)
+    return R.takeError();
+  for (const KernelInfo &K : R->Kernels)
+    if (K.PendingStub)
+      return false;
+  return true;
+}
+
+Expected<std::optional<std::string>>
+PatchDescriptorsPass::unmetPrecondition(Object &Obj, AnalysisManager &AM,
+                                        PassContext &Ctx) {
+  auto R = AM.getResult<KernelsAnalysis>(Obj);
+  if (!R)
+    return R.takeError();
+  if (R->PoolStubs.empty())
+    return std::optional<std::string>(
+        "no stubs in a pool section (run synth-trampolines first)");
+  return std::nullopt;
+}
+
+/// The scratch pair N a stub clobbers, if it uses an SGPR pair.
+static std::optional<unsigned> pairOf(const DecodedStub &D) {
+  if (D.Form == StubSpec::SGPRPair)
+    return D.SGPR;
+  return std::nullopt;
+}
+
+Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
+                                                      AnalysisManager &AM,
+                                                      PassContext &Ctx) {
+  auto RO = AM.getResult<KernelsAnalysis>(Obj);
+  if (!RO)
+    return RO.takeError();
+  KernelsAnalysis::Result &R = *RO;
+  const TargetInfo &TI = R.Target;
+  bool Changed = false;
+  bool MetadataChanged = false;
+  for (const KernelInfo &K : R.Kernels) {
+    if (!K.PendingStub)
+      continue;
+    const PoolStub &S = *K.PendingStub;
+    std::string Who = "kernel '" + K.Name + "'";
+    if (K.needsDualStub(TI) && !S.Dual)
+      return createStringError(Who + " preloads kernel arguments (entered at "
+                               "+256 by the firmware) but its stub at " +
+                               hex(S.Addr) + " is not a dual stub");
+    KernelDescriptor KD = K.KD;
+    if (!KD.setEntryAddress(K.KDAddr, S.Addr))
+      return createStringError(Who + ": stub " + hex(S.Addr) +
+                               " is not reachable from the descriptor at " +
+                               hex(K.KDAddr) + " with a signed 64-bit offset");
+    uint64_t StubSize = S.Dual ? 2 * StubSlotSize : StubSlotSize;
+    if (TI.InstPrefWidth) {
+      unsigned Max = static_cast<unsigned>(StubSize / 128);
+      if (KD.instPrefSize(TI) > Max) {
+        KD.setInstPrefSize(TI, Max);
+        Ctx.Stats.add(name(), "inst-pref-clamped",
+                      "INST_PREF_SIZE fields clamped to the stub");
+      }
+    }
+    if (std::optional<unsigned> N = pairOf(S.Decoded)) {
+      Expected<std::optional<unsigned>> G = granuleForPair(TI, KD, *N);
+      if (!G)
+        return createStringError(Who + ": " + toString(G.takeError()));
+      if (*G) {
+        KD.setSGPRGranule(**G);
+        Ctx.Stats.add(name(), "granule-raised",
+                      "SGPR granules raised for the scratch pair (may lower "
+                      "occupancy)");
+      }
+      if (R.Metadata && K.MD && K.MD->SGPRCount && *K.MD->SGPRCount < *N + 2) {
+        if (Error E = R.Metadata->setSGPRCount(K.KDSymbol, *N + 2))
+          return std::move(E);
+        MetadataChanged = true;
+        Ctx.Stats.add(name(), "sgpr-count-raised",
+                      "metadata .sgpr_count values raised");
+      }
+    }
+    MutableArrayRef<uint8_t> Sec = K.KDSection->mutableContents();
+    KD.write(Sec.slice(K.KDAddr - K.KDSection->Addr, 64));
+    Changed = true;
+    Ctx.Stats.add(name(), "patched", "descriptors pointed at their stub");
+  }
+
+  if (MetadataChanged) {
+    Expected<NoteRewrite> NR = R.Metadata->rewrite();
+    if (!NR)
+      return createStringError("metadata: " + toString(NR.takeError()));
+    if (!NR->SameSize)
+      return createStringError(
+          "metadata note would change size (" +
+          Twine(R.MetadataSection->size()) + " -> " + Twine(NR->Bytes.size()) +
+          " bytes) and relocating it is not supported yet");
+    MutableArrayRef<uint8_t> Note = R.MetadataSection->mutableContents();
+    std::copy(NR->Bytes.begin(), NR->Bytes.end(), Note.begin());
+  }
+  return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+}

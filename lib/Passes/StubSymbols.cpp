@@ -1,0 +1,114 @@
+//===- lib/Passes/StubSymbols.cpp - stub-syms -----------------------------===//
+
+#include "hotswap/Passes/StubSymbols.h"
+
+#include "hotswap/Passes/Kernels.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace llvm;
+using namespace hotswap;
+
+static std::string hex(uint64_t V) { return "0x" + utohexstr(V, true); }
+
+Expected<std::unique_ptr<Pass>> StubSymbolsPass::create(StringRef Params) {
+  if (!Params.empty())
+    return createStringError("unknown parameter '" + Params + "'");
+  return std::make_unique<StubSymbolsPass>();
+}
+
+static std::string stubName(const KernelInfo &K) { return K.Name + ".stub"; }
+static uint64_t stubSize(const PoolStub &S) {
+  return S.Dual ? 2 * StubSlotSize : StubSlotSize;
+}
+
+Expected<bool> StubSymbolsPass::isSatisfied(Object &Obj, AnalysisManager &AM,
+                                            PassContext &Ctx) {
+  auto R = AM.getResult<KernelsAnalysis>(Obj);
+  if (!R)
+    return R.takeError();
+  SymbolTable *T = Obj.symtab();
+  StringSet<> Names;
+  if (T)
+    for (const Symbol &S : T->Symbols)
+      Names.insert(S.Name);
+  for (const KernelInfo &K : R->Kernels)
+    if (K.EntryStub && !Names.count(stubName(K)))
+      return false;
+  return true;
+}
+
+Expected<std::optional<std::string>>
+StubSymbolsPass::unmetPrecondition(Object &Obj, AnalysisManager &AM,
+                                   PassContext &Ctx) {
+  auto R = AM.getResult<KernelsAnalysis>(Obj);
+  if (!R)
+    return R.takeError();
+  bool Any = false;
+  for (const KernelInfo &K : R->Kernels)
+    Any |= K.hasStub();
+  if (!Any)
+    return std::optional<std::string>(
+        "no kernel is entered through a stub (run trampoline first)");
+  return std::nullopt;
+}
+
+Expected<PreservedAnalyses> StubSymbolsPass::run(Object &Obj,
+                                                 AnalysisManager &AM,
+                                                 PassContext &Ctx) {
+  auto R = AM.getResult<KernelsAnalysis>(Obj);
+  if (!R)
+    return R.takeError();
+  SymbolTable *T = Obj.symtab();
+  if (!T) {
+    Ctx.Warn("object has no .symtab (the ROCm loader finds kernels only "
+             "there); creating one for the stub symbols");
+    T = &Obj.createSymtab();
+    Ctx.Stats.add(name(), "symtab-created", "symbol tables created");
+  }
+  StringMap<const Symbol *> Existing;
+  for (const Symbol &S : T->Symbols)
+    Existing.try_emplace(S.Name, &S);
+
+  std::vector<Symbol> New;
+  for (const KernelInfo &K : R->Kernels) {
+    if (!K.EntryStub)
+      continue;
+    const PoolStub &S = *K.EntryStub;
+    std::string Name = stubName(K);
+    auto It = Existing.find(Name);
+    if (It != Existing.end()) {
+      const Symbol &Old = *It->second;
+      if (Old.Type == ELF::STT_FUNC && Old.Value == S.Addr &&
+          Old.Size == stubSize(S))
+        continue;
+      std::string Msg = "symbol '" + Name + "' already exists (value " +
+                        hex(Old.Value) + ", size " + Twine(Old.Size).str() +
+                        ") and is not the stub at " + hex(S.Addr) +
+                        "; stub left unnamed";
+      if (Ctx.Strict)
+        return createStringError(Msg);
+      Ctx.Warn(Msg);
+      Ctx.Stats.add(name(), "collisions", "stub names taken by other symbols");
+      continue;
+    }
+    Symbol Sym;
+    Sym.Name = Name;
+    Sym.Binding = ELF::STB_GLOBAL;
+    Sym.Type = ELF::STT_FUNC;
+    Sym.Other = ELF::STV_DEFAULT;
+    Sym.Sec = S.Sec;
+    Sym.Value = S.Addr;
+    Sym.Size = stubSize(S);
+    New.push_back(std::move(Sym));
+  }
+  if (New.empty())
+    return PreservedAnalyses::all();
+  for (Symbol &S : New)
+    T->add(std::move(S));
+  Ctx.Stats.add(name(), "symbols", "stub symbols added", New.size());
+  // Kernels are found through .kd OBJECT symbols: unaffected.
+  return PreservedAnalyses::changedPreservingAll();
+}

@@ -1,0 +1,258 @@
+//===- lib/Passes/SynthTrampolines.cpp - synth-trampolines ----------------===//
+
+#include "hotswap/Passes/SynthTrampolines.h"
+
+#include "hotswap/AMDGPU/Prologue.h"
+#include "hotswap/AMDGPU/StubEncoder.h"
+#include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/AMDGPU/ScratchSGPR.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::amdgpu;
+
+static std::string hex(uint64_t V) { return "0x" + utohexstr(V, true); }
+
+SynthTrampolinesPass::SynthTrampolinesPass(TrampolineOptions O)
+    : Opts(std::move(O)) {
+  if (!Opts.Only.empty())
+    OnlyRE.emplace(Opts.Only);
+}
+
+Expected<std::unique_ptr<Pass>>
+SynthTrampolinesPass::create(StringRef Params) {
+  TrampolineOptions O;
+  SmallVector<StringRef, 4> Parts;
+  Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
+  for (StringRef P : Parts) {
+    auto [Key, Value] = P.split('=');
+    if (Key == "prologue") {
+      if (Value == "none")
+        O.Prologue = TrampolineOptions::PrologueKind::None;
+      else if (Value == "gfx1250-vmem")
+        O.Prologue = TrampolineOptions::PrologueKind::GFX1250VMem;
+      else if (Value.consume_front("asm:") && !Value.empty()) {
+        O.Prologue = TrampolineOptions::PrologueKind::AsmFile;
+        O.PrologueFile = Value.str();
+      } else
+        return createStringError("invalid prologue '" + Value +
+                                 "' (expected none, gfx1250-vmem or "
+                                 "asm:FILE)");
+    } else if (Key == "only") {
+      std::string Err;
+      Regex RE(Value);
+      if (!RE.isValid(Err))
+        return createStringError("invalid regular expression '" + Value +
+                                 "' in only=: " + Err);
+      O.Only = Value.str();
+    } else if (Key == "form") {
+      if (Value == "long")
+        O.ForceLong = true;
+      else if (Value != "auto")
+        return createStringError("invalid form '" + Value +
+                                 "' (expected auto or long)");
+    } else if (Key == "skip-unwrappable" && P == Key) {
+      O.SkipUnwrappable = true;
+    } else {
+      return createStringError("unknown parameter '" + P + "'");
+    }
+  }
+  return std::make_unique<SynthTrampolinesPass>(std::move(O));
+}
+
+void SynthTrampolinesPass::printPipeline(raw_ostream &OS) const {
+  OS << name();
+  SmallVector<std::string, 4> Ps;
+  if (Opts.Prologue == TrampolineOptions::PrologueKind::GFX1250VMem)
+    Ps.push_back("prologue=gfx1250-vmem");
+  else if (Opts.Prologue == TrampolineOptions::PrologueKind::AsmFile)
+    Ps.push_back("prologue=asm:" + Opts.PrologueFile);
+  if (!Opts.Only.empty())
+    Ps.push_back("only=" + Opts.Only);
+  if (Opts.ForceLong)
+    Ps.push_back("form=long");
+  if (Opts.SkipUnwrappable)
+    Ps.push_back("skip-unwrappable");
+  if (!Ps.empty())
+    OS << "<" << join(Ps, ";") << ">";
+}
+
+Expected<std::vector<uint8_t>>
+SynthTrampolinesPass::prologueBytes(const TargetInfo &TI) const {
+  switch (Opts.Prologue) {
+  case TrampolineOptions::PrologueKind::None:
+    return std::vector<uint8_t>();
+  case TrampolineOptions::PrologueKind::GFX1250VMem:
+    return assembleErratumPrologue(TI);
+  case TrampolineOptions::PrologueKind::AsmFile: {
+    ErrorOr<std::unique_ptr<MemoryBuffer>> B =
+        MemoryBuffer::getFile(Opts.PrologueFile, /*IsText=*/true);
+    if (!B)
+      return createStringError("cannot read prologue file '" +
+                               Opts.PrologueFile +
+                               "': " + B.getError().message());
+    Expected<TargetMC &> MC = TargetMC::get(TI.MCPU, TI.Features);
+    if (!MC)
+      return MC.takeError();
+    Expected<std::vector<uint8_t>> Bytes = MC->assemble((*B)->getBuffer());
+    if (!Bytes)
+      return createStringError("prologue '" + Opts.PrologueFile +
+                               "': " + toString(Bytes.takeError()));
+    return std::move(*Bytes);
+  }
+  }
+  llvm_unreachable("bad prologue kind");
+}
+
+Expected<std::vector<size_t>>
+SynthTrampolinesPass::candidates(Object &Obj, const KernelsAnalysis::Result &R,
+                                 PassContext *Ctx) const {
+  std::vector<size_t> Out;
+  std::vector<uint8_t> Prologue;
+  if (Opts.Prologue != TrampolineOptions::PrologueKind::None) {
+    Expected<std::vector<uint8_t>> P = prologueBytes(R.Target);
+    if (!P)
+      return P.takeError();
+    Prologue = std::move(*P);
+  }
+  for (size_t I = 0; I < R.Kernels.size(); ++I) {
+    const KernelInfo &K = R.Kernels[I];
+    if (OnlyRE && !OnlyRE->match(K.Name))
+      continue;
+    if (K.hasStub() || K.PendingStub)
+      continue;
+    // A kernel that already begins with the erratum prologue needs no stub.
+    if (Opts.Prologue == TrampolineOptions::PrologueKind::GFX1250VMem &&
+        !Prologue.empty()) {
+      Expected<ArrayRef<uint8_t>> Code =
+          Obj.bytesAt(K.CodeEntry, Prologue.size());
+      if (Code && *Code == ArrayRef<uint8_t>(Prologue)) {
+        if (Ctx)
+          Ctx->Stats.add(name(), "has-prologue",
+                         "kernels that already begin with the prologue");
+        continue;
+      }
+      if (!Code)
+        consumeError(Code.takeError());
+    }
+    Out.push_back(I);
+  }
+  return Out;
+}
+
+Expected<bool> SynthTrampolinesPass::isSatisfied(Object &Obj,
+                                                 AnalysisManager &AM,
+                                                 PassContext &Ctx) {
+  auto R = AM.getResult<KernelsAnalysis>(Obj);
+  if (!R)
+    return R.takeError();
+  Expected<std::vector<size_t>> C = candidates(Obj, *R, nullptr);
+  if (!C)
+    return C.takeError();
+  return C->empty();
+}
+
+Expected<PreservedAnalyses> SynthTrampolinesPass::run(Object &Obj,
+                                                      AnalysisManager &AM,
+                                                      PassContext &Ctx) {
+  auto RO = AM.getResult<KernelsAnalysis>(Obj);
+  if (!RO)
+    return RO.takeError();
+  const KernelsAnalysis::Result &R = *RO;
+  const TargetInfo &TI = R.Target;
+  Ctx.Stats.add(name(), "kernels", "kernels seen", R.Kernels.size());
+
+  Expected<std::vector<size_t>> Cands = candidates(Obj, R, &Ctx);
+  if (!Cands)
+    return Cands.takeError();
+  if (Cands->empty())
+    return PreservedAnalyses::all();
+
+  Expected<std::vector<uint8_t>> Prologue = prologueBytes(TI);
+  if (!Prologue)
+    return Prologue.takeError();
+  if (!Prologue->empty())
+    if (Error E = checkPrologue(TI, *Prologue))
+      return std::move(E);
+  Expected<std::unique_ptr<StubEncoder>> Enc =
+      StubEncoder::create(TI, *Prologue);
+  if (!Enc)
+    return Enc.takeError();
+
+  // The pool's address is fixed before anything is encoded: stub addresses,
+  // deltas, descriptor offsets and symbol values all derive from it.
+  const uint64_t PoolAddr = Obj.firstFreeAddress(0x1000);
+  std::vector<uint8_t> Pool;
+  Pool.reserve(Cands->size() * StubSlotSize + TI.PoolGuardBytes);
+  for (size_t I : *Cands) {
+    const KernelInfo &K = R.Kernels[I];
+    StubSpec Spec;
+    Spec.StubAddr = PoolAddr + Pool.size();
+    Spec.Target = K.CodeEntry;
+    Spec.Dual = K.needsDualStub(TI);
+    std::string Why;
+    if (!Opts.ForceLong && (*Enc)->shortFormReaches(Spec.StubAddr, Spec.Target) &&
+        (!Spec.Dual || (*Enc)->shortFormReaches(Spec.StubAddr + StubSlotSize,
+                                                Spec.Target + StubSlotSize))) {
+      Spec.Form = StubSpec::Short;
+    } else {
+      Expected<ScratchChoice> SC = chooseScratch(TI, K.KD, K.UsedSGPRs);
+      if (!SC) {
+        std::string Msg = "kernel '" + K.Name +
+                          "' cannot be wrapped: " + toString(SC.takeError());
+        if (!Opts.SkipUnwrappable)
+          return createStringError(Msg + " (use synth-trampolines<skip-"
+                                         "unwrappable> to leave it alone)");
+        Ctx.Warn(Msg + "; left unwrapped");
+        Ctx.Stats.add(name(), "unwrappable", "kernels left unwrapped");
+        continue;
+      }
+      Spec.Form = SC->UseVCC ? StubSpec::VCC : StubSpec::SGPRPair;
+      Spec.SGPR = SC->SGPR;
+    }
+    Expected<std::vector<uint8_t>> Bytes = (*Enc)->encode(Spec);
+    if (!Bytes)
+      return createStringError("kernel '" + K.Name + "': " +
+                               toString(Bytes.takeError()));
+    Pool.insert(Pool.end(), Bytes->begin(), Bytes->end());
+    Ctx.Stats.add(name(), "stubs", "stubs added");
+    if (Spec.Dual)
+      Ctx.Stats.add(name(), "dual", "dual (kernarg preload) stubs");
+    if (Spec.Form == StubSpec::Short)
+      Ctx.Stats.add(name(), "short", "short-form (s_branch) stubs");
+    else if (Spec.Form == StubSpec::VCC)
+      Ctx.Stats.add(name(), "vcc", "stubs using VCC as scratch");
+  }
+  if (Pool.empty())
+    return PreservedAnalyses::all();
+
+  // The prefetch guard LLVM itself puts after code, inside the segment.
+  for (unsigned G = 0; G < TI.PoolGuardBytes; G += 4)
+    for (unsigned B = 0; B < 4; ++B)
+      Pool.push_back(static_cast<uint8_t>(TI.PadWord >> (8 * B)));
+
+  auto Sec = std::make_unique<Section>();
+  Sec->Name = PoolSectionName.str();
+  Sec->Type = ELF::SHT_PROGBITS;
+  Sec->Flags = ELF::SHF_ALLOC | ELF::SHF_EXECINSTR;
+  Sec->Addr = PoolAddr;
+  Sec->AddrAlign = StubSlotSize;
+  uint64_t PoolSize = Pool.size();
+  Sec->setContents(std::move(Pool));
+  Section &PoolSec = Obj.addSection(std::move(Sec));
+
+  auto Seg = std::make_unique<Segment>();
+  Seg->Type = ELF::PT_LOAD;
+  Seg->Flags = ELF::PF_R | ELF::PF_X;
+  Seg->VAddr = Seg->PAddr = PoolAddr;
+  Seg->Align = 0x1000;
+  Seg->FileSize = Seg->MemSize = PoolSize;
+  Seg->Members.push_back(&PoolSec);
+  Obj.addSegment(std::move(Seg));
+  (void)hex;
+  return PreservedAnalyses::none();
+}
