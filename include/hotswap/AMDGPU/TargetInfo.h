@@ -81,7 +81,9 @@ struct TargetInfo {
   unsigned UserSGPRCountWidth = 5;
   bool ArchitectedFlatScratch = false;
   bool ArchitectedSGPRs = false;
-  /// Wave size unless the KD says ENABLE_WAVEFRONT_SIZE32 (gfx10+: 32 or 64).
+  /// The wave size LLVM compiles for by default: 64 before gfx10, 32 on
+  /// gfx10+. A kernel's actual wave size is its KD's ENABLE_WAVEFRONT_SIZE32
+  /// bit (KernelDescriptor::wavefrontSize()).
   unsigned DefaultWavefrontSize = 64;
 
   /// Mnemonics the assembler accepts for this target.
