@@ -23,6 +23,10 @@ enum class Generation { GFX6, GFX7, GFX8, GFX9, GFX10, GFX11, GFX12, GFX125 };
 
 llvm::StringRef generationName(Generation G);
 
+/// An e_flags XNACK or SRAMECC selector (v4+): 0 unsupported, 1 any, 2 off,
+/// 3 on.
+enum class FeatureSetting { Unsupported, Any, Off, On };
+
 struct TargetInfo {
   /// EF_AMDGPU_MACH value and the processor name LLVM uses ("gfx90a",
   /// "gfx11-generic").
@@ -38,6 +42,9 @@ struct TargetInfo {
   unsigned GenericVersion = 0;
   /// Code object version (4, 5, 6) from EI_ABIVERSION.
   unsigned CodeObjectVersion = 0;
+  /// The e_flags XNACK and SRAMECC selectors.
+  FeatureSetting Xnack = FeatureSetting::Unsupported;
+  FeatureSetting Sramecc = FeatureSetting::Unsupported;
 
   /// gfx90a, gfx942, gfx950 and gfx9-4-generic (FeatureGFX90AInsts).
   bool IsGFX90AClass = false;
@@ -74,7 +81,9 @@ struct TargetInfo {
   unsigned UserSGPRCountWidth = 5;
   bool ArchitectedFlatScratch = false;
   bool ArchitectedSGPRs = false;
-  /// Wave size unless the KD says ENABLE_WAVEFRONT_SIZE32 (gfx10+: 32 or 64).
+  /// The wave size LLVM compiles for by default: 64 before gfx10, 32 on
+  /// gfx10+. A kernel's actual wave size is its KD's ENABLE_WAVEFRONT_SIZE32
+  /// bit (KernelDescriptor::wavefrontSize()).
   unsigned DefaultWavefrontSize = 64;
 
   /// Mnemonics the assembler accepts for this target.
