@@ -1,0 +1,147 @@
+//===- hotswap/AMDGPU/StubEncoder.h - Kernel-entry stub encoding -*- C++ -*-===//
+//
+// Encodes the 256-byte kernel-entry trampoline (stub) that jumps from a pool
+// address to a kernel's original entry, and recognizes one again by decoding
+// it with the MC disassembler and emulating it. Layout and rules:
+// shared/docs/trampolines.md §2 and reference/amdgpu-format.md §10.
+//
+//   long form:  [prologue] GetPC s[N:N+1]            (4 bytes)
+//                          AddLo sN,   sN,   lit(lo)  (8 bytes)
+//                          AddHi sN+1, sN+1, lit(hi)  (8 bytes)
+//                          SetPC s[N:N+1]            (4 bytes)
+//               delta = target - address of AddLo (wrapping 64-bit)
+//   short form: [prologue] s_branch simm16  (target = next insn + 4*simm16)
+//   then PadWord up to 256 bytes. A dual stub is two such halves: stub+0
+//   jumps to target, stub+256 to target+256.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_AMDGPU_STUBENCODER_H
+#define HOTSWAP_AMDGPU_STUBENCODER_H
+
+#include "hotswap/AMDGPU/TargetInfo.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hotswap {
+namespace amdgpu {
+
+class TargetMC;
+
+/// Size of one stub half; stubs start at addresses aligned to it.
+constexpr uint64_t StubHalfSize = 256;
+
+struct StubSpec {
+  enum RegKind {
+    Short,    ///< s_branch; no scratch registers, SCC preserved.
+    SGPRPair, ///< getpc/add/addc/setpc on s[SGPR:SGPR+1].
+    VCC       ///< getpc/add/addc/setpc on vcc (vcc_lo/vcc_hi).
+  };
+
+  uint64_t StubAddr = 0;
+  uint64_t Target = 0;
+  /// 512 bytes: stub+0 jumps to Target, stub+256 jumps to Target+256.
+  bool Dual = false;
+  RegKind Form = SGPRPair;
+  /// Even N for s[N:N+1]; only for SGPRPair.
+  unsigned SGPR = 0;
+};
+
+/// What decodeStub() found.
+struct DecodedStub {
+  StubSpec::RegKind Form = StubSpec::Short;
+  /// Where the stub at the decoded address jumps.
+  uint64_t Target = 0;
+  /// N of s[N:N+1] for SGPRPair, 0 otherwise.
+  unsigned SGPR = 0;
+  /// Bytes of the jump sequence after the prologue (24 long, 4 short).
+  uint64_t BodySize = 0;
+  uint64_t PrologueSize = 0;
+  /// Where stub+256 jumps, when the bytes there are a stub too.
+  std::optional<uint64_t> HalfTarget2;
+};
+
+class StubEncoder {
+public:
+  /// \p PrologueBytes (already assembled, a multiple of 4 bytes) starts
+  /// every half. Fails when MC cannot build the templates for the target.
+  static llvm::Expected<std::unique_ptr<StubEncoder>>
+  create(const TargetInfo &TI, std::vector<uint8_t> PrologueBytes = {});
+
+  ~StubEncoder();
+
+  /// The bytes of the stub: 256, or 512 for a dual stub.
+  llvm::Expected<std::vector<uint8_t>> encode(const StubSpec &Spec) const;
+
+  /// Whether a short-form stub at \p StubAddr (after the prologue) reaches
+  /// \p Target with one s_branch.
+  bool shortFormReaches(uint64_t StubAddr, uint64_t Target) const;
+
+  /// Assembly text of one half's jump sequence (without prologue) for the
+  /// given register and literal halves / branch offset. Used to build the
+  /// templates, and by tests to compare templates against MC.
+  std::string longFormAsm(StubSpec::RegKind Form, unsigned SGPR, uint32_t Lo,
+                          uint32_t Hi) const;
+  std::string shortFormAsm(int16_t SImm16) const;
+
+  llvm::ArrayRef<uint8_t> prologue() const { return Prologue; }
+  const TargetInfo &targetInfo() const { return TI; }
+  /// 24: the long-form sequence, the same for every delta.
+  static constexpr uint64_t LongBodySize = 24;
+  static constexpr uint64_t ShortBodySize = 4;
+
+private:
+  StubEncoder(const TargetInfo &TI, std::vector<uint8_t> Prologue,
+              TargetMC &MC)
+      : TI(TI), Prologue(std::move(Prologue)), MC(MC) {}
+
+  /// Jump sequence with literal (or simm16) fields set to zero, and where
+  /// those fields are.
+  struct Template {
+    std::vector<uint8_t> Bytes;
+    unsigned LoOffset = 0; ///< Long form: lo32 literal dword.
+    unsigned HiOffset = 0; ///< Long form: hi32 literal dword.
+  };
+
+  llvm::Error checkSpec(const StubSpec &Spec) const;
+  llvm::Expected<const Template *> getTemplate(StubSpec::RegKind Form,
+                                               unsigned SGPR) const;
+  llvm::Expected<Template> buildTemplate(StubSpec::RegKind Form,
+                                         unsigned SGPR) const;
+  llvm::Error encodeHalf(const StubSpec &Spec, uint64_t HalfAddr,
+                         uint64_t Target, uint8_t *Out) const;
+  std::optional<int16_t> branchOffset(uint64_t StubAddr,
+                                      uint64_t Target) const;
+
+  TargetInfo TI;
+  std::vector<uint8_t> Prologue;
+  TargetMC &MC;
+  bool HasOffset3fBug = false;
+
+  mutable std::mutex Lock;
+  /// Key: SGPR for SGPRPair, ~0u - Form for the others.
+  mutable std::map<unsigned, Template> Templates;
+};
+
+/// Recognizes a stub at \p Addr: \p Bytes must start with \p ExpectedPrologue,
+/// then hold a long-form or short-form jump on a single register pair, then
+/// PadWord up to 256 bytes. The jump is decoded with the MC disassembler and
+/// emulated. std::nullopt when the bytes are not a stub; an error only when
+/// MC itself fails. With at least 512 bytes, the half at +256 is decoded too.
+llvm::Expected<std::optional<DecodedStub>>
+decodeStub(const TargetInfo &TI, llvm::ArrayRef<uint8_t> Bytes, uint64_t Addr,
+           llvm::ArrayRef<uint8_t> ExpectedPrologue = {});
+
+} // namespace amdgpu
+} // namespace hotswap
+
+#endif // HOTSWAP_AMDGPU_STUBENCODER_H

@@ -1,0 +1,134 @@
+//===- hotswap/AMDGPU/TargetMC.h - Per-target LLVM MC objects ---*- C++ -*-===//
+//
+// One bundle of LLVM MC objects (target, register/instruction/subtarget info,
+// asm info, context, code emitter, disassembler, instruction printer) for one
+// AMDGPU processor and feature string, created once and cached process-wide.
+// It offers exactly what the rewriter needs from MC: assemble a snippet of
+// assembly text to bytes, decode one instruction, and print one instruction.
+//
+// Thread safety: get() may be called from any thread; the operations of one
+// bundle are serialized internally (MC objects are not thread-safe).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_AMDGPU_TARGETMC_H
+#define HOTSWAP_AMDGPU_TARGETMC_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/MC/MCInst.h"
+#include "llvm/MC/MCRegister.h"
+#include "llvm/Support/Error.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class MCAsmInfo;
+class MCCodeEmitter;
+class MCContext;
+class MCDisassembler;
+class MCInstPrinter;
+class MCInstrInfo;
+class MCRegisterInfo;
+class MCSubtargetInfo;
+class MCTargetOptions;
+class Target;
+} // namespace llvm
+
+namespace hotswap {
+namespace amdgpu {
+
+/// One decoded machine instruction.
+struct DecodedInst {
+  llvm::MCInst Inst;
+  uint64_t Size = 0;
+};
+
+class TargetMC {
+public:
+  /// The bundle for (MCPU, Features), created on first use. The reference
+  /// stays valid for the life of the process.
+  static llvm::Expected<TargetMC &> get(llvm::StringRef MCPU,
+                                        llvm::StringRef Features);
+
+  ~TargetMC();
+  TargetMC(const TargetMC &) = delete;
+  TargetMC &operator=(const TargetMC &) = delete;
+
+  llvm::StringRef mcpu() const { return MCPU; }
+  llvm::StringRef features() const { return Features; }
+
+  /// Assembles \p AsmText (instructions and .byte/.short/.long/.quad data)
+  /// to the bytes it encodes, in order. Anything that would need a
+  /// relocation or a fixup (symbol references, labels used as operands) and
+  /// layout directives are errors. Errors carry the assembler's messages.
+  llvm::Expected<std::vector<uint8_t>> assemble(llvm::StringRef AsmText) const;
+
+  /// Encodes one instruction (e.g. one returned by decodeOne()). Errors when
+  /// the encoding would need a fixup.
+  llvm::Expected<std::vector<uint8_t>> encode(const llvm::MCInst &Inst) const;
+
+  /// Decodes the instruction at the start of \p Bytes, which sits at address
+  /// \p Addr. std::nullopt when the bytes are not a valid instruction.
+  std::optional<DecodedInst> decodeOne(llvm::ArrayRef<uint8_t> Bytes,
+                                       uint64_t Addr) const;
+
+  /// The assembly text of an instruction returned by decodeOne().
+  std::string printInst(const llvm::MCInst &Inst, uint64_t Addr) const;
+
+  /// Disassembles \p Bytes for diagnostics: one line per instruction,
+  /// "<addr>: <text>", stopping at the first undecodable word.
+  std::string disassemble(llvm::ArrayRef<uint8_t> Bytes, uint64_t Addr) const;
+
+  /// The opcode decodeOne() yields for the single instruction \p AsmText
+  /// assembles to (memoized). This maps mnemonics to decoder opcodes without
+  /// depending on LLVM's generated opcode enumeration.
+  llvm::Expected<unsigned> decodedOpcodeOf(llvm::StringRef AsmText) const;
+
+  /// LLVM's name of a register returned by the decoder ("SGPR8_SGPR9",
+  /// "VCC_LO").
+  llvm::StringRef regName(llvm::MCRegister Reg) const;
+
+  /// Whether the subtarget has the named feature ("offset-3f-bug").
+  bool hasFeature(llvm::StringRef Name) const;
+
+  /// True when LLVM has no disassembler for this processor (gfx6/gfx7) and
+  /// decoding goes through a GFX10 bundle instead; see TargetMC.cpp.
+  bool decodesViaProxy() const { return Proxy != nullptr; }
+
+private:
+  TargetMC() = default;
+  static llvm::Expected<std::unique_ptr<TargetMC>>
+  create(llvm::StringRef MCPU, llvm::StringRef Features);
+
+  std::string MCPU;
+  std::string Features;
+  llvm::Triple TheTriple;
+  const llvm::Target *TheTarget = nullptr;
+  std::unique_ptr<llvm::MCTargetOptions> Options;
+  std::unique_ptr<llvm::MCRegisterInfo> MRI;
+  std::unique_ptr<llvm::MCAsmInfo> MAI;
+  std::unique_ptr<llvm::MCSubtargetInfo> STI;
+  std::unique_ptr<llvm::MCInstrInfo> MII;
+  std::unique_ptr<llvm::MCContext> Ctx;
+  std::unique_ptr<llvm::MCCodeEmitter> Emitter;
+  std::unique_ptr<llvm::MCDisassembler> Disasm;
+  std::unique_ptr<llvm::MCInstPrinter> Printer;
+  /// Decodes for this bundle when LLVM cannot (gfx6/gfx7).
+  TargetMC *Proxy = nullptr;
+
+  mutable std::recursive_mutex Lock;
+  mutable llvm::StringMap<unsigned> OpcodeMemo;
+};
+
+} // namespace amdgpu
+} // namespace hotswap
+
+#endif // HOTSWAP_AMDGPU_TARGETMC_H

@@ -1,0 +1,360 @@
+//===- lib/AMDGPU/TargetMC.cpp - Per-target LLVM MC objects ---------------===//
+//
+// Creates and caches the LLVM MC objects for one AMDGPU processor, and uses
+// them to assemble snippets, decode and print single instructions. Nothing
+// here prints: assembler diagnostics are captured and returned as errors.
+//
+// LLVM 22's AMDGPU disassembler refuses GFX6/GFX7 subtargets with a fatal
+// error ("disassembly not yet supported for subtarget"). For those processors
+// decoding uses a GFX10 (gfx1010, wave64) bundle. This is only sound for the
+// instructions the rewriter decodes (s_getpc_b64, s_setpc_b64, s_add_u32,
+// s_addc_u32, s_branch, s_nop), whose encodings are identical on GFX6/7 and
+// GFX10; unit tests check that identity with the assembler.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hotswap/AMDGPU/TargetMC.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/MC/MCAsmInfo.h"
+#include "llvm/MC/MCCodeEmitter.h"
+#include "llvm/MC/MCContext.h"
+#include "llvm/MC/MCDisassembler/MCDisassembler.h"
+#include "llvm/MC/MCExpr.h"
+#include "llvm/MC/MCFixup.h"
+#include "llvm/MC/MCInstPrinter.h"
+#include "llvm/MC/MCInstrInfo.h"
+#include "llvm/MC/MCObjectFileInfo.h"
+#include "llvm/MC/MCParser/MCAsmParser.h"
+#include "llvm/MC/MCParser/MCTargetAsmParser.h"
+#include "llvm/MC/MCRegisterInfo.h"
+#include "llvm/MC/MCStreamer.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/MCTargetOptions.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/TargetParser.h"
+
+extern "C" {
+void LLVMInitializeAMDGPUTargetInfo();
+void LLVMInitializeAMDGPUTargetMC();
+void LLVMInitializeAMDGPUAsmParser();
+void LLVMInitializeAMDGPUDisassembler();
+}
+
+using namespace llvm;
+
+namespace hotswap {
+namespace amdgpu {
+
+namespace {
+
+constexpr const char *TripleName = "amdgcn-amd-amdhsa";
+/// The processor that decodes for GFX6/GFX7 (see the file comment).
+constexpr const char *ProxyMCPU = "gfx1010";
+constexpr const char *ProxyFeatures = "+wavefrontsize64";
+
+void initializeAMDGPUOnce() {
+  static std::once_flag Flag;
+  std::call_once(Flag, [] {
+    LLVMInitializeAMDGPUTargetInfo();
+    LLVMInitializeAMDGPUTargetMC();
+    LLVMInitializeAMDGPUAsmParser();
+    LLVMInitializeAMDGPUDisassembler();
+  });
+}
+
+Error makeError(const Twine &Msg) {
+  return createStringError(inconvertibleErrorCode(), Msg);
+}
+
+/// A streamer that encodes every instruction it is given and collects the
+/// bytes; it refuses anything that would need an object file to resolve.
+class CollectingStreamer final : public MCStreamer {
+public:
+  CollectingStreamer(MCContext &Ctx, const MCCodeEmitter &Emitter,
+                     std::vector<uint8_t> &Out, std::string &Errors)
+      : MCStreamer(Ctx), Emitter(Emitter), Out(Out), Errors(Errors) {}
+
+  void emitInstruction(const MCInst &Inst,
+                       const MCSubtargetInfo &STI) override {
+    SmallVector<char, 16> Code;
+    SmallVector<MCFixup, 2> Fixups;
+    Emitter.encodeInstruction(Inst, Code, Fixups, STI);
+    if (!Fixups.empty()) {
+      fail("instruction needs a fixup (symbol or label operand), which stub "
+           "assembly does not support");
+      return;
+    }
+    Out.insert(Out.end(), Code.begin(), Code.end());
+  }
+
+  void emitBytes(StringRef Data) override {
+    Out.insert(Out.end(), Data.begin(), Data.end());
+  }
+
+  void emitValueImpl(const MCExpr *Value, unsigned Size, SMLoc Loc) override {
+    int64_t V;
+    if (!Value->evaluateAsAbsolute(V)) {
+      fail("data value is not an absolute expression");
+      return;
+    }
+    emitIntValue(static_cast<uint64_t>(V), Size);
+  }
+
+  bool emitSymbolAttribute(MCSymbol *, MCSymbolAttr) override { return true; }
+  void emitCommonSymbol(MCSymbol *, uint64_t, Align) override {
+    fail("common symbols are not supported in stub assembly");
+  }
+  void emitZerofill(MCSection *, MCSymbol *, uint64_t, Align, SMLoc) override {
+    fail("zerofill is not supported in stub assembly");
+  }
+  void emitFill(const MCExpr &, uint64_t, SMLoc) override {
+    fail("fill directives are not supported in stub assembly");
+  }
+  void emitFill(const MCExpr &, int64_t, int64_t, SMLoc) override {
+    fail("fill directives are not supported in stub assembly");
+  }
+  void emitValueToAlignment(Align, int64_t, uint8_t, unsigned) override {
+    fail("alignment directives are not supported in stub assembly");
+  }
+  void emitCodeAlignment(Align, const MCSubtargetInfo *, unsigned) override {
+    fail("alignment directives are not supported in stub assembly");
+  }
+
+private:
+  void fail(const Twine &Msg) {
+    if (!Errors.empty())
+      Errors += "\n";
+    Errors += Msg.str();
+  }
+
+  const MCCodeEmitter &Emitter;
+  std::vector<uint8_t> &Out;
+  std::string &Errors;
+};
+
+void captureDiag(const SMDiagnostic &D, void *Context) {
+  auto &Errors = *static_cast<std::string *>(Context);
+  if (D.getKind() != SourceMgr::DK_Error)
+    return;
+  if (!Errors.empty())
+    Errors += "\n";
+  raw_string_ostream OS(Errors);
+  OS << "line " << D.getLineNo() << ": " << D.getMessage();
+}
+
+struct Cache {
+  std::mutex Lock;
+  StringMap<std::unique_ptr<TargetMC>> Bundles;
+};
+
+Cache &cache() {
+  static Cache C;
+  return C;
+}
+
+} // namespace
+
+TargetMC::~TargetMC() = default;
+
+Expected<TargetMC &> TargetMC::get(StringRef MCPU, StringRef Features) {
+  initializeAMDGPUOnce();
+  std::string Key = (MCPU + "\x1f" + Features).str();
+  Cache &C = cache();
+  {
+    std::lock_guard<std::mutex> G(C.Lock);
+    auto It = C.Bundles.find(Key);
+    if (It != C.Bundles.end())
+      return *It->second;
+  }
+  // Create outside the lock: creation may ask for the proxy bundle.
+  auto NewOrErr = create(MCPU, Features);
+  if (!NewOrErr)
+    return NewOrErr.takeError();
+  std::lock_guard<std::mutex> G(C.Lock);
+  auto Ins = C.Bundles.try_emplace(Key, std::move(*NewOrErr));
+  return *Ins.first->second;
+}
+
+Expected<std::unique_ptr<TargetMC>> TargetMC::create(StringRef MCPU,
+                                                     StringRef Features) {
+  std::unique_ptr<TargetMC> T(new TargetMC());
+  T->MCPU = MCPU.str();
+  T->Features = Features.str();
+  T->TheTriple = Triple(TripleName);
+
+  std::string Err;
+  T->TheTarget = TargetRegistry::lookupTarget(T->TheTriple, Err);
+  if (!T->TheTarget)
+    return makeError("cannot find the AMDGPU target: " + Err);
+  const Target &TT = *T->TheTarget;
+
+  T->Options = std::make_unique<MCTargetOptions>();
+  T->MRI.reset(TT.createMCRegInfo(T->TheTriple));
+  if (!T->MRI)
+    return makeError("cannot create AMDGPU register info");
+  T->MAI.reset(TT.createMCAsmInfo(*T->MRI, T->TheTriple, *T->Options));
+  if (!T->MAI)
+    return makeError("cannot create AMDGPU asm info");
+  // Unknown processors would only produce a warning on stderr from
+  // MCSubtargetInfo; check the name first.
+  {
+    std::unique_ptr<MCSubtargetInfo> Probe(
+        TT.createMCSubtargetInfo(T->TheTriple, "", ""));
+    if (!Probe || !Probe->isCPUStringValid(MCPU))
+      return makeError("unknown AMDGPU processor '" + MCPU + "'");
+  }
+  T->STI.reset(TT.createMCSubtargetInfo(T->TheTriple, MCPU, Features));
+  if (!T->STI)
+    return makeError("cannot create AMDGPU subtarget info for " + MCPU);
+  T->MII.reset(TT.createMCInstrInfo());
+  if (!T->MII)
+    return makeError("cannot create AMDGPU instruction info");
+  T->Ctx = std::make_unique<MCContext>(T->TheTriple, T->MAI.get(),
+                                       T->MRI.get(), T->STI.get(), nullptr,
+                                       T->Options.get());
+  T->Emitter.reset(TT.createMCCodeEmitter(*T->MII, *T->Ctx));
+  if (!T->Emitter)
+    return makeError("cannot create AMDGPU code emitter");
+  T->Printer.reset(TT.createMCInstPrinter(T->TheTriple, /*SyntaxVariant=*/0,
+                                          *T->MAI, *T->MII, *T->MRI));
+  if (!T->Printer)
+    return makeError("cannot create AMDGPU instruction printer");
+
+  AMDGPU::IsaVersion ISA = AMDGPU::getIsaVersion(MCPU);
+  if (ISA.Major != 0 && ISA.Major < 8) {
+    auto ProxyOrErr = get(ProxyMCPU, ProxyFeatures);
+    if (!ProxyOrErr)
+      return ProxyOrErr.takeError();
+    T->Proxy = &*ProxyOrErr;
+  } else {
+    T->Disasm.reset(TT.createMCDisassembler(*T->STI, *T->Ctx));
+    if (!T->Disasm)
+      return makeError("cannot create AMDGPU disassembler");
+  }
+  return std::move(T);
+}
+
+Expected<std::vector<uint8_t>> TargetMC::assemble(StringRef AsmText) const {
+  std::lock_guard<std::recursive_mutex> G(Lock);
+  std::string Errors;
+  SourceMgr SM;
+  SM.AddNewSourceBuffer(MemoryBuffer::getMemBufferCopy(AsmText, "<stub>"),
+                        SMLoc());
+  SM.setDiagHandler(captureDiag, &Errors);
+
+  // A fresh context per snippet: the parser defines symbols in it.
+  MCContext LocalCtx(TheTriple, MAI.get(), MRI.get(), STI.get(), &SM,
+                     Options.get());
+  LocalCtx.setDiagnosticHandler(
+      [&Errors](const SMDiagnostic &D, bool, const SourceMgr &,
+                std::vector<const MDNode *> &) { captureDiag(D, &Errors); });
+  std::unique_ptr<MCObjectFileInfo> MOFI(
+      TheTarget->createMCObjectFileInfo(LocalCtx, /*PIC=*/false));
+  LocalCtx.setObjectFileInfo(MOFI.get());
+  std::unique_ptr<MCCodeEmitter> LocalEmitter(
+      TheTarget->createMCCodeEmitter(*MII, LocalCtx));
+  if (!LocalEmitter)
+    return makeError("cannot create AMDGPU code emitter");
+
+  std::vector<uint8_t> Out;
+  CollectingStreamer Streamer(LocalCtx, *LocalEmitter, Out, Errors);
+  std::unique_ptr<MCAsmParser> Parser(
+      createMCAsmParser(SM, LocalCtx, Streamer, *MAI));
+  std::unique_ptr<MCTargetAsmParser> TAP(
+      TheTarget->createMCAsmParser(*STI, *Parser, *MII, *Options));
+  if (!TAP)
+    return makeError("cannot create AMDGPU assembly parser");
+  Parser->setTargetParser(*TAP);
+  bool Failed = Parser->Run(/*NoInitialTextSection=*/false);
+  if (Failed || !Errors.empty() || LocalCtx.hadError())
+    return makeError("cannot assemble for " + MCPU + ": " +
+                     (Errors.empty() ? std::string("unknown error") : Errors));
+  return Out;
+}
+
+Expected<std::vector<uint8_t>> TargetMC::encode(const MCInst &Inst) const {
+  std::lock_guard<std::recursive_mutex> G(Lock);
+  SmallVector<char, 16> Code;
+  SmallVector<MCFixup, 2> Fixups;
+  Emitter->encodeInstruction(Inst, Code, Fixups, *STI);
+  if (!Fixups.empty())
+    return makeError("instruction needs a fixup");
+  return std::vector<uint8_t>(Code.begin(), Code.end());
+}
+
+std::optional<DecodedInst> TargetMC::decodeOne(ArrayRef<uint8_t> Bytes,
+                                               uint64_t Addr) const {
+  if (Proxy)
+    return Proxy->decodeOne(Bytes, Addr);
+  std::lock_guard<std::recursive_mutex> G(Lock);
+  DecodedInst D;
+  std::string Comments;
+  raw_string_ostream CS(Comments);
+  MCDisassembler::DecodeStatus S =
+      Disasm->getInstruction(D.Inst, D.Size, Bytes, Addr, CS);
+  if (S != MCDisassembler::Success || D.Size == 0 || D.Size > Bytes.size())
+    return std::nullopt;
+  return D;
+}
+
+std::string TargetMC::printInst(const MCInst &Inst, uint64_t Addr) const {
+  if (Proxy)
+    return Proxy->printInst(Inst, Addr);
+  std::lock_guard<std::recursive_mutex> G(Lock);
+  std::string S;
+  raw_string_ostream OS(S);
+  Printer->printInst(&Inst, Addr, "", *STI, OS);
+  return std::string(StringRef(S).trim());
+}
+
+std::string TargetMC::disassemble(ArrayRef<uint8_t> Bytes,
+                                  uint64_t Addr) const {
+  std::string S;
+  raw_string_ostream OS(S);
+  uint64_t Off = 0;
+  while (Off < Bytes.size()) {
+    std::optional<DecodedInst> D = decodeOne(Bytes.drop_front(Off), Addr + Off);
+    OS << format_hex(Addr + Off, 10) << ": ";
+    if (!D) {
+      OS << "<invalid>\n";
+      break;
+    }
+    OS << printInst(D->Inst, Addr + Off) << "\n";
+    Off += D->Size;
+  }
+  return S;
+}
+
+Expected<unsigned> TargetMC::decodedOpcodeOf(StringRef AsmText) const {
+  std::lock_guard<std::recursive_mutex> G(Lock);
+  auto It = OpcodeMemo.find(AsmText);
+  if (It != OpcodeMemo.end())
+    return It->second;
+  auto BytesOrErr = assemble(AsmText);
+  if (!BytesOrErr)
+    return BytesOrErr.takeError();
+  std::optional<DecodedInst> D = decodeOne(*BytesOrErr, 0);
+  if (!D || D->Size != BytesOrErr->size())
+    return makeError("'" + AsmText + "' does not decode back to one "
+                     "instruction on " + MCPU);
+  OpcodeMemo[AsmText] = D->Inst.getOpcode();
+  return D->Inst.getOpcode();
+}
+
+StringRef TargetMC::regName(MCRegister Reg) const {
+  return MRI->getName(Reg);
+}
+
+bool TargetMC::hasFeature(StringRef Name) const {
+  std::lock_guard<std::recursive_mutex> G(Lock);
+  return STI->checkFeatures(("+" + Name).str());
+}
+
+} // namespace amdgpu
+} // namespace hotswap

@@ -1,0 +1,548 @@
+//===- unittests/StubEncoderTest.cpp - Stub encoder/decoder tests ---------===//
+//
+// Encodes stubs on every supported processor, decodes and emulates them
+// again, and checks the patched templates against MC assembling the full
+// text from scratch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hotswap/AMDGPU/StubEncoder.h"
+#include "hotswap/AMDGPU/TargetMC.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Endian.h"
+
+#include "gtest/gtest.h"
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+using namespace llvm;
+using namespace hotswap::amdgpu;
+
+namespace {
+
+template <typename T> testing::AssertionResult isOk(Expected<T> &E) {
+  if (E)
+    return testing::AssertionSuccess();
+  return testing::AssertionFailure() << toString(E.takeError());
+}
+template <typename T> testing::AssertionResult isOk(Expected<T> &&E) {
+  return isOk(E);
+}
+template <typename T> bool failed(Expected<T> &&E) {
+  if (E)
+    return false;
+  consumeError(E.takeError());
+  return true;
+}
+
+/// The TargetInfo fields the stub code uses, filled by hand.
+TargetInfo makeTI(StringRef Name) {
+  TargetInfo TI;
+  TI.Name = TI.MCPU = Name.str();
+  if (Name.starts_with("gfx125"))
+    TI.Gen = Generation::GFX125;
+  else if (Name.starts_with("gfx12"))
+    TI.Gen = Generation::GFX12;
+  else if (Name.starts_with("gfx11"))
+    TI.Gen = Generation::GFX11;
+  else if (Name.starts_with("gfx10"))
+    TI.Gen = Generation::GFX10;
+  else if (Name.starts_with("gfx9"))
+    TI.Gen = Generation::GFX9;
+  else if (Name.starts_with("gfx8"))
+    TI.Gen = Generation::GFX8;
+  else if (Name.starts_with("gfx7"))
+    TI.Gen = Generation::GFX7;
+  else
+    TI.Gen = Generation::GFX6;
+  bool GFX10Plus = TI.Gen >= Generation::GFX10;
+  bool GFX12Plus = TI.Gen >= Generation::GFX12;
+  TI.HasCodeEnd = GFX10Plus;
+  TI.PadWord = GFX10Plus ? 0xBF9F0000 : 0xBF800000;
+  bool PC64 = TI.Gen == Generation::GFX125;
+  TI.GetPC = PC64 ? "s_get_pc_i64" : "s_getpc_b64";
+  TI.SetPC = PC64 ? "s_set_pc_i64" : "s_setpc_b64";
+  TI.AddLo = GFX12Plus ? "s_add_co_u32" : "s_add_u32";
+  TI.AddHi = GFX12Plus ? "s_add_co_ci_u32" : "s_addc_u32";
+  if (GFX10Plus)
+    TI.AddressableSGPRs = 106;
+  else if (Name == "gfx802")
+    TI.AddressableSGPRs = 96;
+  else if (TI.Gen >= Generation::GFX8)
+    TI.AddressableSGPRs = 102;
+  else
+    TI.AddressableSGPRs = 104;
+  TI.PoolGuardBytes = GFX10Plus ? 384 : 0;
+  return TI;
+}
+
+const char *const AllTargets[] = {
+    "gfx600",          "gfx700",        "gfx801",        "gfx802",
+    "gfx803",          "gfx900",        "gfx906",        "gfx908",
+    "gfx90a",          "gfx942",        "gfx950",        "gfx1010",
+    "gfx1030",         "gfx1100",       "gfx1102",       "gfx1151",
+    "gfx1200",         "gfx1201",       "gfx1250",       "gfx1251",
+    "gfx9-generic",    "gfx10-3-generic", "gfx11-generic", "gfx12-generic"};
+
+uint32_t read32(ArrayRef<uint8_t> B, uint64_t Off) {
+  return support::endian::read32le(B.data() + Off);
+}
+
+class StubTest : public ::testing::TestWithParam<const char *> {
+protected:
+  void SetUp() override { TI = makeTI(GetParam()); }
+
+  TargetMC &mc() {
+    auto MCOrErr = TargetMC::get(TI.MCPU, TI.Features);
+    EXPECT_TRUE(isOk(MCOrErr));
+    return *MCOrErr;
+  }
+
+  std::vector<uint8_t> assemble(StringRef Text) {
+    auto B = mc().assemble(Text);
+    EXPECT_TRUE(isOk(B)) << Text.str();
+    return B ? *B : std::vector<uint8_t>();
+  }
+
+  std::unique_ptr<StubEncoder> encoder(std::vector<uint8_t> Prologue = {}) {
+    auto E = StubEncoder::create(TI, std::move(Prologue));
+    EXPECT_TRUE(isOk(E));
+    return E ? std::move(*E) : nullptr;
+  }
+
+  /// Prologues to test: none, s_nop 0, and the gfx125x erratum pair.
+  std::vector<std::string> prologueTexts() {
+    std::vector<std::string> P = {"", "s_nop 0\n"};
+    if (TI.Gen == Generation::GFX125)
+      P.push_back("global_prefetch_b8 v0, s[0:1] scope:SCOPE_SE\nv_nop\n");
+    return P;
+  }
+
+  /// The highest even pair the target allows.
+  unsigned highPair() const { return (TI.AddressableSGPRs - 2) & ~1u; }
+
+  std::optional<DecodedStub> decode(ArrayRef<uint8_t> Bytes, uint64_t Addr,
+                                    ArrayRef<uint8_t> Prologue) {
+    auto D = decodeStub(TI, Bytes, Addr, Prologue);
+    EXPECT_TRUE(isOk(D));
+    return D ? *D : std::nullopt;
+  }
+
+  /// Encodes, checks size and padding, decodes and checks the emulation.
+  void roundTrip(const StubEncoder &E, const StubSpec &S) {
+    SCOPED_TRACE("stub " + utohexstr(S.StubAddr) + " -> " +
+                 utohexstr(S.Target) + " form " + utostr(S.Form) + " s" +
+                 utostr(S.SGPR) + (S.Dual ? " dual" : ""));
+    auto Bytes = E.encode(S);
+    ASSERT_TRUE(isOk(Bytes));
+    ASSERT_EQ(Bytes->size(), S.Dual ? 512u : 256u);
+    uint64_t P = E.prologue().size();
+    uint64_t Body = S.Form == StubSpec::Short ? 4 : 24;
+    for (unsigned H = 0; H < (S.Dual ? 2u : 1u); ++H) {
+      ArrayRef<uint8_t> Half = ArrayRef<uint8_t>(*Bytes).slice(H * 256, 256);
+      EXPECT_EQ(Half.take_front(P), E.prologue());
+      for (uint64_t Off = P + Body; Off < 256; Off += 4)
+        ASSERT_EQ(read32(Half, Off), TI.PadWord) << "offset " << Off;
+    }
+    std::optional<DecodedStub> D = decode(*Bytes, S.StubAddr, E.prologue());
+    ASSERT_TRUE(D) << mc().disassemble(*Bytes, S.StubAddr);
+    EXPECT_EQ(D->Form, S.Form);
+    EXPECT_EQ(D->Target, S.Target);
+    EXPECT_EQ(D->SGPR, S.Form == StubSpec::SGPRPair ? S.SGPR : 0u);
+    EXPECT_EQ(D->BodySize, Body);
+    EXPECT_EQ(D->PrologueSize, P);
+    if (S.Dual) {
+      ASSERT_TRUE(D->HalfTarget2.has_value());
+      EXPECT_EQ(*D->HalfTarget2, S.Target + 256);
+      // The second half on its own is a stub to Target+256.
+      std::optional<DecodedStub> D2 =
+          decode(ArrayRef<uint8_t>(*Bytes).drop_front(256), S.StubAddr + 256,
+                 E.prologue());
+      ASSERT_TRUE(D2);
+      EXPECT_EQ(D2->Target, S.Target + 256);
+      EXPECT_FALSE(D2->HalfTarget2.has_value());
+    } else {
+      EXPECT_FALSE(D->HalfTarget2.has_value());
+    }
+  }
+
+  TargetInfo TI;
+};
+
+TEST_P(StubTest, LongFormRoundTrips) {
+  const std::pair<uint64_t, uint64_t> Jumps[] = {
+      {0x20000, 0x1000},                     // backward
+      {0x1000, 0x7fff00001100},              // far forward
+      {0x7fff00001100 & ~0xffull, 0x1000},   // far backward
+      {0xffffff00, 0x100001000},             // carry across 4 GiB
+      {0x100001000, 0xffffff00},             // borrow across 4 GiB
+      {0x100000000, 0xfffff000},             // just below 4 GiB
+      {0xffffffffffffff00, 0x100},           // wraps the address space
+      {0x4000, 0x4004},                      // delta 0
+  };
+  for (const std::string &PT : prologueTexts()) {
+    SCOPED_TRACE("prologue: " + PT);
+    auto E = encoder(assemble(PT));
+    ASSERT_TRUE(E);
+    for (auto [Stub, Target] : Jumps) {
+      for (unsigned N : {8u, 0u, highPair()}) {
+        StubSpec S;
+        S.StubAddr = Stub;
+        S.Target = Target + E->prologue().size();
+        S.Form = StubSpec::SGPRPair;
+        S.SGPR = N;
+        roundTrip(*E, S);
+      }
+      StubSpec V;
+      V.StubAddr = Stub;
+      V.Target = Target;
+      V.Form = StubSpec::VCC;
+      roundTrip(*E, V);
+    }
+  }
+}
+
+TEST_P(StubTest, LiteralSizeIsConstant) {
+  auto E = encoder();
+  ASSERT_TRUE(E);
+  for (int64_t Delta : {0ll, 1ll, 64ll, -1ll, -16ll, 0x7fffffffll,
+                        0x80000000ll, 0x100000000ll, -0x100000000ll}) {
+    uint64_t D = static_cast<uint64_t>(Delta);
+    for (StubSpec::RegKind Form : {StubSpec::SGPRPair, StubSpec::VCC}) {
+      std::string Text = E->longFormAsm(Form, 10, uint32_t(D), uint32_t(D >> 32));
+      EXPECT_EQ(assemble(Text).size(), 24u) << Text;
+      StubSpec S;
+      S.StubAddr = 0x10000;
+      S.Target = 0x10004 + D;
+      S.Form = Form;
+      S.SGPR = 10;
+      roundTrip(*E, S);
+    }
+  }
+}
+
+TEST_P(StubTest, TemplateMatchesMC) {
+  std::mt19937_64 Rng(0x5eed);
+  for (const std::string &PT : prologueTexts()) {
+    std::vector<uint8_t> Prologue = assemble(PT);
+    auto E = encoder(Prologue);
+    ASSERT_TRUE(E);
+    for (unsigned I = 0; I < 24; ++I) {
+      StubSpec S;
+      S.StubAddr = (Rng() & 0xffffffffffffull) & ~0xffull;
+      S.Target = Rng();
+      S.Dual = I % 3 == 0;
+      S.Form = I % 4 == 0 ? StubSpec::VCC : StubSpec::SGPRPair;
+      S.SGPR = 2 * unsigned(Rng() % (TI.AddressableSGPRs / 2));
+      auto Bytes = E->encode(S);
+      ASSERT_TRUE(isOk(Bytes));
+      for (unsigned H = 0; H < (S.Dual ? 2u : 1u); ++H) {
+        uint64_t Delta = S.Target + 256 * H - (S.StubAddr + 256 * H +
+                                              Prologue.size() + 4);
+        std::vector<uint8_t> Want =
+            assemble(PT + E->longFormAsm(S.Form, S.SGPR, uint32_t(Delta),
+                                         uint32_t(Delta >> 32)));
+        ArrayRef<uint8_t> Got =
+            ArrayRef<uint8_t>(*Bytes).slice(256 * H, Want.size());
+        EXPECT_EQ(Got, ArrayRef<uint8_t>(Want)) << "iteration " << I;
+      }
+    }
+    // Short form: any in-range offset.
+    for (unsigned I = 0; I < 16; ++I) {
+      int16_t Q = static_cast<int16_t>(Rng());
+      if (Q == 0x3f)
+        continue;
+      StubSpec S;
+      S.StubAddr = 0x40000000;
+      S.Target = S.StubAddr + Prologue.size() + 4 + int64_t(Q) * 4;
+      S.Form = StubSpec::Short;
+      auto Bytes = E->encode(S);
+      ASSERT_TRUE(isOk(Bytes));
+      std::vector<uint8_t> Want = assemble(PT + E->shortFormAsm(Q));
+      EXPECT_EQ(ArrayRef<uint8_t>(*Bytes).take_front(Want.size()),
+                ArrayRef<uint8_t>(Want));
+    }
+  }
+}
+
+TEST_P(StubTest, ShortFormEdges) {
+  for (const std::string &PT : prologueTexts()) {
+    SCOPED_TRACE("prologue: " + PT);
+    auto E = encoder(assemble(PT));
+    ASSERT_TRUE(E);
+    const uint64_t Stub = 0x100000;
+    const uint64_t Next = Stub + E->prologue().size() + 4;
+    const uint64_t MaxFwd = Next + 4 * 32767, MaxBack = Next - 4 * 32768;
+    EXPECT_TRUE(E->shortFormReaches(Stub, MaxFwd));
+    EXPECT_TRUE(E->shortFormReaches(Stub, MaxBack));
+    EXPECT_FALSE(E->shortFormReaches(Stub, MaxFwd + 4));
+    EXPECT_FALSE(E->shortFormReaches(Stub, MaxBack - 4));
+    EXPECT_FALSE(E->shortFormReaches(Stub, Next + 2));
+    EXPECT_FALSE(E->shortFormReaches(Stub, Next + (1ull << 32)));
+    for (uint64_t T : {MaxFwd, MaxBack, Next, Next - 4, uint64_t(0x100200)}) {
+      StubSpec S;
+      S.StubAddr = Stub;
+      S.Target = T;
+      S.Form = StubSpec::Short;
+      roundTrip(*E, S);
+      S.Dual = true;
+      roundTrip(*E, S);
+    }
+    StubSpec Out;
+    Out.StubAddr = Stub;
+    Out.Target = MaxFwd + 4;
+    Out.Form = StubSpec::Short;
+    EXPECT_TRUE(failed(E->encode(Out)));
+    // Dual: the second half is 256 bytes further, so the same delta.
+    Out.Target = MaxFwd;
+    Out.Dual = true;
+    EXPECT_TRUE(isOk(E->encode(Out)));
+  }
+}
+
+TEST_P(StubTest, Offset3fBug) {
+  auto E = encoder();
+  ASSERT_TRUE(E);
+  bool Bug = TI.MCPU == "gfx1010";
+  EXPECT_EQ(mc().hasFeature("offset-3f-bug"), Bug);
+  EXPECT_EQ(E->shortFormReaches(0x1000, 0x1004 + 4 * 0x3f), !Bug);
+  EXPECT_TRUE(E->shortFormReaches(0x1000, 0x1004 + 4 * 0x3e));
+}
+
+TEST_P(StubTest, DualStubs) {
+  for (const std::string &PT : prologueTexts()) {
+    auto E = encoder(assemble(PT));
+    ASSERT_TRUE(E);
+    StubSpec S;
+    S.StubAddr = 0x200000;
+    S.Target = 0x1100;
+    S.Dual = true;
+    S.SGPR = 12;
+    roundTrip(*E, S);
+    S.Form = StubSpec::VCC;
+    roundTrip(*E, S);
+    S.Form = StubSpec::Short;
+    S.StubAddr = 0x10000;
+    roundTrip(*E, S);
+    S.Target = 0xffffff00; // long form, carry in the second half
+    S.StubAddr = 0x100000000;
+    S.Form = StubSpec::SGPRPair;
+    roundTrip(*E, S);
+  }
+}
+
+TEST_P(StubTest, BadSpecs) {
+  auto E = encoder();
+  ASSERT_TRUE(E);
+  StubSpec S;
+  S.StubAddr = 0x1080; // not 256-aligned
+  S.Target = 0x2000;
+  EXPECT_TRUE(failed(E->encode(S)));
+  S.StubAddr = 0x1000;
+  S.SGPR = 9; // odd
+  EXPECT_TRUE(failed(E->encode(S)));
+  S.SGPR = TI.AddressableSGPRs; // beyond the register file
+  EXPECT_TRUE(failed(E->encode(S)));
+  S.SGPR = 0;
+  S.StubAddr = 0xffffffffffffff00;
+  S.Dual = true; // wraps
+  EXPECT_TRUE(failed(E->encode(S)));
+  EXPECT_TRUE(failed(StubEncoder::create(TI, {0, 0, 0x80})));
+  EXPECT_TRUE(failed(StubEncoder::create(TI, std::vector<uint8_t>(236, 0))));
+}
+
+TEST_P(StubTest, NotAStub) {
+  auto E = encoder();
+  ASSERT_TRUE(E);
+  auto Pad = [&](std::vector<uint8_t> B) {
+    while (B.size() < 256) {
+      uint8_t W[4];
+      support::endian::write32le(W, TI.PadWord);
+      B.insert(B.end(), W, W + 4);
+    }
+    return B;
+  };
+  auto ExpectNot = [&](ArrayRef<uint8_t> B, const Twine &Why) {
+    auto D = decodeStub(TI, B, 0x1000, {});
+    ASSERT_TRUE(isOk(D));
+    EXPECT_FALSE(D->has_value()) << Why.str() << "\n"
+                                 << mc().disassemble(B.take_front(32), 0x1000);
+  };
+  std::string S8 = "s8", S9 = "s9", S10 = "s10";
+  std::string Add = TI.AddLo, Addc = TI.AddHi;
+  std::string GetPC = TI.GetPC, SetPC = TI.SetPC;
+
+  ExpectNot(Pad({}), "all padding");
+  ExpectNot(std::vector<uint8_t>(100, 0), "too short");
+  std::mt19937 Rng(42);
+  for (unsigned I = 0; I < 20; ++I) {
+    std::vector<uint8_t> R(256);
+    for (uint8_t &B : R)
+      B = uint8_t(Rng());
+    ExpectNot(R, "random bytes");
+  }
+  ExpectNot(Pad(assemble(GetPC + " s[8:9]\n" + Add + " s10, s10, lit(0x10)\n" +
+                         Addc + " s9, s9, lit(0x0)\n" + SetPC + " s[8:9]\n")),
+            "add on another register");
+  ExpectNot(Pad(assemble(GetPC + " s[8:9]\n" + Add + " s8, s8, lit(0x10)\n" +
+                         Addc + " s9, s9, lit(0x0)\n" + SetPC + " s[10:11]\n")),
+            "setpc on another pair");
+  ExpectNot(Pad(assemble(GetPC + " s[8:9]\n" + Add + " s8, s8, lit(0x10)\n" +
+                         Addc + " s11, s11, lit(0x0)\n" + SetPC + " s[8:9]\n")),
+            "addc on another register");
+  ExpectNot(Pad(assemble(GetPC + " s[8:9]\n" + Add + " s8, s8, lit(0x10)\n" +
+                         Addc + " vcc_hi, vcc_hi, lit(0x0)\n" + SetPC +
+                         " s[8:9]\n")),
+            "mix of sgpr pair and vcc");
+  ExpectNot(Pad(assemble(GetPC + " s[8:9]\n" + Add + " s8, s8, 16\n" + Addc +
+                         " s9, s9, 0\n" + SetPC + " s[8:9]\n")),
+            "inline constants instead of literals");
+  ExpectNot(Pad(assemble(GetPC + " s[8:9]\n" + Addc + " s9, s9, lit(0x0)\n" +
+                         Add + " s8, s8, lit(0x10)\n" + SetPC + " s[8:9]\n")),
+            "add and addc swapped");
+  ExpectNot(Pad(assemble(GetPC + " s[8:9]\n" + Add + " s8, s8, lit(0x10)\n" +
+                         Addc + " s9, s9, lit(0x0)\n")),
+            "no setpc");
+
+  StubSpec S;
+  S.StubAddr = 0x1000;
+  S.Target = 0x5000;
+  S.SGPR = 8;
+  auto Good = E->encode(S);
+  ASSERT_TRUE(isOk(Good));
+  std::vector<uint8_t> Bad = *Good;
+  Bad[200] ^= 1;
+  ExpectNot(Bad, "bad padding");
+  Bad = *Good;
+  support::endian::write32le(&Bad[24], 0); // right after the body
+  ExpectNot(Bad, "bad padding after body");
+  // An unexpected prologue: decoded without it, a stub with one is not one.
+  auto EP = encoder(assemble("s_nop 0"));
+  ASSERT_TRUE(EP);
+  auto WithP = EP->encode(S);
+  ASSERT_TRUE(isOk(WithP));
+  ExpectNot(*WithP, "stub with an unexpected prologue");
+  auto D = decodeStub(TI, *Good, 0x1000, EP->prologue());
+  ASSERT_TRUE(isOk(D));
+  EXPECT_FALSE(D->has_value()) << "stub without the expected prologue";
+  // Second half not a stub: no HalfTarget2.
+  std::vector<uint8_t> Two = *Good;
+  Two.resize(512, 0);
+  auto D2 = decodeStub(TI, Two, 0x1000, {});
+  ASSERT_TRUE(isOk(D2));
+  ASSERT_TRUE(D2->has_value());
+  EXPECT_FALSE((*D2)->HalfTarget2.has_value());
+}
+
+TEST_P(StubTest, AssemblerErrorsAreReturned) {
+  testing::internal::CaptureStderr();
+  auto B = mc().assemble("s_bogus_instruction s0\n");
+  auto B2 = mc().assemble("s_branch some_label\n");
+  std::string Err = testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(B);
+  std::string Msg = toString(B.takeError());
+  EXPECT_NE(Msg.find("invalid instruction"), std::string::npos) << Msg;
+  EXPECT_TRUE(failed(std::move(B2)));
+  EXPECT_EQ(Err, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTargets, StubTest, ::testing::ValuesIn(AllTargets),
+                         [](const testing::TestParamInfo<const char *> &I) {
+                           std::string N = I.param;
+                           for (char &C : N)
+                             if (C == '-')
+                               C = '_';
+                           return N;
+                         });
+
+// LLVM has no GFX6/7 disassembler; decoding goes through gfx1010. That is
+// only sound because the stub instructions encode identically.
+TEST(TargetMCTest, GFX6And7DecodeViaGFX10) {
+  auto Proxy = TargetMC::get("gfx1010", "+wavefrontsize64");
+  ASSERT_TRUE(isOk(Proxy));
+  for (const char *CPU : {"gfx600", "gfx700"}) {
+    auto MC = TargetMC::get(CPU, "");
+    ASSERT_TRUE(isOk(MC));
+    EXPECT_TRUE(MC->decodesViaProxy());
+    for (const char *Text :
+         {"s_getpc_b64 s[8:9]", "s_getpc_b64 s[100:101]", "s_getpc_b64 vcc",
+          "s_setpc_b64 s[8:9]", "s_setpc_b64 vcc",
+          "s_add_u32 s8, s8, lit(0x12345678)",
+          "s_addc_u32 s9, s9, lit(0x9abcdef0)",
+          "s_add_u32 vcc_lo, vcc_lo, lit(0x1)",
+          "s_addc_u32 vcc_hi, vcc_hi, lit(0x2)", "s_branch -32768",
+          "s_branch 32767", "s_nop 0"}) {
+      auto A = MC->assemble(Text);
+      auto B = Proxy->assemble(Text);
+      ASSERT_TRUE(isOk(A));
+      ASSERT_TRUE(isOk(B));
+      EXPECT_EQ(*A, *B) << CPU << ": " << Text;
+    }
+  }
+  auto MC9 = TargetMC::get("gfx900", "");
+  ASSERT_TRUE(isOk(MC9));
+  EXPECT_FALSE(MC9->decodesViaProxy());
+}
+
+TEST(TargetMCTest, KnownEncodings) {
+  // amdgpu-format.md §10.
+  auto MC = TargetMC::get("gfx90a", "");
+  ASSERT_TRUE(isOk(MC));
+  auto B = MC->assemble("s_getpc_b64 s[8:9]\ns_add_u32 s8, s8, 0x12345678\n"
+                        "s_addc_u32 s9, s9, lit(0)\ns_setpc_b64 s[8:9]\n");
+  ASSERT_TRUE(isOk(B));
+  std::vector<uint8_t> Want = {0x00, 0x1c, 0x88, 0xbe, 0x08, 0xff, 0x08, 0x80,
+                               0x78, 0x56, 0x34, 0x12, 0x09, 0xff, 0x09, 0x82,
+                               0x00, 0x00, 0x00, 0x00, 0x08, 0x1d, 0x80, 0xbe};
+  EXPECT_EQ(*B, Want);
+  auto D = MC->decodeOne(*B, 0);
+  ASSERT_TRUE(D);
+  EXPECT_EQ(D->Size, 4u);
+  EXPECT_EQ(MC->printInst(D->Inst, 0), "s_getpc_b64 s[8:9]");
+  auto Data = MC->assemble(".long 0xbf800000\n.byte 1, 2\n.short 0x0403\n");
+  ASSERT_TRUE(isOk(Data));
+  EXPECT_EQ(*Data, std::vector<uint8_t>({0, 0, 0x80, 0xbf, 1, 2, 3, 4}));
+  EXPECT_TRUE(failed(MC->assemble(".p2align 8\n")));
+  EXPECT_TRUE(failed(TargetMC::get("gfx9999", "")));
+}
+
+TEST(TargetMCTest, ConcurrentUse) {
+  std::vector<std::thread> Threads;
+  std::atomic<unsigned> Ok{0};
+  for (unsigned I = 0; I < 4; ++I)
+    Threads.emplace_back([&Ok, I] {
+      TargetInfo TI = makeTI(I % 2 ? "gfx942" : "gfx1201");
+      auto E = StubEncoder::create(TI);
+      if (!E) {
+        consumeError(E.takeError());
+        return;
+      }
+      for (unsigned J = 0; J < 50; ++J) {
+        StubSpec S;
+        S.StubAddr = 0x100000 + 256 * J;
+        S.Target = 0x1000 * J;
+        S.SGPR = 2 * (J % 40);
+        auto B = (*E)->encode(S);
+        if (!B) {
+          consumeError(B.takeError());
+          return;
+        }
+        auto D = decodeStub(TI, *B, S.StubAddr, {});
+        if (!D) {
+          consumeError(D.takeError());
+          return;
+        }
+        if (!*D || (**D).Target != S.Target)
+          return;
+      }
+      ++Ok;
+    });
+  for (std::thread &T : Threads)
+    T.join();
+  EXPECT_EQ(Ok.load(), 4u);
+}
+
+} // namespace
