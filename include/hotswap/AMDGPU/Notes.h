@@ -1,0 +1,63 @@
+//===- hotswap/AMDGPU/Notes.h - Validating ELF note iterator ----*- C++ -*-===//
+//
+// Splits the bytes of an ELF note section (SHT_NOTE / PT_NOTE contents) into
+// notes. Pure bytes-in/bytes-out: it knows nothing about the ELF model, so it
+// can be used and tested on its own. AMDGPU code objects are little-endian
+// and use 4-byte alignment for the name and the descriptor of every note.
+//
+// Every size read from the bytes is checked against the bytes that remain
+// before it is used, so no input can cause an out-of-bounds read.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_AMDGPU_NOTES_H
+#define HOTSWAP_AMDGPU_NOTES_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace hotswap {
+namespace amdgpu {
+
+/// Size of an ELF note header (n_namesz, n_descsz, n_type; 4 bytes each).
+constexpr uint64_t NoteHeaderSize = 12;
+/// Alignment of the name and of the descriptor inside a note.
+constexpr uint64_t NoteAlign = 4;
+
+/// One note of a note section. Name and Desc point into the section bytes
+/// passed to parseNotes, which must outlive the NoteRef.
+struct NoteRef {
+  /// Owner name without its terminating NUL ("AMDGPU").
+  llvm::StringRef Name;
+  /// n_namesz as stored (includes the NUL when there is one).
+  uint32_t NameSize = 0;
+  uint32_t Type = 0;
+  /// The descriptor, n_descsz bytes (padding not included).
+  llvm::ArrayRef<uint8_t> Desc;
+  /// Offset of the note header within the section.
+  uint64_t Offset = 0;
+  /// Offset of the descriptor within the section.
+  uint64_t DescOffset = 0;
+  /// Total size of the note: header, padded name and padded descriptor.
+  uint64_t Size = 0;
+};
+
+/// Splits \p SectionBytes into notes. Fails with a message naming the note's
+/// offset when a header is truncated or a name or descriptor (with its
+/// padding) extends past the end of the section.
+llvm::Expected<std::vector<NoteRef>>
+parseNotes(llvm::ArrayRef<uint8_t> SectionBytes);
+
+/// Appends one note (header, name with NUL and padding, descriptor and
+/// padding) to \p Out. Padding bytes are zero.
+void appendNote(std::vector<uint8_t> &Out, llvm::StringRef Name,
+                uint32_t Type, llvm::ArrayRef<uint8_t> Desc);
+
+} // namespace amdgpu
+} // namespace hotswap
+
+#endif // HOTSWAP_AMDGPU_NOTES_H

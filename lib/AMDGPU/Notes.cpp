@@ -1,0 +1,103 @@
+//===- lib/AMDGPU/Notes.cpp - Validating ELF note iterator ----------------===//
+//
+// All arithmetic is done in 64 bits on 32-bit sizes, and every size is
+// compared with the number of bytes remaining in the section (never added to
+// an offset first), so neither overflow nor an out-of-bounds read is possible.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hotswap/AMDGPU/Notes.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace llvm;
+
+namespace hotswap {
+namespace amdgpu {
+
+namespace {
+std::string hex(uint64_t V) { return "0x" + utohexstr(V, /*LowerCase=*/true); }
+
+uint32_t read32(ArrayRef<uint8_t> B, uint64_t Off) {
+  return support::endian::read32le(B.data() + Off);
+}
+
+Error noteError(uint64_t NoteOffset, const Twine &Msg) {
+  return createStringError("note at offset " + hex(NoteOffset) + ": " + Msg);
+}
+} // namespace
+
+Expected<std::vector<NoteRef>> parseNotes(ArrayRef<uint8_t> SectionBytes) {
+  std::vector<NoteRef> Notes;
+  const uint64_t End = SectionBytes.size();
+  const std::string SectionSize = "(size " + hex(End) + ")";
+  uint64_t Pos = 0;
+  while (Pos < End) {
+    const uint64_t Remaining = End - Pos;
+    if (Remaining < NoteHeaderSize)
+      return noteError(Pos, "truncated header (" + hex(Remaining) +
+                                " bytes left, need " + hex(NoteHeaderSize) +
+                                ")");
+    NoteRef N;
+    N.Offset = Pos;
+    N.NameSize = read32(SectionBytes, Pos);
+    const uint32_t DescSize = read32(SectionBytes, Pos + 4);
+    N.Type = read32(SectionBytes, Pos + 8);
+
+    // Name, then its padding, each checked against what is left.
+    uint64_t Left = Remaining - NoteHeaderSize;
+    if (N.NameSize > Left)
+      return noteError(Pos, "name size " + hex(N.NameSize) +
+                                " extends past end of section " + SectionSize);
+    const uint64_t PaddedName = alignTo(uint64_t(N.NameSize), NoteAlign);
+    if (PaddedName > Left)
+      return noteError(Pos, "name padding extends past end of section " +
+                                SectionSize);
+    const uint64_t NameOffset = Pos + NoteHeaderSize;
+    StringRef Name(reinterpret_cast<const char *>(SectionBytes.data()) +
+                       NameOffset,
+                   N.NameSize);
+    if (!Name.empty() && Name.back() == '\0')
+      Name = Name.drop_back();
+    N.Name = Name;
+    Left -= PaddedName;
+
+    // Descriptor, then its padding.
+    N.DescOffset = NameOffset + PaddedName;
+    if (DescSize > Left)
+      return noteError(Pos, "descriptor size " + hex(DescSize) +
+                                " extends past end of section " + SectionSize);
+    const uint64_t PaddedDesc = alignTo(uint64_t(DescSize), NoteAlign);
+    if (PaddedDesc > Left)
+      return noteError(Pos, "descriptor padding extends past end of section " +
+                                SectionSize);
+    N.Desc = SectionBytes.slice(N.DescOffset, DescSize);
+    N.Size = NoteHeaderSize + PaddedName + PaddedDesc;
+    Notes.push_back(N);
+    Pos += N.Size;
+  }
+  return std::move(Notes);
+}
+
+void appendNote(std::vector<uint8_t> &Out, StringRef Name, uint32_t Type,
+                ArrayRef<uint8_t> Desc) {
+  auto Put32 = [&Out](uint32_t V) {
+    uint8_t B[4];
+    support::endian::write32le(B, V);
+    Out.insert(Out.end(), B, B + 4);
+  };
+  const uint32_t NameSize = Name.size() + 1;
+  Put32(NameSize);
+  Put32(static_cast<uint32_t>(Desc.size()));
+  Put32(Type);
+  Out.insert(Out.end(), Name.bytes_begin(), Name.bytes_end());
+  Out.push_back(0);
+  Out.resize(Out.size() + (alignTo(NameSize, NoteAlign) - NameSize), 0);
+  Out.insert(Out.end(), Desc.begin(), Desc.end());
+  Out.resize(Out.size() + (alignTo(Desc.size(), NoteAlign) - Desc.size()), 0);
+}
+
+} // namespace amdgpu
+} // namespace hotswap
