@@ -4,13 +4,25 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Object/ELF.h"
 #include "llvm/Support/Format.h"
 
 using namespace llvm;
 using namespace hotswap;
 
 static std::string hex(uint64_t V) { return "0x" + utohexstr(V, true); }
+
+static std::string phdrType(uint32_t T) {
+  switch (T) {
+  case ELF::PT_NULL: return "PT_NULL";
+  case ELF::PT_LOAD: return "PT_LOAD";
+  case ELF::PT_DYNAMIC: return "PT_DYNAMIC";
+  case ELF::PT_NOTE: return "PT_NOTE";
+  case ELF::PT_PHDR: return "PT_PHDR";
+  case ELF::PT_GNU_STACK: return "PT_GNU_STACK";
+  case ELF::PT_GNU_RELRO: return "PT_GNU_RELRO";
+  default: return hex(T);
+  }
+}
 
 ObjectSnapshot ObjectSnapshot::take(const Object &Obj) {
   ObjectSnapshot S;
@@ -68,13 +80,13 @@ void ObjectSnapshot::printDiff(const Object &Now, raw_ostream &OS) const {
     const Segment &P = *Now.Segments[I];
     if (I >= Segments.size()) {
       OS << "  + segment [" << I << "] "
-         << object::getPhdrTypeName(ELF::EM_AMDGPU, P.Type) << " vaddr "
+         << phdrType(P.Type) << " vaddr "
          << hex(P.VAddr) << "\n";
       Any = true;
     } else if (Segments[I].Type != P.Type) {
       OS << "  ~ segment [" << I << "] type "
-         << object::getPhdrTypeName(ELF::EM_AMDGPU, Segments[I].Type)
-         << " -> " << object::getPhdrTypeName(ELF::EM_AMDGPU, P.Type) << "\n";
+         << phdrType(Segments[I].Type)
+         << " -> " << phdrType(P.Type) << "\n";
       Any = true;
     }
   }

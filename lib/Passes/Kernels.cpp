@@ -2,6 +2,8 @@
 
 #include "hotswap/Passes/Kernels.h"
 
+#include "hotswap/AMDGPU/TargetMC.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
@@ -21,10 +23,48 @@ bool KernelInfo::needsDualStub(const TargetInfo &TI) const {
   return TI.PreloadSkipsPrologue && KD.kernargPreloadLength() != 0;
 }
 
-/// Decodes the stub at \p Addr if there is one (any prologue).
+static StringRef stubFormName(const DecodedStub &D) {
+  switch (D.Form) {
+  case StubSpec::Short:
+    return "s_branch";
+  case StubSpec::SGPRPair:
+    return "long";
+  case StubSpec::VCC:
+    return "long/vcc";
+  }
+  return "?";
+}
+
+/// Decodes a stub slot. With \p AnyPrologue, the jump may follow any
+/// sequence of valid instructions (a prologue of up to 128 bytes).
+static Expected<std::optional<DecodedStub>>
+decodeSlot(const TargetInfo &TI, ArrayRef<uint8_t> Slot, uint64_t Addr,
+           bool AnyPrologue) {
+  Expected<std::optional<DecodedStub>> D = decodeStub(TI, Slot, Addr, {});
+  if (!D || *D || !AnyPrologue)
+    return D;
+  Expected<TargetMC &> MC = TargetMC::get(TI.MCPU, TI.Features);
+  if (!MC)
+    return MC.takeError();
+  uint64_t Off = 0;
+  while (Off < 128) {
+    std::optional<DecodedInst> I = MC->decodeOne(Slot.drop_front(Off), Addr + Off);
+    if (!I || I->Size == 0)
+      return std::nullopt;
+    Off += I->Size;
+    Expected<std::optional<DecodedStub>> W =
+        decodeStub(TI, Slot, Addr, Slot.take_front(Off));
+    if (!W || *W)
+      return W;
+  }
+  return std::nullopt;
+}
+
+/// Decodes the stub at \p Addr if there is one.
 static Expected<std::optional<PoolStub>> stubAt(const Object &Obj,
                                                 const TargetInfo &TI,
-                                                uint64_t Addr) {
+                                                uint64_t Addr,
+                                                bool AnyPrologue) {
   Section *S = Obj.sectionForAddress(Addr);
   if (!S || !S->isExec() || S->isNoBits())
     return std::nullopt;
@@ -33,7 +73,7 @@ static Expected<std::optional<PoolStub>> stubAt(const Object &Obj,
   if (Bytes.size() < StubSlotSize)
     return std::nullopt;
   Expected<std::optional<DecodedStub>> D =
-      decodeStub(TI, Bytes.take_front(StubSlotSize), Addr, std::nullopt);
+      decodeSlot(TI, Bytes.take_front(StubSlotSize), Addr, AnyPrologue);
   if (!D)
     return D.takeError();
   if (!*D)
@@ -57,7 +97,7 @@ static Expected<std::vector<PoolStub>> scanPools(const Object &Obj,
       continue;
     for (uint64_t Off = 0; Off + StubSlotSize <= S.size();
          Off += StubSlotSize) {
-      Expected<std::optional<PoolStub>> P = stubAt(Obj, TI, S.Addr + Off);
+      Expected<std::optional<PoolStub>> P = stubAt(Obj, TI, S.Addr + Off, /*AnyPrologue=*/true);
       if (!P)
         return P.takeError();
       if (!*P)
@@ -65,7 +105,7 @@ static Expected<std::vector<PoolStub>> scanPools(const Object &Obj,
       // A dual stub: this slot leads to T, the next one to T + 256.
       if (Off + 2 * StubSlotSize <= S.size()) {
         Expected<std::optional<PoolStub>> Next =
-            stubAt(Obj, TI, S.Addr + Off + StubSlotSize);
+            stubAt(Obj, TI, S.Addr + Off + StubSlotSize, /*AnyPrologue=*/true);
         if (!Next)
           return Next.takeError();
         if (*Next && (*Next)->Decoded.Target ==
@@ -203,7 +243,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
       K.EntryStub = R.PoolStubs[SI->second];
     } else {
       // A stub outside our pool sections (written by another tool).
-      Expected<std::optional<PoolStub>> P = stubAt(Obj, T, K.Entry);
+      Expected<std::optional<PoolStub>> P = stubAt(Obj, T, K.Entry, /*AnyPrologue=*/false);
       if (!P)
         return P.takeError();
       if (*P && (*P)->Decoded.Target != K.Entry)
@@ -242,7 +282,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
       K.UsedSGPRs = static_cast<unsigned>(*K.MD->SGPRCount);
       K.UsedSGPRSource = "metadata";
     } else if (T.HasSGPRGranule) {
-      K.UsedSGPRs = K.KD.allocatedSGPRs(T);
+      K.UsedSGPRs = K.KD.allocatedSGPRs(T).value_or(T.AddressableSGPRs);
       K.UsedSGPRSource = "granule";
     } else {
       K.UsedSGPRs = T.AddressableSGPRs;

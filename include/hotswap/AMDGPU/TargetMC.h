@@ -99,6 +99,10 @@ public:
   /// Whether the subtarget has the named feature ("offset-3f-bug").
   bool hasFeature(llvm::StringRef Name) const;
 
+  /// The MC tables, for clients that inspect decoded instructions.
+  const llvm::MCInstrInfo &instrInfo() const { return *MII; }
+  const llvm::MCRegisterInfo &regInfo() const { return *MRI; }
+
   /// True when LLVM has no disassembler for this processor (gfx6/gfx7) and
   /// decoding goes through a GFX10 bundle instead; see TargetMC.cpp.
   bool decodesViaProxy() const { return Proxy != nullptr; }
