@@ -212,7 +212,8 @@ TEST_P(StubTest, LiteralSizeIsConstant) {
                         0x80000000ll, 0x100000000ll, -0x100000000ll}) {
     uint64_t D = static_cast<uint64_t>(Delta);
     for (StubSpec::RegKind Form : {StubSpec::SGPRPair, StubSpec::VCC}) {
-      std::string Text = E->longFormAsm(Form, 10, uint32_t(D), uint32_t(D >> 32));
+      std::string Text =
+          E->longFormAsm(Form, 10, uint32_t(D), uint32_t(D >> 32));
       EXPECT_EQ(assemble(Text).size(), 24u) << Text;
       StubSpec S;
       S.StubAddr = 0x10000;
@@ -507,6 +508,39 @@ TEST(TargetMCTest, KnownEncodings) {
   EXPECT_EQ(*Data, std::vector<uint8_t>({0, 0, 0x80, 0xbf, 1, 2, 3, 4}));
   EXPECT_TRUE(failed(MC->assemble(".p2align 8\n")));
   EXPECT_TRUE(failed(TargetMC::get("gfx9999", "")));
+  EXPECT_TRUE(failed(TargetMC::get("gfx90a", "+nosuchfeature")));
+  EXPECT_TRUE(failed(TargetMC::get("gfx90a", "xnack")));
+  EXPECT_TRUE(isOk(TargetMC::get("gfx90a", "+xnack,-sramecc")));
+}
+
+// VCC is a 64-bit pair usable by getpc/setpc in wave32 mode too.
+TEST(TargetMCTest, VCCFormInBothWaveSizes) {
+  for (const char *CPU : {"gfx1010", "gfx1030", "gfx1100", "gfx1201",
+                          "gfx1250"}) {
+    for (const char *Features : {"+wavefrontsize32", "+wavefrontsize64"}) {
+      TargetInfo TI = makeTI(CPU);
+      TI.Features = Features;
+      auto E = StubEncoder::create(TI);
+      ASSERT_TRUE(isOk(E)) << CPU << Features;
+      StubSpec S;
+      S.StubAddr = 0x100000000;
+      S.Target = 0xffffff00;
+      S.Form = StubSpec::VCC;
+      auto B = (*E)->encode(S);
+      ASSERT_TRUE(isOk(B));
+      auto D = decodeStub(TI, *B, S.StubAddr);
+      ASSERT_TRUE(isOk(D));
+      ASSERT_TRUE(D->has_value()) << CPU << Features;
+      EXPECT_EQ((*D)->Form, StubSpec::VCC);
+      EXPECT_EQ((*D)->Target, S.Target);
+      // Same bytes as without a wave size feature.
+      auto E0 = StubEncoder::create(makeTI(CPU));
+      ASSERT_TRUE(isOk(E0));
+      auto B0 = (*E0)->encode(S);
+      ASSERT_TRUE(isOk(B0));
+      EXPECT_EQ(*B, *B0);
+    }
+  }
 }
 
 TEST(TargetMCTest, ConcurrentUse) {

@@ -327,11 +327,11 @@ std::optional<Pair> parsePair(StringRef Name, unsigned AddressableSGPRs) {
               "SGPR" + utostr(NB)};
 }
 
-/// The 32-bit value of an add's operands (Dst, Src0, Src1) when it computes
-/// Dst = Reg + literal with Reg == Dst named \p RegName, and the literal is
-/// a 32-bit literal (8-byte instruction).
+/// The literal of an add that computes Reg = Reg + literal, where Reg is
+/// named \p RegName in both the destination and one source, and the other
+/// source is a 32-bit literal (hence an 8-byte instruction). The value comes
+/// from the operand MC decoded.
 std::optional<uint32_t> addLiteral(const TargetMC &MC, const DecodedInst &D,
-                                   ArrayRef<uint8_t> Bytes,
                                    StringRef RegName) {
   const MCInst &I = D.Inst;
   if (D.Size != 8 || I.getNumOperands() != 3 || !I.getOperand(0).isReg() ||
@@ -347,13 +347,10 @@ std::optional<uint32_t> addLiteral(const TargetMC &MC, const DecodedInst &D,
     return std::nullopt;
   if (Lit->isImm())
     return static_cast<uint32_t>(Lit->getImm());
-  if (Lit->isExpr()) {
-    int64_t V;
-    if (Lit->getExpr()->evaluateAsAbsolute(V))
-      return static_cast<uint32_t>(V);
-    // The literal dword trails the 4-byte SOP2 word.
-    return read32(Bytes, 4);
-  }
+  // LLVM 22 decodes a literal as the expression lit(value).
+  int64_t V;
+  if (Lit->isExpr() && Lit->getExpr()->evaluateAsAbsolute(V))
+    return static_cast<uint32_t>(V);
   return std::nullopt;
 }
 
@@ -387,7 +384,8 @@ decodeHalf(const TargetInfo &TI, ArrayRef<uint8_t> Bytes, uint64_t Addr,
   S.PrologueSize = P;
   uint64_t Off = P;
   auto Next = [&]() -> std::optional<DecodedInst> {
-    std::optional<DecodedInst> D = MC.decodeOne(Bytes.drop_front(Off), Addr + Off);
+    std::optional<DecodedInst> D =
+        MC.decodeOne(Bytes.drop_front(Off), Addr + Off);
     if (D)
       Off += D->Size;
     return D;
@@ -411,26 +409,25 @@ decodeHalf(const TargetInfo &TI, ArrayRef<uint8_t> Bytes, uint64_t Addr,
     if (!R)
       return Result();
     uint64_t PC = Addr + Off;
-    uint32_t Lo = static_cast<uint32_t>(PC), Hi = static_cast<uint32_t>(PC >> 32);
+    uint32_t Lo = static_cast<uint32_t>(PC);
+    uint32_t Hi = static_cast<uint32_t>(PC >> 32);
 
-    uint64_t AddOff = Off;
     D = Next();
     if (!D || D->Inst.getOpcode() != Opc.AddLo)
       return Result();
     std::optional<uint32_t> LitLo =
-        addLiteral(MC, *D, Bytes.slice(AddOff, D->Size), R->Lo);
+        addLiteral(MC, *D, R->Lo);
     if (!LitLo)
       return Result();
     uint64_t Sum = uint64_t(Lo) + *LitLo;
     Lo = static_cast<uint32_t>(Sum);
     unsigned Carry = Sum >> 32;
 
-    uint64_t AddcOff = Off;
     D = Next();
     if (!D || D->Inst.getOpcode() != Opc.AddHi)
       return Result();
     std::optional<uint32_t> LitHi =
-        addLiteral(MC, *D, Bytes.slice(AddcOff, D->Size), R->Hi);
+        addLiteral(MC, *D, R->Hi);
     if (!LitHi)
       return Result();
     Hi = static_cast<uint32_t>(uint64_t(Hi) + *LitHi + Carry);

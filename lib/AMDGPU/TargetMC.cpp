@@ -201,13 +201,25 @@ Expected<std::unique_ptr<TargetMC>> TargetMC::create(StringRef MCPU,
   T->MAI.reset(TT.createMCAsmInfo(*T->MRI, T->TheTriple, *T->Options));
   if (!T->MAI)
     return makeError("cannot create AMDGPU asm info");
-  // Unknown processors would only produce a warning on stderr from
-  // MCSubtargetInfo; check the name first.
+  // Unknown processors and features would only produce a warning on stderr
+  // from MCSubtargetInfo; check them first.
   {
     std::unique_ptr<MCSubtargetInfo> Probe(
         TT.createMCSubtargetInfo(T->TheTriple, "", ""));
     if (!Probe || !Probe->isCPUStringValid(MCPU))
       return makeError("unknown AMDGPU processor '" + MCPU + "'");
+    SmallVector<StringRef, 4> Parts;
+    Features.split(Parts, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef F : Parts) {
+      StringRef Name = F.drop_front(F.starts_with("+") || F.starts_with("-"));
+      bool Known = (F.starts_with("+") || F.starts_with("-")) &&
+                   llvm::any_of(Probe->getAllProcessorFeatures(),
+                                [&](const SubtargetFeatureKV &KV) {
+                                  return Name == KV.Key;
+                                });
+      if (!Known)
+        return makeError("unknown AMDGPU feature '" + F + "'");
+    }
   }
   T->STI.reset(TT.createMCSubtargetInfo(T->TheTriple, MCPU, Features));
   if (!T->STI)

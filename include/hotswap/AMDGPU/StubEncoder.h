@@ -1,4 +1,4 @@
-//===- hotswap/AMDGPU/StubEncoder.h - Kernel-entry stub encoding -*- C++ -*-===//
+//===- hotswap/AMDGPU/StubEncoder.h - Kernel-entry stubs --------*- C++ -*-===//
 //
 // Encodes the 256-byte kernel-entry trampoline (stub) that jumps from a pool
 // address to a kernel's original entry, and recognizes one again by decoding
