@@ -4,6 +4,7 @@
 # (/usr/bin/yaml2obj and friends may belong to an older LLVM).
 import os
 import shutil
+import sys
 import subprocess
 
 import lit.formats
@@ -35,6 +36,7 @@ for name in sorted(tools, key=len, reverse=True):
     config.substitutions.append(
         (r"(?<![\w./-])%s(?![\w.-])" % name.replace(".", r"\."), tools[name]))
 
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%src_root", config.hotswap_src_root))
 

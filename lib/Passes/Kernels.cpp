@@ -85,7 +85,9 @@ static Expected<std::optional<PoolStub>> stubAt(const Object &Obj,
   return P;
 }
 
-/// Every stub in the pool sections, slot by slot; dual stubs are one entry.
+/// Every stub slot of the pool sections. Whether two slots form a dual stub
+/// is decided per kernel (only a kernarg-preload kernel has one), never from
+/// adjacency alone: two kernels 256 bytes apart look the same.
 static Expected<std::vector<PoolStub>> scanPools(const Object &Obj,
                                                  const TargetInfo &TI) {
   std::vector<PoolStub> Out;
@@ -97,26 +99,12 @@ static Expected<std::vector<PoolStub>> scanPools(const Object &Obj,
       continue;
     for (uint64_t Off = 0; Off + StubSlotSize <= S.size();
          Off += StubSlotSize) {
-      Expected<std::optional<PoolStub>> P = stubAt(Obj, TI, S.Addr + Off, /*AnyPrologue=*/true);
+      Expected<std::optional<PoolStub>> P =
+          stubAt(Obj, TI, S.Addr + Off, /*AnyPrologue=*/true);
       if (!P)
         return P.takeError();
-      if (!*P)
-        continue;
-      // A dual stub: this slot leads to T, the next one to T + 256.
-      if (Off + 2 * StubSlotSize <= S.size()) {
-        Expected<std::optional<PoolStub>> Next =
-            stubAt(Obj, TI, S.Addr + Off + StubSlotSize, /*AnyPrologue=*/true);
-        if (!Next)
-          return Next.takeError();
-        if (*Next && (*Next)->Decoded.Target ==
-                         (*P)->Decoded.Target + StubSlotSize) {
-          (*P)->Dual = true;
-          Out.push_back(**P);
-          Off += StubSlotSize;
-          continue;
-        }
-      }
-      Out.push_back(**P);
+      if (*P)
+        Out.push_back(**P);
     }
   }
   return Out;
@@ -200,6 +188,20 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     StubByTarget.try_emplace(R.PoolStubs[I].Decoded.Target, I);
     StubByAddr[R.PoolStubs[I].Addr] = I;
   }
+  // A kernel that needs a dual stub uses slot I (-> T) and slot I+256
+  // (-> T+256).
+  auto withDual = [&](PoolStub P, const KernelInfo &K) {
+    if (!K.needsDualStub(R.Target))
+      return P;
+    auto Next = StubByAddr.find(P.Addr + StubSlotSize);
+    if (Next != StubByAddr.end() &&
+        R.PoolStubs[Next->second].Decoded.Target ==
+            P.Decoded.Target + StubSlotSize) {
+      P.Dual = true;
+      P.Decoded.HalfTarget2 = P.Decoded.Target + StubSlotSize;
+    }
+    return P;
+  };
 
   const TargetInfo &T = R.Target;
   for (const Found &F : KDs) {
@@ -240,7 +242,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
 
     auto SI = StubByAddr.find(K.Entry);
     if (SI != StubByAddr.end()) {
-      K.EntryStub = R.PoolStubs[SI->second];
+      K.EntryStub = withDual(R.PoolStubs[SI->second], K);
     } else {
       // A stub outside our pool sections (written by another tool).
       Expected<std::optional<PoolStub>> P = stubAt(Obj, T, K.Entry, /*AnyPrologue=*/false);
@@ -264,7 +266,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
       K.CodeEntry = K.Entry;
       auto PI = StubByTarget.find(K.Entry);
       if (PI != StubByTarget.end())
-        K.PendingStub = R.PoolStubs[PI->second];
+        K.PendingStub = withDual(R.PoolStubs[PI->second], K);
     }
 
     if (R.Metadata)

@@ -119,6 +119,11 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
     for (const Symbol &S : ST->Symbols)
       Syms[S.Name].push_back(&S);
   StringMap<const KernelInfo *> ByName;
+  DenseMap<uint64_t, const KernelInfo *> SecondHalves;
+  for (const KernelInfo &K : R.Kernels)
+    for (const std::optional<PoolStub> *S : {&K.EntryStub, &K.PendingStub})
+      if (*S && (*S)->Dual)
+        SecondHalves[(*S)->Addr + StubSlotSize] = &K;
 
   for (const KernelInfo &K : R.Kernels) {
     ByName[K.Name] = &K;
@@ -128,6 +133,11 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
     if (InPool && !StubStarts.count(K.Entry))
       P.push_back(Who + ": entry " + hex(K.Entry) +
                   " points into the middle of a stub");
+    auto Half = SecondHalves.find(K.Entry);
+    if (Half != SecondHalves.end())
+      P.push_back(Who + ": entry " + hex(K.Entry) +
+                  " points into the middle of the dual stub of kernel '" +
+                  Half->second->Name + "'");
     if (!K.EntryStub) {
       if (InPool)
         P.push_back(Who + ": entry " + hex(K.Entry) +

@@ -18,6 +18,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Process.h"
+#include "llvm/ADT/Statistic.h"
 #include "llvm/Support/Timer.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
@@ -69,8 +70,6 @@ static cl::opt<bool>
     VerifyEach("verify-each",
                cl::desc("Run 'verify' after every pass that changed the object"),
                cl::cat(Cat));
-static cl::opt<bool> Stats("stats", cl::desc("Print per-pass counters"),
-                           cl::cat(Cat));
 static cl::opt<bool> Strict(
     "strict",
     cl::desc("Treat unmet preconditions and best-effort failures as errors"),
@@ -106,6 +105,11 @@ static void printVersion(raw_ostream &OS) {
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
   cl::HideUnrelatedOptions(Cat);
+  if (auto *O = cl::getRegisteredOptions().lookup("stats")) {
+    O->setDescription("Print per-pass counters (kernels, stubs, symbols, ...)");
+    O->setHiddenFlag(cl::NotHidden);
+    O->addCategory(Cat);
+  }
   cl::SetVersionPrinter(printVersion);
   cl::extrahelp More(R"(
 Rewrites an AMDGPU code object (ELF, EM_AMDGPU) after the compiler is done.
@@ -286,7 +290,9 @@ output changes nothing.
                      Total > 0 ? 100 * WriteSeconds / Total : 0.0)
            << "(layout and write)\n";
   }
-  if (Stats) {
+  // -stats is LLVM's own option (registered by libSupport); it prints our
+  // per-pass counters.
+  if (AreStatisticsEnabled()) {
     if (KernelsFormat == Format::JSON)
       RunStats.printJSON(errs());
     else
