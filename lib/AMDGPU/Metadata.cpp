@@ -76,7 +76,9 @@ static_assert(std::size(IntMembers) + 1 == NumKernelFields,
 
 std::string hex(uint64_t V) { return "0x" + utohexstr(V, /*LowerCase=*/true); }
 
-Error mdError(const Twine &Msg) { return createStringError("metadata: " + Msg); }
+Error mdError(const Twine &Msg) {
+  return createStringError("metadata: " + Msg);
+}
 
 //===-- msgpack integer encodings -----------------------------------------===//
 //
@@ -357,7 +359,9 @@ Error Scanner::scanKernel(uint64_t &Pos, unsigned Index, const Head &H) {
       S.At.Offset = Pos;
       S.At.Size = V->HeadSize;
       S.At.Value = V->Value;
-      if (V->K == Head::UInt || (V->K == Head::SInt && int64_t(V->Value) >= 0)) {
+      const bool NonNegative =
+          V->K == Head::UInt || (V->K == Head::SInt && int64_t(V->Value) >= 0);
+      if (NonNegative) {
         S.K = FieldSlot::Int;
         S.At.Fam =
             V->K == Head::UInt ? IntFamily::Unsigned : IntFamily::Signed;
@@ -868,7 +872,8 @@ Expected<NoteRewrite> CodeObjectMetadata::rewrite() const {
       msgpack::MapDocNode OM = OldK[I].getMap(), NM = NewK[I].getMap();
       size_t Added = 0;
       for (unsigned F = 0; F != NumKernelFields; ++F)
-        if (Pending.count({unsigned(I), F}) && OM.find(FieldKeys[F]) == OM.end())
+        if (Pending.count({unsigned(I), F}) &&
+            OM.find(FieldKeys[F]) == OM.end())
           ++Added;
       if (NM.size() != OM.size() + Added)
         return CheckFailed("kernel " + Twine(I) + " has unexpected keys");
