@@ -4,13 +4,15 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
+
 using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::amdgpu;
 
 Expected<std::optional<unsigned>>
 amdgpu::granuleForPair(const TargetInfo &TI, const KernelDescriptor &KD,
-                       unsigned N) {
+                       unsigned N, unsigned ReservedTop) {
   if (!TI.HasSGPRGranule)
     return std::nullopt;
   if (N % 2 != 0)
@@ -21,7 +23,7 @@ amdgpu::granuleForPair(const TargetInfo &TI, const KernelDescriptor &KD,
                              Twine(N + 1) + "] is above the " +
                              Twine(TI.AddressableSGPRs) +
                              " addressable SGPRs of " + TI.Name);
-  unsigned Need = N + 2 + TI.SGPRGranuleExtra;
+  unsigned Need = N + 2 + ReservedTop;
   unsigned Have = (KD.sgprGranule() + 1) * 8;
   if (Need <= Have)
     return std::nullopt;
@@ -31,14 +33,41 @@ amdgpu::granuleForPair(const TargetInfo &TI, const KernelDescriptor &KD,
         "] needs " + Twine(Need) + " SGPRs but " + TI.Name +
         " has a fixed SGPR allocation (SGPR init bug)");
   unsigned G = static_cast<unsigned>(divideCeil(Need, 8)) - 1;
-  if (G > 15)
+  if (G > maxSGPRGranule(TI))
     return createStringError("SGPR granule " + Twine(G) + " out of range");
+  return G;
+}
+
+unsigned amdgpu::maxSGPRGranule(const TargetInfo &TI) {
+  return static_cast<unsigned>(
+             divideCeil(TI.AddressableSGPRs + TI.SGPRGranuleExtra, 8)) -
+         1;
+}
+
+Expected<std::optional<unsigned>>
+amdgpu::granuleForVCC(const TargetInfo &TI, const KernelDescriptor &KD,
+                      unsigned UsedSGPRs, unsigned ReservedTop) {
+  if (!TI.HasSGPRGranule)
+    return std::nullopt;
+  // VCC is the topmost pair of the allocation.
+  unsigned Need = UsedSGPRs + std::max(ReservedTop, 2u);
+  unsigned Have = (KD.sgprGranule() + 1) * 8;
+  if (Need <= Have)
+    return std::nullopt;
+  if (TI.HasSGPRInitBug)
+    return createStringError("VCC would alias the kernel's SGPRs and " +
+                             TI.Name + " has a fixed SGPR allocation");
+  unsigned G = static_cast<unsigned>(divideCeil(Need, 8)) - 1;
+  if (G > maxSGPRGranule(TI))
+    return createStringError("VCC would alias the kernel's SGPRs (" +
+                             Twine(UsedSGPRs) + " in use)");
   return G;
 }
 
 Expected<ScratchChoice> amdgpu::chooseScratch(const TargetInfo &TI,
                                               const KernelDescriptor &KD,
-                                              unsigned UsedSGPRs) {
+                                              unsigned UsedSGPRs,
+                                              unsigned ReservedTop) {
   unsigned N = static_cast<unsigned>(alignTo(UsedSGPRs, 2));
   ScratchChoice C;
   if (!TI.HasSGPRGranule) {
@@ -50,11 +79,19 @@ Expected<ScratchChoice> amdgpu::chooseScratch(const TargetInfo &TI,
     return C;
   }
   // gfx6-9: the pair must fit in the (possibly raised) allocation.
-  Expected<std::optional<unsigned>> G = granuleForPair(TI, KD, N);
-  if (!G)
-    return createStringError("no free SGPR pair: the kernel uses " +
-                             Twine(UsedSGPRs) + " SGPRs; " +
-                             toString(G.takeError()));
-  C.SGPR = N;
-  return C;
+  Expected<std::optional<unsigned>> G = granuleForPair(TI, KD, N, ReservedTop);
+  if (G) {
+    C.SGPR = N;
+    return C;
+  }
+  std::string PairErr = toString(G.takeError());
+  // Every SGPR taken: VCC, if the specials stay above the kernel's SGPRs.
+  Expected<std::optional<unsigned>> V = granuleForVCC(TI, KD, UsedSGPRs, ReservedTop);
+  if (V) {
+    C.UseVCC = true;
+    return C;
+  }
+  return createStringError("no free SGPR pair: the kernel uses " +
+                           Twine(UsedSGPRs) + " SGPRs; " + PairErr +
+                           "; " + toString(V.takeError()));
 }

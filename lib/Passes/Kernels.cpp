@@ -2,6 +2,7 @@
 
 #include "hotswap/Passes/Kernels.h"
 
+#include "hotswap/AMDGPU/SGPRScan.h"
 #include "hotswap/AMDGPU/TargetMC.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -110,6 +111,52 @@ static Expected<std::vector<PoolStub>> scanPools(const Object &Obj,
   return Out;
 }
 
+/// gfx6-9 without `.numbered_sgpr`: the exact count of SGPRs the kernel's
+/// code names, from a scan of its function (of all executable code when it
+/// calls). nullopt when it cannot be known (no disassembler, s_movrel).
+static Expected<std::optional<unsigned>>
+scanKernelSGPRs(const Object &Obj, const TargetInfo &T, const KernelInfo &K,
+                const StringMap<std::pair<uint64_t, uint64_t>> &Functions,
+                std::optional<std::optional<unsigned>> &WholeCode) {
+  if (T.Gen == Generation::GFX6 || T.Gen == Generation::GFX7)
+    return std::nullopt;
+  auto scanAll = [&]() -> Expected<std::optional<unsigned>> {
+    if (WholeCode)
+      return *WholeCode;
+    unsigned Max = 0;
+    for (const auto &S : Obj.Sections) {
+      if (!S->isExec() || S->isNoBits() || S->Name == PoolSectionName)
+        continue;
+      Expected<SGPRScan> R = scanSGPRs(T, S->contents(), S->Addr);
+      if (!R)
+        return R.takeError();
+      if (R->IndexesSGPRs) {
+        WholeCode = std::optional<unsigned>();
+        return *WholeCode;
+      }
+      Max = std::max(Max, R->NumSGPRs);
+    }
+    WholeCode = std::optional<unsigned>(Max);
+    return *WholeCode;
+  };
+  auto F = Functions.find(K.Name);
+  if (F == Functions.end() || F->second.first != K.CodeEntry)
+    return scanAll();
+  Expected<ArrayRef<uint8_t>> Code = Obj.bytesAt(F->second.first, F->second.second);
+  if (!Code) {
+    consumeError(Code.takeError());
+    return scanAll();
+  }
+  Expected<SGPRScan> R = scanSGPRs(T, *Code, F->second.first);
+  if (!R)
+    return R.takeError();
+  if (R->IndexesSGPRs)
+    return std::nullopt;
+  if (R->HasCalls)
+    return scanAll();
+  return std::optional<unsigned>(R->NumSGPRs);
+}
+
 Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
                                                        AnalysisManager &AM) {
   Result R;
@@ -148,6 +195,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
   std::vector<Found> KDs;
   StringMap<size_t> ByName;
   StringMap<uint64_t> NumberedSGPR;
+  StringMap<std::pair<uint64_t, uint64_t>> Functions; // name -> value, size
   for (SymbolTable *T : {Obj.symtab(), Obj.dynsym()}) {
     if (!T)
       continue;
@@ -158,6 +206,8 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
         NumberedSGPR[N.drop_back(strlen(".numbered_sgpr"))] = S.Value;
         continue;
       }
+      if (S.Type == ELF::STT_FUNC && S.Sec && S.Size)
+        Functions.try_emplace(N, S.Value, S.Size);
       if (!N.ends_with(".kd") || N.size() == 3)
         continue;
       if (S.Type != ELF::STT_OBJECT || !S.Sec)
@@ -204,6 +254,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
   };
 
   const TargetInfo &T = R.Target;
+  std::optional<std::optional<unsigned>> WholeCodeScan;
   for (const Found &F : KDs) {
     KernelInfo K;
     K.KDSymbol = F.Name;
@@ -277,9 +328,20 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
       K.NumberedSGPR = NI->second;
 
     K.LiveInSGPRs = K.KD.liveInSGPRs(T);
+    std::optional<unsigned> Scanned;
+    if (!K.NumberedSGPR && T.HasSGPRGranule) {
+      Expected<std::optional<unsigned>> S =
+          scanKernelSGPRs(Obj, T, K, Functions, WholeCodeScan);
+      if (!S)
+        return S.takeError();
+      Scanned = *S;
+    }
     if (K.NumberedSGPR) {
       K.UsedSGPRs = static_cast<unsigned>(*K.NumberedSGPR);
       K.UsedSGPRSource = "numbered_sgpr";
+    } else if (Scanned) {
+      K.UsedSGPRs = *Scanned;
+      K.UsedSGPRSource = "code-scan";
     } else if (K.MD && K.MD->SGPRCount && *K.MD->SGPRCount <= 1024) {
       K.UsedSGPRs = static_cast<unsigned>(*K.MD->SGPRCount);
       K.UsedSGPRSource = "metadata";
@@ -291,6 +353,27 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
       K.UsedSGPRSource = "addressable";
     }
     K.UsedSGPRs = std::max(K.UsedSGPRs, K.LiveInSGPRs);
+    if (T.HasSGPRGranule) {
+      // `.sgpr_count` = SGPRs in use + specials. With an exact count of the
+      // former, the difference is the specials; a count below what the
+      // metadata implies (more than the worst-case specials) is raised.
+      K.ReservedTopSGPRs = T.SGPRGranuleExtra;
+      bool Exact = K.UsedSGPRSource == "numbered_sgpr" ||
+                   K.UsedSGPRSource == "code-scan";
+      if (Exact && K.MD && K.MD->SGPRCount && *K.MD->SGPRCount <= 1024) {
+        unsigned Count = static_cast<unsigned>(*K.MD->SGPRCount);
+        if (Count > T.SGPRGranuleExtra)
+          K.UsedSGPRs = std::max(K.UsedSGPRs, Count - T.SGPRGranuleExtra);
+        unsigned Below = K.UsedSGPRs;
+        // A previous run raised the count to cover its scratch pair.
+        const std::optional<PoolStub> &St =
+            K.EntryStub ? K.EntryStub : K.PendingStub;
+        if (St && St->Decoded.Form == StubSpec::SGPRPair)
+          Below = std::max(Below, St->Decoded.SGPR + 2);
+        K.ReservedTopSGPRs =
+            std::min(T.SGPRGranuleExtra, Count > Below ? Count - Below : 0);
+      }
+    }
     R.Kernels.push_back(std::move(K));
   }
   return std::move(R);

@@ -83,8 +83,9 @@ Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
                       "INST_PREF_SIZE fields clamped to the stub");
       }
     }
-    if (std::optional<unsigned> N = pairOf(S.Decoded)) {
-      Expected<std::optional<unsigned>> G = granuleForPair(TI, KD, *N);
+    if (S.Decoded.Form == StubSpec::VCC) {
+      Expected<std::optional<unsigned>> G =
+          granuleForVCC(TI, KD, K.UsedSGPRs, K.ReservedTopSGPRs);
       if (!G)
         return createStringError(Who + ": " + toString(G.takeError()));
       if (*G) {
@@ -93,8 +94,22 @@ Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
                       "SGPR granules raised for the scratch pair (may lower "
                       "occupancy)");
       }
-      if (R.Metadata && K.MD && K.MD->SGPRCount && *K.MD->SGPRCount < *N + 2) {
-        if (Error E = R.Metadata->setSGPRCount(K.KDSymbol, *N + 2))
+    }
+    if (std::optional<unsigned> N = pairOf(S.Decoded)) {
+      Expected<std::optional<unsigned>> G = granuleForPair(TI, KD, *N, K.ReservedTopSGPRs);
+      if (!G)
+        return createStringError(Who + ": " + toString(G.takeError()));
+      if (*G) {
+        KD.setSGPRGranule(**G);
+        Ctx.Stats.add(name(), "granule-raised",
+                      "SGPR granules raised for the scratch pair (may lower "
+                      "occupancy)");
+      }
+      // `.sgpr_count` counts the specials too on gfx6-9.
+      uint64_t NewCount = *N + 2 + (TI.HasSGPRGranule ? K.ReservedTopSGPRs : 0);
+      if (R.Metadata && K.MD && K.MD->SGPRCount &&
+          *K.MD->SGPRCount < NewCount) {
+        if (Error E = R.Metadata->setSGPRCount(K.KDSymbol, NewCount))
           return std::move(E);
         MetadataChanged = true;
         Ctx.Stats.add(name(), "sgpr-count-raised",

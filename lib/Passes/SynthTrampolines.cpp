@@ -200,7 +200,7 @@ Expected<PreservedAnalyses> SynthTrampolinesPass::run(Object &Obj,
                                                 Spec.Target + StubSlotSize))) {
       Spec.Form = StubSpec::Short;
     } else {
-      Expected<ScratchChoice> SC = chooseScratch(TI, K.KD, K.UsedSGPRs);
+      Expected<ScratchChoice> SC = chooseScratch(TI, K.KD, K.UsedSGPRs, K.ReservedTopSGPRs);
       if (!SC) {
         std::string Msg = "kernel '" + K.Name +
                           "' cannot be wrapped: " + toString(SC.takeError());

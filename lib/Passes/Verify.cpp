@@ -181,19 +181,25 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
         P.push_back(Who + ": stub scratch pair s[" + Twine(N).str() + ":" +
                     Twine(N + 1).str() + "] is not addressable on " + T.Name);
       if (T.HasSGPRGranule &&
-          N + 2 + T.SGPRGranuleExtra > (K.KD.sgprGranule() + 1) * 8)
+          N + 2 + K.ReservedTopSGPRs > (K.KD.sgprGranule() + 1) * 8)
         P.push_back(Who + ": stub scratch pair s[" + Twine(N).str() + ":" +
                     Twine(N + 1).str() +
                     "] is outside the SGPR allocation of granule " +
                     Twine(K.KD.sgprGranule()).str());
-      if (K.MD && K.MD->SGPRCount && *K.MD->SGPRCount < N + 2)
+      if (K.MD && K.MD->SGPRCount &&
+          *K.MD->SGPRCount < N + 2 + (T.HasSGPRGranule ? K.ReservedTopSGPRs : 0))
         P.push_back(Who + ": metadata .sgpr_count " +
                     Twine(*K.MD->SGPRCount).str() +
                     " does not cover the stub scratch pair s[" +
                     Twine(N).str() + ":" + Twine(N + 1).str() + "]");
-    } else if (D.Form == StubSpec::VCC && T.HasSGPRGranule) {
-      P.push_back(Who + ": stub uses VCC as scratch on " + T.Name +
-                  ", where VCC may alias the kernel's SGPRs");
+    } else if (D.Form == StubSpec::VCC && T.HasSGPRGranule &&
+               K.UsedSGPRs + std::max(K.ReservedTopSGPRs, 2u) >
+                   (K.KD.sgprGranule() + 1) * 8) {
+      P.push_back(Who + ": stub uses VCC as scratch but the SGPR allocation "
+                        "of granule " +
+                  Twine(K.KD.sgprGranule()).str() +
+                  " does not keep VCC above the kernel's " +
+                  Twine(K.UsedSGPRs).str() + " SGPRs");
     }
     uint64_t Size = S.Dual ? 512 : 256;
     if (T.InstPrefWidth && uint64_t(K.KD.instPrefSize(T)) * 128 > Size)

@@ -6,7 +6,10 @@
 // separate from the SGPR file). gfx6-9: VCC, FLAT_SCRATCH and XNACK_MASK sit
 // at the top of the wave's allocation, so the pair must lie below
 // (granule+1)*8 - extra; the granule is raised when needed (never on the
-// SGPR-init-bug parts, whose count is fixed), VCC is never used.
+// SGPR-init-bug parts, whose count is fixed). When every addressable SGPR is
+// in use, VCC (the top two SGPRs of the allocation, undefined at entry) is
+// used instead, provided the allocation keeps the worst-case special
+// registers above the kernel's SGPRs (raising the granule if needed).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,15 +30,31 @@ struct ScratchChoice {
 };
 
 /// Picks the pair for a kernel that uses \p UsedSGPRs SGPRs (s0..s(U-1)).
+/// \p ReservedTop is the number of special SGPRs (VCC, FLAT_SCRATCH,
+/// XNACK_MASK) the kernel keeps at the top of its allocation on gfx6-9
+/// (TargetInfo::SGPRGranuleExtra when unknown); ignored on gfx10+.
 llvm::Expected<ScratchChoice> chooseScratch(const TargetInfo &TI,
                                             const KernelDescriptor &KD,
-                                            unsigned UsedSGPRs);
+                                            unsigned UsedSGPRs,
+                                            unsigned ReservedTop);
 
 /// gfx6-9: the RSRC1 SGPR granule that covers s[N:N+1] plus the special
 /// registers above it; nullopt when the current granule already does (and
 /// always on gfx10+). Error when no granule can (limit or init bug).
 llvm::Expected<std::optional<unsigned>>
-granuleForPair(const TargetInfo &TI, const KernelDescriptor &KD, unsigned N);
+granuleForPair(const TargetInfo &TI, const KernelDescriptor &KD, unsigned N,
+               unsigned ReservedTop);
+
+/// gfx6-9: the granule that keeps VCC/FLAT_SCRATCH/XNACK_MASK (at the top
+/// of the allocation) above \p UsedSGPRs, so that a stub may clobber VCC;
+/// nullopt when the current one does (and always on gfx10+).
+llvm::Expected<std::optional<unsigned>>
+granuleForVCC(const TargetInfo &TI, const KernelDescriptor &KD,
+              unsigned UsedSGPRs, unsigned ReservedTop);
+
+/// The largest SGPR granule the hardware accepts: addressable SGPRs plus the
+/// special registers, in units of 8.
+unsigned maxSGPRGranule(const TargetInfo &TI);
 
 } // namespace amdgpu
 } // namespace hotswap

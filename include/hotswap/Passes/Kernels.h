@@ -62,6 +62,12 @@ struct KernelInfo {
   /// "addressable" (nothing known: assume all).
   unsigned UsedSGPRs = 0;
   std::string UsedSGPRSource;
+  /// gfx6-9: special SGPRs (VCC, FLAT_SCRATCH, XNACK_MASK) the kernel keeps
+  /// at the top of its allocation, above UsedSGPRs: metadata `.sgpr_count`
+  /// minus the SGPRs in use (and minus a stub's scratch pair, which a
+  /// previous run added to it), at most TargetInfo::SGPRGranuleExtra; the
+  /// worst case when unknown. 0 on gfx10+.
+  unsigned ReservedTopSGPRs = 0;
 
   bool hasStub() const { return EntryStub.has_value(); }
   /// Kernarg preload on a target whose firmware enters at +256.
