@@ -127,6 +127,16 @@ Examples:
   hotswap-opt --print-passes
       every pass, alias and analysis
 
+Pass parameters (LLVM's name<params> form, ';'-separated):
+  synth-trampolines<prologue=none|gfx1250-vmem|asm:FILE;only=REGEX;
+                    form=auto|long;skip-unwrappable>
+      prologue   code every stub runs before the jump (gfx1250 erratum pair,
+                 or your assembly, checked not to write live registers)
+      only       wrap only kernels whose name matches REGEX
+      form=long  never use the short s_branch form
+      skip-unwrappable  warn about (instead of failing on) kernels that have
+                 no free scratch SGPRs
+
 Every pass declares the invariant it establishes and is skipped when it
 already holds (-debug-pass-manager shows it), so running a pipeline on its own
 output changes nothing.
