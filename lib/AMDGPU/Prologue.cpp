@@ -4,6 +4,7 @@
 
 #include "hotswap/AMDGPU/TargetMC.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/MC/MCInst.h"
 #include "llvm/MC/MCInstrDesc.h"
 #include "llvm/MC/MCInstrInfo.h"
@@ -27,6 +28,30 @@ amdgpu::assembleErratumPrologue(const TargetInfo &TI) {
   if (!MC)
     return MC.takeError();
   return MC->assemble(erratumPrologueAsm());
+}
+
+/// Assembly spelling of an MC register name: SGPR4 -> s4, VGPR0 -> v0,
+/// SGPR4_SGPR5 -> s[4:5], EXEC -> exec.
+static std::string asmRegName(StringRef Name) {
+  SmallVector<StringRef, 4> Parts;
+  Name.split(Parts, '_');
+  auto one = [](StringRef P, std::string &Kind, std::string &Num) {
+    for (StringRef Pre : {"SGPR", "VGPR", "AGPR", "TTMP"})
+      if (P.starts_with(Pre) && P.size() > Pre.size() &&
+          isDigit(P[Pre.size()])) {
+        Kind = Pre == "SGPR" ? "s" : Pre == "VGPR" ? "v" : Pre == "AGPR" ? "a" : "ttmp";
+        Num = P.drop_front(Pre.size()).str();
+        return true;
+      }
+    return false;
+  };
+  std::string K1, N1, K2, N2;
+  if (Parts.size() >= 2 && one(Parts.front(), K1, N1) &&
+      one(Parts.back(), K2, N2) && K1 == K2)
+    return K1 + "[" + N1 + ":" + N2 + "]";
+  if (Parts.size() == 1 && one(Parts.front(), K1, N1))
+    return K1 + N1;
+  return Name.lower();
 }
 
 /// Whether writing \p Reg at kernel entry is harmless.
@@ -72,7 +97,7 @@ Error amdgpu::checkPrologue(const TargetInfo &TI, ArrayRef<uint8_t> Bytes) {
                                "' changes control flow; a prologue must "
                                "fall through to the jump");
     auto check = [&](MCRegister R) -> Error {
-      StringRef Name = MC.regName(R);
+      std::string Name = asmRegName(MC.regName(R));
       if (writableAtEntry(TI, Name))
         return Error::success();
       return createStringError("prologue: '" + T + "' writes " + Name +
