@@ -10,8 +10,8 @@
 |*    which accepts NULL.                                                     *|
 |*  - Strings and buffers returned by the library are owned by the handle     *|
 |*    they came from and stay valid until that handle is destroyed.          *|
-|*  - Different handles may be used from different threads concurrently;     *|
-|*    one handle must not be used by two threads at once.                    *|
+|*  - Not thread-safe: run one pipeline at a time per process (the library   *|
+|*    shares per-target state between runs).                                 *|
 |*                                                                            *|
 |* The library is C++: link with a C++ linker (in CMake, enable CXX in        *|
 |* project() and link HotswapOpt::hotswap).                                  *|

@@ -12,10 +12,9 @@
 //     prints, never exits and never aborts on bad input (malformed objects,
 //     unknown passes, failed preconditions in strict mode).
 //   * Warnings go to PipelineOptions::Warn, or are dropped when it is unset.
-//   * Nothing is global: calls on different objects may run concurrently on
-//     different threads (the one-time AMDGPU target initialization is
-//     thread-safe). One Object, AnalysisManager or PassBuilder must not be
-//     used by two threads at once.
+//   * Threads: the per-target MC objects (encoder, disassembler) are created
+//     once and shared by every run, and are not safe for concurrent use.
+//     Serialize calls into the library (one run at a time per process).
 //   * Inputs are never modified; outputs are new buffers or new files.
 //
 // CMake: find_package(HotswapOpt 0.1 REQUIRED) and link HotswapOpt::hotswap
@@ -47,12 +46,14 @@ llvm::StringRef getVersionString();
 /// PipelineOptions behaves like `hotswap-opt -passes=...` without flags,
 /// except that nothing is printed.
 struct PipelineOptions {
-  /// Receives every warning (e.g. a pass skipped because its precondition
-  /// is unmet). Called on the calling thread, during the run; the Twine is
+  /// Receives every warning (e.g. stub-syms finding a stub's name taken by
+  /// another symbol). Passes skipped because their invariant holds or their
+  /// precondition is unmet are reported to Instrumentation->SkippedPass, not
+  /// here. Called on the calling thread, during the run; the Twine is
   /// only valid during the call. Default: warnings are dropped.
   std::function<void(const llvm::Twine &)> Warn;
   /// Unmet preconditions and best-effort failures become errors instead of
-  /// warnings (hotswap-opt --strict).
+  /// skipped passes and warnings (hotswap-opt --strict).
   bool Strict = false;
   /// Run `verify` after every pass that changed the object; the first
   /// failure ends the run with an error naming the pass (-verify-each).
