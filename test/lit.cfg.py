@@ -59,3 +59,23 @@ def clang_can_target_amdgpu():
 
 if clang_can_target_amdgpu() and os.path.exists(tools["ld.lld"]):
     config.available_features.add("amdgpu-clang")
+
+# test/Embedding: install the package from this build into %t and build the
+# examples against it with this build's compilers (and lld, like the build).
+#   %cmake           the cmake of this build
+#   %hotswap_build   this build directory (for cmake --install)
+#   %example_cmake   cmake configuring an example like this build: generator,
+#                    build type, linker; compilers through CC/CXX so that only
+#                    the languages a project enables are set up (LLVM's
+#                    FindFFI breaks when CMAKE_C_COMPILER is set but C is not
+#                    enabled).
+config.substitutions.append(("%hotswap_build", config.hotswap_obj_root))
+example_cmake = [
+    "env", "CC=" + config.host_cc, "CXX=" + config.host_cxx,
+    config.cmake_command, "-G", "Ninja",
+    "-DCMAKE_MAKE_PROGRAM=" + config.cmake_make_program,
+    "-DCMAKE_BUILD_TYPE=Release"]
+if config.host_cxx_id == "Clang":
+    example_cmake.append("-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld")
+config.substitutions.append(("%example_cmake", " ".join(example_cmake)))
+config.substitutions.append(("%cmake", config.cmake_command))

@@ -9,7 +9,10 @@
 using namespace llvm;
 using namespace hotswap;
 
-StringRef hotswap::getVersionString() { return "0.1.0"; }
+#ifndef HOTSWAP_VERSION_STRING
+#error "HOTSWAP_VERSION_STRING must come from the build (PROJECT_VERSION)"
+#endif
+StringRef hotswap::getVersionString() { return HOTSWAP_VERSION_STRING; }
 
 Error hotswap::runPassManager(Object &Obj, PassManager &PM,
                               const PipelineOptions &Opts) {
@@ -91,4 +94,19 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
   if (OutPath.empty())
     return Error::success();
   return writeObjectToFile(**Obj, OutPath);
+}
+
+Expected<KernelsAnalysis::Result> hotswap::getKernels(Object &Obj) {
+  AnalysisManager AM;
+  return KernelsAnalysis::run(Obj, AM);
+}
+
+Expected<AnalyzedObject> hotswap::analyzeKernels(MemoryBufferRef Input) {
+  Expected<std::unique_ptr<Object>> Obj = readObject(Input);
+  if (!Obj)
+    return Obj.takeError();
+  Expected<KernelsAnalysis::Result> K = getKernels(**Obj);
+  if (!K)
+    return K.takeError();
+  return AnalyzedObject{std::move(*Obj), std::move(*K)};
 }

@@ -1,0 +1,87 @@
+/*===- hotswap-c.h - C API of libhotswap --------------------------*- C -*-===*\
+|*                                                                            *|
+|* A small, stable C interface to hotswap-opt's pipelines: run a pipeline on  *|
+|* a code object held in memory and get the resulting bytes back.             *|
+|*                                                                            *|
+|* Contract:                                                                  *|
+|*  - No function throws, prints or exits. Every failure is reported as a     *|
+|*    message string on the result handle (hotswap_result_error).             *|
+|*  - Handles are opaque; each one is released by its own destroy function,   *|
+|*    which accepts NULL.                                                     *|
+|*  - Strings and buffers returned by the library are owned by the handle     *|
+|*    they came from and stay valid until that handle is destroyed.          *|
+|*  - Not thread-safe: run one pipeline at a time per process (the library   *|
+|*    shares per-target state between runs).                                 *|
+|*                                                                            *|
+|* The library is C++: link with a C++ linker (in CMake, enable CXX in        *|
+|* project() and link HotswapOpt::hotswap).                                  *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef HOTSWAP_C_H
+#define HOTSWAP_C_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of this interface. Incremented when a function is added; existing
+   functions keep their signature and meaning within a major library
+   version. */
+#define HOTSWAP_C_API_VERSION 1
+
+/* The library version, "MAJOR.MINOR.PATCH" (static storage). */
+const char *hotswap_version(void);
+
+/* Options of a run. Created with defaults: not strict, no verify-each,
+   warnings dropped. */
+typedef struct hotswap_options *hotswap_options_t;
+
+/* Receives one warning. `message` is NUL-terminated and only valid during the
+   call; `user_data` is what was given to
+   hotswap_options_set_warning_callback. Called on the thread running the
+   pipeline, before hotswap_run_pipeline returns. */
+typedef void (*hotswap_warning_callback)(const char *message, void *user_data);
+
+/* Returns NULL only if memory is exhausted. */
+hotswap_options_t hotswap_options_create(void);
+void hotswap_options_destroy(hotswap_options_t options);
+/* Non-zero: unmet preconditions and best-effort failures are errors. */
+void hotswap_options_set_strict(hotswap_options_t options, int strict);
+/* Non-zero: run `verify` after every pass that changed the object. */
+void hotswap_options_set_verify_each(hotswap_options_t options,
+                                     int verify_each);
+/* A NULL callback drops warnings again. */
+void hotswap_options_set_warning_callback(hotswap_options_t options,
+                                          hotswap_warning_callback callback,
+                                          void *user_data);
+
+/* The outcome of a run: either output bytes or an error message. */
+typedef struct hotswap_result *hotswap_result_t;
+
+/* Parses the `size` bytes at `data` as an AMDGPU code object, runs
+   `pipeline` (the text of hotswap-opt's -passes=, e.g.
+   "trampoline,stub-syms"; "" runs nothing) and returns the outcome. The input
+   is only read during the call and need not be aligned. `options` may be NULL
+   (defaults). Returns NULL only if memory is exhausted; invalid arguments
+   (NULL data with a non-zero size, NULL pipeline) give an error result. */
+hotswap_result_t hotswap_run_pipeline(hotswap_options_t options,
+                                      const void *data, size_t size,
+                                      const char *pipeline);
+
+/* Non-zero when the run succeeded. */
+int hotswap_result_succeeded(hotswap_result_t result);
+/* The output code object of a successful run (NULL and *size = 0 after a
+   failure). `size` may be NULL. */
+const void *hotswap_result_get_output(hotswap_result_t result, size_t *size);
+/* The error message of a failed run, NULL after a success. */
+const char *hotswap_result_get_error(hotswap_result_t result);
+void hotswap_result_destroy(hotswap_result_t result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HOTSWAP_C_H */

@@ -1,0 +1,133 @@
+//===- lib/CAPI/CAPI.cpp - C API (hotswap-c.h) ----------------------------===//
+//
+// Thin wrappers over hotswap::runPipeline. Every llvm::Error is converted to
+// a string here; nothing escapes to the C caller but handles and strings.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hotswap-c.h"
+
+#include "hotswap/Hotswap.h"
+
+#include "llvm/ADT/SmallString.h"
+
+#include <new>
+#include <string>
+
+using namespace llvm;
+
+struct hotswap_options {
+  bool Strict = false;
+  bool VerifyEach = false;
+  hotswap_warning_callback Warn = nullptr;
+  void *WarnData = nullptr;
+};
+
+struct hotswap_result {
+  std::unique_ptr<MemoryBuffer> Output;
+  std::string Error;
+  bool Succeeded = false;
+};
+
+extern "C" {
+
+const char *hotswap_version(void) {
+  // getVersionString() refers to a string literal: null-terminated.
+  return hotswap::getVersionString().data();
+}
+
+hotswap_options_t hotswap_options_create(void) {
+  return new (std::nothrow) hotswap_options();
+}
+
+void hotswap_options_destroy(hotswap_options_t Options) { delete Options; }
+
+void hotswap_options_set_strict(hotswap_options_t Options, int Strict) {
+  if (Options)
+    Options->Strict = Strict != 0;
+}
+
+void hotswap_options_set_verify_each(hotswap_options_t Options,
+                                     int VerifyEach) {
+  if (Options)
+    Options->VerifyEach = VerifyEach != 0;
+}
+
+void hotswap_options_set_warning_callback(hotswap_options_t Options,
+                                          hotswap_warning_callback Callback,
+                                          void *UserData) {
+  if (!Options)
+    return;
+  Options->Warn = Callback;
+  Options->WarnData = Callback ? UserData : nullptr;
+}
+
+hotswap_result_t hotswap_run_pipeline(hotswap_options_t Options,
+                                      const void *Data, size_t Size,
+                                      const char *Pipeline) {
+  auto *R = new (std::nothrow) hotswap_result();
+  if (!R)
+    return nullptr;
+  if (!Data && Size != 0) {
+    R->Error = "invalid argument: input data is NULL but its size is not 0";
+    return R;
+  }
+  if (!Pipeline) {
+    R->Error = "invalid argument: pipeline is NULL";
+    return R;
+  }
+
+  hotswap::PipelineOptions Opts;
+  if (Options) {
+    Opts.Strict = Options->Strict;
+    Opts.VerifyEach = Options->VerifyEach;
+    if (hotswap_warning_callback CB = Options->Warn) {
+      void *UserData = Options->WarnData;
+      Opts.Warn = [CB, UserData](const Twine &Msg) {
+        SmallString<256> Text;
+        CB(Msg.toNullTerminatedStringRef(Text).data(), UserData);
+      };
+    }
+  }
+
+  static const char Empty[1] = {0};
+  MemoryBufferRef Input(
+      StringRef(Data ? static_cast<const char *>(Data) : Empty, Size),
+      "<memory>");
+  Expected<std::unique_ptr<MemoryBuffer>> Out =
+      hotswap::runPipeline(Input, Pipeline, Opts);
+  if (!Out) {
+    R->Error = toString(Out.takeError());
+    if (R->Error.empty())
+      R->Error = "unknown error";
+    return R;
+  }
+  R->Output = std::move(*Out);
+  R->Succeeded = true;
+  return R;
+}
+
+int hotswap_result_succeeded(hotswap_result_t Result) {
+  return Result && Result->Succeeded;
+}
+
+const void *hotswap_result_get_output(hotswap_result_t Result, size_t *Size) {
+  if (!Result || !Result->Succeeded) {
+    if (Size)
+      *Size = 0;
+    return nullptr;
+  }
+  if (Size)
+    *Size = Result->Output->getBufferSize();
+  return Result->Output->getBufferStart();
+}
+
+const char *hotswap_result_get_error(hotswap_result_t Result) {
+  if (!Result)
+    return "invalid argument: result is NULL";
+  return Result->Succeeded ? nullptr : Result->Error.c_str();
+}
+
+void hotswap_result_destroy(hotswap_result_t Result) { delete Result; }
+
+} // extern "C"
