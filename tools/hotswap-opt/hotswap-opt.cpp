@@ -203,7 +203,10 @@ output changes nothing.
   PipelineOptions Opts;
   Opts.Strict = Strict;
   Opts.VerifyEach = VerifyEach;
-  Opts.PrintOut = &outs();
+  // Text (print<...>, -print-after) goes to stdout, unless the code object
+  // itself does: then to stderr, so that the object is not corrupted.
+  raw_ostream &TextOut = Out == "-" ? errs() : outs();
+  Opts.PrintOut = &TextOut;
   Opts.JSON = KernelsFormat == Format::JSON;
   Opts.Warn = [&](const Twine &Msg) {
     WithColor::warning(errs(), ToolName)
@@ -242,8 +245,8 @@ output changes nothing.
     PI.AfterPass.push_back([&](const Pass &P, Object &O, bool) {
       if (!(PrintAfterAll || PrintAfterSet.count(P.name())) || !Snap)
         return Error::success();
-      outs() << "*** After " << P.name() << " ***\n";
-      Snap->printDiff(O, outs());
+      TextOut << "*** After " << P.name() << " ***\n";
+      Snap->printDiff(O, TextOut);
       Snap.reset();
       return Error::success();
     });
