@@ -15,13 +15,14 @@ __attribute__((noinline)) static int helper(__global int *p, int x) {
   return p[x] * 3 + x;
 }
 
-__attribute__((noinline)) static int fact(int n) {
-  return n <= 1 ? 1 : n * fact(n - 1);
+// Tree recursion: not turned into a loop, so the stack size is unknown.
+__attribute__((noinline)) static int fib(int n) {
+  return n <= 1 ? n : fib(n - 1) + fib(n - 2);
 }
 
 __kernel void calls(__global int *p, int n) {
   int i = __builtin_amdgcn_workitem_id_x();
-  p[i] = helper(p, i) + fact(n);
+  p[i] = helper(p, i) + fib(n);
 }
 
 // LDS.
