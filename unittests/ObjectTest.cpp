@@ -551,15 +551,16 @@ TEST_F(ObjectTest, NewSegmentReusesFreedPhdrSlot) {
 
 TEST_F(ObjectTest, GrowingLoadedSectionIsAnError) {
   Obj->findSection(".rodata")->setContents(std::vector<uint8_t>(0x50, 0));
-  EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)), std::string(
-          "section '.rodata' is loaded and cannot change size (0x40 -> 0x50)"));
+  EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)),
+            "section '.rodata' is loaded and cannot change size (0x40 -> "
+            "0x50)");
 }
 
 TEST_F(ObjectTest, NewSegmentBelowLoadedMemoryIsAnError) {
   addLoadedCode(*Obj, 0x1000, 0x100);
-  EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)), std::string("new segment at address 0x1000 would "
-                                         "overlap loaded memory ending at "
-                                         "0x1018"));
+  EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)),
+            "new segment at address 0x1000 would overlap loaded memory "
+            "ending at 0x1018");
 }
 
 TEST_F(ObjectTest, ChangingLoadedSymbolTableIsAnError) {
@@ -567,9 +568,9 @@ TEST_F(ObjectTest, ChangingLoadedSymbolTableIsAnError) {
   G.Name = "x";
   G.Binding = STB_GLOBAL;
   Obj->dynsym()->add(G);
-  EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)), std::string("cannot change allocated symbol table "
-                                         "'.dynsym' without moving loaded "
-                                         "bytes"));
+  EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)),
+            "cannot change allocated symbol table '.dynsym' without moving "
+            "loaded bytes");
 }
 
 /// The input with the section header table moved to an odd offset.
@@ -643,9 +644,9 @@ TEST(ObjectReaderTest, RejectsSectionAddressThatDisagreesWithSegment) {
   support::endian::write64le(Bytes.data() + ShOff + 5 * 64 + 16, 0x1100);
   Expected<std::unique_ptr<Object>> Bad =
       readObject(MemoryBufferRef(asStringRef(Bytes), "bad.co"));
-  EXPECT_EQ(errorOf(std::move(Bad)), std::string("section 5 ('.text') at offset 0x1000 has address "
-                             "0x1100, but program header 2 loads that offset "
-                             "at 0x1000"));
+  EXPECT_EQ(errorOf(std::move(Bad)),
+            "section 5 ('.text') at offset 0x1000 has address 0x1100, but "
+            "program header 2 loads that offset at 0x1000");
 }
 
 } // namespace
