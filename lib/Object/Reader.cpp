@@ -105,7 +105,7 @@ Error Reader::readHeader() {
     return err("unsupported e_version " + Twine(H.Version));
   if (H.Type != ET_DYN && H.Type != ET_REL && H.Type != ET_EXEC)
     return err("unsupported e_type " + Twine(H.Type) +
-               " (expected ET_DYN or ET_REL)");
+               " (expected ET_REL, ET_EXEC or ET_DYN)");
   if (H.EhSize != sizeof(Elf64_Ehdr))
     return err("e_ehsize is " + Twine(H.EhSize) + ", expected 64");
   if (PhNum == PN_XNUM)
@@ -245,7 +245,11 @@ Error Reader::readSections() {
   for (unsigned I = 0; I != ShNum; ++I) {
     const Raw &R = Hdrs[I];
     auto S = std::make_unique<Section>();
-    if (R.Name != 0 || ShStrNdx != 0) {
+    if (R.Name != 0 && ShStrNdx == 0)
+      return err("section " + Twine(I) + " has name offset " + hex(R.Name) +
+                 " but there is no section name string table (e_shstrndx "
+                 "is 0)");
+    if (ShStrNdx != 0) {
       if (R.Name >= Names.size())
         return err("section " + Twine(I) + " name offset " + hex(R.Name) +
                    " is past the end of the section name string table "
@@ -298,12 +302,21 @@ Error Reader::readSections() {
     if (!S.isAlloc() || S.isNoBits() || S.size() == 0 || Obj.Segments.empty())
       continue;
     bool Covered = false, Partial = false;
-    for (const auto &P : Obj.Segments) {
+    for (size_t PI = 0; PI != Obj.Segments.size(); ++PI) {
+      const Segment *P = Obj.Segments[PI].get();
       if (P->Type != PT_LOAD)
         continue;
       uint64_t SOff = S.Orig->Offset, SEnd = SOff + S.size();
       uint64_t POff = P->Offset, PEnd = P->Offset + P->FileSize;
       if (SOff >= POff && SEnd <= PEnd) {
+        // The loader puts these bytes at p_vaddr + (offset - p_offset); an
+        // sh_addr that disagrees would make every address lookup read the
+        // wrong bytes. No overflow: SOff - POff < p_filesz <= p_memsz.
+        uint64_t Mapped = P->VAddr + (SOff - POff);
+        if (S.Addr != Mapped)
+          return err(secName(I) + " at offset " + hex(SOff) + " has address " +
+                     hex(S.Addr) + ", but program header " + Twine(PI) +
+                     " loads that offset at " + hex(Mapped));
         Covered = true;
         break;
       }

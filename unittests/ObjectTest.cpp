@@ -1,0 +1,652 @@
+//===- unittests/ObjectTest.cpp - ELF model, reader and writer ------------===//
+//
+// Inputs are built in memory with yaml2obj. Outputs are checked with
+// llvm::object::ELFFile (an independent reader) wherever it accepts them, and
+// byte by byte against the input for everything that must not move.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hotswap/Object/Object.h"
+#include "hotswap/Object/Reader.h"
+#include "hotswap/Object/Writer.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Object/ELF.h"
+#include "llvm/ObjectYAML/yaml2obj.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/YAMLTraits.h"
+
+#include "gtest/gtest.h"
+
+#include <cstring>
+
+using namespace llvm;
+using namespace llvm::ELF;
+using namespace hotswap;
+
+namespace {
+
+using ELFT = object::ELF64LE;
+
+// gfx90a code object v6, shaped like ld.lld output: PT_PHDR, a read-only
+// PT_LOAD (.note, .dynsym, .dynstr, .rodata), an executable PT_LOAD (.text),
+// PT_NOTE; .comment, .symtab, .strtab, .shstrtab are not loaded. Loaded
+// memory ends at 0x1018.
+constexpr const char *KernelYAML = R"(
+--- !ELF
+FileHeader:
+  Class:      ELFCLASS64
+  Data:       ELFDATA2LSB
+  OSABI:      ELFOSABI_AMDGPU_HSA
+  ABIVersion: 0x4
+  Type:       ET_DYN
+  Machine:    EM_AMDGPU
+  Flags:      [ EF_AMDGPU_MACH_AMDGCN_GFX90A ]
+ProgramHeaders:
+  - Type:     PT_PHDR
+    Flags:    [ PF_R ]
+    VAddr:    0x40
+    Offset:   0x40
+    FileSize: 0xe0
+    MemSize:  0xe0
+    Align:    0x8
+  - Type:     PT_LOAD
+    Flags:    [ PF_R ]
+    Offset:   0x0
+    FirstSec: .note
+    LastSec:  .rodata
+    Align:    0x1000
+  - Type:     PT_LOAD
+    Flags:    [ PF_R, PF_X ]
+    FirstSec: .text
+    LastSec:  .text
+    VAddr:    0x1000
+    Align:    0x1000
+  - Type:     PT_NOTE
+    Flags:    [ PF_R ]
+    FirstSec: .note
+    LastSec:  .note
+    VAddr:    0x200
+    Align:    0x4
+Sections:
+  - Name:         .note
+    Type:         SHT_NOTE
+    Flags:        [ SHF_ALLOC ]
+    Address:      0x200
+    Offset:       0x200
+    AddressAlign: 0x4
+    Notes:
+      - Name: GNU
+        Type: 0x3
+        Desc: 0123456789abcdef
+  - Name:         .dynsym
+    Type:         SHT_DYNSYM
+    Flags:        [ SHF_ALLOC ]
+    Address:      0x300
+    Offset:       0x300
+    AddressAlign: 0x8
+  - Name:         .dynstr
+    Type:         SHT_STRTAB
+    Flags:        [ SHF_ALLOC ]
+    AddressAlign: 0x1
+  - Name:         .rodata
+    Type:         SHT_PROGBITS
+    Flags:        [ SHF_ALLOC ]
+    Address:      0x400
+    Offset:       0x400
+    AddressAlign: 0x40
+    Content:      00000000000000000000000000000000000C00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000
+  - Name:         .text
+    Type:         SHT_PROGBITS
+    Flags:        [ SHF_ALLOC, SHF_EXECINSTR ]
+    Address:      0x1000
+    Offset:       0x1000
+    AddressAlign: 0x100
+    Content:      "0000000000000000000081BF0000000000000000000081BF"
+  - Name:         .comment
+    Type:         SHT_PROGBITS
+    Flags:        [ SHF_MERGE, SHF_STRINGS ]
+    EntSize:      0x1
+    Content:      "68656C6C6F00"
+Symbols:
+  - Name:    local_sym
+    Section: .text
+    Value:   0x1004
+  - Name:    k
+    Type:    STT_FUNC
+    Section: .text
+    Binding: STB_GLOBAL
+    Value:   0x1000
+    Size:    0x18
+  - Name:    k.kd
+    Type:    STT_OBJECT
+    Section: .rodata
+    Binding: STB_GLOBAL
+    Value:   0x400
+    Size:    0x40
+DynamicSymbols:
+  - Name:    k.kd
+    Type:    STT_OBJECT
+    Section: .rodata
+    Binding: STB_GLOBAL
+    Value:   0x400
+    Size:    0x40
+...
+)";
+
+/// Whether \p E holds a value; reports the error otherwise.
+template <typename T> bool ok(Expected<T> &E) {
+  if (E)
+    return true;
+  ADD_FAILURE() << toString(E.takeError());
+  return false;
+}
+
+/// The message of \p E's error, or "<success>".
+template <typename T> std::string errorOf(Expected<T> E) {
+  if (E)
+    return "<success>";
+  return toString(E.takeError());
+}
+
+std::vector<uint8_t> yamlToBytes(StringRef YAML) {
+  SmallString<0> Storage;
+  raw_svector_ostream OS(Storage);
+  yaml::Input YIn(YAML);
+  std::string Errors;
+  bool OK = yaml::convertYAML(YIn, OS, [&](const Twine &Msg) {
+    Errors += Msg.str() + "\n";
+  });
+  EXPECT_TRUE(OK) << Errors;
+  return std::vector<uint8_t>(Storage.begin(), Storage.end());
+}
+
+StringRef asStringRef(ArrayRef<uint8_t> B) {
+  return StringRef(reinterpret_cast<const char *>(B.data()), B.size());
+}
+
+std::unique_ptr<Object> read(const std::vector<uint8_t> &Bytes) {
+  Expected<std::unique_ptr<Object>> Obj =
+      readObject(MemoryBufferRef(asStringRef(Bytes), "test.co"));
+  EXPECT_TRUE(ok(Obj));
+  return Obj ? std::move(*Obj) : nullptr;
+}
+
+std::vector<uint8_t> write(const Object &Obj) {
+  Expected<std::unique_ptr<MemoryBuffer>> Out = writeObjectToBuffer(Obj);
+  EXPECT_TRUE(ok(Out));
+  if (!Out)
+    return {};
+  StringRef B = (*Out)->getBuffer();
+  return std::vector<uint8_t>(B.bytes_begin(), B.bytes_end());
+}
+
+uint64_t read64(const std::vector<uint8_t> &B, uint64_t Off) {
+  return support::endian::read64le(B.data() + Off);
+}
+uint16_t read16(const std::vector<uint8_t> &B, uint64_t Off) {
+  return support::endian::read16le(B.data() + Off);
+}
+
+/// Expects every byte that a PT_LOAD of \p Obj maps from \p In to be at the
+/// same offset in \p Out, except the four ELF header fields that locate and
+/// count the tables (e_phoff, e_shoff, e_phnum, e_shnum).
+void expectLoadedBytesKept(const Object &Obj, const std::vector<uint8_t> &In,
+                           const std::vector<uint8_t> &Out) {
+  auto IsTableField = [](uint64_t O) {
+    return (O >= 32 && O < 48) || (O >= 56 && O < 58) || (O >= 60 && O < 62);
+  };
+  for (const auto &P : Obj.Segments) {
+    if (P->IsNew || P->Type != PT_LOAD)
+      continue;
+    ASSERT_LE(P->Offset + P->FileSize, Out.size());
+    for (uint64_t O = P->Offset; O < P->Offset + P->FileSize; ++O)
+      if (!IsTableField(O))
+        ASSERT_EQ(Out[O], In[O]) << "loaded byte at offset " << O;
+  }
+}
+
+/// A new executable section of \p Size bytes at \p Addr covered by a new
+/// PT_LOAD, as synth-trampolines makes it.
+Section &addLoadedCode(Object &Obj, uint64_t Addr, size_t Size) {
+  auto Sec = std::make_unique<Section>();
+  Sec->Name = ".hotswap.text";
+  Sec->Type = SHT_PROGBITS;
+  Sec->Flags = SHF_ALLOC | SHF_EXECINSTR;
+  Sec->Addr = Addr;
+  Sec->AddrAlign = 0x100;
+  std::vector<uint8_t> Code(Size);
+  for (size_t I = 0; I < Size; ++I)
+    Code[I] = static_cast<uint8_t>(I * 7 + 1);
+  Sec->setContents(std::move(Code));
+  Section &S = Obj.addSection(std::move(Sec));
+  auto Seg = std::make_unique<Segment>();
+  Seg->Type = PT_LOAD;
+  Seg->Flags = PF_R | PF_X;
+  Seg->VAddr = Seg->PAddr = Addr;
+  Seg->Align = 0x1000;
+  Seg->Members.push_back(&S);
+  Obj.addSegment(std::move(Seg));
+  return S;
+}
+
+class ObjectTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    Input = yamlToBytes(KernelYAML);
+    ASSERT_FALSE(Input.empty());
+    Obj = read(Input);
+    ASSERT_TRUE(Obj);
+  }
+  std::vector<uint8_t> Input;
+  std::unique_ptr<Object> Obj;
+};
+
+TEST_F(ObjectTest, ReadsValidObject) {
+  EXPECT_EQ(Obj->Header.Type, ET_DYN);
+  EXPECT_EQ(Obj->Header.Machine, EM_AMDGPU);
+  EXPECT_EQ(Obj->Header.osABI(), ELFOSABI_AMDGPU_HSA);
+  EXPECT_EQ(Obj->Header.abiVersion(), ELFABIVERSION_AMDGPU_HSA_V6);
+  EXPECT_EQ(Obj->Header.Flags & EF_AMDGPU_MACH,
+            unsigned(EF_AMDGPU_MACH_AMDGCN_GFX90A));
+
+  ASSERT_EQ(Obj->Segments.size(), 4u);
+  EXPECT_EQ(Obj->Segments[0]->Type, PT_PHDR);
+  EXPECT_EQ(Obj->Segments[2]->Type, PT_LOAD);
+  EXPECT_EQ(Obj->Segments[2]->VAddr, 0x1000u);
+  EXPECT_EQ(Obj->Segments[2]->FileSize, 0x18u);
+
+  // null, .note, .dynsym, .dynstr, .rodata, .text, .comment, .symtab,
+  // .strtab, .shstrtab
+  ASSERT_EQ(Obj->Sections.size(), 10u);
+  Section *Text = Obj->findSection(".text");
+  ASSERT_TRUE(Text);
+  EXPECT_EQ(Obj->indexOf(Text), 5u);
+  EXPECT_EQ(Text->Addr, 0x1000u);
+  EXPECT_EQ(Text->size(), 0x18u);
+  EXPECT_FALSE(Text->isNew());
+  EXPECT_FALSE(Text->isDirty());
+  EXPECT_EQ(Obj->SectionNames, Obj->findSection(".shstrtab"));
+
+  SymbolTable *Sym = Obj->symtab();
+  ASSERT_TRUE(Sym);
+  EXPECT_EQ(Sym->StrTab, Obj->findSection(".strtab"));
+  ASSERT_EQ(Sym->Symbols.size(), 3u); // entry 0 is not stored
+  EXPECT_EQ(Sym->Symbols[0].Name, "local_sym");
+  EXPECT_EQ(Sym->firstNonLocal(), 2u);
+  const Symbol *KD = Sym->find("k.kd");
+  ASSERT_TRUE(KD);
+  EXPECT_EQ(KD->Sec, Obj->findSection(".rodata"));
+  EXPECT_EQ(KD->Value, 0x400u);
+  EXPECT_EQ(KD->Type, STT_OBJECT);
+  ASSERT_TRUE(Obj->dynsym());
+  EXPECT_TRUE(Obj->dynsym()->find("k.kd"));
+
+  EXPECT_EQ(Obj->sectionForAddress(0x1010), Text);
+  EXPECT_EQ(Obj->sectionForAddress(0x1018), nullptr);
+  EXPECT_EQ(Obj->loadSegmentFor(0x400, 0x40), Obj->Segments[1].get());
+  EXPECT_EQ(Obj->loadSegmentFor(0x1010, 0x10), nullptr);
+  Expected<ArrayRef<uint8_t>> KDBytes = Obj->bytesAt(0x400, 64);
+  ASSERT_TRUE(ok(KDBytes));
+  EXPECT_EQ((*KDBytes)[17], 0x0c);
+}
+
+TEST_F(ObjectTest, UnchangedObjectRoundTripsByteForByte) {
+  EXPECT_EQ(write(*Obj), Input);
+}
+
+TEST_F(ObjectTest, InPlaceEditKeepsLayout) {
+  // Same-size edit of a loaded section: only those bytes differ.
+  Section *RO = Obj->findSection(".rodata");
+  RO->mutableContents()[0] = 0xAA;
+  EXPECT_TRUE(RO->isDirty());
+  std::vector<uint8_t> Out = write(*Obj);
+  ASSERT_EQ(Out.size(), Input.size());
+  for (size_t I = 0; I < Out.size(); ++I)
+    if (I != 0x400)
+      ASSERT_EQ(Out[I], Input[I]) << "byte " << I;
+  EXPECT_EQ(Out[0x400], 0xAA);
+}
+
+TEST_F(ObjectTest, FirstFreeAddress) {
+  // Loaded memory ends at 0x1018 (.text).
+  EXPECT_EQ(Obj->firstFreeAddress(), 0x2000u);
+  EXPECT_EQ(Obj->firstFreeAddress(0x100), 0x1100u);
+  EXPECT_EQ(Obj->firstFreeAddress(0x10000), 0x10000u);
+  // A NOBITS section extends loaded memory even with no file bytes.
+  auto Bss = std::make_unique<Section>();
+  Bss->Name = ".bss";
+  Bss->Type = SHT_NOBITS;
+  Bss->Flags = SHF_ALLOC | SHF_WRITE;
+  Bss->Addr = 0x2000;
+  Bss->setNoBitsSize(0x1001);
+  Obj->addSection(std::move(Bss));
+  EXPECT_EQ(Obj->firstFreeAddress(), 0x4000u);
+  // Non-allocated sections do not count.
+  EXPECT_EQ(Obj->findSection(".comment")->Addr, 0u);
+}
+
+TEST_F(ObjectTest, SymbolTableAddPartitionsAndDerivesInfo) {
+  SymbolTable *T = Obj->symtab();
+  Section *Text = Obj->findSection(".text");
+  Symbol G;
+  G.Name = "k.stub";
+  G.Binding = STB_GLOBAL;
+  G.Type = STT_FUNC;
+  G.Sec = Text;
+  G.Value = 0x1000;
+  T->add(G);
+  Symbol L;
+  L.Name = "new_local";
+  L.Type = STT_FUNC;
+  L.Sec = Text;
+  L.Value = 0x1008;
+  T->add(L);
+  EXPECT_TRUE(T->isModified());
+  // Model order: local_sym, new_local, k, k.kd, k.stub.
+  ASSERT_EQ(T->Symbols.size(), 5u);
+  EXPECT_EQ(T->Symbols[1].Name, "new_local");
+  EXPECT_EQ(T->firstNonLocal(), 3u);
+
+  std::vector<uint8_t> Out = write(*Obj);
+  Expected<object::ELFFile<ELFT>> EF =
+      object::ELFFile<ELFT>::create(asStringRef(Out));
+  ASSERT_TRUE(ok(EF));
+  auto Secs = EF->sections();
+  ASSERT_TRUE(ok(Secs));
+  const ELFT::Shdr *SymSec = nullptr;
+  for (const ELFT::Shdr &S : *Secs)
+    if (S.sh_type == SHT_SYMTAB)
+      SymSec = &S;
+  ASSERT_TRUE(SymSec);
+  EXPECT_EQ(SymSec->sh_info, 3u); // null + 2 locals
+  auto Syms = EF->symbols(SymSec);
+  ASSERT_TRUE(ok(Syms));
+  auto Str = EF->getStringTableForSymtab(*SymSec);
+  ASSERT_TRUE(ok(Str));
+  std::vector<std::string> Names;
+  for (size_t I = 0; I < Syms->size(); ++I) {
+    const ELFT::Sym &S = (*Syms)[I];
+    auto N = S.getName(*Str);
+    ASSERT_TRUE(ok(N));
+    Names.push_back(N->str());
+    // Every local precedes every global.
+    EXPECT_EQ(S.getBinding() == STB_LOCAL, I < SymSec->sh_info) << N->str();
+  }
+  EXPECT_EQ(Names, (std::vector<std::string>{"", "local_sym", "new_local", "k",
+                                              "k.kd", "k.stub"}));
+  EXPECT_EQ((*Syms)[5].st_shndx, 5u);
+  EXPECT_EQ((*Syms)[5].st_value, 0x1000u);
+
+  // Our reader agrees.
+  std::unique_ptr<Object> Back = read(Out);
+  ASSERT_TRUE(Back);
+  EXPECT_EQ(Back->symtab()->Sec->Info, 3u);
+  EXPECT_EQ(Back->symtab()->firstNonLocal(), 3u);
+}
+
+TEST_F(ObjectTest, StringTablesAppendAndKeepOffsets) {
+  SymbolTable *T = Obj->symtab();
+  ArrayRef<uint8_t> OldStr = T->StrTab->contents();
+  std::vector<uint8_t> OldStrBytes(OldStr.begin(), OldStr.end());
+  std::vector<uint32_t> OldOffsets;
+  for (const Symbol &S : T->Symbols)
+    OldOffsets.push_back(*S.OrigNameOffset);
+  ArrayRef<uint8_t> OldShStr = Obj->SectionNames->contents();
+  std::vector<uint8_t> OldShStrBytes(OldShStr.begin(), OldShStr.end());
+
+  Symbol G;
+  G.Name = "brand_new";
+  G.Binding = STB_GLOBAL;
+  T->add(G);
+  // A name that is a suffix of an existing one is still appended whole, not
+  // merged into the old bytes.
+  Symbol G2;
+  G2.Name = "kd";
+  G2.Binding = STB_GLOBAL;
+  T->add(G2);
+  auto C = std::make_unique<Section>();
+  C->Name = ".note.hotswap";
+  C->Type = SHT_NOTE;
+  C->AddrAlign = 4;
+  C->setContents(std::vector<uint8_t>(12, 0));
+  Obj->addSection(std::move(C));
+
+  std::vector<uint8_t> Out = write(*Obj);
+  Expected<object::ELFFile<ELFT>> EF =
+      object::ELFFile<ELFT>::create(asStringRef(Out));
+  ASSERT_TRUE(ok(EF));
+  auto Secs = EF->sections();
+  ASSERT_TRUE(ok(Secs));
+  ASSERT_EQ(Secs->size(), 11u);
+
+  // .strtab: the old bytes are a prefix; the new names follow.
+  const ELFT::Shdr &StrSec = (*Secs)[8];
+  auto StrBytes = EF->getSectionContents(StrSec);
+  ASSERT_TRUE(ok(StrBytes));
+  ASSERT_GT(StrBytes->size(), OldStrBytes.size());
+  EXPECT_TRUE(std::equal(OldStrBytes.begin(), OldStrBytes.end(),
+                         StrBytes->begin()));
+  EXPECT_EQ(asStringRef(StrBytes->drop_front(OldStrBytes.size())).str(),
+            std::string("brand_new\0kd\0", 13));
+
+  // Existing symbols keep their st_name.
+  auto Syms = EF->symbols(&(*Secs)[7]);
+  ASSERT_TRUE(ok(Syms));
+  ASSERT_EQ(Syms->size(), 6u);
+  for (size_t I = 0; I < OldOffsets.size(); ++I)
+    EXPECT_EQ((*Syms)[I + 1].st_name, OldOffsets[I]);
+  EXPECT_EQ((*Syms)[4].st_name, OldStrBytes.size());
+
+  // .shstrtab: old names keep their offsets, the new one is appended.
+  const ELFT::Shdr &ShStr = (*Secs)[9];
+  auto ShStrBytes = EF->getSectionContents(ShStr);
+  ASSERT_TRUE(ok(ShStrBytes));
+  EXPECT_TRUE(std::equal(OldShStrBytes.begin(), OldShStrBytes.end(),
+                         ShStrBytes->begin()));
+  for (unsigned I = 1; I < 10; ++I) {
+    auto Name = EF->getSectionName((*Secs)[I]);
+    ASSERT_TRUE(ok(Name));
+    EXPECT_EQ(Name->str(), Obj->Sections[I]->Name);
+    EXPECT_EQ((*Secs)[I].sh_name, Obj->Sections[I]->Orig->NameOffset);
+  }
+  EXPECT_EQ((*Secs)[10].sh_name, OldShStrBytes.size());
+  auto NewName = EF->getSectionName((*Secs)[10]);
+  ASSERT_TRUE(ok(NewName));
+  EXPECT_EQ(NewName->str(), ".note.hotswap");
+}
+
+TEST_F(ObjectTest, NewSegmentLeavesLoadedBytesInPlace) {
+  uint64_t Addr = Obj->firstFreeAddress();
+  ASSERT_EQ(Addr, 0x2000u);
+  // Grow a non-loaded section too, so that the tail is repacked.
+  Obj->findSection(".comment")->setContents({'h', 'e', 'l', 'l', 'o', ' ',
+                                              'a', 'g', 'a', 'i', 'n', 0});
+  addLoadedCode(*Obj, Addr, 0x300);
+
+  std::vector<uint8_t> Out = write(*Obj);
+  Expected<object::ELFFile<ELFT>> EF =
+      object::ELFFile<ELFT>::create(asStringRef(Out));
+  ASSERT_TRUE(ok(EF));
+  auto Phdrs = EF->program_headers();
+  ASSERT_TRUE(ok(Phdrs));
+  ASSERT_EQ(Phdrs->size(), 5u);
+
+  // The new PT_LOAD is last, above every other address, congruent.
+  const ELFT::Phdr &New = (*Phdrs)[4];
+  EXPECT_EQ(New.p_type, PT_LOAD);
+  EXPECT_EQ(New.p_flags, unsigned(PF_R | PF_X));
+  EXPECT_EQ(New.p_vaddr, 0x2000u);
+  EXPECT_EQ(New.p_filesz, 0x300u);
+  EXPECT_EQ(New.p_memsz, 0x300u);
+  EXPECT_EQ(New.p_offset % 0x1000, New.p_vaddr % 0x1000);
+  for (size_t I = 0; I + 1 < Phdrs->size(); ++I)
+    if ((*Phdrs)[I].p_type == PT_LOAD)
+      EXPECT_LE((*Phdrs)[I].p_vaddr + (*Phdrs)[I].p_memsz, New.p_vaddr);
+  ASSERT_LE(New.p_offset + New.p_filesz, Out.size());
+  ArrayRef<uint8_t> NewBytes(Out.data() + New.p_offset, New.p_filesz);
+  EXPECT_EQ(NewBytes, Obj->findSection(".hotswap.text")->contents());
+
+  // Every byte loaded from the input is at the same offset, unchanged
+  // (including the old program header table, which was moved away).
+  expectLoadedBytesKept(*Obj, Input, Out);
+
+  // The table grew past its slot: it moved after the new segment, and
+  // PT_PHDR (which described the old position) became PT_NULL.
+  uint64_t PhOff = read64(Out, 32);
+  EXPECT_GE(PhOff, New.p_offset + New.p_filesz);
+  EXPECT_EQ(PhOff % 8, 0u);
+  EXPECT_EQ((*Phdrs)[0].p_type, PT_NULL);
+  EXPECT_EQ((*Phdrs)[0].p_memsz, 0u);
+  EXPECT_EQ((*Phdrs)[1].p_type, PT_LOAD);
+
+  // The section header table is last and 8-aligned.
+  uint64_t ShOff = read64(Out, 40);
+  EXPECT_EQ(ShOff % 8, 0u);
+  EXPECT_EQ(ShOff + read16(Out, 60) * sizeof(ELFT::Shdr), Out.size());
+  auto Secs = EF->sections();
+  ASSERT_TRUE(ok(Secs));
+  for (const ELFT::Shdr &S : *Secs)
+    if (S.sh_type != SHT_NOBITS)
+      EXPECT_LE(S.sh_offset + S.sh_size, ShOff);
+
+  // The new section is named and placed where its segment says.
+  const ELFT::Shdr &NewSec = Secs->back();
+  auto Name = EF->getSectionName(NewSec);
+  ASSERT_TRUE(ok(Name));
+  EXPECT_EQ(Name->str(), ".hotswap.text");
+  EXPECT_EQ(NewSec.sh_offset, New.p_offset);
+  EXPECT_EQ(NewSec.sh_addr, 0x2000u);
+
+  // The grown .comment has its new contents.
+  auto Comment = EF->getSectionContents((*Secs)[6]);
+  ASSERT_TRUE(ok(Comment));
+  EXPECT_EQ(asStringRef(*Comment).str(), std::string("hello again\0", 12));
+
+  // Our reader accepts the output, and writing it again changes nothing.
+  std::unique_ptr<Object> Back = read(Out);
+  ASSERT_TRUE(Back);
+  EXPECT_EQ(write(*Back), Out);
+  EXPECT_EQ(Back->firstFreeAddress(), 0x3000u);
+}
+
+TEST_F(ObjectTest, NewSegmentReusesFreedPhdrSlot) {
+  // Dropping PT_NOTE leaves room: the table stays in place and PT_PHDR
+  // stays.
+  Obj->Segments.erase(Obj->Segments.begin() + 3);
+  addLoadedCode(*Obj, Obj->firstFreeAddress(), 0x100);
+  std::vector<uint8_t> Out = write(*Obj);
+  EXPECT_EQ(read64(Out, 32), 0x40u);
+  Expected<object::ELFFile<ELFT>> EF =
+      object::ELFFile<ELFT>::create(asStringRef(Out));
+  ASSERT_TRUE(ok(EF));
+  auto Phdrs = EF->program_headers();
+  ASSERT_TRUE(ok(Phdrs));
+  ASSERT_EQ(Phdrs->size(), 4u);
+  EXPECT_EQ((*Phdrs)[0].p_type, PT_PHDR);
+  EXPECT_EQ((*Phdrs)[3].p_type, PT_LOAD);
+  EXPECT_EQ((*Phdrs)[3].p_vaddr, 0x2000u);
+}
+
+TEST_F(ObjectTest, GrowingLoadedSectionIsAnError) {
+  Obj->findSection(".rodata")->setContents(std::vector<uint8_t>(0x50, 0));
+  EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)),
+            "section '.rodata' is loaded and cannot change size (0x40 -> "
+            "0x50)");
+}
+
+TEST_F(ObjectTest, NewSegmentBelowLoadedMemoryIsAnError) {
+  addLoadedCode(*Obj, 0x1000, 0x100);
+  EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)),
+            "new segment at address 0x1000 would overlap loaded memory "
+            "ending at 0x1018");
+}
+
+TEST_F(ObjectTest, ChangingLoadedSymbolTableIsAnError) {
+  Symbol G;
+  G.Name = "x";
+  G.Binding = STB_GLOBAL;
+  Obj->dynsym()->add(G);
+  EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)),
+            "cannot change allocated symbol table '.dynsym' without moving "
+            "loaded bytes");
+}
+
+/// The input with the section header table moved to an odd offset.
+std::vector<uint8_t> misalignShdrs(const std::vector<uint8_t> &In,
+                                   unsigned Shift) {
+  uint64_t ShOff = read64(In, 40);
+  EXPECT_EQ(ShOff + read16(In, 60) * sizeof(ELFT::Shdr), In.size());
+  std::vector<uint8_t> Out(In);
+  Out.insert(Out.begin() + ShOff, Shift, 0);
+  support::endian::write64le(Out.data() + 40, ShOff + Shift);
+  return Out;
+}
+
+TEST_F(ObjectTest, MisalignedSectionHeaderTableIsReadAndRoundTrips) {
+  std::vector<uint8_t> Odd = misalignShdrs(Input, 3);
+  std::unique_ptr<Object> O = read(Odd);
+  ASSERT_TRUE(O);
+  EXPECT_EQ(O->OrigShOff % 8, 3u);
+  ASSERT_EQ(O->Sections.size(), 10u);
+  EXPECT_TRUE(O->symtab()->find("k.kd"));
+  // LLVM 22's ELFFile (byte-aligned Elf_Shdr) reads it too; both agree.
+  Expected<object::ELFFile<ELFT>> EF =
+      object::ELFFile<ELFT>::create(asStringRef(Odd));
+  ASSERT_TRUE(ok(EF));
+  auto Secs = EF->sections();
+  ASSERT_TRUE(ok(Secs));
+  ASSERT_EQ(Secs->size(), 10u);
+  for (unsigned I = 1; I < 10; ++I) {
+    auto Name = EF->getSectionName((*Secs)[I]);
+    ASSERT_TRUE(ok(Name));
+    EXPECT_EQ(Name->str(), O->Sections[I]->Name);
+    EXPECT_EQ((*Secs)[I].sh_offset, O->Sections[I]->Orig->Offset);
+  }
+  // Written back unchanged: repairing it is RelayoutSectionHeaders' job.
+  EXPECT_EQ(write(*O), Odd);
+}
+
+TEST_F(ObjectTest, RelayoutSectionHeadersAlignsTheTable) {
+  std::vector<uint8_t> Odd = misalignShdrs(Input, 5);
+  std::unique_ptr<Object> O = read(Odd);
+  ASSERT_TRUE(O);
+  O->RelayoutSectionHeaders = true;
+  std::vector<uint8_t> Out = write(*O);
+  uint64_t ShOff = read64(Out, 40);
+  EXPECT_EQ(ShOff % 8, 0u);
+  EXPECT_EQ(ShOff + 10 * sizeof(ELFT::Shdr), Out.size());
+  // Loaded bytes are untouched.
+  expectLoadedBytesKept(*O, Odd, Out);
+  // An independent reader sees every section with its old contents.
+  Expected<object::ELFFile<ELFT>> EF =
+      object::ELFFile<ELFT>::create(asStringRef(Out));
+  ASSERT_TRUE(ok(EF));
+  auto Secs = EF->sections();
+  ASSERT_TRUE(ok(Secs));
+  ASSERT_EQ(Secs->size(), 10u);
+  for (unsigned I = 1; I < 10; ++I) {
+    if ((*Secs)[I].sh_type == SHT_NOBITS)
+      continue;
+    auto C = EF->getSectionContents((*Secs)[I]);
+    ASSERT_TRUE(ok(C));
+    EXPECT_EQ(*C, O->Sections[I]->contents()) << "section " << I;
+  }
+}
+
+TEST(ObjectReaderTest, RejectsSectionAddressThatDisagreesWithSegment) {
+  std::vector<uint8_t> Bytes = yamlToBytes(KernelYAML);
+  std::unique_ptr<Object> Good = read(Bytes);
+  ASSERT_TRUE(Good);
+  // sh_addr of .text (section 5) says 0x1100; its PT_LOAD puts it at 0x1000.
+  uint64_t ShOff = read64(Bytes, 40);
+  support::endian::write64le(Bytes.data() + ShOff + 5 * 64 + 16, 0x1100);
+  Expected<std::unique_ptr<Object>> Bad =
+      readObject(MemoryBufferRef(asStringRef(Bytes), "bad.co"));
+  EXPECT_EQ(errorOf(std::move(Bad)),
+            "section 5 ('.text') at offset 0x1000 has address 0x1100, but "
+            "program header 2 loads that offset at 0x1000");
+}
+
+} // namespace
