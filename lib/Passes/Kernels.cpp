@@ -23,6 +23,24 @@ bool KernelInfo::needsDualStub(const TargetInfo &TI) const {
   return TI.PreloadSkipsPrologue && KD.kernargPreloadLength() != 0;
 }
 
+void KernelInfo::deriveSGPRUse(const TargetInfo &T) {
+  LiveInSGPRs = KD.liveInSGPRs(T);
+  if (NumberedSGPR) {
+    UsedSGPRs = static_cast<unsigned>(*NumberedSGPR);
+    UsedSGPRSource = "numbered_sgpr";
+  } else if (MD && MD->SGPRCount && *MD->SGPRCount <= 1024) {
+    UsedSGPRs = static_cast<unsigned>(*MD->SGPRCount);
+    UsedSGPRSource = "metadata";
+  } else if (T.HasSGPRGranule) {
+    UsedSGPRs = KD.allocatedSGPRs(T).value_or(T.AddressableSGPRs);
+    UsedSGPRSource = "granule";
+  } else {
+    UsedSGPRs = T.AddressableSGPRs;
+    UsedSGPRSource = "addressable";
+  }
+  UsedSGPRs = std::max(UsedSGPRs, LiveInSGPRs);
+}
+
 static StringRef stubFormName(const DecodedStub &D) {
   switch (D.Form) {
   case StubSpec::Short:
@@ -276,21 +294,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     if (NI != NumberedSGPR.end() && NI->second <= 1024)
       K.NumberedSGPR = NI->second;
 
-    K.LiveInSGPRs = K.KD.liveInSGPRs(T);
-    if (K.NumberedSGPR) {
-      K.UsedSGPRs = static_cast<unsigned>(*K.NumberedSGPR);
-      K.UsedSGPRSource = "numbered_sgpr";
-    } else if (K.MD && K.MD->SGPRCount && *K.MD->SGPRCount <= 1024) {
-      K.UsedSGPRs = static_cast<unsigned>(*K.MD->SGPRCount);
-      K.UsedSGPRSource = "metadata";
-    } else if (T.HasSGPRGranule) {
-      K.UsedSGPRs = K.KD.allocatedSGPRs(T).value_or(T.AddressableSGPRs);
-      K.UsedSGPRSource = "granule";
-    } else {
-      K.UsedSGPRs = T.AddressableSGPRs;
-      K.UsedSGPRSource = "addressable";
-    }
-    K.UsedSGPRs = std::max(K.UsedSGPRs, K.LiveInSGPRs);
+    K.deriveSGPRUse(T);
     R.Kernels.push_back(std::move(K));
   }
   return std::move(R);

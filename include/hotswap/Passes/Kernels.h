@@ -64,6 +64,9 @@ struct KernelInfo {
   std::string UsedSGPRSource;
 
   bool hasStub() const { return EntryStub.has_value(); }
+  /// Sets LiveInSGPRs, UsedSGPRs and UsedSGPRSource from KD, NumberedSGPR and
+  /// MD (what the analysis does; passes that update a kept result call it).
+  void deriveSGPRUse(const amdgpu::TargetInfo &TI);
   /// Kernarg preload on a target whose firmware enters at +256.
   bool needsDualStub(const amdgpu::TargetInfo &TI) const;
 };
