@@ -107,13 +107,13 @@ def build_runone(cache):
 
 
 def run_once(argv, out):
-    """Runs argv through runone; returns (seconds, peak RSS bytes)."""
+    """Runs argv through runone; returns (wall s, peak RSS bytes, CPU s)."""
     p = subprocess.run([RUNONE, out] + argv, capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit("command failed: {}\n{}".format(" ".join(argv),
                                                           p.stderr))
-    secs, rss = p.stdout.split()
-    return float(secs), int(rss)
+    secs, rss, cpu = p.stdout.split()
+    return float(secs), int(rss), float(cpu)
 
 
 def objcopy_args(tool, inp, out, work):
@@ -138,7 +138,7 @@ def objcopy_args(tool, inp, out, work):
     return [LLVM + "/llvm-objcopy", "@" + rsp, inp, out], len(opts)
 
 
-def measure(tool, inp, work, reps):
+def measure(tool, inp, work, reps, baseline=None):
     out = os.path.join(work, "out.co")
     oc, nsyms = objcopy_args(tool, inp, out, work)
     cmds = {
@@ -146,19 +146,25 @@ def measure(tool, inp, work, reps):
         "cp": ["cp", inp, out],
         "objcopy": oc,
     }
+    if baseline:
+        cmds["baseline"] = [baseline, "-passes=" + PIPELINE, inp, "-o", out]
     # One warm-up of each (page cache, dynamic loader caches).
     for argv in cmds.values():
         run_once(argv, out)
     t = {k: [] for k in cmds}
+    cpu = {k: [] for k in cmds}
     rss = {k: 0 for k in cmds}
     for _ in range(reps):
         for k, argv in cmds.items():
-            s, m = run_once(argv, out)
+            s, m, c = run_once(argv, out)
             t[k].append(s)
+            cpu[k].append(c)
             rss[k] = max(rss[k], m)
     if os.path.exists(out):
         os.unlink(out)
     med = {k: statistics.median(v) for k, v in t.items()}
+    for k, v in cpu.items():
+        med[k + "-cpu"] = statistics.median(v)
     return med, rss, nsyms
 
 
@@ -187,6 +193,8 @@ def main():
     ap.add_argument("--root", required=True)
     ap.add_argument("--cache", required=True)
     ap.add_argument("--reps", type=int, default=11)
+    ap.add_argument("--baseline", default="",
+                    help="another hotswap-opt binary to time alongside")
     ap.add_argument("--only", default="",
                     help="comma-separated input names to measure")
     a = ap.parse_args()
@@ -220,18 +228,19 @@ def main():
         reps = a.reps
         log("measuring {} ({} kernels, {} MiB, {} reps)".format(
             name, n, mib(size), reps))
-        med, rss, nsyms = measure(a.tool, path, work, reps)
+        med, rss, nsyms = measure(a.tool, path, work, reps,
+                                  a.baseline or None)
         rows[name] = dict(n=n, size=size, med=med, rss=rss, nsyms=nsyms)
 
     print()
     print("Medians of {} alternating runs; wall time of the whole process "
-          "(spawn to exit); peak RSS from wait4().".format(a.reps))
+          "(spawn to exit); CPU = user+sys; peak RSS from wait4().".format(a.reps))
     print("objcopy = llvm-objcopy --add-symbol NAME=0xADDR,function,global "
           "per kernel (response file).")
     print()
     hdr = ("input", "kernels", "MiB", "hotswap ms", "cp ms", "objcopy ms",
-           "hs/cp", "hs/objcopy", "hs RSS MiB", "cp RSS", "objcopy RSS")
-    fmt = "{:<18} {:>7} {:>6} {:>10} {:>7} {:>10} {:>6} {:>10} {:>10} {:>7} {:>11}"
+           "hs/cp", "hs/objcopy", "hs CPU ms", "hs RSS MiB", "objcopy RSS")
+    fmt = "{:<18} {:>7} {:>6} {:>10} {:>7} {:>10} {:>6} {:>10} {:>9} {:>10} {:>11}"
     print(fmt.format(*hdr))
     for name, r in rows.items():
         m, rs = r["med"], r["rss"]
@@ -239,8 +248,21 @@ def main():
                          ms(m["cp"]), ms(m["objcopy"]),
                          "{:.2f}".format(m["hotswap"] / m["cp"]),
                          "{:.3f}".format(m["hotswap"] / m["objcopy"]),
-                         mib(rs["hotswap"]), mib(rs["cp"]),
+                         ms(m["hotswap-cpu"]), mib(rs["hotswap"]),
                          mib(rs["objcopy"])))
+
+    if a.baseline:
+        print()
+        print("Baseline {} (same alternating runs):".format(a.baseline))
+        for name, r in rows.items():
+            m, rs = r["med"], r["rss"]
+            print("  {:<18} wall {:>8} -> {:>8} ms (x{:.2f})  CPU {:>8} -> "
+                  "{:>8} ms (x{:.2f})  RSS {} -> {} MiB".format(
+                      name, ms(m["baseline"]), ms(m["hotswap"]),
+                      m["baseline"] / m["hotswap"], ms(m["baseline-cpu"]),
+                      ms(m["hotswap-cpu"]),
+                      m["baseline-cpu"] / m["hotswap-cpu"],
+                      mib(rs["baseline"]), mib(rs["hotswap"])))
 
     # Scaling.
     scale = [k for k in ("k10", "k1000", "k10000", "k100000") if k in rows]

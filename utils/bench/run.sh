@@ -4,7 +4,7 @@
 # scaling per kernel and -time-passes for the largest input. Always exits 0
 # when it ran (it is a benchmark, not a test).
 #
-# Usage: utils/bench/run.sh [--reps N] [--only NAME,NAME...]
+# Usage: utils/bench/run.sh [--reps N] [--only NAME,NAME...] [--baseline HOTSWAP-OPT]
 #   BUILD_DIR   build directory (default: <repo>/build; built if needed)
 #   BENCH_DIR   where generated inputs are cached (default: $BUILD_DIR/bench)
 set -euo pipefail
