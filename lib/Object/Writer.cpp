@@ -326,7 +326,6 @@ void Writer::write(const Object &Obj, const Layout &L,
   if (L.InPlace) {
     memcpy(Buf, Obj.Input.data(), Obj.Input.size());
   } else {
-    memset(Buf, 0, Out.size());
     uint64_t FixedEnd = sizeof(Elf64_Ehdr);
     for (const auto &P : Obj.Segments)
       if (!P->IsNew && P->Type == PT_LOAD)
@@ -334,8 +333,11 @@ void Writer::write(const Object &Obj, const Layout &L,
     for (const auto &S : Obj.Sections)
       if (S->Orig && S->isAlloc() && !S->isNoBits())
         FixedEnd = std::max(FixedEnd, S->Orig->Offset + S->Orig->Size);
-    FixedEnd = std::min<uint64_t>(FixedEnd, Obj.Input.size());
+    FixedEnd = std::min<uint64_t>({FixedEnd, Obj.Input.size(), Out.size()});
     memcpy(Buf, Obj.Input.data(), FixedEnd);
+    // Only the rest needs clearing (gaps between relaid-out parts); zeroing
+    // the whole buffer first cost as much as the copy for large objects.
+    memset(Buf + FixedEnd, 0, Out.size() - FixedEnd);
   }
 
   // ELF header.

@@ -24,6 +24,47 @@ bool KernelInfo::needsDualStub(const TargetInfo &TI) const {
   return TI.PreloadSkipsPrologue && KD.kernargPreloadLength() != 0;
 }
 
+void KernelInfo::deriveSGPRUse(const TargetInfo &T) {
+  LiveInSGPRs = KD.liveInSGPRs(T);
+  if (NumberedSGPR) {
+    UsedSGPRs = static_cast<unsigned>(*NumberedSGPR);
+    UsedSGPRSource = "numbered_sgpr";
+  } else if (ScannedSGPRs) {
+    UsedSGPRs = *ScannedSGPRs;
+    UsedSGPRSource = "code-scan";
+  } else if (MD && MD->SGPRCount && *MD->SGPRCount <= 1024) {
+    UsedSGPRs = static_cast<unsigned>(*MD->SGPRCount);
+    UsedSGPRSource = "metadata";
+  } else if (T.HasSGPRGranule) {
+    UsedSGPRs = KD.allocatedSGPRs(T).value_or(T.AddressableSGPRs);
+    UsedSGPRSource = "granule";
+  } else {
+    UsedSGPRs = T.AddressableSGPRs;
+    UsedSGPRSource = "addressable";
+  }
+  UsedSGPRs = std::max(UsedSGPRs, LiveInSGPRs);
+  ReservedTopSGPRs = 0;
+  if (!T.HasSGPRGranule)
+    return;
+  // `.sgpr_count` = SGPRs in use + specials. With an exact count of the
+  // former, the difference is the specials; a count below what the
+  // metadata implies (more than the worst-case specials) is raised.
+  ReservedTopSGPRs = T.SGPRGranuleExtra;
+  bool Exact = UsedSGPRSource == "numbered_sgpr" || UsedSGPRSource == "code-scan";
+  if (!Exact || !MD || !MD->SGPRCount || *MD->SGPRCount > 1024)
+    return;
+  unsigned Count = static_cast<unsigned>(*MD->SGPRCount);
+  if (Count > T.SGPRGranuleExtra)
+    UsedSGPRs = std::max(UsedSGPRs, Count - T.SGPRGranuleExtra);
+  unsigned Below = UsedSGPRs;
+  // A previous run raised the count to cover its scratch pair.
+  const std::optional<PoolStub> &St = EntryStub ? EntryStub : PendingStub;
+  if (St && St->Decoded.Form == StubSpec::SGPRPair)
+    Below = std::max(Below, St->Decoded.SGPR + 2);
+  ReservedTopSGPRs =
+      std::min(T.SGPRGranuleExtra, Count > Below ? Count - Below : 0);
+}
+
 static StringRef stubFormName(const DecodedStub &D) {
   switch (D.Form) {
   case StubSpec::Short:
@@ -327,53 +368,14 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     if (NI != NumberedSGPR.end() && NI->second <= 1024)
       K.NumberedSGPR = NI->second;
 
-    K.LiveInSGPRs = K.KD.liveInSGPRs(T);
-    std::optional<unsigned> Scanned;
     if (!K.NumberedSGPR && T.HasSGPRGranule) {
       Expected<std::optional<unsigned>> S =
           scanKernelSGPRs(Obj, T, K, Functions, WholeCodeScan);
       if (!S)
         return S.takeError();
-      Scanned = *S;
+      K.ScannedSGPRs = *S;
     }
-    if (K.NumberedSGPR) {
-      K.UsedSGPRs = static_cast<unsigned>(*K.NumberedSGPR);
-      K.UsedSGPRSource = "numbered_sgpr";
-    } else if (Scanned) {
-      K.UsedSGPRs = *Scanned;
-      K.UsedSGPRSource = "code-scan";
-    } else if (K.MD && K.MD->SGPRCount && *K.MD->SGPRCount <= 1024) {
-      K.UsedSGPRs = static_cast<unsigned>(*K.MD->SGPRCount);
-      K.UsedSGPRSource = "metadata";
-    } else if (T.HasSGPRGranule) {
-      K.UsedSGPRs = K.KD.allocatedSGPRs(T).value_or(T.AddressableSGPRs);
-      K.UsedSGPRSource = "granule";
-    } else {
-      K.UsedSGPRs = T.AddressableSGPRs;
-      K.UsedSGPRSource = "addressable";
-    }
-    K.UsedSGPRs = std::max(K.UsedSGPRs, K.LiveInSGPRs);
-    if (T.HasSGPRGranule) {
-      // `.sgpr_count` = SGPRs in use + specials. With an exact count of the
-      // former, the difference is the specials; a count below what the
-      // metadata implies (more than the worst-case specials) is raised.
-      K.ReservedTopSGPRs = T.SGPRGranuleExtra;
-      bool Exact = K.UsedSGPRSource == "numbered_sgpr" ||
-                   K.UsedSGPRSource == "code-scan";
-      if (Exact && K.MD && K.MD->SGPRCount && *K.MD->SGPRCount <= 1024) {
-        unsigned Count = static_cast<unsigned>(*K.MD->SGPRCount);
-        if (Count > T.SGPRGranuleExtra)
-          K.UsedSGPRs = std::max(K.UsedSGPRs, Count - T.SGPRGranuleExtra);
-        unsigned Below = K.UsedSGPRs;
-        // A previous run raised the count to cover its scratch pair.
-        const std::optional<PoolStub> &St =
-            K.EntryStub ? K.EntryStub : K.PendingStub;
-        if (St && St->Decoded.Form == StubSpec::SGPRPair)
-          Below = std::max(Below, St->Decoded.SGPR + 2);
-        K.ReservedTopSGPRs =
-            std::min(T.SGPRGranuleExtra, Count > Below ? Count - Below : 0);
-      }
-    }
+    K.deriveSGPRUse(T);
     R.Kernels.push_back(std::move(K));
   }
   return std::move(R);

@@ -58,9 +58,10 @@ Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
     return RO.takeError();
   KernelsAnalysis::Result &R = *RO;
   const TargetInfo &TI = R.Target;
-  bool Changed = false;
   bool MetadataChanged = false;
-  for (const KernelInfo &K : R.Kernels) {
+  std::vector<size_t> Patched;
+  for (size_t I = 0; I < R.Kernels.size(); ++I) {
+    const KernelInfo &K = R.Kernels[I];
     if (!K.PendingStub)
       continue;
     const PoolStub &S = *K.PendingStub;
@@ -118,7 +119,7 @@ Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
     }
     MutableArrayRef<uint8_t> Sec = K.KDSection->mutableContents();
     KD.write(Sec.slice(K.KDAddr - K.KDSection->Addr, 64));
-    Changed = true;
+    Patched.push_back(I);
     Ctx.Stats.add(name(), "patched", "descriptors pointed at their stub");
   }
 
@@ -134,5 +135,27 @@ Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
     MutableArrayRef<uint8_t> Note = R.MetadataSection->mutableContents();
     std::copy(NR->Bytes.begin(), NR->Bytes.end(), Note.begin());
   }
-  return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  if (Patched.empty())
+    return PreservedAnalyses::all();
+  if (MetadataChanged)
+    return PreservedAnalyses::none();
+
+  // Only descriptors changed: bring the kernels analysis up to date instead
+  // of having it recomputed (metadata parsing and stub decoding dominate the
+  // run time on large objects). Each patched kernel now enters through the
+  // stub that was pending; the pool and the metadata are untouched. Fields
+  // are derived exactly as KernelsAnalysis::run derives them.
+  for (size_t I : Patched) {
+    KernelInfo &K = R.Kernels[I];
+    K.KD = KernelDescriptor::read(K.KDSection->contents().slice(
+        K.KDAddr - K.KDSection->Addr, 64));
+    std::optional<uint64_t> Entry = K.KD.entryAddress(K.KDAddr);
+    if (!Entry || *Entry != K.PendingStub->Addr)
+      return PreservedAnalyses::none();
+    K.Entry = *Entry;
+    K.EntryStub = std::move(K.PendingStub);
+    K.PendingStub.reset();
+    K.deriveSGPRUse(TI);
+  }
+  return PreservedAnalyses::none().preserve<KernelsAnalysis>();
 }

@@ -55,6 +55,8 @@ struct KernelInfo {
   std::optional<amdgpu::KernelMD> MD;
   /// LLVM 22 `<name>.numbered_sgpr` ABS symbol.
   std::optional<uint64_t> NumberedSGPR;
+  /// gfx8-9 without NumberedSGPR: SGPRs named by the kernel's code (MC scan).
+  std::optional<unsigned> ScannedSGPRs;
   /// SGPRs set at wave launch (user + system).
   unsigned LiveInSGPRs = 0;
   /// Best known count of SGPRs the kernel uses (at least LiveInSGPRs) and
@@ -70,6 +72,10 @@ struct KernelInfo {
   unsigned ReservedTopSGPRs = 0;
 
   bool hasStub() const { return EntryStub.has_value(); }
+  /// Sets LiveInSGPRs, UsedSGPRs, UsedSGPRSource and ReservedTopSGPRs from
+  /// KD, NumberedSGPR, ScannedSGPRs, MD and the stub (what the analysis does;
+  /// passes that update a kept result call it).
+  void deriveSGPRUse(const amdgpu::TargetInfo &TI);
   /// Kernarg preload on a target whose firmware enters at +256.
   bool needsDualStub(const amdgpu::TargetInfo &TI) const;
 };

@@ -1,0 +1,43 @@
+"""Compares print<kernels> (JSON) right after patch-descriptors in the same
+pipeline with print<kernels> of the object that pipeline wrote."""
+import os
+import subprocess
+import sys
+
+out, clang, lld, tool = sys.argv[1:5]
+src = os.path.join(os.path.dirname(__file__), "..", "Inputs", "two-kernels.cl")
+preload = ["-mllvm", "-amdgpu-kernarg-preload-count=2"]
+configs = [("gfx90a", []), ("gfx90a", preload), ("gfx950", preload),
+           ("gfx1100", [])]
+checked = 0
+failed = 0
+for mcpu, extra in configs:
+    tag = mcpu + ("-preload" if extra else "")
+    o = os.path.join(out, tag + ".o")
+    so = os.path.join(out, tag + ".so")
+    subprocess.check_call([clang, "--target=amdgcn-amd-amdhsa", "-mcpu=" + mcpu,
+                           "-nogpulib", "-O2", "-c", src, "-o", o] + extra)
+    subprocess.check_call([lld, "-shared", o, "-o", so])
+    for form in ("auto", "long"):
+        res = os.path.join(out, tag + "-" + form + ".co")
+        pipeline = ("synth-trampolines<form=%s>,patch-descriptors,"
+                    "print<kernels>" % form)
+        kept = subprocess.check_output(
+            [tool, "-passes=" + pipeline, "--kernels-format=json", so,
+             "-o", res])
+        fresh = subprocess.check_output(
+            [tool, "-passes=print<kernels>", "--kernels-format=json", res,
+             "-disable-output"])
+        if b'"stub"' not in kept:
+            print("FAIL: %s form=%s: no kernel entered through a stub"
+                  % (tag, form))
+            failed += 1
+        elif kept != fresh:
+            print("FAIL: %s form=%s: kept analysis differs from a fresh one"
+                  % (tag, form))
+            print(kept.decode())
+            print(fresh.decode())
+            failed += 1
+        checked += 1
+print("kept results checked:", checked)
+sys.exit(1 if failed else 0)
