@@ -78,21 +78,30 @@ def check_stub(kernel, insns, stub, target, fail):
         form, reg, body = "short", None, 1
     else:
         texts = [t for _, t in insns[:4]]
-        m = re.fullmatch(r"s_getpc_b64 s\[(\d+):(\d+)\]", texts[0])
-        if not m or len(texts) < 4:
+        if len(texts) < 4:
             fail("%s: stub starts with '%s'" % (kernel, text))
             return "?", None
-        lo, hi = int(m.group(1)), int(m.group(2))
-        add = re.fullmatch(r"s_add_u32 s%d, s%d, (\S+)" % (lo, lo), texts[1])
-        addc = re.fullmatch(r"s_addc_u32 s%d, s%d, (\S+)" % (hi, hi), texts[2])
-        if not add or not addc or texts[3] != "s_setpc_b64 s[%d:%d]" % (lo, hi):
+        m = re.fullmatch(r"s_getpc_b64 s\[(\d+):(\d+)\]", texts[0])
+        if m:
+            # A free SGPR pair, which .sgpr_count must cover.
+            reg = int(m.group(1))
+            pair, lo, hi = "s[%d:%d]" % (reg, reg + 1), "s%d" % reg, "s%d" % (reg + 1)
+        elif texts[0] == "s_getpc_b64 vcc":
+            # VCC, the fallback when no pair is free; undefined at kernel entry.
+            reg, pair, lo, hi = None, "vcc", "vcc_lo", "vcc_hi"
+        else:
+            fail("%s: stub starts with '%s'" % (kernel, text))
+            return "?", None
+        add = re.fullmatch(r"s_add_u32 %s, %s, (\S+)" % (lo, lo), texts[1])
+        addc = re.fullmatch(r"s_addc_u32 %s, %s, (\S+)" % (hi, hi), texts[2])
+        if not add or not addc or texts[3] != "s_setpc_b64 " + pair:
             fail("%s: unexpected long stub %s" % (kernel, texts))
             return "?", None
         delta = literal(add.group(1)) | (literal(addc.group(1)) << 32)
         reached = (insns[1][0] + delta) & 0xFFFFFFFFFFFFFFFF
         if reached != target:
             fail("%s: long stub reaches 0x%x, not 0x%x" % (kernel, reached, target))
-        form, reg, body = "long", lo, 4
+        form, body = "long" if reg is not None else "long-vcc", 4
     for addr, text in insns[body:]:
         if addr >= stub + STUB_SIZE:
             break
