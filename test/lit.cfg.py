@@ -79,3 +79,20 @@ if config.host_cxx_id == "Clang":
     example_cmake.append("-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld")
 config.substitutions.append(("%example_cmake", " ".join(example_cmake)))
 config.substitutions.append(("%cmake", config.cmake_command))
+
+
+# ROCm's Code Object Manager (Debian libamd-comgr-dev, COMGR 5.2): the tests in
+# Consumers/ build a small reader against it with %comgr_cxx.
+def comgr_installed():
+    if not os.path.exists("/usr/include/amd_comgr.h"):
+        return False
+    return any(os.path.exists(os.path.join(d, "libamd_comgr.so"))
+               for d in ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+                         "/usr/lib64", "/usr/lib"])
+
+
+if comgr_installed():
+    config.available_features.add("comgr")
+config.substitutions.append(
+    ("%comgr_cxx", "%s -std=c++17 -O1 -Wall -Wl,--no-as-needed -lamd_comgr"
+     % os.path.join(llvm_bin, "clang++")))

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(llvm-22 llvm-22-dev llvm-22-tools clang-22 lld-22 libgtest-dev cmake ninja-build
-          python3 zlib1g-dev libzstd-dev)
+          python3 zlib1g-dev libzstd-dev libamd-comgr-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
