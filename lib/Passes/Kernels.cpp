@@ -57,10 +57,10 @@ void KernelInfo::deriveSGPRUse(const TargetInfo &T) {
   if (Count > T.SGPRGranuleExtra)
     UsedSGPRs = std::max(UsedSGPRs, Count - T.SGPRGranuleExtra);
   unsigned Below = UsedSGPRs;
-  // A previous run raised the count to cover its scratch pair.
-  const std::optional<PoolStub> &St = EntryStub ? EntryStub : PendingStub;
-  if (St && St->Decoded.Form == StubSpec::SGPRPair)
-    Below = std::max(Below, St->Decoded.SGPR + 2);
+  // patch-descriptors raised the count to cover the scratch pair of the stub
+  // the kernel is entered through (not yet for a pending stub).
+  if (EntryStub && EntryStub->Decoded.Form == StubSpec::SGPRPair)
+    Below = std::max(Below, EntryStub->Decoded.SGPR + 2);
   ReservedTopSGPRs =
       std::min(T.SGPRGranuleExtra, Count > Below ? Count - Below : 0);
 }

@@ -1,6 +1,6 @@
 // A kernel whose SGPR usage is pushed near the limit by an inline-asm clobber
-// list: s10..s89, plus s90..s101 with -DTO_S101, plus s102..s105 with
-// -DTO_S105 (gfx10+ only: 106 addressable SGPRs).
+// list: s10..s89, plus s90 with -DTO_S90, plus s90..s101 with -DTO_S101, plus
+// s102..s105 with -DTO_S105 (gfx10+ only: 106 addressable SGPRs).
 #if defined(TO_S105) && !defined(TO_S101)
 #define TO_S101
 #endif
@@ -19,6 +19,10 @@ __kernel void pressure(__global int *p) {
                      "s66", "s67", "s68", "s69", "s70", "s71", "s72", "s73",
                      "s74", "s75", "s76", "s77", "s78", "s79", "s80", "s81",
                      "s82", "s83", "s84", "s85", "s86", "s87", "s88", "s89"
+#if defined(TO_S90) && !defined(TO_S101)
+                     ,
+                     "s90"
+#endif
 #ifdef TO_S101
                      ,
                      "s90", "s91", "s92", "s93", "s94", "s95", "s96", "s97",
