@@ -471,7 +471,7 @@ TEST(RunPipelineTest, CustomPassesStatsWarningsAndVerifyEach) {
   Out = runPipeline(Ref, "corrupt,stub-syms", Opts);
   ASSERT_FALSE(bool(Out));
   EXPECT_EQ(toString(Out.takeError()),
-            "verification failed after pass 'corrupt': verification failed: "
+            "after pass 'corrupt': verification failed: "
             "1 problem\n  symbol table '.symtab': local symbol 'late-local' "
             "follows a global symbol");
   // Statistics are reported even when the run fails.

@@ -35,8 +35,8 @@ Error hotswap::runPassManager(Object &Obj, PassManager &PM,
         return Error::success();
       Expected<PreservedAnalyses> R = V->run(O, AM, Ctx);
       if (!R)
-        return createStringError("verification failed after pass '" +
-                                 P.name() + "': " + toString(R.takeError()));
+        return createStringError("after pass '" + P.name() +
+                                 "': " + toString(R.takeError()));
       return Error::success();
     });
   }

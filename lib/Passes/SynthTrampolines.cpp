@@ -35,9 +35,9 @@ SynthTrampolinesPass::create(StringRef Params) {
         O.Prologue = TrampolineOptions::PrologueKind::None;
       else if (Value == "gfx1250-vmem")
         O.Prologue = TrampolineOptions::PrologueKind::GFX1250VMem;
-      else if (Value.consume_front("asm:") && !Value.empty()) {
+      else if (Value.starts_with("asm:") && Value.size() > 4) {
         O.Prologue = TrampolineOptions::PrologueKind::AsmFile;
-        O.PrologueFile = Value.str();
+        O.PrologueFile = Value.drop_front(4).str();
       } else
         return createStringError("invalid prologue '" + Value +
                                  "' (expected none, gfx1250-vmem or "

@@ -3,8 +3,8 @@
 // Builds an Object from the bytes of an AMDGPU code object. Every offset,
 // size, count, index and link read from the file is range-checked with
 // overflow-safe arithmetic before use; any problem is one llvm::Error with a
-// precise message. Unlike llvm::object::ELFFile, a misaligned section header
-// table is accepted (so realign-shdrs can repair it).
+// precise message. A misaligned section header table is accepted (fields are
+// read with unaligned little-endian loads) so realign-shdrs can repair it.
 //
 //===----------------------------------------------------------------------===//
 

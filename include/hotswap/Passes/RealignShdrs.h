@@ -3,8 +3,10 @@
 // realign-shdrs
 //   Requires:     nothing.
 //   Establishes:  the section header table starts after all section data at
-//                 an 8-byte-aligned offset (llvm::object::ELFFile rejects a
-//                 misaligned table: "invalid alignment of section headers").
+//                 an 8-byte-aligned offset, as ELF64 requires (Elf64_Shdr is
+//                 8-byte aligned; readers that map the table as structs, and
+//                 older LLVM releases, reject a misaligned one with "invalid
+//                 alignment of section headers"; LLVM 22 tolerates it).
 //   Skipped when: the layout the writer would produce already has that
 //                 property (always true once another pass changed layout).
 //
