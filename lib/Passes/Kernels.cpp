@@ -397,14 +397,21 @@ void KernelsAnalysis::print(const Result &R, const Object &Obj,
                      {"used_sgprs_source", K.UsedSGPRSource},
                      {"kernarg_preload_length", K.KD.kernargPreloadLength()},
                      {"wave32", K.KD.isWave32()}};
-      if (K.EntryStub) {
-        json::Object S{
-            {"address", static_cast<int64_t>(K.EntryStub->Addr)},
-            {"target", static_cast<int64_t>(K.EntryStub->Decoded.Target)},
-            {"form", stubFormName(K.EntryStub->Decoded)},
-            {"dual", K.EntryStub->Dual}};
-        O["stub"] = std::move(S);
-      }
+      auto stubJSON = [](const PoolStub &P) {
+        json::Object S{{"address", static_cast<int64_t>(P.Addr)},
+                       {"target", static_cast<int64_t>(P.Decoded.Target)},
+                       {"form", stubFormName(P.Decoded)},
+                       {"dual", P.Dual}};
+        if (P.Decoded.Form == StubSpec::SGPRPair)
+          S["sgpr"] = P.Decoded.SGPR;
+        if (P.Decoded.PrologueSize)
+          S["prologue_size"] = static_cast<int64_t>(P.Decoded.PrologueSize);
+        return S;
+      };
+      if (K.EntryStub)
+        O["stub"] = stubJSON(*K.EntryStub);
+      if (K.PendingStub)
+        O["pending_stub"] = stubJSON(*K.PendingStub);
       if (K.MD) {
         json::Object M;
         if (K.MD->SGPRCount)
@@ -423,6 +430,7 @@ void KernelsAnalysis::print(const Result &R, const Object &Obj,
     json::Object Root{{"target", T.targetID()},
                       {"processor", T.Name},
                       {"code_object_version", T.CodeObjectVersion},
+                      {"pool_stub_slots", static_cast<int64_t>(R.PoolStubs.size())},
                       {"kernels", std::move(Ks)}};
     OS << formatv("{0:2}", json::Value(std::move(Root))) << "\n";
     return;

@@ -162,7 +162,7 @@ Expected<PreservedAnalyses> SynthTrampolinesPass::run(Object &Obj,
   auto RO = AM.getResult<KernelsAnalysis>(Obj);
   if (!RO)
     return RO.takeError();
-  const KernelsAnalysis::Result &R = *RO;
+  KernelsAnalysis::Result &R = *RO;
   const TargetInfo &TI = R.Target;
   Ctx.Stats.add(name(), "kernels", "kernels seen", R.Kernels.size());
 
@@ -187,6 +187,12 @@ Expected<PreservedAnalyses> SynthTrampolinesPass::run(Object &Obj,
   // deltas, descriptor offsets and symbol values all derive from it.
   const uint64_t PoolAddr = Obj.firstFreeAddress(0x1000);
   std::vector<uint8_t> Pool;
+  // What each new stub is, as the kernels analysis would decode it.
+  struct NewStub {
+    size_t Kernel;
+    StubSpec Spec;
+  };
+  std::vector<NewStub> Added;
   Pool.reserve(Cands->size() * StubSlotSize + TI.PoolGuardBytes);
   for (size_t I : *Cands) {
     const KernelInfo &K = R.Kernels[I];
@@ -219,6 +225,7 @@ Expected<PreservedAnalyses> SynthTrampolinesPass::run(Object &Obj,
       return createStringError("kernel '" + K.Name + "': " +
                                toString(Bytes.takeError()));
     Pool.insert(Pool.end(), Bytes->begin(), Bytes->end());
+    Added.push_back({I, Spec});
     Ctx.Stats.add(name(), "stubs", "stubs added");
     if (Spec.Dual)
       Ctx.Stats.add(name(), "dual", "dual (kernarg preload) stubs");
@@ -253,6 +260,35 @@ Expected<PreservedAnalyses> SynthTrampolinesPass::run(Object &Obj,
   Seg->FileSize = Seg->MemSize = PoolSize;
   Seg->Members.push_back(&PoolSec);
   Obj.addSegment(std::move(Seg));
+
+  // Keep the kernels analysis instead of re-decoding the pool and
+  // re-parsing the metadata: record each stub exactly as scanning the new
+  // pool slot by slot would (the verifier decodes the bytes themselves).
+  uint64_t PrologueSize = (*Enc)->prologue().size();
+  for (const NewStub &N : Added) {
+    auto slot = [&](uint64_t Addr, uint64_t Target) {
+      PoolStub P;
+      P.Addr = Addr;
+      P.Sec = &PoolSec;
+      P.Decoded.Form = N.Spec.Form;
+      P.Decoded.Target = Target;
+      P.Decoded.SGPR = N.Spec.Form == StubSpec::SGPRPair ? N.Spec.SGPR : 0;
+      P.Decoded.BodySize = N.Spec.Form == StubSpec::Short
+                               ? StubEncoder::ShortBodySize
+                               : StubEncoder::LongBodySize;
+      P.Decoded.PrologueSize = PrologueSize;
+      return P;
+    };
+    PoolStub First = slot(N.Spec.StubAddr, N.Spec.Target);
+    R.PoolStubs.push_back(First);
+    if (N.Spec.Dual) {
+      R.PoolStubs.push_back(slot(N.Spec.StubAddr + StubSlotSize,
+                                 N.Spec.Target + StubSlotSize));
+      First.Dual = true;
+      First.Decoded.HalfTarget2 = N.Spec.Target + StubSlotSize;
+    }
+    R.Kernels[N.Kernel].PendingStub = First;
+  }
   (void)hex;
-  return PreservedAnalyses::none();
+  return PreservedAnalyses::none().preserve<KernelsAnalysis>();
 }
