@@ -141,13 +141,13 @@ Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
   }
   if (Patched.empty())
     return PreservedAnalyses::all();
-  if (MetadataChanged)
-    return PreservedAnalyses::none();
 
-  // Only descriptors changed: bring the kernels analysis up to date instead
-  // of having it recomputed (metadata parsing and stub decoding dominate the
-  // run time on large objects). Each patched kernel now enters through the
-  // stub that was pending; the pool and the metadata are untouched. Fields
+  // Bring the kernels analysis up to date instead of having it recomputed
+  // (metadata parsing and stub decoding dominate the run time on large
+  // objects). Each patched kernel now enters through the stub that was
+  // pending; its metadata values are the ones just written (the kept
+  // CodeObjectMetadata reports its pending values, and a later rewrite()
+  // starts again from the note as read, with every change so far). Fields
   // are derived exactly as KernelsAnalysis::run derives them.
   for (size_t I : Patched) {
     KernelInfo &K = R.Kernels[I];
@@ -159,6 +159,9 @@ Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
     K.Entry = *Entry;
     K.EntryStub = std::move(K.PendingStub);
     K.PendingStub.reset();
+    if (MetadataChanged)
+      if (const KernelMD *MD = R.Metadata->findBySymbol(K.KDSymbol))
+        K.MD = *MD;
     K.deriveSGPRUse(TI);
   }
   return PreservedAnalyses::none().preserve<KernelsAnalysis>();
