@@ -6,7 +6,9 @@ hotswap-opt wrote without checking binaries into the repository.
   patch-elf.py IN --read LOC:TYPE  print the value (hex) and exit
 
 EDIT is LOC:TYPE OP VALUE with OP one of  =  +=  |=  &=  (wrapping to the
-width of TYPE), e.g. 'sym:vadd.stub+0x4:u32=0xbf820010'.
+width of TYPE), e.g. 'sym:vadd.stub+0x4:u32=0xbf820010'. VALUE is a sum of
+numbers and sym:NAME terms (a symbol's value) joined by + and -, e.g.
+'sym:kern2.kd+16:u64=sym:vadd.stub+0x100-sym:kern2.kd'.
 LOC is a BASE with an optional +OFF or -OFF (decimal or 0x hex):
   0xADDR          a virtual address inside a loaded section with file data
   sym:NAME        the value of .symtab symbol NAME (a virtual address)
@@ -93,6 +95,18 @@ def parse_int(text):
         fail("bad number '%s'" % text)
 
 
+def evaluate(elf, text):
+    """A sum of numbers and sym:NAME terms joined by + and -."""
+    total = 0
+    for sign, term in re.findall(r"([+-]?)([^+-]+)", text):
+        v = (elf.symbol(term[4:])[1] if term.startswith("sym:")
+             else parse_int(term))
+        total += -v if sign == "-" else v
+    if re.sub(r"[+-]?[^+-]+", "", text):
+        fail("bad value '%s'" % text)
+    return total
+
+
 def locate(elf, loc, width):
     """File offset of LOC and a printable description."""
     m = re.fullmatch(r"(?:(sym|sec|symentry|shdr|file):)?(.+?)"
@@ -147,7 +161,7 @@ def main(argv):
             fail("'%s' is outside the file" % loc)
         mask = (1 << (8 * width)) - 1
         old = struct.unpack_from(fmt, data, off)[0]
-        v = parse_int(value)
+        v = evaluate(elf, value)
         new = {"=": v, "+=": old + v, "|=": old | v, "&=": old & v}[op] & mask
         struct.pack_into(fmt, data, off, new)
         print("%s: file offset 0x%x: 0x%x -> 0x%x" % (loc, off, old, new))
