@@ -108,13 +108,13 @@ static void checkStructure(const Object &Obj, const Layout &L,
     }
     uint32_t First = T->firstNonLocal();
     if (T->Sec->Info != First) {
-      std::string Want =
-          First <= T->Symbols.size()
-              ? "the first non-local symbol is " + Twine(First).str() +
-                    " ('" + T->Symbols[First - 1].Name + "')"
-              : "all " + Twine(First).str() +
-                    " symbols are local (sh_info must be " +
-                    Twine(First).str() + ")";
+      std::string Want = First <= T->Symbols.size()
+                             ? "the first non-local symbol is " +
+                                   Twine(First).str() + " ('" +
+                                   T->Symbols[First - 1].Name + "')"
+                             : "all " + Twine(First).str() +
+                                   " symbols are local (sh_info must be " +
+                                   Twine(First).str() + ")";
       P.push_back("symbol table '" + T->Sec->Name + "': sh_info is " +
                   Twine(T->Sec->Info).str() + " but " + Want);
     }
@@ -255,22 +255,22 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
                    ".numbered_sgpr";
         P.push_back(Uses + ", which overlaps the kernel's live SGPRs s0..s" +
                     Twine(Floor - 1).str() + " (" + Basis +
-                    "; the pair must start at s" + Twine(Floor + Floor % 2).str() +
-                    " or above)");
+                    "; the pair must start at s" +
+                    Twine(Floor + Floor % 2).str() + " or above)");
       }
       if (N + 2 > T.AddressableSGPRs)
         P.push_back(Uses + ", which is not addressable on " + T.Name + " (" +
                     Twine(T.AddressableSGPRs).str() + " SGPRs)");
       if (T.HasSGPRGranule &&
           N + 2 + K.ReservedTopSGPRs > (K.KD.sgprGranule() + 1) * 8)
-        P.push_back(Uses + ", which with " +
-                    Twine(K.ReservedTopSGPRs).str() +
+        P.push_back(Uses + ", which with " + Twine(K.ReservedTopSGPRs).str() +
                     " special SGPRs above it is outside the allocation of "
                     "SGPR granule " +
                     Twine(K.KD.sgprGranule()).str() + " (" +
                     Twine((K.KD.sgprGranule() + 1) * 8).str() + " SGPRs)");
       if (K.MD && K.MD->SGPRCount &&
-          *K.MD->SGPRCount < N + 2 + (T.HasSGPRGranule ? K.ReservedTopSGPRs : 0))
+          *K.MD->SGPRCount <
+              N + 2 + (T.HasSGPRGranule ? K.ReservedTopSGPRs : 0))
         P.push_back(Who + ": metadata .sgpr_count " +
                     Twine(*K.MD->SGPRCount).str() +
                     " does not cover the scratch pair " + pairName(N) +
@@ -289,9 +289,8 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
     if (T.InstPrefWidth && uint64_t(K.KD.instPrefSize(T)) * 128 > Size)
       P.push_back(Who + ": INST_PREF_SIZE " +
                   Twine(K.KD.instPrefSize(T)).str() +
-                  " (COMPUTE_PGM_RSRC3 of the descriptor at " +
-                  hex(K.KDAddr) + ") prefetches " +
-                  Twine(K.KD.instPrefSize(T) * 128).str() +
+                  " (COMPUTE_PGM_RSRC3 of the descriptor at " + hex(K.KDAddr) +
+                  ") prefetches " + Twine(K.KD.instPrefSize(T) * 128).str() +
                   " bytes, past the end of the " + Twine(Size).str() +
                   "-byte stub at " + hex(S.Addr) + " (at most " +
                   Twine(Size / 128).str() + ")");
@@ -309,8 +308,8 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
         Bad.push_back("type " + Twine(unsigned(Sym.Type)).str() +
                       " (expected STT_FUNC)");
       if (Sym.Value != S.Addr)
-        Bad.push_back("value " + hex(Sym.Value) + " (expected " +
-                      hex(S.Addr) + ")");
+        Bad.push_back("value " + hex(Sym.Value) + " (expected " + hex(S.Addr) +
+                      ")");
       if (Sym.Size != WantSize)
         Bad.push_back("size " + Twine(Sym.Size).str() + " (expected " +
                       Twine(WantSize).str() + ")");
