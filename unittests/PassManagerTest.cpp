@@ -473,7 +473,7 @@ TEST(RunPipelineTest, CustomPassesStatsWarningsAndVerifyEach) {
   EXPECT_EQ(toString(Out.takeError()),
             "after pass 'corrupt': verification failed: "
             "1 problem\n  symbol table '.symtab': local symbol 'late-local' "
-            "follows a global symbol");
+            "(index 3) follows a global symbol ('f', index 2)");
   // Statistics are reported even when the run fails.
   EXPECT_EQ(Stats.get("corrupt", "runs"), 1u);
   EXPECT_EQ(Stats.get("verify", "runs"), 1u);

@@ -90,22 +90,39 @@ static void checkStructure(const Object &Obj, const Layout &L,
   for (const auto &T : Obj.SymbolTables) {
     if (T->isModified())
       continue; // the writer partitions and derives sh_info
-    bool SeenGlobal = false;
-    for (const Symbol &S : T->Symbols) {
-      if (!S.isLocal())
-        SeenGlobal = true;
-      else if (SeenGlobal) {
+    // Indexes count the null symbol, which Symbols leaves out.
+    std::optional<size_t> FirstGlobal;
+    for (size_t I = 0; I < T->Symbols.size(); ++I) {
+      const Symbol &S = T->Symbols[I];
+      if (!S.isLocal()) {
+        if (!FirstGlobal)
+          FirstGlobal = I;
+      } else if (FirstGlobal) {
         P.push_back("symbol table '" + T->Sec->Name + "': local symbol '" +
-                    S.Name + "' follows a global symbol");
+                    S.Name + "' (index " + Twine(I + 1).str() +
+                    ") follows a global symbol ('" +
+                    T->Symbols[*FirstGlobal].Name + "', index " +
+                    Twine(*FirstGlobal + 1).str() + ")");
         break;
       }
     }
-    if (T->Sec->Info != T->firstNonLocal())
+    uint32_t First = T->firstNonLocal();
+    if (T->Sec->Info != First) {
+      std::string Want = First <= T->Symbols.size()
+                             ? "the first non-local symbol is " +
+                                   Twine(First).str() + " ('" +
+                                   T->Symbols[First - 1].Name + "')"
+                             : "all " + Twine(First).str() +
+                                   " symbols are local (sh_info must be " +
+                                   Twine(First).str() + ")";
       P.push_back("symbol table '" + T->Sec->Name + "': sh_info is " +
-                  Twine(T->Sec->Info).str() +
-                  " but the first non-local symbol is " +
-                  Twine(T->firstNonLocal()).str());
+                  Twine(T->Sec->Info).str() + " but " + Want);
+    }
   }
+}
+
+static std::string pairName(unsigned N) {
+  return "s[" + Twine(N).str() + ":" + Twine(N + 1).str() + "]";
 }
 
 static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
@@ -118,37 +135,82 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
   if (SymbolTable *ST = Obj.symtab())
     for (const Symbol &S : ST->Symbols)
       Syms[S.Name].push_back(&S);
+  // Where a kernel's code is: its own function symbol when there is one
+  // (independent of the stub the descriptor uses), else where it is entered.
+  auto codeOf = [&](const KernelInfo &K) {
+    auto FI = Syms.find(K.Name);
+    if (FI != Syms.end())
+      for (const Symbol *F : FI->second)
+        if (F->Type == ELF::STT_FUNC)
+          return F->Value;
+    return K.CodeEntry;
+  };
   StringMap<const KernelInfo *> ByName;
-  DenseMap<uint64_t, const KernelInfo *> SecondHalves;
-  for (const KernelInfo &K : R.Kernels)
-    for (const std::optional<PoolStub> *S : {&K.EntryStub, &K.PendingStub})
-      if (*S && (*S)->Dual)
-        SecondHalves[(*S)->Addr + StubSlotSize] = &K;
-
+  // Second halves of dual stubs: slot A+256 when slot A leads to the code of
+  // a kernel that needs a dual stub and A+256 leads 256 bytes further. Found
+  // from the pool, not from what a descriptor uses, so that a descriptor
+  // pointing at a second half is recognised as such.
+  struct Half {
+    const KernelInfo *K;
+    uint64_t Stub;
+  };
+  DenseMap<uint64_t, Half> SecondHalves;
   for (const KernelInfo &K : R.Kernels) {
     ByName[K.Name] = &K;
+    if (!K.needsDualStub(T))
+      continue;
+    uint64_t Code = codeOf(K);
+    for (const PoolStub &S : R.PoolStubs) {
+      if (S.Decoded.Target != Code)
+        continue;
+      auto Next = StubStarts.find(S.Addr + StubSlotSize);
+      if (Next != StubStarts.end() &&
+          Next->second->Decoded.Target == Code + StubSlotSize)
+        SecondHalves.try_emplace(S.Addr + StubSlotSize, Half{&K, S.Addr});
+    }
+  }
+
+  for (const KernelInfo &K : R.Kernels) {
     std::string Who = "kernel '" + K.Name + "'";
     Section *ES = Obj.sectionForAddress(K.Entry);
     bool InPool = ES && ES->Name == PoolSectionName;
-    if (InPool && !StubStarts.count(K.Entry))
-      P.push_back(Who + ": entry " + hex(K.Entry) +
-                  " points into the middle of a stub");
-    auto Half = SecondHalves.find(K.Entry);
-    if (Half != SecondHalves.end())
-      P.push_back(Who + ": entry " + hex(K.Entry) +
-                  " points into the middle of the dual stub of kernel '" +
-                  Half->second->Name + "'");
-    if (!K.EntryStub) {
-      if (InPool)
+    if (InPool && !StubStarts.count(K.Entry)) {
+      if ((K.Entry - ES->Addr) % StubSlotSize != 0)
         P.push_back(Who + ": entry " + hex(K.Entry) +
-                    " is in a stub pool but is not a stub");
-      continue;
+                    " points into the middle of a stub slot of '" + ES->Name +
+                    "' (slots start every " + Twine(StubSlotSize).str() +
+                    " bytes from " + hex(ES->Addr) + ")");
+      else
+        P.push_back(Who + ": entry " + hex(K.Entry) + " is a slot of '" +
+                    ES->Name +
+                    "' that holds no stub (expected s_branch or "
+                    "s_getpc/s_add/s_addc/s_setpc, then padding)");
     }
+    bool EntryIsSecondHalf = false;
+    auto HI = SecondHalves.find(K.Entry);
+    if (HI != SecondHalves.end()) {
+      EntryIsSecondHalf = true;
+      const Half &H = HI->second;
+      if (H.K == &K)
+        P.push_back(Who + ": entry " + hex(K.Entry) +
+                    " is the second half (+256) of its own dual stub; the "
+                    "descriptor must point at " +
+                    hex(H.Stub));
+      else
+        P.push_back(Who + ": entry " + hex(K.Entry) +
+                    " points into the middle of the dual stub of kernel '" +
+                    H.K->Name + "' at " + hex(H.Stub) +
+                    " (its second half, +256)");
+    }
+    if (!K.EntryStub)
+      continue;
     const PoolStub &S = *K.EntryStub;
     const DecodedStub &D = S.Decoded;
     Section *CS = Obj.sectionForAddress(K.CodeEntry);
     if (CS && CS->Name == PoolSectionName)
-      P.push_back(Who + ": stub at " + hex(S.Addr) + " leads into a stub pool");
+      P.push_back(Who + ": stub at " + hex(S.Addr) + " leads to " +
+                  hex(K.CodeEntry) + ", inside stub pool '" + CS->Name +
+                  "' instead of the kernel's code");
     // The kernel's own function symbol, when present, is where it must land.
     auto FI = Syms.find(K.Name);
     if (FI != Syms.end())
@@ -157,11 +219,23 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
           P.push_back(Who + ": stub at " + hex(S.Addr) + " leads to " +
                       hex(K.CodeEntry) + " but the kernel's code is at " +
                       hex(F->Value));
-    if (K.needsDualStub(T)) {
-      if (!S.Dual)
-        P.push_back(Who + ": kernarg preload on " + T.Name +
-                    " enters at +256, but the stub at " + hex(S.Addr) +
-                    " is not a dual stub");
+    bool NeedsDual = K.needsDualStub(T);
+    if (NeedsDual && !S.Dual && !EntryIsSecondHalf) {
+      // Say what the second half is instead of a stub to K.CodeEntry + 256.
+      uint64_t Second = S.Addr + StubSlotSize;
+      uint64_t Want = K.CodeEntry + StubSlotSize;
+      std::string Why = "kernarg preload on " + T.Name +
+                        " enters at +256, but the second half of the stub "
+                        "at " +
+                        hex(S.Addr) + " (at " + hex(Second) + ")";
+      auto NI = StubStarts.find(Second);
+      if (NI != StubStarts.end())
+        P.push_back(Who + ": " + Why + " leads to " +
+                    hex(NI->second->Decoded.Target) + ", not to " + hex(Want) +
+                    " (the kernel's code + 256)");
+      else
+        P.push_back(Who + ": " + Why + " is not a stub (it must lead to " +
+                    hex(Want) + ", the kernel's code + 256)");
     }
     if (S.Dual && (!D.HalfTarget2 || *D.HalfTarget2 != K.CodeEntry + 256))
       P.push_back(Who + ": second half of the dual stub at " +
@@ -172,53 +246,81 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
       unsigned Floor = K.LiveInSGPRs;
       if (K.NumberedSGPR)
         Floor = std::max<unsigned>(Floor, *K.NumberedSGPR);
-      if (N < Floor)
-        P.push_back(Who + ": stub scratch pair s[" + Twine(N).str() + ":" +
-                    Twine(N + 1).str() + "] overlaps the kernel's live SGPRs "
-                                         "(s0..s" +
-                    Twine(Floor - 1).str() + ")");
+      std::string Uses = Who + ": stub at " + hex(S.Addr) +
+                         " uses scratch pair " + pairName(N);
+      if (N < Floor) {
+        std::string Basis = Twine(K.LiveInSGPRs).str() + " set at launch";
+        if (K.NumberedSGPR)
+          Basis += ", " + Twine(*K.NumberedSGPR).str() + " per " + K.Name +
+                   ".numbered_sgpr";
+        P.push_back(Uses + ", which overlaps the kernel's live SGPRs s0..s" +
+                    Twine(Floor - 1).str() + " (" + Basis +
+                    "; the pair must start at s" +
+                    Twine(Floor + Floor % 2).str() + " or above)");
+      }
       if (N + 2 > T.AddressableSGPRs)
-        P.push_back(Who + ": stub scratch pair s[" + Twine(N).str() + ":" +
-                    Twine(N + 1).str() + "] is not addressable on " + T.Name);
+        P.push_back(Uses + ", which is not addressable on " + T.Name + " (" +
+                    Twine(T.AddressableSGPRs).str() + " SGPRs)");
       if (T.HasSGPRGranule &&
           N + 2 + K.ReservedTopSGPRs > (K.KD.sgprGranule() + 1) * 8)
-        P.push_back(Who + ": stub scratch pair s[" + Twine(N).str() + ":" +
-                    Twine(N + 1).str() +
-                    "] is outside the SGPR allocation of granule " +
-                    Twine(K.KD.sgprGranule()).str());
+        P.push_back(Uses + ", which with " + Twine(K.ReservedTopSGPRs).str() +
+                    " special SGPRs above it is outside the allocation of "
+                    "SGPR granule " +
+                    Twine(K.KD.sgprGranule()).str() + " (" +
+                    Twine((K.KD.sgprGranule() + 1) * 8).str() + " SGPRs)");
       if (K.MD && K.MD->SGPRCount &&
-          *K.MD->SGPRCount < N + 2 + (T.HasSGPRGranule ? K.ReservedTopSGPRs : 0))
+          *K.MD->SGPRCount <
+              N + 2 + (T.HasSGPRGranule ? K.ReservedTopSGPRs : 0))
         P.push_back(Who + ": metadata .sgpr_count " +
                     Twine(*K.MD->SGPRCount).str() +
-                    " does not cover the stub scratch pair s[" +
-                    Twine(N).str() + ":" + Twine(N + 1).str() + "]");
+                    " does not cover the scratch pair " + pairName(N) +
+                    " of the stub at " + hex(S.Addr));
     } else if (D.Form == StubSpec::VCC && T.HasSGPRGranule &&
                K.UsedSGPRs + std::max(K.ReservedTopSGPRs, 2u) >
                    (K.KD.sgprGranule() + 1) * 8) {
-      P.push_back(Who + ": stub uses VCC as scratch but the SGPR allocation "
-                        "of granule " +
-                  Twine(K.KD.sgprGranule()).str() +
-                  " does not keep VCC above the kernel's " +
+      P.push_back(Who + ": stub at " + hex(S.Addr) +
+                  " uses VCC as scratch but the SGPR allocation of granule " +
+                  Twine(K.KD.sgprGranule()).str() + " (" +
+                  Twine((K.KD.sgprGranule() + 1) * 8).str() +
+                  " SGPRs) does not keep VCC above the kernel's " +
                   Twine(K.UsedSGPRs).str() + " SGPRs");
     }
     uint64_t Size = S.Dual ? 512 : 256;
     if (T.InstPrefWidth && uint64_t(K.KD.instPrefSize(T)) * 128 > Size)
       P.push_back(Who + ": INST_PREF_SIZE " +
-                  Twine(K.KD.instPrefSize(T)).str() + " prefetches " +
-                  Twine(K.KD.instPrefSize(T) * 128).str() +
-                  " bytes, past the " + Twine(Size).str() + "-byte stub");
+                  Twine(K.KD.instPrefSize(T)).str() +
+                  " (COMPUTE_PGM_RSRC3 of the descriptor at " + hex(K.KDAddr) +
+                  ") prefetches " + Twine(K.KD.instPrefSize(T) * 128).str() +
+                  " bytes, past the end of the " + Twine(Size).str() +
+                  "-byte stub at " + hex(S.Addr) + " (at most " +
+                  Twine(Size / 128).str() + ")");
+    // A descriptor at a second half is the descriptor's fault, not the
+    // symbol's: the symbol is checked against the stub it should use.
     auto SI = Syms.find(K.Name + ".stub");
-    if (SI != Syms.end()) {
+    if (SI != Syms.end() && !EntryIsSecondHalf) {
       if (SI->second.size() > 1)
         P.push_back(Who + ": " + Twine(SI->second.size()).str() +
                     " symbols named '" + K.Name + ".stub'");
       const Symbol &Sym = *SI->second.front();
-      if (Sym.Type != ELF::STT_FUNC || Sym.Value != S.Addr ||
-          Sym.Size != Size || Sym.Sec != S.Sec)
-        P.push_back("symbol '" + K.Name + ".stub' (value " + hex(Sym.Value) +
-                    ", size " + Twine(Sym.Size).str() +
-                    ") does not describe the stub at " + hex(S.Addr) +
-                    " (size " + Twine(Size).str() + ")");
+      uint64_t WantSize = S.Dual || NeedsDual ? 512 : 256;
+      std::vector<std::string> Bad;
+      if (Sym.Type != ELF::STT_FUNC)
+        Bad.push_back("type " + Twine(unsigned(Sym.Type)).str() +
+                      " (expected STT_FUNC)");
+      if (Sym.Value != S.Addr)
+        Bad.push_back("value " + hex(Sym.Value) + " (expected " + hex(S.Addr) +
+                      ")");
+      if (Sym.Size != WantSize)
+        Bad.push_back("size " + Twine(Sym.Size).str() + " (expected " +
+                      Twine(WantSize).str() + ")");
+      if (Sym.Sec != S.Sec)
+        Bad.push_back(std::string("section '") +
+                      (Sym.Sec ? Sym.Sec->Name : std::string("")) +
+                      "' (expected '" + S.Sec->Name + "')");
+      if (!Bad.empty())
+        P.push_back("symbol '" + K.Name + ".stub' does not describe the " +
+                    Twine(WantSize).str() + "-byte stub of " + Who + " at " +
+                    hex(S.Addr) + ": " + join(Bad, ", "));
     }
   }
   // Every .stub function symbol names a stub.
@@ -229,10 +331,17 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
     for (const Symbol *Sym : E.second) {
       if (Sym->Type != ELF::STT_FUNC)
         continue;
-      auto KI = ByName.find(N.drop_back(5));
-      if (KI == ByName.end() || !KI->second->EntryStub)
+      StringRef KName = N.drop_back(5);
+      auto KI = ByName.find(KName);
+      if (KI == ByName.end())
         P.push_back("symbol '" + N.str() + "' at " + hex(Sym->Value) +
-                    " names no kernel entry stub");
+                    " names no kernel entry stub (there is no kernel '" +
+                    KName.str() + "')");
+      else if (!KI->second->EntryStub)
+        P.push_back("symbol '" + N.str() + "' at " + hex(Sym->Value) +
+                    " names no kernel entry stub (kernel '" + KName.str() +
+                    "' is entered at " + hex(KI->second->Entry) +
+                    ", not through a stub)");
     }
   }
 }

@@ -7,10 +7,13 @@
 //   partitioned with the right sh_info, string tables NUL-terminated) and,
 //   for every kernel, that its entry is reachable: a stub is decoded with the
 //   MC disassembler and emulated to the address it reaches, which must be
-//   the kernel's own code (stub+256 must reach entry+256 for dual stubs);
+//   the kernel's own code (stub+256 must reach entry+256 for dual stubs,
+//   and no descriptor may point at such a second half);
 //   the scratch pair must lie above the live SGPRs and inside the declared
 //   counts; INST_PREF_SIZE must not run past the stub; `.stub` symbols must
-//   match their stubs. Every violation is reported; the run fails.
+//   match their stubs. Every violation is reported, one line each naming the
+//   kernel or symbol, the addresses involved and what was expected; the run
+//   fails.
 //
 //===----------------------------------------------------------------------===//
 
