@@ -63,7 +63,24 @@ std::string Reader::secName(uint32_t I) const {
   return S;
 }
 
+/// Containers people mistake for code objects: say what the file is.
+static std::optional<std::string> describeContainer(ArrayRef<uint8_t> B) {
+  StringRef S(reinterpret_cast<const char *>(B.data()), B.size());
+  if (S.starts_with("__CLANG_OFFLOAD_BUNDLE__"))
+    return std::string(
+        "this is a clang offload bundle, not a code object; extract one with "
+        "'clang-offload-bundler --unbundle --type=o --input=FILE "
+        "--targets=hipv4-amdgcn-amd-amdhsa--gfxNNN --output=OUT'");
+  if (S.starts_with("CCOB"))
+    return std::string(
+        "this is a compressed clang offload bundle, not a code object; "
+        "extract one with 'clang-offload-bundler --unbundle --type=o ...'");
+  return std::nullopt;
+}
+
 Error Reader::readHeader() {
+  if (std::optional<std::string> C = describeContainer(B))
+    return err(*C);
   if (B.size() < sizeof(Elf64_Ehdr)) {
     if (B.size() >= 4 && memcmp(B.data(), ElfMagic, 4) != 0)
       return err("not an ELF file (bad magic)");
@@ -100,7 +117,11 @@ Error Reader::readHeader() {
 
   if (H.Machine != EM_AMDGPU)
     return err("e_machine is " + Twine(H.Machine) +
-               ", not EM_AMDGPU (224)");
+               ", not EM_AMDGPU (224)" +
+               (H.Machine == EM_X86_64
+                    ? Twine("; for a host binary, extract its device code "
+                            "objects with 'llvm-objdump --offloading'")
+                    : Twine("")));
   if (H.Version != EV_CURRENT)
     return err("unsupported e_version " + Twine(H.Version));
   if (H.Type != ET_DYN && H.Type != ET_REL && H.Type != ET_EXEC)
