@@ -79,6 +79,29 @@ Expected<PreservedAnalyses> StubSymbolsPass::run(Object &Obj,
     T = &Obj.createSymtab();
     Ctx.Stats.add(name(), "symtab-created", "symbol tables created");
   }
+  // Writing the table partitions it (locals first). If the input is not
+  // partitioned, that renumbers symbols, which would break relocation
+  // sections that refer to them by index: leave such an object alone.
+  bool Partitioned = true, SeenGlobal = false;
+  for (const Symbol &S : T->Symbols) {
+    SeenGlobal |= !S.isLocal();
+    if (S.isLocal() && SeenGlobal)
+      Partitioned = false;
+  }
+  if (!Partitioned)
+    for (const auto &Sec : Obj.Sections)
+      if ((Sec->Type == ELF::SHT_RELA || Sec->Type == ELF::SHT_REL) &&
+          Sec->Link == T->Sec) {
+        std::string Msg = "'" + T->Sec->Name +
+                          "' has local symbols after global ones and '" +
+                          Sec->Name +
+                          "' refers to its symbols by index; adding symbols "
+                          "would renumber them, so no stub symbol was added";
+        if (Ctx.Strict)
+          return createStringError(Msg);
+        Ctx.Warn(Msg);
+        return PreservedAnalyses::all();
+      }
   StringMap<const Symbol *> Existing;
   for (const Symbol &S : T->Symbols)
     Existing.try_emplace(S.Name, &S);
