@@ -51,6 +51,13 @@ private:
 };
 
 uint64_t alignUp(uint64_t V, uint64_t A) { return A > 1 ? alignTo(V, A) : V; }
+
+/// Every section but the null one at index 0: its header is written back as
+/// read (whatever its fields say) and it has no contents, so it never takes
+/// part in the layout.
+ArrayRef<std::unique_ptr<Section>> sectionsAfterNull(const Object &Obj) {
+  return ArrayRef(Obj.Sections).drop_front(Obj.Sections.empty() ? 0 : 1);
+}
 } // namespace
 
 Expected<Layout> Writer::computeLayout(const Object &Obj) {
@@ -168,7 +175,7 @@ Expected<Layout> Writer::computeLayout(const Object &Obj) {
   };
 
   // Loaded sections of the input never change size.
-  for (const auto &S : Obj.Sections)
+  for (const auto &S : sectionsAfterNull(Obj))
     if (S->Orig && S->isAlloc() && !S->isNoBits() &&
         outSize(*S) != S->Orig->Size)
       return createStringError(
@@ -180,7 +187,7 @@ Expected<Layout> Writer::computeLayout(const Object &Obj) {
   bool Changed = NewSegments || Obj.Segments.size() != Obj.OrigPhNum ||
                  Obj.Sections.size() != Obj.OrigShNum ||
                  Obj.RelayoutSectionHeaders;
-  for (const auto &S : Obj.Sections)
+  for (const auto &S : sectionsAfterNull(Obj))
     if (S->isNew() || (!S->isNoBits() && outSize(*S) != S->Orig->Size))
       Changed = true;
 
@@ -202,7 +209,7 @@ Expected<Layout> Writer::computeLayout(const Object &Obj) {
   for (const auto &P : Obj.Segments)
     if (!P->IsNew && P->Type == PT_LOAD)
       FixedEnd = std::max(FixedEnd, P->Offset + P->FileSize);
-  for (const auto &S : Obj.Sections)
+  for (const auto &S : sectionsAfterNull(Obj))
     if (S->Orig && S->isAlloc() && !S->isNoBits())
       FixedEnd = std::max(FixedEnd, S->Orig->Offset + S->Orig->Size);
   uint64_t Pos = FixedEnd;
@@ -212,7 +219,7 @@ Expected<Layout> Writer::computeLayout(const Object &Obj) {
   for (const auto &P : Obj.Segments)
     if (!P->IsNew && P->Type == PT_LOAD)
       MaxEnd = std::max(MaxEnd, P->VAddr + P->MemSize);
-  for (const auto &S : Obj.Sections)
+  for (const auto &S : sectionsAfterNull(Obj))
     if (S->Orig && S->isAlloc())
       MaxEnd = std::max(MaxEnd, S->Addr + S->size());
   for (size_t PI = 0; PI < Obj.Segments.size(); ++PI) {
@@ -331,11 +338,26 @@ void Writer::write(const Object &Obj, const Layout &L,
     for (const auto &P : Obj.Segments)
       if (!P->IsNew && P->Type == PT_LOAD)
         FixedEnd = std::max(FixedEnd, P->Offset + P->FileSize);
-    for (const auto &S : Obj.Sections)
+    for (const auto &S : sectionsAfterNull(Obj))
       if (S->Orig && S->isAlloc() && !S->isNoBits())
         FixedEnd = std::max(FixedEnd, S->Orig->Offset + S->Orig->Size);
     FixedEnd = std::min<uint64_t>(FixedEnd, Obj.Input.size());
     memcpy(Buf, Obj.Input.data(), FixedEnd);
+  }
+
+  // Section contents first: a non-loaded section kept in place may overlap
+  // the ELF header or a header table (the reader allows it), and the headers
+  // written below must win over its stale copy of the old ones.
+  for (size_t I = 1; I < Obj.Sections.size(); ++I) {
+    const Section &S = *Obj.Sections[I];
+    if (S.isNoBits())
+      continue;
+    auto It = L.Rebuilt.find(&S);
+    ArrayRef<uint8_t> C =
+        It != L.Rebuilt.end() ? ArrayRef<uint8_t>(It->second) : S.contents();
+    if (!L.InPlace || S.isDirty() || It != L.Rebuilt.end())
+      if (!C.empty())
+        memcpy(Buf + L.SectionOffsets[I], C.data(), C.size());
   }
 
   // ELF header.
@@ -362,19 +384,6 @@ void Writer::write(const Object &Obj, const Layout &L,
   wr<uint16_t>(Buf + 62, static_cast<uint16_t>(
                              Obj.SectionNames ? Obj.indexOf(Obj.SectionNames)
                                               : 0));
-
-  // Section contents.
-  for (size_t I = 1; I < Obj.Sections.size(); ++I) {
-    const Section &S = *Obj.Sections[I];
-    if (S.isNoBits())
-      continue;
-    auto It = L.Rebuilt.find(&S);
-    ArrayRef<uint8_t> C =
-        It != L.Rebuilt.end() ? ArrayRef<uint8_t>(It->second) : S.contents();
-    if (!L.InPlace || S.isDirty() || It != L.Rebuilt.end())
-      if (!C.empty())
-        memcpy(Buf + L.SectionOffsets[I], C.data(), C.size());
-  }
 
   // Program headers.
   for (size_t I = 0; I < L.Segments.size(); ++I) {
