@@ -58,6 +58,19 @@ uint64_t alignUp(uint64_t V, uint64_t A) { return A > 1 ? alignTo(V, A) : V; }
 ArrayRef<std::unique_ptr<Section>> sectionsAfterNull(const Object &Obj) {
   return ArrayRef(Obj.Sections).drop_front(Obj.Sections.empty() ? 0 : 1);
 }
+
+/// Largest output the writer lays out. Alignments come from the input, and
+/// a huge sh_addralign / p_align on something that moves would otherwise
+/// ask for a terabyte-sized file (or wrap around 2^64).
+constexpr uint64_t MaxOutputSize = uint64_t(1) << 32;
+
+Error checkOutputEnd(uint64_t Start, uint64_t Size, const Twine &What) {
+  if (Start <= MaxOutputSize && Size <= MaxOutputSize - Start)
+    return Error::success();
+  return createStringError("output too large: " + What + " would start at " +
+                           hex(Start) + " with size " + hex(Size) +
+                           " (the limit is " + hex(MaxOutputSize) + " bytes)");
+}
 } // namespace
 
 Expected<Layout> Writer::computeLayout(const Object &Obj) {
@@ -257,6 +270,8 @@ Expected<Layout> Writer::computeLayout(const Object &Obj) {
     }
     OutP.FileSize = FileEnd - P.VAddr;
     OutP.MemSize = std::max(MemEnd - P.VAddr, P.MemSize);
+    if (Error E = checkOutputEnd(Off, OutP.FileSize, "new segment " + Twine(PI)))
+      return std::move(E);
     Pos = Off + OutP.FileSize;
     MaxEnd = std::max(MaxEnd, P.VAddr + OutP.MemSize);
   }
@@ -312,12 +327,17 @@ Expected<Layout> Writer::computeLayout(const Object &Obj) {
     if (S.Type == SHT_SYMTAB || S.Type == SHT_DYNSYM)
       A = std::max<uint64_t>(A, 8);
     Pos = alignUp(Pos, A);
+    if (Error E = checkOutputEnd(Pos, outSize(S), "section '" + S.Name + "'"))
+      return std::move(E);
     L.SectionOffsets[I] = Pos;
     Pos += outSize(S);
   }
 
   Pos = alignTo(Pos, 8);
   L.ShOff = NSec ? Pos : 0;
+  if (Error E = checkOutputEnd(Pos, NSec * sizeof(Elf64_Shdr),
+                              "the section header table"))
+    return std::move(E);
   Pos += NSec * sizeof(Elf64_Shdr);
   L.FileSize = Pos;
   if (NSec >= SHN_LORESERVE)
