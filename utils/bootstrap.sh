@@ -3,8 +3,10 @@
 # Idempotent: when everything is present it only checks and returns.
 set -euo pipefail
 
-PACKAGES=(llvm-22 llvm-22-dev llvm-22-tools clang-22 lld-22 libgtest-dev cmake ninja-build
-          python3 zlib1g-dev libzstd-dev libamd-comgr-dev)
+# libclang-rt-22-dev: ASan/UBSan runtimes (--sanitize) and libFuzzer (utils/fuzz.sh).
+# libamd-comgr-dev: ROCm's code object manager, a real consumer for test/Consumers.
+PACKAGES=(llvm-22 llvm-22-dev llvm-22-tools clang-22 lld-22 libclang-rt-22-dev libgtest-dev
+          cmake ninja-build python3 zlib1g-dev libzstd-dev libamd-comgr-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -17,6 +17,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/bit.h"
 #include "llvm/BinaryFormat/MsgPackDocument.h"
+#include "llvm/BinaryFormat/MsgPackReader.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -419,6 +420,42 @@ Error Scanner::scan() {
 
 //===-- validation helpers ------------------------------------------------===//
 
+/// msgpack::Document keeps maps in a std::map ordered by DocNode's
+/// operator<, which has no order for two arrays or two maps: it reaches
+/// llvm_unreachable, undefined behaviour in a release LLVM (a wild jump found
+/// by hotswap-fuzz). Rejects every array or map used as a map key before the
+/// document is read. Truncation is left to readFromBlob to report.
+Error checkMapKeys(StringRef Blob) {
+  msgpack::Reader R(Blob);
+  struct Level {
+    uint64_t Left; // objects still to read (two per map entry)
+    bool IsMap;
+  };
+  SmallVector<Level, 8> Stack;
+  do {
+    msgpack::Object O;
+    Expected<bool> Got = R.read(O);
+    if (!Got)
+      return Got.takeError();
+    if (!*Got)
+      return Error::success();
+    bool IsKey = !Stack.empty() && Stack.back().IsMap &&
+                 Stack.back().Left % 2 == 0;
+    if (!Stack.empty())
+      --Stack.back().Left;
+    bool Nested = O.Kind == msgpack::Type::Map || O.Kind == msgpack::Type::Array;
+    if (IsKey && Nested)
+      return createStringError("a map key is an array or a map");
+    if (Nested)
+      Stack.push_back({O.Kind == msgpack::Type::Map ? 2 * uint64_t(O.Length)
+                                                    : uint64_t(O.Length),
+                       O.Kind == msgpack::Type::Map});
+    while (!Stack.empty() && Stack.back().Left == 0)
+      Stack.pop_back();
+  } while (!Stack.empty());
+  return Error::success();
+}
+
 std::optional<uint64_t> asUnsigned(const msgpack::DocNode &N) {
   if (N.getKind() == msgpack::Type::UInt)
     return N.getUInt();
@@ -522,6 +559,9 @@ Error CodeObjectMetadata::load() {
   Doc = std::make_unique<msgpack::Document>();
   StringRef Blob(reinterpret_cast<const char *>(Found->Desc.data()),
                  Found->Desc.size());
+  if (Error E = checkMapKeys(Blob))
+    return mdError("note at offset " + hex(NoteOffset) +
+                   ": malformed msgpack payload: " + toString(std::move(E)));
   if (Blob.empty() || !Doc->readFromBlob(Blob, /*Multi=*/false))
     return mdError("note at offset " + hex(NoteOffset) +
                    ": malformed msgpack payload");

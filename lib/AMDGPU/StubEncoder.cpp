@@ -238,7 +238,8 @@ Error StubEncoder::checkSpec(const StubSpec &Spec) const {
 
 Error StubEncoder::encodeHalf(const StubSpec &Spec, uint64_t HalfAddr,
                               uint64_t Target, uint8_t *Out) const {
-  std::memcpy(Out, Prologue.data(), Prologue.size());
+  // No memcpy: an empty prologue has a null data() (UB for memcpy).
+  llvm::copy(Prologue, Out);
   uint8_t *Body = Out + Prologue.size();
   auto TOrErr = getTemplate(Spec.Form, Spec.SGPR);
   if (!TOrErr)

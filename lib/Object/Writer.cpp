@@ -51,6 +51,26 @@ private:
 };
 
 uint64_t alignUp(uint64_t V, uint64_t A) { return A > 1 ? alignTo(V, A) : V; }
+
+/// Every section but the null one at index 0: its header is written back as
+/// read (whatever its fields say) and it has no contents, so it never takes
+/// part in the layout.
+ArrayRef<std::unique_ptr<Section>> sectionsAfterNull(const Object &Obj) {
+  return ArrayRef(Obj.Sections).drop_front(Obj.Sections.empty() ? 0 : 1);
+}
+
+/// Largest output the writer lays out. Alignments come from the input, and
+/// a huge sh_addralign / p_align on something that moves would otherwise
+/// ask for a terabyte-sized file (or wrap around 2^64).
+constexpr uint64_t MaxOutputSize = uint64_t(1) << 32;
+
+Error checkOutputEnd(uint64_t Start, uint64_t Size, const Twine &What) {
+  if (Start <= MaxOutputSize && Size <= MaxOutputSize - Start)
+    return Error::success();
+  return createStringError("output too large: " + What + " would start at " +
+                           hex(Start) + " with size " + hex(Size) +
+                           " (the limit is " + hex(MaxOutputSize) + " bytes)");
+}
 } // namespace
 
 Expected<Layout> Writer::computeLayout(const Object &Obj) {
@@ -168,7 +188,7 @@ Expected<Layout> Writer::computeLayout(const Object &Obj) {
   };
 
   // Loaded sections of the input never change size.
-  for (const auto &S : Obj.Sections)
+  for (const auto &S : sectionsAfterNull(Obj))
     if (S->Orig && S->isAlloc() && !S->isNoBits() &&
         outSize(*S) != S->Orig->Size)
       return createStringError(
@@ -180,7 +200,7 @@ Expected<Layout> Writer::computeLayout(const Object &Obj) {
   bool Changed = NewSegments || Obj.Segments.size() != Obj.OrigPhNum ||
                  Obj.Sections.size() != Obj.OrigShNum ||
                  Obj.RelayoutSectionHeaders;
-  for (const auto &S : Obj.Sections)
+  for (const auto &S : sectionsAfterNull(Obj))
     if (S->isNew() || (!S->isNoBits() && outSize(*S) != S->Orig->Size))
       Changed = true;
 
@@ -202,7 +222,7 @@ Expected<Layout> Writer::computeLayout(const Object &Obj) {
   for (const auto &P : Obj.Segments)
     if (!P->IsNew && P->Type == PT_LOAD)
       FixedEnd = std::max(FixedEnd, P->Offset + P->FileSize);
-  for (const auto &S : Obj.Sections)
+  for (const auto &S : sectionsAfterNull(Obj))
     if (S->Orig && S->isAlloc() && !S->isNoBits())
       FixedEnd = std::max(FixedEnd, S->Orig->Offset + S->Orig->Size);
   uint64_t Pos = FixedEnd;
@@ -212,7 +232,7 @@ Expected<Layout> Writer::computeLayout(const Object &Obj) {
   for (const auto &P : Obj.Segments)
     if (!P->IsNew && P->Type == PT_LOAD)
       MaxEnd = std::max(MaxEnd, P->VAddr + P->MemSize);
-  for (const auto &S : Obj.Sections)
+  for (const auto &S : sectionsAfterNull(Obj))
     if (S->Orig && S->isAlloc())
       MaxEnd = std::max(MaxEnd, S->Addr + S->size());
   for (size_t PI = 0; PI < Obj.Segments.size(); ++PI) {
@@ -250,6 +270,8 @@ Expected<Layout> Writer::computeLayout(const Object &Obj) {
     }
     OutP.FileSize = FileEnd - P.VAddr;
     OutP.MemSize = std::max(MemEnd - P.VAddr, P.MemSize);
+    if (Error E = checkOutputEnd(Off, OutP.FileSize, "new segment " + Twine(PI)))
+      return std::move(E);
     Pos = Off + OutP.FileSize;
     MaxEnd = std::max(MaxEnd, P.VAddr + OutP.MemSize);
   }
@@ -305,12 +327,17 @@ Expected<Layout> Writer::computeLayout(const Object &Obj) {
     if (S.Type == SHT_SYMTAB || S.Type == SHT_DYNSYM)
       A = std::max<uint64_t>(A, 8);
     Pos = alignUp(Pos, A);
+    if (Error E = checkOutputEnd(Pos, outSize(S), "section '" + S.Name + "'"))
+      return std::move(E);
     L.SectionOffsets[I] = Pos;
     Pos += outSize(S);
   }
 
   Pos = alignTo(Pos, 8);
   L.ShOff = NSec ? Pos : 0;
+  if (Error E = checkOutputEnd(Pos, NSec * sizeof(Elf64_Shdr),
+                              "the section header table"))
+    return std::move(E);
   Pos += NSec * sizeof(Elf64_Shdr);
   L.FileSize = Pos;
   if (NSec >= SHN_LORESERVE)
@@ -330,7 +357,7 @@ void Writer::write(const Object &Obj, const Layout &L,
     for (const auto &P : Obj.Segments)
       if (!P->IsNew && P->Type == PT_LOAD)
         FixedEnd = std::max(FixedEnd, P->Offset + P->FileSize);
-    for (const auto &S : Obj.Sections)
+    for (const auto &S : sectionsAfterNull(Obj))
       if (S->Orig && S->isAlloc() && !S->isNoBits())
         FixedEnd = std::max(FixedEnd, S->Orig->Offset + S->Orig->Size);
     FixedEnd = std::min<uint64_t>({FixedEnd, Obj.Input.size(), Out.size()});
@@ -338,6 +365,21 @@ void Writer::write(const Object &Obj, const Layout &L,
     // Only the rest needs clearing (gaps between relaid-out parts); zeroing
     // the whole buffer first cost as much as the copy for large objects.
     memset(Buf + FixedEnd, 0, Out.size() - FixedEnd);
+  }
+
+  // Section contents first: a non-loaded section kept in place may overlap
+  // the ELF header or a header table (the reader allows it), and the headers
+  // written below must win over its stale copy of the old ones.
+  for (size_t I = 1; I < Obj.Sections.size(); ++I) {
+    const Section &S = *Obj.Sections[I];
+    if (S.isNoBits())
+      continue;
+    auto It = L.Rebuilt.find(&S);
+    ArrayRef<uint8_t> C =
+        It != L.Rebuilt.end() ? ArrayRef<uint8_t>(It->second) : S.contents();
+    if (!L.InPlace || S.isDirty() || It != L.Rebuilt.end())
+      if (!C.empty())
+        memcpy(Buf + L.SectionOffsets[I], C.data(), C.size());
   }
 
   // ELF header.
@@ -364,19 +406,6 @@ void Writer::write(const Object &Obj, const Layout &L,
   wr<uint16_t>(Buf + 62, static_cast<uint16_t>(
                              Obj.SectionNames ? Obj.indexOf(Obj.SectionNames)
                                               : 0));
-
-  // Section contents.
-  for (size_t I = 1; I < Obj.Sections.size(); ++I) {
-    const Section &S = *Obj.Sections[I];
-    if (S.isNoBits())
-      continue;
-    auto It = L.Rebuilt.find(&S);
-    ArrayRef<uint8_t> C =
-        It != L.Rebuilt.end() ? ArrayRef<uint8_t>(It->second) : S.contents();
-    if (!L.InPlace || S.isDirty() || It != L.Rebuilt.end())
-      if (!C.empty())
-        memcpy(Buf + L.SectionOffsets[I], C.data(), C.size());
-  }
 
   // Program headers.
   for (size_t I = 0; I < L.Segments.size(); ++I) {

@@ -310,6 +310,17 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     if (!Bytes)
       return createStringError(Who + ": descriptor: " +
                                toString(Bytes.takeError()));
+    // patch-descriptors writes through the symbol's section: it must hold
+    // the very bytes read here (sections may overlap).
+    const Section &KDSec = *F.Sec;
+    if (!KDSec.isAlloc() || KDSec.isNoBits() || F.Addr < KDSec.Addr ||
+        F.Addr - KDSec.Addr > KDSec.size() ||
+        KDSec.size() - (F.Addr - KDSec.Addr) < 64 ||
+        KDSec.contents().slice(F.Addr - KDSec.Addr, 64).data() !=
+            Bytes->data())
+      return createStringError(Who + ": descriptor at " + hex(F.Addr) +
+                               " is not inside its symbol's section '" +
+                               KDSec.Name + "'");
     if (!Obj.Segments.empty() && !Obj.loadSegmentFor(F.Addr, 64))
       return createStringError(Who + ": descriptor at " + hex(F.Addr) +
                                " is not inside a loaded segment");

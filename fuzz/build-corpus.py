@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Builds the seed corpus of hotswap-fuzz into a directory (never committed).
+
+Seeds:
+  * every ELF YAML fixture under test/ that yaml2obj accepts as is: *.yaml
+    files, and the parts of split-file tests;
+  * real clang-22 code objects of test/Inputs/two-kernels.cl for a few
+    targets (relocatable .o and linked .so, code object v4, v5 and the default v6, gfx90a and
+    gfx1250 with kernarg preload);
+  * each linked object after `trampoline,stub-syms` (when --hotswap-opt is
+    given), so the fuzzer also starts from objects that already carry stubs.
+
+Usage: build-corpus.py OUTDIR [--hotswap-opt PATH] [--llvm-bin DIR]
+"""
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MAX_LEN = 64 * 1024
+
+# (tag, -mcpu, extra clang flags)
+TARGETS = [
+    ("gfx803", "gfx803", []),
+    ("gfx803-g", "gfx803", ["-g"]),
+    ("gfx90a", "gfx90a", []),
+    ("gfx90a-preload", "gfx90a", ["-mllvm", "-amdgpu-kernarg-preload-count=2"]),
+    ("gfx1100", "gfx1100", []),
+    ("gfx1100-cov4", "gfx1100", ["-mcode-object-version=4"]),
+    ("gfx1250", "gfx1250", []),
+    ("gfx1250-preload", "gfx1250", ["-mllvm", "-amdgpu-kernarg-preload-count=2"]),
+    ("gfx1250-cov5", "gfx1250", ["-mcode-object-version=5"]),
+]
+
+
+def add_seed(outdir, data, stats):
+    if len(data) > MAX_LEN:
+        stats["too_big"] += 1
+        return
+    name = hashlib.sha1(data).hexdigest()
+    path = os.path.join(outdir, name)
+    if not os.path.exists(path):
+        with open(path, "wb") as f:
+            f.write(data)
+        stats["seeds"] += 1
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+
+def yaml_seeds(outdir, bin_dir, tmp, stats):
+    yaml2obj = os.path.join(bin_dir, "yaml2obj")
+    split_file = os.path.join(bin_dir, "split-file")
+    candidates = []
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "test")):
+        for f in sorted(files):
+            path = os.path.join(dirpath, f)
+            try:
+                text = open(path, encoding="utf-8", errors="replace").read()
+            except OSError:
+                continue
+            if "--- !ELF" not in text:
+                continue
+            if "\n#--- " in text or text.startswith("#--- "):
+                part_dir = os.path.join(tmp, "split", hashlib.sha1(path.encode()).hexdigest())
+                if run([split_file, path, part_dir]).returncode == 0:
+                    for p in sorted(os.listdir(part_dir)):
+                        candidates.append(os.path.join(part_dir, p))
+            else:
+                candidates.append(path)
+    for c in candidates:
+        r = run([yaml2obj, c, "-o", "-"])
+        if r.returncode == 0 and r.stdout:
+            add_seed(outdir, r.stdout, stats)
+            stats["yaml"] += 1
+        else:
+            stats["yaml_skipped"] += 1  # needs -D macros, or is meant to fail
+
+
+def clang_seeds(outdir, bin_dir, tool, tmp, stats):
+    clang = os.path.join(bin_dir, "clang")
+    lld = os.path.join(bin_dir, "ld.lld")
+    src = os.path.join(ROOT, "test", "Inputs", "two-kernels.cl")
+    for tag, cpu, extra in TARGETS:
+        o = os.path.join(tmp, tag + ".o")
+        so = os.path.join(tmp, tag + ".so")
+        r = run([clang, "--target=amdgcn-amd-amdhsa", "-mcpu=" + cpu, "-nogpulib",
+                 "-O2", "-c", src, "-o", o] + extra)
+        if r.returncode != 0:
+            sys.stderr.write("build-corpus: clang failed for %s:\n%s" % (tag, r.stderr.decode()))
+            stats["clang_failed"] += 1
+            continue
+        if run([lld, "-shared", o, "-o", so]).returncode != 0:
+            stats["clang_failed"] += 1
+            continue
+        for p in (o, so):
+            add_seed(outdir, open(p, "rb").read(), stats)
+            stats["clang"] += 1
+        if tool:
+            out = os.path.join(tmp, tag + ".stubbed.so")
+            if run([tool, "-passes=trampoline,stub-syms", so, "-o", out]).returncode == 0:
+                add_seed(outdir, open(out, "rb").read(), stats)
+                stats["stubbed"] += 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("outdir")
+    ap.add_argument("--hotswap-opt", default=None)
+    ap.add_argument("--llvm-bin", default="/usr/lib/llvm-22/bin")
+    args = ap.parse_args()
+    os.makedirs(args.outdir, exist_ok=True)
+    stats = dict(seeds=0, yaml=0, yaml_skipped=0, clang=0, clang_failed=0, stubbed=0, too_big=0)
+    tmp = tempfile.mkdtemp(prefix="hotswap-corpus-")
+    try:
+        yaml_seeds(args.outdir, args.llvm_bin, tmp, stats)
+        clang_seeds(args.outdir, args.llvm_bin, args.hotswap_opt, tmp, stats)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("build-corpus: %(seeds)d new seeds (yaml %(yaml)d, skipped yaml %(yaml_skipped)d, "
+          "clang objects %(clang)d, clang failures %(clang_failed)d, with stubs %(stubbed)d, "
+          "over 64 KiB %(too_big)d)" % stats)
+    return 1 if stats["clang_failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
