@@ -559,9 +559,15 @@ Error CodeObjectMetadata::load() {
   Doc = std::make_unique<msgpack::Document>();
   StringRef Blob(reinterpret_cast<const char *>(Found->Desc.data()),
                  Found->Desc.size());
-  if (Error E = checkMapKeys(Blob))
+  // Reader errors (bad bytes, truncation) read as the generic message below;
+  // only the structural problem gets its own words.
+  if (Error E = checkMapKeys(Blob)) {
+    std::string Msg = toString(std::move(E));
     return mdError("note at offset " + hex(NoteOffset) +
-                   ": malformed msgpack payload: " + toString(std::move(E)));
+                   ": malformed msgpack payload" +
+                   (Msg == "a map key is an array or a map" ? ": " + Msg
+                                                             : std::string()));
+  }
   if (Blob.empty() || !Doc->readFromBlob(Blob, /*Multi=*/false))
     return mdError("note at offset " + hex(NoteOffset) +
                    ": malformed msgpack payload");
