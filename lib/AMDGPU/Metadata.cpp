@@ -1,7 +1,8 @@
 //===- lib/AMDGPU/Metadata.cpp - AMDGPU metadata note ---------------------===//
 //
-// Reading goes through llvm::msgpack::Document. Writing does not: Document
-// re-serializes with sorted keys and minimal encodings, which changes bytes
+// Reading streams the blob once through llvm::msgpack::Reader (no Document,
+// whose per-map std::map dominated the run time on large code objects).
+// Writing does not use a Document either: Document re-serializes with sorted keys and minimal encodings, which changes bytes
 // nobody asked to change. Instead a small msgpack scanner finds the exact
 // byte range of every value that may change, and rewrite() splices new
 // encodings into a copy of the original blob (see Metadata.h for the order in
@@ -17,12 +18,14 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/bit.h"
 #include "llvm/BinaryFormat/MsgPackDocument.h"
+#include "llvm/BinaryFormat/MsgPackReader.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <iterator>
 #include <limits>
 
@@ -417,56 +420,594 @@ Error Scanner::scan() {
   return Error::success();
 }
 
-//===-- validation helpers ------------------------------------------------===//
+//===-- streaming msgpack reading -----------------------------------------===//
+//
+// The note is read with llvm::msgpack::Reader in one pass, without building a
+// msgpack::Document. The pass accepts exactly the blobs Document::readFromBlob
+// (single top-level object) accepts: every token must be readable, no
+// container may end early, extension objects are rejected, and no map may
+// hold two equal keys (keys are equal when they have the same msgpack type
+// and value, the order of DocNode's operator<). Bytes after the top-level
+// object are ignored. One deliberate difference: a map key that is itself a
+// map or an array is rejected; Document does not descend into such a key
+// (its elements would be read as the map's next entries) and cannot compare
+// two of them.
 
-std::optional<uint64_t> asUnsigned(const msgpack::DocNode &N) {
-  if (N.getKind() == msgpack::Type::UInt)
-    return N.getUInt();
-  if (N.getKind() == msgpack::Type::Int && N.getInt() >= 0)
-    return uint64_t(N.getInt());
-  return std::nullopt;
+using msgpack::Type;
+
+bool isContainer(const msgpack::Object &O) {
+  return O.Kind == Type::Map || O.Kind == Type::Array;
 }
 
-/// Structural equality of two nodes from (possibly) different documents.
-/// DocNode's operator== only works within one document.
-bool sameNode(msgpack::DocNode &A, msgpack::DocNode &B) {
-  if (A.getKind() != B.getKind())
-    return false;
-  switch (A.getKind()) {
-  case msgpack::Type::Int: return A.getInt() == B.getInt();
-  case msgpack::Type::UInt: return A.getUInt() == B.getUInt();
-  case msgpack::Type::Nil:
-  case msgpack::Type::Empty: return true;
-  case msgpack::Type::Extension:
-    return false; // Document cannot read extension objects
-  case msgpack::Type::Boolean: return A.getBool() == B.getBool();
-  case msgpack::Type::Float:
-    return bit_cast<uint64_t>(A.getFloat()) == bit_cast<uint64_t>(B.getFloat());
-  case msgpack::Type::String: return A.getString() == B.getString();
-  case msgpack::Type::Binary: return A.getBinary() == B.getBinary();
-  case msgpack::Type::Array: {
-    auto &X = A.getArray(), &Y = B.getArray();
-    if (X.size() != Y.size())
-      return false;
-    for (size_t I = 0, E = X.size(); I != E; ++I)
-      if (!sameNode(X[I], Y[I]))
-        return false;
+/// A map key, ordered like msgpack::DocNode.
+struct KeyRec {
+  Type Kind = Type::Nil;
+  union {
+    int64_t Int;
+    uint64_t UInt;
+    bool Bool;
+    double Float;
+  };
+  StringRef Raw;
+
+  KeyRec() : UInt(0) {}
+
+  friend bool operator<(const KeyRec &A, const KeyRec &B) {
+    if (A.Kind != B.Kind)
+      return unsigned(A.Kind) < unsigned(B.Kind);
+    switch (A.Kind) {
+    case Type::Int: return A.Int < B.Int;
+    case Type::UInt: return A.UInt < B.UInt;
+    case Type::Boolean: return A.Bool < B.Bool;
+    case Type::Float: return A.Float < B.Float;
+    case Type::String:
+    case Type::Binary: return A.Raw < B.Raw;
+    default: return false; // Nil: all equal
+    }
+  }
+};
+
+/// The keys of the maps being read, innermost last. LLVM writes keys in
+/// ascending order, so a map whose keys ascend strictly is checked on the fly
+/// by one comparison per key; any other map is sorted when it ends.
+class MapKeys {
+public:
+  struct Scope {
+    size_t Begin = 0;
+    bool Ascending = true;
+  };
+
+  Scope open() const { return {Keys.size(), true}; }
+
+  /// Records the key \p O of the map \p S. False if it cannot be a key.
+  bool add(Scope &S, const msgpack::Object &O) {
+    KeyRec K;
+    K.Kind = O.Kind;
+    switch (O.Kind) {
+    case Type::Int: K.Int = O.Int; break;
+    case Type::UInt: K.UInt = O.UInt; break;
+    case Type::Boolean: K.Bool = O.Bool; break;
+    case Type::Float: K.Float = O.Float; break;
+    case Type::String:
+    case Type::Binary: K.Raw = O.Raw; break;
+    case Type::Nil: break;
+    default: return false; // a container or an extension
+    }
+    if (S.Ascending && Keys.size() != S.Begin && !(Keys.back() < K))
+      S.Ascending = false;
+    Keys.push_back(K);
     return true;
   }
-  case msgpack::Type::Map: {
-    auto &X = A.getMap(), &Y = B.getMap();
-    if (X.size() != Y.size())
+
+  /// Ends the map \p S. False if two of its keys are equal.
+  bool close(const Scope &S) {
+    bool Unique = S.Ascending || unique(S.Begin);
+    Keys.resize(S.Begin);
+    return Unique;
+  }
+
+private:
+  bool unique(size_t Begin) {
+    auto First = Keys.begin() + Begin;
+    // DocNode orders floats with '<', under which NaN equals every float:
+    // a NaN key and any other float key collide. Without NaN (or with a
+    // single float key) '<' is a strict weak order and sorting works.
+    unsigned Floats = 0;
+    bool NaN = false;
+    for (auto I = First; I != Keys.end(); ++I)
+      if (I->Kind == Type::Float) {
+        ++Floats;
+        NaN |= std::isnan(I->Float);
+      }
+    if (NaN && Floats > 1)
       return false;
-    // Both maps are sorted by the same key order.
-    for (auto I = X.begin(), J = Y.begin(); I != X.end(); ++I, ++J) {
-      msgpack::DocNode KA = I->first, KB = J->first;
-      if (!sameNode(KA, KB) || !sameNode(I->second, J->second))
+    std::sort(First, Keys.end());
+    return std::adjacent_find(First, Keys.end(),
+                              [](const KeyRec &A, const KeyRec &B) {
+                                return !(A < B);
+                              }) == Keys.end();
+  }
+
+  std::vector<KeyRec> Keys;
+};
+
+/// A msgpack::Reader that tracks map keys. Every read failure (a malformed
+/// token, the end of the data, an extension object, a duplicate or
+/// container key) makes it fail for good.
+class TokenStream {
+public:
+  explicit TokenStream(StringRef Blob) : R(Blob) {}
+
+  /// Reads the next token. False on failure.
+  bool next(msgpack::Object &O) {
+    Expected<bool> Got = R.read(O);
+    if (!Got) {
+      consumeError(Got.takeError());
+      return false;
+    }
+    return *Got && O.Kind != Type::Extension;
+  }
+
+  /// Reads a key of the map \p S.
+  bool nextKey(MapKeys::Scope &S, msgpack::Object &O) {
+    return next(O) && Keys.add(S, O);
+  }
+
+  MapKeys::Scope openMap() const { return Keys.open(); }
+  bool closeMap(const MapKeys::Scope &S) { return Keys.close(S); }
+
+  /// Reads the elements of \p O (just read) when it is a container.
+  bool skip(const msgpack::Object &O) {
+    if (!isContainer(O))
+      return true;
+    struct Level {
+      uint64_t Left; // tokens left, keys included
+      bool IsMap;
+      MapKeys::Scope Keys;
+    };
+    SmallVector<Level, 8> Stack;
+    auto Push = [&](const msgpack::Object &C) {
+      if (C.Kind == Type::Map)
+        Stack.push_back({2 * uint64_t(C.Length), true, Keys.open()});
+      else
+        Stack.push_back({uint64_t(C.Length), false, {}});
+    };
+    Push(O);
+    while (!Stack.empty()) {
+      Level &L = Stack.back();
+      if (L.Left == 0) {
+        if (L.IsMap && !Keys.close(L.Keys))
+          return false;
+        Stack.pop_back();
+        continue;
+      }
+      msgpack::Object E;
+      if (L.IsMap && L.Left % 2 == 0) {
+        if (!nextKey(L.Keys, E))
+          return false;
+        --L.Left;
+        continue;
+      }
+      if (!next(E))
         return false;
+      --L.Left;
+      if (isContainer(E))
+        Push(E); // invalidates L
     }
     return true;
   }
+
+private:
+  msgpack::Reader R;
+  MapKeys Keys;
+};
+
+/// A scalar value captured while reading; Kind is Empty when absent.
+struct Captured {
+  Type Kind = Type::Empty;
+  uint64_t UInt = 0; // UInt, or Int as two's complement
+  bool Bool = false;
+  StringRef Raw;
+
+  void set(const msgpack::Object &O) {
+    Kind = O.Kind;
+    if (O.Kind == Type::UInt)
+      UInt = O.UInt;
+    else if (O.Kind == Type::Int)
+      UInt = uint64_t(O.Int);
+    else if (O.Kind == Type::Boolean)
+      Bool = O.Bool;
+    else if (O.Kind == Type::String)
+      Raw = O.Raw;
   }
-  return false;
+  std::optional<uint64_t> asUnsigned() const {
+    if (Kind == Type::UInt || (Kind == Type::Int && int64_t(UInt) >= 0))
+      return UInt;
+    return std::nullopt;
+  }
+};
+
+/// The validated fields of one kernel; strings point into the blob.
+struct KernelView {
+  StringRef Name, Symbol;
+  std::array<std::optional<uint64_t>, NumKernelFields> Fields;
+};
+
+/// Where the keys of a kernel map that this layer reads are captured.
+enum : unsigned { NameSlot = NumKernelFields, SymbolSlot, NumSlots };
+
+std::optional<unsigned> slotForKey(StringRef Key) {
+  if (Key.size() < 5 || Key[0] != '.')
+    return std::nullopt;
+  if (Key == ".name")
+    return NameSlot;
+  if (Key == ".symbol")
+    return SymbolSlot;
+  return fieldForKey(Key);
+}
+
+/// Validates a kernel's captured keys, in the order (and with the messages)
+/// of the original Document-based reader.
+Expected<KernelView> validateKernel(size_t I,
+                                    const std::array<Captured, NumSlots> &C) {
+  KernelView K;
+  for (unsigned S : {unsigned(NameSlot), unsigned(SymbolSlot)}) {
+    StringRef Key = S == NameSlot ? ".name" : ".symbol";
+    if (C[S].Kind == Type::Empty)
+      return mdError("kernel " + Twine(I) + ": missing '" + Key + "'");
+    if (C[S].Kind != Type::String)
+      return mdError("kernel " + Twine(I) + ": '" + Key +
+                     "' is not a string");
+    (S == NameSlot ? K.Name : K.Symbol) = C[S].Raw;
+  }
+  for (unsigned F = 0; F != NumKernelFields; ++F) {
+    const Captured &V = C[F];
+    if (V.Kind == Type::Empty)
+      continue;
+    if (isBoolField(F)) {
+      if (V.Kind != Type::Boolean)
+        return mdError("kernel " + Twine(I) + ": '" + FieldKeys[F] +
+                       "' is not a boolean");
+      K.Fields[F] = V.Bool;
+      continue;
+    }
+    K.Fields[F] = V.asUnsigned();
+    if (!K.Fields[F])
+      return mdError("kernel " + Twine(I) + ": '" + FieldKeys[F] +
+                     "' is not an unsigned integer");
+  }
+  return K;
+}
+
+/// What one pass over a metadata blob yields.
+struct BlobSummary {
+  std::optional<MetadataVersion> Version;
+  StringRef Target;
+};
+
+/// Reads a metadata blob in one pass and validates it. Each valid kernel is
+/// handed to \p OnKernel in amdhsa.kernels order. The first validation
+/// error (in the order version, target, kernels, then kernel by kernel) or
+/// the first error returned by OnKernel is reported, but only after the
+/// whole blob was read: a malformed payload takes precedence.
+Expected<BlobSummary>
+readBlob(StringRef Blob, uint64_t NoteOffset,
+         function_ref<Error(size_t, const KernelView &)> OnKernel) {
+  auto Malformed = [&] {
+    return mdError("note at offset " + hex(NoteOffset) +
+                   ": malformed msgpack payload");
+  };
+  TokenStream TS(Blob);
+  msgpack::Object Root;
+  if (Blob.empty() || !TS.next(Root))
+    return Malformed();
+  if (Root.Kind != Type::Map) {
+    if (!TS.skip(Root))
+      return Malformed();
+    return mdError("root is not a map");
+  }
+
+  BlobSummary Sum;
+  bool SeenVersion = false, VersionOK = false;
+  Type TargetKind = Type::Empty;
+  Type KernelsKind = Type::Empty;
+  uint64_t NumKernels = 0;
+  Error KernelErr = Error::success(); // the first error of a kernel
+  bool KernelFailed = false;
+  auto FailKernel = [&](Error E) {
+    consumeError(std::move(KernelErr));
+    KernelErr = std::move(E);
+    KernelFailed = true;
+  };
+  auto Abort = [&] {
+    consumeError(std::move(KernelErr));
+    return Malformed();
+  };
+
+  MapKeys::Scope RootKeys = TS.openMap();
+  for (size_t P = 0; P != Root.Length; ++P) {
+    msgpack::Object Key, V;
+    if (!TS.nextKey(RootKeys, Key) || !TS.next(V))
+      return Abort();
+    StringRef K = Key.Kind == Type::String ? Key.Raw : StringRef();
+    if (Key.Kind == Type::String && K == "amdhsa.version") {
+      SeenVersion = true;
+      if (V.Kind != Type::Array || V.Length < 2) {
+        if (!TS.skip(V))
+          return Abort();
+        continue;
+      }
+      std::optional<uint64_t> Parts[2];
+      for (size_t E = 0; E != V.Length; ++E) {
+        msgpack::Object Elt;
+        if (!TS.next(Elt))
+          return Abort();
+        if (E < 2) {
+          Captured C;
+          C.set(Elt);
+          Parts[E] = C.asUnsigned();
+        }
+        if (!TS.skip(Elt))
+          return Abort();
+      }
+      VersionOK = Parts[0] && Parts[1];
+      if (VersionOK)
+        Sum.Version = MetadataVersion{*Parts[0], *Parts[1]};
+      continue;
+    }
+    if (Key.Kind == Type::String && K == "amdhsa.target") {
+      TargetKind = V.Kind;
+      if (V.Kind == Type::String)
+        Sum.Target = V.Raw;
+      if (!TS.skip(V))
+        return Abort();
+      continue;
+    }
+    if (Key.Kind != Type::String || K != "amdhsa.kernels" ||
+        V.Kind != Type::Array) {
+      if (Key.Kind == Type::String && K == "amdhsa.kernels")
+        KernelsKind = V.Kind;
+      if (!TS.skip(V))
+        return Abort();
+      continue;
+    }
+    KernelsKind = Type::Array;
+    NumKernels = V.Length;
+    for (size_t I = 0; I != V.Length; ++I) {
+      msgpack::Object KN;
+      if (!TS.next(KN))
+        return Abort();
+      if (KN.Kind != Type::Map) {
+        if (!TS.skip(KN))
+          return Abort();
+        if (!KernelFailed)
+          FailKernel(mdError("kernel " + Twine(I) + " is not a map"));
+        continue;
+      }
+      std::array<Captured, NumSlots> Slots;
+      MapKeys::Scope KKeys = TS.openMap();
+      for (size_t E = 0; E != KN.Length; ++E) {
+        msgpack::Object KK, KV;
+        if (!TS.nextKey(KKeys, KK) || !TS.next(KV))
+          return Abort();
+        if (!KernelFailed && KK.Kind == Type::String)
+          if (std::optional<unsigned> S = slotForKey(KK.Raw))
+            Slots[*S].set(KV);
+        if (!TS.skip(KV))
+          return Abort();
+      }
+      if (!TS.closeMap(KKeys))
+        return Abort();
+      if (KernelFailed)
+        continue;
+      Expected<KernelView> View = validateKernel(I, Slots);
+      if (!View) {
+        FailKernel(View.takeError());
+        continue;
+      }
+      if (Error E = OnKernel(I, *View))
+        FailKernel(std::move(E));
+    }
+  }
+  if (!TS.closeMap(RootKeys))
+    return Abort();
+
+  // Validation errors, in the order of the original reader.
+  auto Fail = [&](Error E) -> Expected<BlobSummary> {
+    consumeError(std::move(KernelErr));
+    return std::move(E);
+  };
+  if (SeenVersion && !VersionOK)
+    return Fail(mdError("'amdhsa.version' is not an array of two unsigned "
+                        "integers"));
+  if (TargetKind != Type::Empty && TargetKind != Type::String)
+    return Fail(mdError("'amdhsa.target' is not a string"));
+  if (KernelsKind != Type::Empty && KernelsKind != Type::Array)
+    return Fail(mdError("'amdhsa.kernels' is not an array"));
+  if (NumKernels > std::numeric_limits<unsigned>::max())
+    return Fail(mdError("too many kernels"));
+  if (KernelFailed)
+    return std::move(KernelErr);
+  consumeError(std::move(KernelErr));
+  return Sum;
+}
+
+/// Two tokens are the same msgpack object head: same type and value, or for
+/// a container the same type and element count.
+bool sameToken(const msgpack::Object &A, const msgpack::Object &B) {
+  if (A.Kind != B.Kind)
+    return false;
+  switch (A.Kind) {
+  case Type::Int: return A.Int == B.Int;
+  case Type::UInt: return A.UInt == B.UInt;
+  case Type::Boolean: return A.Bool == B.Bool;
+  case Type::Float:
+    return bit_cast<uint64_t>(A.Float) == bit_cast<uint64_t>(B.Float);
+  case Type::String:
+  case Type::Binary: return A.Raw == B.Raw;
+  case Type::Array:
+  case Type::Map: return A.Length == B.Length;
+  case Type::Extension:
+    return A.Extension.Type == B.Extension.Type &&
+           A.Extension.Bytes == B.Extension.Bytes;
+  default: return true; // Nil
+  }
+}
+
+/// Whether \p O encodes the new value \p V of field \p F.
+bool isNewValue(unsigned F, uint64_t V, const msgpack::Object &O) {
+  if (isBoolField(F))
+    return O.Kind == Type::Boolean && O.Bool == (V != 0);
+  return (O.Kind == Type::UInt && O.UInt == V) ||
+         (O.Kind == Type::Int && O.Int >= 0 && uint64_t(O.Int) == V);
+}
+
+using PendingMap = std::map<std::pair<unsigned, unsigned>, uint64_t>;
+
+/// Reads the (valid) blob \p Old and the rewritten blob \p New in lockstep
+/// and checks that their token streams are identical except for the changed
+/// values of \p Pending: a changed key's value may differ and must be the new
+/// value, and a kernel map may end with the keys that were absent, in field
+/// order, with their new values (its element count grows accordingly).
+/// Encoding widths are not compared (Compacted re-encodes integers). Bytes
+/// after the top-level object, which no reader looks at, are not compared.
+Error compareTokenStreams(StringRef Old, StringRef New,
+                          const PendingMap &Pending) {
+  msgpack::Reader RA(Old), RB(New);
+  uint64_t Token = 0; // index of the token pair being compared
+  auto Fail = [&](const Twine &Msg) {
+    return mdError("internal error: rewritten note fails self-check: "
+                   "msgpack object " +
+                   Twine(Token) + ": " + Msg);
+  };
+  auto Read = [&](msgpack::Reader &R, msgpack::Object &O) {
+    Expected<bool> Got = R.read(O);
+    if (!Got) {
+      consumeError(Got.takeError());
+      return false;
+    }
+    return *Got;
+  };
+
+  enum class Role : uint8_t { Root, Kernels, Kernel, Other };
+  struct Level {
+    Role R;
+    bool IsMap;
+    uint64_t Left;     // old tokens left in this container, keys included
+    uint64_t Inserted; // Kernel: pairs only the new map has
+    uint64_t Elt = 0;  // Kernels: index of the next element
+    unsigned Kernel = 0;
+    unsigned Seen = 0;   // Kernel: changed fields whose key was present
+    int Changed = -1;    // Kernel: field whose value comes next
+    bool NextIsKernels = false; // Root: the next value is amdhsa.kernels
+  };
+  // The pending changes of the kernel being compared (kernels are visited in
+  // index order, as Pending is sorted).
+  auto PIt = Pending.begin();
+  std::array<std::optional<uint64_t>, NumKernelFields> KernelChanges;
+  unsigned ChangedMask = 0;
+  auto EnterKernel = [&](unsigned K) {
+    KernelChanges.fill(std::nullopt);
+    ChangedMask = 0;
+    while (PIt != Pending.end() && PIt->first.first < K)
+      ++PIt;
+    for (; PIt != Pending.end() && PIt->first.first == K; ++PIt) {
+      KernelChanges[PIt->first.second] = PIt->second;
+      ChangedMask |= 1u << PIt->first.second;
+    }
+  };
+
+  SmallVector<Level, 8> Stack;
+  msgpack::Object A, B;
+  if (!Read(RA, A) || !Read(RB, B))
+    return Fail("cannot be read");
+  if (A.Kind != Type::Map || !sameToken(A, B))
+    return Fail("the root differs");
+  Stack.push_back({Role::Root, true, 2 * uint64_t(A.Length), 0});
+  while (!Stack.empty()) {
+    Level &L = Stack.back();
+    if (L.Left == 0) {
+      if (L.R == Role::Kernel) {
+        // The keys the rewrite appended, in field order.
+        unsigned Missing = ChangedMask & ~L.Seen;
+        if (unsigned(llvm::popcount(Missing)) != L.Inserted)
+          return Fail("kernel " + Twine(L.Kernel) + " has " +
+                      Twine(L.Inserted) + " added keys, expected " +
+                      Twine(llvm::popcount(Missing)));
+        for (unsigned F = 0; F != NumKernelFields; ++F) {
+          if (!(Missing & (1u << F)))
+            continue;
+          ++Token;
+          if (!Read(RB, B) || B.Kind != Type::String || B.Raw != FieldKeys[F])
+            return Fail("kernel " + Twine(L.Kernel) + ": added key '" +
+                        FieldKeys[F] + "' not found");
+          ++Token;
+          if (!Read(RB, B) || !isNewValue(F, *KernelChanges[F], B))
+            return Fail("kernel " + Twine(L.Kernel) + ": added key '" +
+                        FieldKeys[F] + "' does not have the new value");
+        }
+      }
+      Stack.pop_back();
+      continue;
+    }
+    ++Token;
+    const bool IsKey = L.IsMap && L.Left % 2 == 0;
+    --L.Left;
+    if (!Read(RA, A))
+      return Fail("the original cannot be read");
+    if (!Read(RB, B))
+      return Fail("cannot be read");
+
+    if (IsKey) {
+      if (!sameToken(A, B))
+        return Fail("a key differs");
+      const bool Str = A.Kind == Type::String;
+      if (L.R == Role::Root) {
+        L.NextIsKernels = Str && A.Raw == "amdhsa.kernels";
+      } else if (L.R == Role::Kernel && Str) {
+        std::optional<unsigned> F = fieldForKey(A.Raw);
+        if (F && (ChangedMask & (1u << *F))) {
+          L.Changed = int(*F);
+          L.Seen |= 1u << *F;
+        }
+      }
+      continue;
+    }
+
+    if (L.R == Role::Kernel && L.Changed >= 0) {
+      const unsigned F = unsigned(L.Changed);
+      L.Changed = -1;
+      if (isContainer(A) || !isNewValue(F, *KernelChanges[F], B))
+        return Fail("kernel " + Twine(L.Kernel) + ": '" + FieldKeys[F] +
+                    "' does not have the new value");
+      continue;
+    }
+
+    Role Child = Role::Other;
+    if (L.R == Role::Root && L.NextIsKernels && A.Kind == Type::Array)
+      Child = Role::Kernels;
+    else if (L.R == Role::Kernels && A.Kind == Type::Map)
+      Child = Role::Kernel;
+    uint64_t Inserted = 0;
+    if (Child == Role::Kernel) {
+      if (B.Kind != Type::Map || B.Length < A.Length)
+        return Fail("kernel " + Twine(L.Elt) + " lost keys");
+      Inserted = B.Length - A.Length;
+    } else if (!sameToken(A, B)) {
+      return Fail("a value differs");
+    }
+    const uint64_t Index = L.Elt++;
+    if (!isContainer(A))
+      continue;
+    Level N{Child, A.Kind == Type::Map,
+            (A.Kind == Type::Map ? 2 : 1) * uint64_t(A.Length), Inserted};
+    if (Child == Role::Kernel) {
+      N.Kernel = unsigned(Index);
+      EnterKernel(N.Kernel);
+    }
+    Stack.push_back(N); // invalidates L
+  }
+  return Error::success();
 }
 
 } // namespace
@@ -519,86 +1060,32 @@ Error CodeObjectMetadata::load() {
   DescSize = Found->Desc.size();
   NameSize = Found->NameSize;
 
-  Doc = std::make_unique<msgpack::Document>();
   StringRef Blob(reinterpret_cast<const char *>(Found->Desc.data()),
                  Found->Desc.size());
-  if (Blob.empty() || !Doc->readFromBlob(Blob, /*Multi=*/false))
-    return mdError("note at offset " + hex(NoteOffset) +
-                   ": malformed msgpack payload");
-
-  msgpack::DocNode &Root = Doc->getRoot();
-  if (!Root.isMap())
-    return mdError("root is not a map");
-  msgpack::MapDocNode RootMap = Root.getMap();
-
-  auto VersionIt = RootMap.find("amdhsa.version");
-  if (VersionIt != RootMap.end()) {
-    msgpack::DocNode &V = VersionIt->second;
-    std::optional<uint64_t> Major, Minor;
-    if (V.isArray() && V.getArray().size() >= 2) {
-      Major = asUnsigned(V.getArray()[0]);
-      Minor = asUnsigned(V.getArray()[1]);
-    }
-    if (!Major || !Minor)
-      return mdError("'amdhsa.version' is not an array of two unsigned "
-                     "integers");
-    Version = MetadataVersion{*Major, *Minor};
-  }
-
-  auto TargetIt = RootMap.find("amdhsa.target");
-  if (TargetIt != RootMap.end()) {
-    if (!TargetIt->second.isString())
-      return mdError("'amdhsa.target' is not a string");
-    Target = TargetIt->second.getString().str();
-  }
-
-  auto KernelsIt = RootMap.find("amdhsa.kernels");
-  if (KernelsIt == RootMap.end())
-    return Error::success();
-  if (!KernelsIt->second.isArray())
-    return mdError("'amdhsa.kernels' is not an array");
-  msgpack::ArrayDocNode KernelArray = KernelsIt->second.getArray();
-  if (KernelArray.size() > std::numeric_limits<unsigned>::max())
-    return mdError("too many kernels");
-  Kernels.reserve(KernelArray.size());
-  for (size_t I = 0, E = KernelArray.size(); I != E; ++I) {
-    const std::string Where = "kernel " + std::to_string(I);
-    msgpack::DocNode &KN = KernelArray[I];
-    if (!KN.isMap())
-      return mdError(Where + " is not a map");
-    msgpack::MapDocNode KMap = KN.getMap();
-    KernelMD K;
-    K.Index = unsigned(I);
-    for (StringRef Key : {".name", ".symbol"}) {
-      auto It = KMap.find(Key);
-      if (It == KMap.end())
-        return mdError(Where + ": missing '" + Key + "'");
-      if (!It->second.isString())
-        return mdError(Where + ": '" + Key + "' is not a string");
-      (Key == ".name" ? K.Name : K.Symbol) = It->second.getString().str();
-    }
-    for (unsigned F = 0; F != NumKernelFields; ++F) {
-      auto It = KMap.find(FieldKeys[F]);
-      if (It == KMap.end())
-        continue;
-      if (isBoolField(F)) {
-        if (It->second.getKind() != msgpack::Type::Boolean)
-          return mdError(Where + ": '" + FieldKeys[F] + "' is not a boolean");
-        K.UsesDynamicStack = It->second.getBool();
-        continue;
-      }
-      std::optional<uint64_t> V = asUnsigned(It->second);
-      if (!V)
-        return mdError(Where + ": '" + FieldKeys[F] +
-                       "' is not an unsigned integer");
-      K.*IntMembers[F] = *V;
-    }
-    auto [It, Inserted] = BySymbol.try_emplace(K.Symbol, K.Index);
-    if (!Inserted)
-      return mdError("kernels " + Twine(It->second) + " and " + Twine(I) +
-                     " have the same symbol '" + K.Symbol + "'");
-    Kernels.push_back(std::move(K));
-  }
+  Expected<BlobSummary> Sum =
+      readBlob(Blob, NoteOffset, [&](size_t I, const KernelView &V) -> Error {
+        auto [It, Inserted] = BySymbol.try_emplace(V.Symbol, unsigned(I));
+        if (!Inserted)
+          return mdError("kernels " + Twine(It->second) + " and " + Twine(I) +
+                         " have the same symbol '" + V.Symbol + "'");
+        KernelMD &K = Kernels.emplace_back();
+        K.Index = unsigned(I);
+        K.Name = V.Name.str();
+        K.Symbol = V.Symbol.str();
+        for (unsigned F = 0; F != NumKernelFields; ++F) {
+          if (!V.Fields[F])
+            continue;
+          if (isBoolField(F))
+            K.UsesDynamicStack = *V.Fields[F] != 0;
+          else
+            K.*IntMembers[F] = *V.Fields[F];
+        }
+        return Error::success();
+      });
+  if (!Sum)
+    return Sum.takeError();
+  Version = Sum->Version;
+  Target = Sum->Target.str();
   return Error::success();
 }
 
@@ -833,72 +1320,101 @@ Expected<NoteRewrite> CodeObjectMetadata::rewrite() const {
 
   // Self-check: the result must parse, carry every new value, and be equal
   // to the original everywhere else.
+  if (Error E = verifyRewrite(Out))
+    return std::move(E);
+  return std::move(R);
+}
+
+Error CodeObjectMetadata::verifyRewrite(ArrayRef<uint8_t> NewSection) const {
   auto CheckFailed = [](const Twine &Msg) {
     return mdError("internal error: rewritten note fails self-check: " + Msg);
   };
-  Expected<CodeObjectMetadata> NewMD = parse(Out);
-  if (!NewMD)
-    return CheckFailed(toString(NewMD.takeError()));
-  if (NewMD->Kernels.size() != Kernels.size() ||
-      NewMD->NoteOffset != NoteOffset)
-    return CheckFailed("kernel list or note position differs");
-  for (size_t I = 0, E = Kernels.size(); I != E; ++I) {
-    const KernelMD &A = Kernels[I], &B = NewMD->Kernels[I];
-    if (A.Name != B.Name || A.Symbol != B.Symbol)
-      return CheckFailed("kernel " + Twine(I) + " changed its name");
-    for (unsigned F = 0; F != NumKernelFields; ++F)
-      if (A.get(KernelField(F)) != B.get(KernelField(F)))
-        return CheckFailed("kernel " + Twine(I) + ": '" + FieldKeys[F] +
-                           "' does not have the expected value");
-  }
-  // Structural comparison of everything but the changed keys.
-  msgpack::MapDocNode OldRoot = Doc->getRoot().getMap();
-  msgpack::MapDocNode NewRoot = NewMD->Doc->getRoot().getMap();
-  if (OldRoot.size() != NewRoot.size())
-    return CheckFailed("top-level keys differ");
-  for (auto &[Key, OldValue] : OldRoot) {
-    if (!Key.isString())
-      continue; // compared through the map sizes and the string keys
-    auto NewIt = NewRoot.find(Key.getString());
-    if (NewIt == NewRoot.end())
-      return CheckFailed("'" + Key.getString() + "' is missing");
-    if (Key.getString() != "amdhsa.kernels") {
-      if (!sameNode(OldValue, NewIt->second))
-        return CheckFailed("'" + Key.getString() + "' differs");
+  if (!HasNote)
+    return NewSection == ArrayRef<uint8_t>(Section)
+               ? Error::success()
+               : CheckFailed("the section changed but has no metadata note");
+
+  // The note framing: the same notes, only this note's descriptor (and its
+  // size field and padding) may differ.
+  Expected<std::vector<NoteRef>> Notes = parseNotes(NewSection);
+  if (!Notes)
+    return CheckFailed(toString(Notes.takeError()));
+  const NoteRef *Found = nullptr;
+  for (const NoteRef &N : *Notes) {
+    if (N.Name != AMDGPUNoteOwner || N.Type != NT_AMDGPU_METADATA)
       continue;
-    }
-    auto &OldK = OldValue.getArray(), &NewK = NewIt->second.getArray();
-    for (size_t I = 0, E = OldK.size(); I != E; ++I) {
-      msgpack::MapDocNode OM = OldK[I].getMap(), NM = NewK[I].getMap();
-      size_t Added = 0;
-      for (unsigned F = 0; F != NumKernelFields; ++F)
-        if (Pending.count({unsigned(I), F}) &&
-            OM.find(FieldKeys[F]) == OM.end())
-          ++Added;
-      if (NM.size() != OM.size() + Added)
-        return CheckFailed("kernel " + Twine(I) + " has unexpected keys");
-      for (auto &[KKey, KVal] : OM) {
-        if (!KKey.isString())
-          continue; // covered by the size comparison
-        std::optional<unsigned> F = fieldForKey(KKey.getString());
-        if (F && Pending.count({unsigned(I), *F}))
-          continue;
-        auto NIt = NM.find(KKey.getString());
-        if (NIt == NM.end() || !sameNode(KVal, NIt->second))
-          return CheckFailed("kernel " + Twine(I) + ": '" + KKey.getString() +
-                             "' differs");
-      }
-    }
+    if (Found)
+      return CheckFailed("more than one NT_AMDGPU_METADATA note");
+    Found = &N;
   }
-  return std::move(R);
+  if (!Found || Found->Offset != NoteOffset || Found->DescOffset != DescOffset)
+    return CheckFailed("the metadata note moved");
+  const uint64_t OldEnd = DescOffset + alignTo(uint64_t(DescSize), NoteAlign);
+  const uint64_t NewEnd =
+      DescOffset + alignTo(uint64_t(Found->Desc.size()), NoteAlign);
+  const uint64_t SizeField = NoteOffset + 4;
+  if (OldEnd > Section.size() || NewEnd > NewSection.size() ||
+      NewSection.size() - NewEnd != Section.size() - OldEnd ||
+      !std::equal(Section.begin(), Section.begin() + SizeField,
+                  NewSection.begin()) ||
+      !std::equal(Section.begin() + SizeField + 4,
+                  Section.begin() + DescOffset,
+                  NewSection.begin() + SizeField + 4) ||
+      !std::equal(Section.begin() + OldEnd, Section.end(),
+                  NewSection.begin() + NewEnd))
+    return CheckFailed("bytes outside the metadata descriptor changed");
+
+  // The values this layer reads: the new values where changed, the old ones
+  // elsewhere (Kernels holds both).
+  StringRef NewBlob(reinterpret_cast<const char *>(Found->Desc.data()),
+                    Found->Desc.size());
+  size_t Seen = 0;
+  Expected<BlobSummary> Sum = readBlob(
+      NewBlob, NoteOffset, [&](size_t I, const KernelView &V) -> Error {
+        ++Seen;
+        if (I >= Kernels.size())
+          return CheckFailed("kernel list differs");
+        const KernelMD &K = Kernels[I];
+        if (V.Name != K.Name || V.Symbol != K.Symbol)
+          return CheckFailed("kernel " + Twine(I) + " changed its name");
+        for (unsigned F = 0; F != NumKernelFields; ++F)
+          if (V.Fields[F] != K.get(KernelField(F)))
+            return CheckFailed("kernel " + Twine(I) + ": '" + FieldKeys[F] +
+                               "' does not have the expected value");
+        return Error::success();
+      });
+  if (!Sum) {
+    std::string Msg = toString(Sum.takeError());
+    if (StringRef(Msg).contains("fails self-check"))
+      return createStringError(Msg);
+    return CheckFailed(Msg);
+  }
+  if (Seen != Kernels.size())
+    return CheckFailed("kernel list differs");
+  if (Sum->Target != Target || Sum->Version.has_value() != Version.has_value() ||
+      (Version && (Sum->Version->Major != Version->Major ||
+                   Sum->Version->Minor != Version->Minor)))
+    return CheckFailed("'amdhsa.version' or 'amdhsa.target' differs");
+
+  // Everything else: the token streams are equal but at the changed values.
+  StringRef OldBlob(reinterpret_cast<const char *>(Section.data()) + DescOffset,
+                    DescSize);
+  return compareTokenStreams(OldBlob, NewBlob, Pending);
 }
 
 Expected<std::string> CodeObjectMetadata::toYAML() const {
   if (!HasNote)
     return mdError("no AMDGPU metadata note");
+  // Only this needs a Document; it is built on demand from the bytes read.
+  msgpack::Document Doc;
+  StringRef Blob(reinterpret_cast<const char *>(Section.data()) + DescOffset,
+                 DescSize);
+  if (!Doc.readFromBlob(Blob, /*Multi=*/false))
+    return mdError("note at offset " + hex(NoteOffset) +
+                   ": malformed msgpack payload");
   std::string S;
   raw_string_ostream OS(S);
-  Doc->toYAML(OS);
+  Doc.toYAML(OS);
   return S;
 }
 

@@ -30,12 +30,6 @@
 #include <utility>
 #include <vector>
 
-namespace llvm {
-namespace msgpack {
-class Document;
-} // namespace msgpack
-} // namespace llvm
-
 namespace hotswap {
 namespace amdgpu {
 
@@ -161,6 +155,16 @@ public:
   ///     grown note (other notes unchanged).
   llvm::Expected<NoteRewrite> rewrite() const;
 
+  /// Checks that \p NewSection is this note section with exactly the pending
+  /// changes applied, as rewrite() does before returning: the section reads
+  /// as valid metadata; every kernel's fields (and amdhsa.version and
+  /// amdhsa.target) have the expected values; other notes and bytes are
+  /// unchanged; and the msgpack token streams of the old and the new
+  /// descriptor are identical (types, values, strings, element counts) except
+  /// at the changed values and at the keys added to a kernel map. Integer
+  /// encoding widths may differ.
+  llvm::Error verifyRewrite(llvm::ArrayRef<uint8_t> NewSection) const;
+
   /// The metadata (as read, without pending changes) as YAML.
   llvm::Expected<std::string> toYAML() const;
 
@@ -172,7 +176,6 @@ private:
   bool HasNote = false;
   uint64_t NoteOffset = 0, DescOffset = 0;
   uint32_t DescSize = 0, NameSize = 0;
-  std::unique_ptr<llvm::msgpack::Document> Doc;
   std::optional<MetadataVersion> Version;
   std::string Target;
   std::vector<KernelMD> Kernels;
