@@ -481,6 +481,16 @@ public:
 
   /// Records the key \p O of the map \p S. False if it cannot be a key.
   bool add(Scope &S, const msgpack::Object &O) {
+    // Fast path: a string key after a smaller string key.
+    if (LLVM_LIKELY(O.Kind == Type::String) && Keys.size() != S.Begin &&
+        Keys.back().Kind == Type::String) {
+      if (S.Ascending && !(Keys.back().Raw < O.Raw))
+        S.Ascending = false;
+      KeyRec &K = Keys.emplace_back();
+      K.Kind = Type::String;
+      K.Raw = O.Raw;
+      return true;
+    }
     KeyRec K;
     K.Kind = O.Kind;
     switch (O.Kind) {
@@ -531,35 +541,79 @@ private:
   std::vector<KeyRec> Keys;
 };
 
+/// Two tokens are the same msgpack object head: same type and value, or for
+/// a container the same type and element count.
+bool sameToken(const msgpack::Object &A, const msgpack::Object &B) {
+  if (A.Kind != B.Kind)
+    return false;
+  switch (A.Kind) {
+  case Type::Int: return A.Int == B.Int;
+  case Type::UInt: return A.UInt == B.UInt;
+  case Type::Boolean: return A.Bool == B.Bool;
+  case Type::Float:
+    return bit_cast<uint64_t>(A.Float) == bit_cast<uint64_t>(B.Float);
+  case Type::String:
+  case Type::Binary: return A.Raw == B.Raw;
+  case Type::Array:
+  case Type::Map: return A.Length == B.Length;
+  case Type::Extension:
+    return A.Extension.Type == B.Extension.Type &&
+           A.Extension.Bytes == B.Extension.Bytes;
+  default: return true; // Nil
+  }
+}
+
+using PendingMap = std::map<std::pair<unsigned, unsigned>, uint64_t>;
+
+/// How a token of the blob being read relates to the reference blob read in
+/// lockstep (see TokenStream).
+enum class Ref : uint8_t {
+  Same,    // the reference has the same token
+  Changed, // the reference has a scalar here, possibly another one
+  Header,  // the reference has a container of the same type here
+  Absent,  // the reference has no token here
+};
+
 /// A msgpack::Reader that tracks map keys. Every read failure (a malformed
 /// token, the end of the data, an extension object, a duplicate or
 /// container key) makes it fail for good.
+///
+/// With a reference blob, every token read is matched with the next token of
+/// the reference (unless it is Absent there). The first mismatch is recorded
+/// and ends the matching, since the two streams may be out of step after it;
+/// reading goes on and still validates.
 class TokenStream {
 public:
-  explicit TokenStream(StringRef Blob) : R(Blob) {}
+  explicit TokenStream(StringRef Blob, std::optional<StringRef> Reference)
+      : R(Blob) {
+    if (Reference)
+      RefR.emplace(*Reference);
+  }
 
   /// Reads the next token. False on failure.
-  bool next(msgpack::Object &O) {
-    Expected<bool> Got = R.read(O);
-    if (!Got) {
-      consumeError(Got.takeError());
+  bool next(msgpack::Object &O, Ref How = Ref::Same) {
+    if (LLVM_UNLIKELY(!read(R, O) || O.Kind == Type::Extension))
       return false;
-    }
-    return *Got && O.Kind != Type::Extension;
+    if (LLVM_UNLIKELY(RefR.has_value()) && How != Ref::Absent)
+      match(O, How);
+    return true;
   }
 
   /// Reads a key of the map \p S.
-  bool nextKey(MapKeys::Scope &S, msgpack::Object &O) {
-    return next(O) && Keys.add(S, O);
+  bool nextKey(MapKeys::Scope &S, msgpack::Object &O, Ref How = Ref::Same) {
+    return next(O, How) && Keys.add(S, O);
   }
 
   MapKeys::Scope openMap() const { return Keys.open(); }
   bool closeMap(const MapKeys::Scope &S) { return Keys.close(S); }
 
-  /// Reads the elements of \p O (just read) when it is a container.
-  bool skip(const msgpack::Object &O) {
+  /// Reads the elements of \p O (just read) when it is a container. With
+  /// \p How Absent, the reference is not read.
+  bool skip(const msgpack::Object &O, Ref How = Ref::Same) {
     if (!isContainer(O))
       return true;
+    if (How != Ref::Absent)
+      How = Ref::Same;
     struct Level {
       uint64_t Left; // tokens left, keys included
       bool IsMap;
@@ -583,12 +637,12 @@ public:
       }
       msgpack::Object E;
       if (L.IsMap && L.Left % 2 == 0) {
-        if (!nextKey(L.Keys, E))
+        if (!nextKey(L.Keys, E, How))
           return false;
         --L.Left;
         continue;
       }
-      if (!next(E))
+      if (!next(E, How))
         return false;
       --L.Left;
       if (isContainer(E))
@@ -597,9 +651,59 @@ public:
     return true;
   }
 
+  /// Whether tokens are still being matched with the reference.
+  bool matching() const { return RefR.has_value(); }
+  /// The element count of the reference's last container (Ref::Header).
+  size_t refLength() const { return RefLength; }
+  /// Records a mismatch found by the caller.
+  void mismatch(const Twine &Msg) {
+    if (Mismatch.empty())
+      Mismatch = ("msgpack object " + Twine(Token) + ": " + Msg).str();
+    RefR.reset();
+  }
+  /// The first mismatch, empty if none.
+  StringRef firstMismatch() const { return Mismatch; }
+
 private:
+  static bool read(msgpack::Reader &Rd, msgpack::Object &O) {
+    Expected<bool> Got = Rd.read(O);
+    if (LLVM_UNLIKELY(!Got)) {
+      consumeError(Got.takeError());
+      return false;
+    }
+    return *Got;
+  }
+
+  LLVM_ATTRIBUTE_NOINLINE void match(const msgpack::Object &O, Ref How) {
+    ++Token;
+    msgpack::Object A;
+    if (!read(*RefR, A))
+      return mismatch("the reference ends or is malformed");
+    switch (How) {
+    case Ref::Same:
+      if (!sameToken(A, O))
+        mismatch("differs from the reference");
+      return;
+    case Ref::Changed:
+      if (isContainer(A) || A.Kind == Type::Extension)
+        mismatch("the reference has no scalar here");
+      return;
+    case Ref::Header:
+      if (A.Kind != O.Kind || (O.Kind != Type::Map && !sameToken(A, O)))
+        mismatch("differs from the reference");
+      RefLength = A.Length;
+      return;
+    case Ref::Absent:
+      return;
+    }
+  }
+
   msgpack::Reader R;
+  std::optional<msgpack::Reader> RefR;
   MapKeys Keys;
+  uint64_t Token = 0;
+  size_t RefLength = 0;
+  std::string Mismatch;
 };
 
 /// A scalar value captured while reading; Kind is Empty when absent.
@@ -683,6 +787,18 @@ Expected<KernelView> validateKernel(size_t I,
 struct BlobSummary {
   std::optional<MetadataVersion> Version;
   StringRef Target;
+  /// Lockstep only: the first difference from the original, empty if none.
+  std::string Mismatch;
+};
+
+/// For reading a rewritten blob in lockstep with the blob it was made from:
+/// the token streams must be identical but for the values of the Pending
+/// fields (any scalar before, any value after) and the Pending fields a
+/// kernel map did not have, which follow its original pairs. Integer
+/// encoding widths are not compared (Compacted re-encodes integers).
+struct Lockstep {
+  StringRef Original;
+  const PendingMap &Pending;
 };
 
 /// Reads a metadata blob in one pass and validates it. Each valid kernel is
@@ -692,12 +808,16 @@ struct BlobSummary {
 /// whole blob was read: a malformed payload takes precedence.
 Expected<BlobSummary>
 readBlob(StringRef Blob, uint64_t NoteOffset,
-         function_ref<Error(size_t, const KernelView &)> OnKernel) {
+         function_ref<Error(size_t, const KernelView &)> OnKernel,
+         const Lockstep *Against = nullptr) {
   auto Malformed = [&] {
     return mdError("note at offset " + hex(NoteOffset) +
                    ": malformed msgpack payload");
   };
-  TokenStream TS(Blob);
+  TokenStream TS(Blob, Against ? std::optional<StringRef>(Against->Original)
+                               : std::nullopt);
+  // Lockstep: the changes of the kernel being read.
+  auto PIt = Against ? Against->Pending.begin() : PendingMap::const_iterator();
   msgpack::Object Root;
   if (Blob.empty() || !TS.next(Root))
     return Malformed();
@@ -775,7 +895,7 @@ readBlob(StringRef Blob, uint64_t NoteOffset,
     NumKernels = V.Length;
     for (size_t I = 0; I != V.Length; ++I) {
       msgpack::Object KN;
-      if (!TS.next(KN))
+      if (!TS.next(KN, Ref::Header))
         return Abort();
       if (KN.Kind != Type::Map) {
         if (!TS.skip(KN))
@@ -784,18 +904,49 @@ readBlob(StringRef Blob, uint64_t NoteOffset,
           FailKernel(mdError("kernel " + Twine(I) + " is not a map"));
         continue;
       }
+      // Lockstep: the reference's pairs come first; the changed fields it
+      // lacks follow (as rewrite() appends them).
+      size_t RefPairs = KN.Length;
+      unsigned Changed = 0, Present = 0, Added = 0;
+      if (TS.matching()) {
+        RefPairs = TS.refLength();
+        if (RefPairs > KN.Length)
+          TS.mismatch("kernel " + Twine(I) + " lost keys");
+        while (PIt != Against->Pending.end() && PIt->first.first < I)
+          ++PIt;
+        for (; PIt != Against->Pending.end() && PIt->first.first == I; ++PIt)
+          Changed |= 1u << PIt->first.second;
+      }
       std::array<Captured, NumSlots> Slots;
       MapKeys::Scope KKeys = TS.openMap();
       for (size_t E = 0; E != KN.Length; ++E) {
+        const Ref KeyRef = E < RefPairs ? Ref::Same : Ref::Absent;
         msgpack::Object KK, KV;
-        if (!TS.nextKey(KKeys, KK) || !TS.next(KV))
+        if (!TS.nextKey(KKeys, KK, KeyRef))
           return Abort();
-        if (!KernelFailed && KK.Kind == Type::String)
-          if (std::optional<unsigned> S = slotForKey(KK.Raw))
-            Slots[*S].set(KV);
-        if (!TS.skip(KV))
+        std::optional<unsigned> S;
+        if (KK.Kind == Type::String && (!KernelFailed || Changed))
+          S = slotForKey(KK.Raw);
+        Ref ValueRef = KeyRef;
+        if (S && *S < NumKernelFields && (Changed & (1u << *S))) {
+          if (KeyRef == Ref::Same) {
+            Present |= 1u << *S;
+            ValueRef = Ref::Changed;
+          } else {
+            Added |= 1u << *S;
+          }
+        } else if (KeyRef == Ref::Absent && TS.matching()) {
+          TS.mismatch("kernel " + Twine(I) + " has an unexpected added key");
+        }
+        if (!TS.next(KV, ValueRef))
+          return Abort();
+        if (S && !KernelFailed)
+          Slots[*S].set(KV);
+        if (!TS.skip(KV, ValueRef))
           return Abort();
       }
+      if (TS.matching() && Added != (Changed & ~Present))
+        TS.mismatch("kernel " + Twine(I) + " lacks an added key");
       if (!TS.closeMap(KKeys))
         return Abort();
       if (KernelFailed)
@@ -829,186 +980,10 @@ readBlob(StringRef Blob, uint64_t NoteOffset,
   if (KernelFailed)
     return std::move(KernelErr);
   consumeError(std::move(KernelErr));
+  Sum.Mismatch = TS.firstMismatch().str();
   return Sum;
 }
 
-/// Two tokens are the same msgpack object head: same type and value, or for
-/// a container the same type and element count.
-bool sameToken(const msgpack::Object &A, const msgpack::Object &B) {
-  if (A.Kind != B.Kind)
-    return false;
-  switch (A.Kind) {
-  case Type::Int: return A.Int == B.Int;
-  case Type::UInt: return A.UInt == B.UInt;
-  case Type::Boolean: return A.Bool == B.Bool;
-  case Type::Float:
-    return bit_cast<uint64_t>(A.Float) == bit_cast<uint64_t>(B.Float);
-  case Type::String:
-  case Type::Binary: return A.Raw == B.Raw;
-  case Type::Array:
-  case Type::Map: return A.Length == B.Length;
-  case Type::Extension:
-    return A.Extension.Type == B.Extension.Type &&
-           A.Extension.Bytes == B.Extension.Bytes;
-  default: return true; // Nil
-  }
-}
-
-/// Whether \p O encodes the new value \p V of field \p F.
-bool isNewValue(unsigned F, uint64_t V, const msgpack::Object &O) {
-  if (isBoolField(F))
-    return O.Kind == Type::Boolean && O.Bool == (V != 0);
-  return (O.Kind == Type::UInt && O.UInt == V) ||
-         (O.Kind == Type::Int && O.Int >= 0 && uint64_t(O.Int) == V);
-}
-
-using PendingMap = std::map<std::pair<unsigned, unsigned>, uint64_t>;
-
-/// Reads the (valid) blob \p Old and the rewritten blob \p New in lockstep
-/// and checks that their token streams are identical except for the changed
-/// values of \p Pending: a changed key's value may differ and must be the new
-/// value, and a kernel map may end with the keys that were absent, in field
-/// order, with their new values (its element count grows accordingly).
-/// Encoding widths are not compared (Compacted re-encodes integers). Bytes
-/// after the top-level object, which no reader looks at, are not compared.
-Error compareTokenStreams(StringRef Old, StringRef New,
-                          const PendingMap &Pending) {
-  msgpack::Reader RA(Old), RB(New);
-  uint64_t Token = 0; // index of the token pair being compared
-  auto Fail = [&](const Twine &Msg) {
-    return mdError("internal error: rewritten note fails self-check: "
-                   "msgpack object " +
-                   Twine(Token) + ": " + Msg);
-  };
-  auto Read = [&](msgpack::Reader &R, msgpack::Object &O) {
-    Expected<bool> Got = R.read(O);
-    if (!Got) {
-      consumeError(Got.takeError());
-      return false;
-    }
-    return *Got;
-  };
-
-  enum class Role : uint8_t { Root, Kernels, Kernel, Other };
-  struct Level {
-    Role R;
-    bool IsMap;
-    uint64_t Left;     // old tokens left in this container, keys included
-    uint64_t Inserted; // Kernel: pairs only the new map has
-    uint64_t Elt = 0;  // Kernels: index of the next element
-    unsigned Kernel = 0;
-    unsigned Seen = 0;   // Kernel: changed fields whose key was present
-    int Changed = -1;    // Kernel: field whose value comes next
-    bool NextIsKernels = false; // Root: the next value is amdhsa.kernels
-  };
-  // The pending changes of the kernel being compared (kernels are visited in
-  // index order, as Pending is sorted).
-  auto PIt = Pending.begin();
-  std::array<std::optional<uint64_t>, NumKernelFields> KernelChanges;
-  unsigned ChangedMask = 0;
-  auto EnterKernel = [&](unsigned K) {
-    KernelChanges.fill(std::nullopt);
-    ChangedMask = 0;
-    while (PIt != Pending.end() && PIt->first.first < K)
-      ++PIt;
-    for (; PIt != Pending.end() && PIt->first.first == K; ++PIt) {
-      KernelChanges[PIt->first.second] = PIt->second;
-      ChangedMask |= 1u << PIt->first.second;
-    }
-  };
-
-  SmallVector<Level, 8> Stack;
-  msgpack::Object A, B;
-  if (!Read(RA, A) || !Read(RB, B))
-    return Fail("cannot be read");
-  if (A.Kind != Type::Map || !sameToken(A, B))
-    return Fail("the root differs");
-  Stack.push_back({Role::Root, true, 2 * uint64_t(A.Length), 0});
-  while (!Stack.empty()) {
-    Level &L = Stack.back();
-    if (L.Left == 0) {
-      if (L.R == Role::Kernel) {
-        // The keys the rewrite appended, in field order.
-        unsigned Missing = ChangedMask & ~L.Seen;
-        if (unsigned(llvm::popcount(Missing)) != L.Inserted)
-          return Fail("kernel " + Twine(L.Kernel) + " has " +
-                      Twine(L.Inserted) + " added keys, expected " +
-                      Twine(llvm::popcount(Missing)));
-        for (unsigned F = 0; F != NumKernelFields; ++F) {
-          if (!(Missing & (1u << F)))
-            continue;
-          ++Token;
-          if (!Read(RB, B) || B.Kind != Type::String || B.Raw != FieldKeys[F])
-            return Fail("kernel " + Twine(L.Kernel) + ": added key '" +
-                        FieldKeys[F] + "' not found");
-          ++Token;
-          if (!Read(RB, B) || !isNewValue(F, *KernelChanges[F], B))
-            return Fail("kernel " + Twine(L.Kernel) + ": added key '" +
-                        FieldKeys[F] + "' does not have the new value");
-        }
-      }
-      Stack.pop_back();
-      continue;
-    }
-    ++Token;
-    const bool IsKey = L.IsMap && L.Left % 2 == 0;
-    --L.Left;
-    if (!Read(RA, A))
-      return Fail("the original cannot be read");
-    if (!Read(RB, B))
-      return Fail("cannot be read");
-
-    if (IsKey) {
-      if (!sameToken(A, B))
-        return Fail("a key differs");
-      const bool Str = A.Kind == Type::String;
-      if (L.R == Role::Root) {
-        L.NextIsKernels = Str && A.Raw == "amdhsa.kernels";
-      } else if (L.R == Role::Kernel && Str) {
-        std::optional<unsigned> F = fieldForKey(A.Raw);
-        if (F && (ChangedMask & (1u << *F))) {
-          L.Changed = int(*F);
-          L.Seen |= 1u << *F;
-        }
-      }
-      continue;
-    }
-
-    if (L.R == Role::Kernel && L.Changed >= 0) {
-      const unsigned F = unsigned(L.Changed);
-      L.Changed = -1;
-      if (isContainer(A) || !isNewValue(F, *KernelChanges[F], B))
-        return Fail("kernel " + Twine(L.Kernel) + ": '" + FieldKeys[F] +
-                    "' does not have the new value");
-      continue;
-    }
-
-    Role Child = Role::Other;
-    if (L.R == Role::Root && L.NextIsKernels && A.Kind == Type::Array)
-      Child = Role::Kernels;
-    else if (L.R == Role::Kernels && A.Kind == Type::Map)
-      Child = Role::Kernel;
-    uint64_t Inserted = 0;
-    if (Child == Role::Kernel) {
-      if (B.Kind != Type::Map || B.Length < A.Length)
-        return Fail("kernel " + Twine(L.Elt) + " lost keys");
-      Inserted = B.Length - A.Length;
-    } else if (!sameToken(A, B)) {
-      return Fail("a value differs");
-    }
-    const uint64_t Index = L.Elt++;
-    if (!isContainer(A))
-      continue;
-    Level N{Child, A.Kind == Type::Map,
-            (A.Kind == Type::Map ? 2 : 1) * uint64_t(A.Length), Inserted};
-    if (Child == Role::Kernel) {
-      N.Kernel = unsigned(Index);
-      EnterKernel(N.Kernel);
-    }
-    Stack.push_back(N); // invalidates L
-  }
-  return Error::success();
-}
 
 } // namespace
 
@@ -1364,13 +1339,18 @@ Error CodeObjectMetadata::verifyRewrite(ArrayRef<uint8_t> NewSection) const {
                   NewSection.begin() + NewEnd))
     return CheckFailed("bytes outside the metadata descriptor changed");
 
-  // The values this layer reads: the new values where changed, the old ones
-  // elsewhere (Kernels holds both).
+  // One pass over the new descriptor validates it, checks the values this
+  // layer reads (the new values where changed, the old ones elsewhere:
+  // Kernels holds both), and compares its token stream with the original's.
   StringRef NewBlob(reinterpret_cast<const char *>(Found->Desc.data()),
                     Found->Desc.size());
+  StringRef OldBlob(reinterpret_cast<const char *>(Section.data()) + DescOffset,
+                    DescSize);
   size_t Seen = 0;
+  Lockstep Against{OldBlob, Pending};
   Expected<BlobSummary> Sum = readBlob(
-      NewBlob, NoteOffset, [&](size_t I, const KernelView &V) -> Error {
+      NewBlob, NoteOffset,
+      [&](size_t I, const KernelView &V) -> Error {
         ++Seen;
         if (I >= Kernels.size())
           return CheckFailed("kernel list differs");
@@ -1382,7 +1362,8 @@ Error CodeObjectMetadata::verifyRewrite(ArrayRef<uint8_t> NewSection) const {
             return CheckFailed("kernel " + Twine(I) + ": '" + FieldKeys[F] +
                                "' does not have the expected value");
         return Error::success();
-      });
+      },
+      &Against);
   if (!Sum) {
     std::string Msg = toString(Sum.takeError());
     if (StringRef(Msg).contains("fails self-check"))
@@ -1395,11 +1376,9 @@ Error CodeObjectMetadata::verifyRewrite(ArrayRef<uint8_t> NewSection) const {
       (Version && (Sum->Version->Major != Version->Major ||
                    Sum->Version->Minor != Version->Minor)))
     return CheckFailed("'amdhsa.version' or 'amdhsa.target' differs");
-
-  // Everything else: the token streams are equal but at the changed values.
-  StringRef OldBlob(reinterpret_cast<const char *>(Section.data()) + DescOffset,
-                    DescSize);
-  return compareTokenStreams(OldBlob, NewBlob, Pending);
+  if (!Sum->Mismatch.empty())
+    return CheckFailed(Sum->Mismatch);
+  return Error::success();
 }
 
 Expected<std::string> CodeObjectMetadata::toYAML() const {
