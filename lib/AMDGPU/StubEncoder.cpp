@@ -238,7 +238,9 @@ Error StubEncoder::checkSpec(const StubSpec &Spec) const {
 
 Error StubEncoder::encodeHalf(const StubSpec &Spec, uint64_t HalfAddr,
                               uint64_t Target, uint8_t *Out) const {
-  std::memcpy(Out, Prologue.data(), Prologue.size());
+  // An empty prologue has no data pointer; memcpy must not get null.
+  if (!Prologue.empty())
+    std::memcpy(Out, Prologue.data(), Prologue.size());
   uint8_t *Body = Out + Prologue.size();
   auto TOrErr = getTemplate(Spec.Form, Spec.SGPR);
   if (!TOrErr)
