@@ -76,6 +76,7 @@ constexpr std::optional<uint64_t> KernelMD::*IntMembers[] = {
 };
 static_assert(std::size(IntMembers) + 1 == NumKernelFields,
               "every field but UsesDynamicStack is an integer");
+static_assert(NumKernelFields <= 16, "a field mask fits 16 bits");
 
 std::string hex(uint64_t V) { return "0x" + utohexstr(V, /*LowerCase=*/true); }
 
@@ -124,7 +125,7 @@ unsigned minimalSize(IntFamily Fam, uint64_t V) {
 }
 
 void encodeInt(IntFamily Fam, uint64_t V, unsigned Size,
-               std::vector<uint8_t> &Out) {
+               SmallVectorImpl<uint8_t> &Out) {
   assert(fitsIn(Fam, V, Size) && "value does not fit the encoding");
   if (Size == 1) {
     Out.push_back(uint8_t(V));
@@ -175,12 +176,12 @@ struct KernelScan {
 /// non-negative integer encoded wider than necessary.
 class Scanner {
 public:
-  Scanner(ArrayRef<uint8_t> Blob, const DenseSet<unsigned> &Wanted)
+  Scanner(ArrayRef<uint8_t> Blob, ArrayRef<uint16_t> Wanted)
       : B(Blob), Wanted(Wanted) {}
 
   Error scan();
 
-  std::map<unsigned, KernelScan> Kernels;
+  DenseMap<unsigned, KernelScan> Kernels;
   std::vector<IntSlot> OverWide;
 
 private:
@@ -196,12 +197,33 @@ private:
     return V;
   }
   Expected<Head> readHead(uint64_t Pos);
+  /// readHead for the one-byte heads (fixint, fixstr, fixmap, fixarray,
+  /// nil, bool): true and \p H set, false for any other head.
+  bool readShortHead(uint64_t Pos, Head &H) const {
+    if (Pos >= B.size())
+      return false;
+    const uint8_t T = B[Pos];
+    H.HeadSize = 1;
+    if (T <= 0x7f) {
+      H.K = Head::UInt;
+      H.Value = T;
+      H.N = 0;
+      return true;
+    }
+    if ((T & 0xe0) == 0xa0) {
+      H.K = Head::Str;
+      H.N = T & 0x1f;
+      H.Value = 0;
+      return true;
+    }
+    return false;
+  }
   Error skip(uint64_t &Pos, unsigned Depth);
   Expected<std::optional<StringRef>> readKey(uint64_t &Pos, unsigned Depth);
   Error scanKernel(uint64_t &Pos, unsigned Index, const Head &H);
 
   ArrayRef<uint8_t> B;
-  const DenseSet<unsigned> &Wanted;
+  ArrayRef<uint16_t> Wanted; // kernel index -> nonzero if wanted
 };
 
 Expected<Head> Scanner::readHead(uint64_t Pos) {
@@ -284,10 +306,14 @@ Expected<Head> Scanner::readHead(uint64_t Pos) {
 Error Scanner::skip(uint64_t &Pos, unsigned Depth) {
   if (Depth > MaxDepth)
     return err(Pos, "nesting deeper than " + Twine(MaxDepth) + " levels");
-  Expected<Head> HOrErr = readHead(Pos);
-  if (!HOrErr)
-    return HOrErr.takeError();
-  const Head &H = *HOrErr;
+  Head Short;
+  std::optional<Expected<Head>> Long;
+  if (!readShortHead(Pos, Short)) {
+    Long.emplace(readHead(Pos));
+    if (!*Long)
+      return Long->takeError();
+  }
+  const Head &H = Long ? **Long : Short;
   const uint64_t Start = Pos;
   Pos += H.HeadSize;
   switch (H.K) {
@@ -409,7 +435,7 @@ Error Scanner::scan() {
       if (!KH)
         return KH.takeError();
       if (KH->K == Head::Map && K <= std::numeric_limits<unsigned>::max() &&
-          Wanted.contains(unsigned(K))) {
+          K < Wanted.size() && Wanted[K]) {
         if (Error E = scanKernel(Pos, unsigned(K), *KH))
           return E;
       } else if (Error E = skip(Pos, 2)) {
@@ -430,8 +456,8 @@ Error Scanner::scan() {
 // and value, the order of DocNode's operator<). Bytes after the top-level
 // object are ignored. One deliberate difference: a map key that is itself a
 // map or an array is rejected; Document does not descend into such a key
-// (its elements would be read as the map's next entries) and cannot compare
-// two of them.
+// (its elements are read as the map's next entries) and crashes comparing
+// two of them (its key order has no case for containers).
 
 using msgpack::Type;
 
@@ -563,7 +589,8 @@ bool sameToken(const msgpack::Object &A, const msgpack::Object &B) {
   }
 }
 
-using PendingMap = std::map<std::pair<unsigned, unsigned>, uint64_t>;
+/// Per kernel index, the mask of fields with a pending change.
+using PendingMasks = ArrayRef<uint16_t>;
 
 /// How a token of the blob being read relates to the reference blob read in
 /// lockstep (see TokenStream).
@@ -601,7 +628,15 @@ public:
 
   /// Reads a key of the map \p S.
   bool nextKey(MapKeys::Scope &S, msgpack::Object &O, Ref How = Ref::Same) {
-    return next(O, How) && Keys.add(S, O);
+    if (!next(O, How))
+      return false;
+    // While a key matches the reference's key, it is unique if that one is:
+    // the reference is a validated blob, and an Absent key is checked by the
+    // caller to be one the reference's map lacks. (If matching stops, the
+    // result is a mismatch anyway.)
+    if (RefR && How == Ref::Same)
+      return !isContainer(O);
+    return Keys.add(S, O);
   }
 
   MapKeys::Scope openMap() const { return Keys.open(); }
@@ -610,8 +645,25 @@ public:
   /// Reads the elements of \p O (just read) when it is a container. With
   /// \p How Absent, the reference is not read.
   bool skip(const msgpack::Object &O, Ref How = Ref::Same) {
-    if (!isContainer(O))
-      return true;
+    return !isContainer(O) || skipElements(O, How);
+  }
+
+  /// Whether tokens are still being matched with the reference.
+  bool matching() const { return RefR.has_value(); }
+  /// The element count of the reference's last container (Ref::Header).
+  size_t refLength() const { return RefLength; }
+  /// Records a mismatch found by the caller.
+  void mismatch(const Twine &Msg) {
+    if (Mismatch.empty())
+      Mismatch = ("msgpack object " + Twine(Token) + ": " + Msg).str();
+    RefR.reset();
+  }
+  /// The first mismatch, empty if none.
+  StringRef firstMismatch() const { return Mismatch; }
+
+private:
+  LLVM_ATTRIBUTE_NOINLINE bool skipElements(const msgpack::Object &O,
+                                            Ref How) {
     if (How != Ref::Absent)
       How = Ref::Same;
     struct Level {
@@ -651,20 +703,6 @@ public:
     return true;
   }
 
-  /// Whether tokens are still being matched with the reference.
-  bool matching() const { return RefR.has_value(); }
-  /// The element count of the reference's last container (Ref::Header).
-  size_t refLength() const { return RefLength; }
-  /// Records a mismatch found by the caller.
-  void mismatch(const Twine &Msg) {
-    if (Mismatch.empty())
-      Mismatch = ("msgpack object " + Twine(Token) + ": " + Msg).str();
-    RefR.reset();
-  }
-  /// The first mismatch, empty if none.
-  StringRef firstMismatch() const { return Mismatch; }
-
-private:
   static bool read(msgpack::Reader &Rd, msgpack::Object &O) {
     Expected<bool> Got = Rd.read(O);
     if (LLVM_UNLIKELY(!Got)) {
@@ -798,7 +836,7 @@ struct BlobSummary {
 /// encoding widths are not compared (Compacted re-encodes integers).
 struct Lockstep {
   StringRef Original;
-  const PendingMap &Pending;
+  PendingMasks Pending;
 };
 
 /// Reads a metadata blob in one pass and validates it. Each valid kernel is
@@ -816,8 +854,6 @@ readBlob(StringRef Blob, uint64_t NoteOffset,
   };
   TokenStream TS(Blob, Against ? std::optional<StringRef>(Against->Original)
                                : std::nullopt);
-  // Lockstep: the changes of the kernel being read.
-  auto PIt = Against ? Against->Pending.begin() : PendingMap::const_iterator();
   msgpack::Object Root;
   if (Blob.empty() || !TS.next(Root))
     return Malformed();
@@ -912,10 +948,8 @@ readBlob(StringRef Blob, uint64_t NoteOffset,
         RefPairs = TS.refLength();
         if (RefPairs > KN.Length)
           TS.mismatch("kernel " + Twine(I) + " lost keys");
-        while (PIt != Against->Pending.end() && PIt->first.first < I)
-          ++PIt;
-        for (; PIt != Against->Pending.end() && PIt->first.first == I; ++PIt)
-          Changed |= 1u << PIt->first.second;
+        if (I < Against->Pending.size())
+          Changed = Against->Pending[I];
       }
       std::array<Captured, NumSlots> Slots;
       MapKeys::Scope KKeys = TS.openMap();
@@ -1090,7 +1124,13 @@ Error CodeObjectMetadata::setField(StringRef Symbol, KernelField F,
       return Error::success();
     Slot = Value;
   }
-  Pending[{K.Index, unsigned(F)}] = Value;
+  if (Pending.empty())
+    Pending.resize(Kernels.size());
+  uint16_t &Mask = Pending[K.Index];
+  if (!(Mask & (1u << unsigned(F)))) {
+    Mask |= 1u << unsigned(F);
+    ++NumPending;
+  }
   return Error::success();
 }
 
@@ -1099,17 +1139,18 @@ namespace {
 struct Splice {
   uint64_t Offset = 0;
   uint64_t OldLen = 0;
-  std::vector<uint8_t> New;
+  SmallVector<uint8_t, 16> New;
 };
 
-void encodeFixStr(StringRef S, std::vector<uint8_t> &Out) {
+void encodeFixStr(StringRef S, SmallVectorImpl<uint8_t> &Out) {
   assert(S.size() <= 31 && "keys are short");
   Out.push_back(uint8_t(0xa0 | S.size()));
   Out.insert(Out.end(), S.bytes_begin(), S.bytes_end());
 }
 
 /// The smallest map header at least \p MinSize bytes long that holds \p N.
-void encodeMapHeader(uint64_t N, unsigned MinSize, std::vector<uint8_t> &Out) {
+void encodeMapHeader(uint64_t N, unsigned MinSize,
+                     SmallVectorImpl<uint8_t> &Out) {
   if (MinSize <= 1 && N <= 15) {
     Out.push_back(uint8_t(0x80 | N));
   } else if (MinSize <= 3 && N <= 0xffff) {
@@ -1126,17 +1167,14 @@ void encodeMapHeader(uint64_t N, unsigned MinSize, std::vector<uint8_t> &Out) {
 
 Expected<NoteRewrite> CodeObjectMetadata::rewrite() const {
   NoteRewrite R;
-  if (Pending.empty()) {
+  if (!NumPending) {
     R.Bytes = Section;
     return std::move(R);
   }
   assert(HasNote && "pending changes without a note");
 
   ArrayRef<uint8_t> Blob(Section.data() + DescOffset, DescSize);
-  DenseSet<unsigned> Wanted;
-  for (const auto &P : Pending)
-    Wanted.insert(P.first.first);
-  Scanner S(Blob, Wanted);
+  Scanner S(Blob, Pending);
   if (Error E = S.scan())
     return std::move(E);
 
@@ -1145,18 +1183,20 @@ Expected<NoteRewrite> CodeObjectMetadata::rewrite() const {
   std::vector<Splice> Splices;
   DenseSet<uint64_t> Changed; // offsets of rewritten integers
   uint64_t Growth = 0;
-  for (auto I = Pending.begin(), E = Pending.end(); I != E;) {
-    const unsigned KI = I->first.first;
+  for (unsigned KI = 0, NK = unsigned(Pending.size()); KI != NK; ++KI) {
+    if (!Pending[KI])
+      continue;
     auto KSIt = S.Kernels.find(KI);
     if (KSIt == S.Kernels.end())
       return mdError("internal error: kernel " + Twine(KI) +
                      " not found by the scanner");
     const KernelScan &KS = KSIt->second;
-    std::vector<uint8_t> Inserted;
+    SmallVector<uint8_t, 32> Inserted;
     uint64_t NumInserted = 0;
-    for (; I != E && I->first.first == KI; ++I) {
-      const unsigned F = I->first.second;
-      const uint64_t V = I->second;
+    for (unsigned F = 0; F != NumKernelFields; ++F) {
+      if (!(Pending[KI] & (1u << F)))
+        continue;
+      const uint64_t V = *Kernels[KI].get(KernelField(F));
       const FieldSlot &FS = KS.Fields[F];
       if (FS.K == FieldSlot::Absent) {
         encodeFixStr(FieldKeys[F], Inserted);

@@ -23,7 +23,6 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -137,10 +136,10 @@ public:
   llvm::Error setUsesDynamicStack(llvm::StringRef Symbol, bool V) {
     return setField(Symbol, KernelField::UsesDynamicStack, V);
   }
-  bool hasPendingChanges() const { return !Pending.empty(); }
+  bool hasPendingChanges() const { return NumPending != 0; }
 
   /// Produces the new note section with every pending change applied, then
-  /// re-parses it and checks every value before returning. Does not modify
+  /// checks it with verifyRewrite() before returning. Does not modify
   /// this object. Strategy, first that succeeds:
   ///  1. InPlace: each new integer is written over the old one with the old
   ///     encoding width (a small value in a wide form is legal msgpack), so
@@ -180,8 +179,10 @@ private:
   std::string Target;
   std::vector<KernelMD> Kernels;
   llvm::StringMap<unsigned> BySymbol;
-  /// (kernel index, field) -> new value; ordered for deterministic output.
-  std::map<std::pair<unsigned, unsigned>, uint64_t> Pending;
+  /// Per kernel index, the fields with a pending change (bit F for field F;
+  /// the new value is the one in Kernels). Empty until the first change.
+  std::vector<uint16_t> Pending;
+  unsigned NumPending = 0;
 };
 
 } // namespace amdgpu
