@@ -164,6 +164,7 @@ struct FieldSlot {
 };
 
 struct KernelScan {
+  bool Found = false;
   uint64_t HeaderOffset = 0;
   unsigned HeaderSize = 0;
   uint64_t Count = 0;
@@ -177,11 +178,12 @@ struct KernelScan {
 class Scanner {
 public:
   Scanner(ArrayRef<uint8_t> Blob, ArrayRef<uint16_t> Wanted)
-      : B(Blob), Wanted(Wanted) {}
+      : Kernels(Wanted.size()), B(Blob), Wanted(Wanted) {}
 
   Error scan();
 
-  DenseMap<unsigned, KernelScan> Kernels;
+  /// Indexed by kernel index; Found for the wanted kernels.
+  std::vector<KernelScan> Kernels;
   std::vector<IntSlot> OverWide;
 
 private:
@@ -369,6 +371,7 @@ Expected<std::optional<StringRef>> Scanner::readKey(uint64_t &Pos,
 
 Error Scanner::scanKernel(uint64_t &Pos, unsigned Index, const Head &H) {
   KernelScan &KS = Kernels[Index];
+  KS.Found = true;
   KS.HeaderOffset = Pos;
   KS.HeaderSize = H.HeadSize;
   KS.Count = H.N;
@@ -1186,11 +1189,10 @@ Expected<NoteRewrite> CodeObjectMetadata::rewrite() const {
   for (unsigned KI = 0, NK = unsigned(Pending.size()); KI != NK; ++KI) {
     if (!Pending[KI])
       continue;
-    auto KSIt = S.Kernels.find(KI);
-    if (KSIt == S.Kernels.end())
+    if (!S.Kernels[KI].Found)
       return mdError("internal error: kernel " + Twine(KI) +
                      " not found by the scanner");
-    const KernelScan &KS = KSIt->second;
+    const KernelScan &KS = S.Kernels[KI];
     SmallVector<uint8_t, 32> Inserted;
     uint64_t NumInserted = 0;
     for (unsigned F = 0; F != NumKernelFields; ++F) {
