@@ -12,6 +12,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/MsgPackDocument.h"
+#include "llvm/BinaryFormat/MsgPackReader.h"
 #include "llvm/Support/Endian.h"
 #include "gtest/gtest.h"
 
@@ -775,6 +776,325 @@ TEST(MetadataTest, MutatedRealNoteNeverCrashes) {
     }
   }
   EXPECT_GT(Parsed, 0u);
+}
+
+} // namespace
+
+//===-- the streaming reader ----------------------------------------------===//
+
+namespace {
+
+/// Whether Document::readFromBlob would meet a map or an array as a map key.
+/// It does not descend into such a key and crashes comparing two of them,
+/// so these inputs cannot be given to it.
+bool documentMeetsContainerKey(StringRef B) {
+  msgpack::Reader R(B);
+  struct Level {
+    bool IsMap;
+    uint64_t Left; // tokens left, keys included
+  };
+  SmallVector<Level, 8> Stack;
+  do {
+    msgpack::Object O;
+    Expected<bool> Got = R.read(O);
+    if (!Got) {
+      consumeError(Got.takeError());
+      return false;
+    }
+    if (!*Got)
+      return false;
+    const bool Container =
+        O.Kind == msgpack::Type::Map || O.Kind == msgpack::Type::Array;
+    const bool IsKey = !Stack.empty() && Stack.back().IsMap &&
+                       Stack.back().Left % 2 == 0;
+    if (!Stack.empty())
+      --Stack.back().Left;
+    if (IsKey && Container)
+      return true;
+    if (Container)
+      Stack.push_back({O.Kind == msgpack::Type::Map,
+                       (O.Kind == msgpack::Type::Map ? 2 : 1) *
+                           uint64_t(O.Length)});
+    while (!Stack.empty() && Stack.back().Left == 0)
+      Stack.pop_back();
+  } while (!Stack.empty());
+  return false;
+}
+
+bool isMalformed(const std::string &Msg) {
+  return StringRef(Msg).ends_with("malformed msgpack payload") ||
+         StringRef(Msg).ends_with(
+             "malformed msgpack payload: a map key is an array or a map");
+}
+
+TEST(MetadataTest, AcceptsWhatDocumentAccepts) {
+  // The reader accepts exactly the payloads msgpack::Document accepts. Every
+  // byte of a two-kernel blob (with arguments: nested maps in arrays) is
+  // replaced by values that turn it into other types, lengths and
+  // containers; bytes are also cut off the end.
+  msgpack::Document D;
+  msgpack::MapDocNode Root = D.getRoot().getMap(/*Convert=*/true);
+  msgpack::ArrayDocNode KA = D.getArrayNode();
+  for (unsigned I = 0; I != 2; ++I) {
+    msgpack::MapDocNode K = kernelNode(D, {"k" + std::to_string(I)});
+    msgpack::MapDocNode Arg = D.getMapNode();
+    Arg[".offset"] = D.getNode(uint64_t(0));
+    Arg[".size"] = D.getNode(uint64_t(8));
+    Arg[".value_kind"] = D.getNode("global_buffer");
+    K[".args"].getArray(/*Convert=*/true).push_back(Arg);
+    KA.push_back(K);
+  }
+  Root["amdhsa.kernels"] = KA;
+  std::string Blob;
+  D.writeToBlob(Blob);
+
+  unsigned Checked = 0, Accepted = 0, ContainerKeys = 0;
+  auto Check = [&](const std::string &B) {
+    std::string Err = parseBlobError(B);
+    ++Checked;
+    if (documentMeetsContainerKey(B)) {
+      ++ContainerKeys;
+      EXPECT_TRUE(isMalformed(Err)) << toHex(B) << ": " << Err;
+      return;
+    }
+    msgpack::Document Ref;
+    bool RefOK = !B.empty() && Ref.readFromBlob(B, /*Multi=*/false);
+    Accepted += !isMalformed(Err);
+    EXPECT_EQ(RefOK, !isMalformed(Err)) << toHex(B) << ": " << Err;
+  };
+  for (size_t I = 0; I != Blob.size(); ++I) {
+    for (uint8_t V : {0x00, 0x01, 0x7f, 0xa1, 0xc0, 0xc1, 0xc3, 0xca, 0xcc,
+                      0xcf, 0xd0, 0xd4, 0xd9, 0xdc, 0xff}) {
+      std::string B = Blob;
+      B[I] = char(V);
+      Check(B);
+    }
+    Check(Blob.substr(0, I));
+  }
+  EXPECT_GT(Accepted, 100u);
+  EXPECT_GT(Checked - Accepted, 100u);
+  EXPECT_GT(ContainerKeys, 0u);
+}
+
+TEST(MetadataTest, ContainerKeyIsRejected) {
+  // Document reads [] as a key without its elements and cannot order two
+  // container keys; the reader rejects them as malformed, and says why.
+  EXPECT_EQ(parseBlobError(rawBlob({0x81, 0x90, 0x01})),
+            "metadata: note at offset 0x0: malformed msgpack payload: a map "
+            "key is an array or a map");
+  EXPECT_EQ(parseBlobError(rawBlob({0x81, 0xa1, 'a', 0x81, 0x80, 0x01})),
+            "metadata: note at offset 0x0: malformed msgpack payload: a map "
+            "key is an array or a map");
+}
+
+TEST(MetadataTest, DuplicateKeys) {
+  auto Malformed = "metadata: note at offset 0x0: malformed msgpack payload";
+  // Keys out of order are fine; a repeated one is not, at any depth.
+  EXPECT_EQ(parseBlobError(rawBlob({0x82, 0xa1, 'b', 0x01, 0xa1, 'a', 0x02})),
+            "<no error>");
+  EXPECT_EQ(parseBlobError(rawBlob(
+                {0x83, 0xa1, 'b', 0x01, 0xa1, 'a', 0x02, 0xa1, 'b', 0x03})),
+            Malformed);
+  EXPECT_EQ(parseBlobError(rawBlob({0x81, 0xa1, 'x', 0x91, 0x82, 0xa1, 'a',
+                                    0x01, 0xa1, 'a', 0x02})),
+            Malformed);
+  // Keys of different types differ: signed 1, unsigned 1, "1", bin "1".
+  EXPECT_EQ(parseBlobError(rawBlob({0x84, 0xd0, 0x01, 0xc0, 0x01, 0xc0, 0xa1,
+                                    '1', 0xc0, 0xc4, 0x01, '1', 0xc0})),
+            "<no error>");
+  // Keys equal as DocNode orders them: nil and nil, 0.0 and -0.0.
+  EXPECT_EQ(parseBlobError(rawBlob({0x82, 0xc0, 0x01, 0xc0, 0x02})), Malformed);
+  EXPECT_EQ(parseBlobError(rawBlob({0x82, 0xca, 0, 0, 0, 0, 0x01, 0xca, 0x80,
+                                    0, 0, 0, 0x02})),
+            Malformed);
+  // The same key in two different maps is fine.
+  EXPECT_EQ(parseBlobError(rawBlob({0x82, 0xa1, 'a', 0x81, 0xa1, 'a', 0x01,
+                                    0xa1, 'b', 0x81, 0xa1, 'a', 0x01})),
+            "<no error>");
+}
+
+TEST(MetadataTest, OtherPayloadRules) {
+  auto Malformed = "metadata: note at offset 0x0: malformed msgpack payload";
+  // An extension object anywhere.
+  EXPECT_EQ(parseBlobError(rawBlob({0x81, 0xa1, 'a', 0xd4, 0x01, 0x02})),
+            Malformed);
+  // Bytes after the top-level map are ignored, as by Document.
+  EXPECT_EQ(parseBlobError(rawBlob({0x80, 0xc1, 0xc1})), "<no error>");
+  // Deep nesting of an unknown value needs no deep recursion.
+  std::string Deep = "\x81\xa1x" + std::string(200000, '\x91') + "\x90";
+  EXPECT_EQ(parseBlobError(Deep), "<no error>");
+  // A malformed payload wins over an earlier semantic error.
+  std::string BadThenTruncated =
+      "\x82\xad" "amdhsa.target" "\x01" "\xa1x" "\x92\x01";
+  EXPECT_EQ(parseBlobError(BadThenTruncated), Malformed);
+}
+
+TEST(MetadataTest, ErrorOrderIgnoresKeyOrder) {
+  // amdhsa.kernels (kernel 0 is not a map) comes before a bad
+  // amdhsa.version in the document; the version error is reported first,
+  // as before.
+  std::string Blob = "\x82\xae" "amdhsa.kernels" "\x91\x01"
+                     "\xae" "amdhsa.version" "\x91\x01";
+  EXPECT_EQ(parseBlobError(Blob), "metadata: 'amdhsa.version' is not an "
+                                  "array of two unsigned integers");
+  // Within a kernel, '.name' is checked before '.symbol' and the fields.
+  EXPECT_EQ(parseBlobError(brokenKernelBlob(
+                [](msgpack::Document &D, msgpack::MapDocNode &M) {
+                  M[".agpr_count"] = D.getNode("x");
+                  M[".name"] = D.getNode(uint64_t(1));
+                })),
+            "metadata: kernel 3: '.name' is not a string");
+}
+
+//===-- the rewrite self-check --------------------------------------------===//
+
+/// A two-kernel note with .sgpr_count of k1 changed, its rewrite and the
+/// metadata it was made from.
+struct Rewritten {
+  std::vector<uint8_t> Section;
+  std::optional<CodeObjectMetadata> MD;
+  NoteRewrite R;
+};
+
+Rewritten rewriteSGPR(std::function<void(CodeObjectMetadata &)> Change) {
+  Rewritten W;
+  W.Section = sectionWithSlack({{"k0", 10, 3}, {"k1", 10, 3}}, 0);
+  Expected<CodeObjectMetadata> MD = CodeObjectMetadata::parse(W.Section);
+  if (!MD) {
+    ADD_FAILURE() << toString(MD.takeError());
+    return W;
+  }
+  W.MD.emplace(std::move(*MD));
+  Change(*W.MD);
+  Expected<NoteRewrite> R = W.MD->rewrite();
+  if (!R) {
+    ADD_FAILURE() << toString(R.takeError());
+    return W;
+  }
+  W.R = std::move(*R);
+  return W;
+}
+
+std::string verifyError(const CodeObjectMetadata &MD,
+                        ArrayRef<uint8_t> Section) {
+  Error E = MD.verifyRewrite(Section);
+  return E ? toString(std::move(E)) : "<no error>";
+}
+
+TEST(MetadataTest, SelfCheckAcceptsTheRewrite) {
+  Rewritten W = rewriteSGPR([](CodeObjectMetadata &MD) {
+    EXPECT_NO_ERR(MD.setSGPRCount("k1.kd", 20));
+  });
+  ASSERT_TRUE(W.MD);
+  EXPECT_EQ(W.R.How, Method::InPlace);
+  EXPECT_EQ(verifyError(*W.MD, W.R.Bytes), "<no error>");
+  // The unchanged input lacks the change.
+  EXPECT_EQ(verifyError(*W.MD, W.Section),
+            "metadata: internal error: rewritten note fails self-check: "
+            "kernel 1: '.sgpr_count' does not have the expected value");
+}
+
+TEST(MetadataTest, SelfCheckCatchesValuesNobodyReads) {
+  // Corruptions the field comparison cannot see: only the token streams
+  // differ.
+  Rewritten W = rewriteSGPR([](CodeObjectMetadata &MD) {
+    EXPECT_NO_ERR(MD.setSGPRCount("k1.kd", 20));
+  });
+  ASSERT_TRUE(W.MD);
+  const size_t DescOff = 20; // "AMDGPU\0" padded to 8 after the header
+  auto Corrupt = [&](StringRef Key, unsigned Nth, uint8_t V) {
+    std::vector<uint8_t> B = W.R.Bytes;
+    size_t Off = valueOffset(ArrayRef<uint8_t>(B).drop_front(DescOff), Key,
+                             Nth);
+    EXPECT_NE(Off, 0u);
+    B[DescOff + Off] = V;
+    return verifyError(*W.MD, B);
+  };
+  // .kernarg_segment_align of k0: 4 -> 5.
+  EXPECT_NE(Corrupt(".kernarg_segment_align", 0, 0x05)
+                .find("fails self-check: msgpack object"),
+            std::string::npos);
+  // .language of k1: "OpenCL C" -> "OpenCL D" (first string byte -> 'P').
+  std::string LangErr = [&] {
+    std::vector<uint8_t> B = W.R.Bytes;
+    size_t Off = valueOffset(ArrayRef<uint8_t>(B).drop_front(DescOff),
+                             ".language", 1);
+    B[DescOff + Off + 1] = 'P';
+    return verifyError(*W.MD, B);
+  }();
+  EXPECT_EQ(LangErr.find("metadata: internal error: rewritten note fails "
+                         "self-check: msgpack object "),
+            0u)
+      << LangErr;
+  EXPECT_NE(LangErr.find("differs from the reference"), std::string::npos);
+  // .uniform_work_group_size of k0: unsigned 1 -> signed 1 (0xd0 0x01 would
+  // need a byte; a negative fixint keeps the size).
+  EXPECT_NE(Corrupt(".uniform_work_group_size", 0, 0xff)
+                .find("differs from the reference"),
+            std::string::npos);
+}
+
+TEST(MetadataTest, SelfCheckCatchesWrongValues) {
+  Rewritten W = rewriteSGPR([](CodeObjectMetadata &MD) {
+    EXPECT_NO_ERR(MD.setSGPRCount("k1.kd", 20));
+  });
+  ASSERT_TRUE(W.MD);
+  const size_t DescOff = 20;
+  std::vector<uint8_t> B = W.R.Bytes;
+  // k0's .vgpr_count (a field) and k1's new .sgpr_count.
+  size_t V0 = DescOff + valueOffset(ArrayRef<uint8_t>(B).drop_front(DescOff),
+                                    ".vgpr_count", 0);
+  B[V0] = 4;
+  EXPECT_EQ(verifyError(*W.MD, B),
+            "metadata: internal error: rewritten note fails self-check: "
+            "kernel 0: '.vgpr_count' does not have the expected value");
+  B = W.R.Bytes;
+  size_t S1 = DescOff + valueOffset(ArrayRef<uint8_t>(B).drop_front(DescOff),
+                                    ".sgpr_count", 1);
+  ASSERT_EQ(B[S1], 20);
+  B[S1] = 21;
+  EXPECT_EQ(verifyError(*W.MD, B),
+            "metadata: internal error: rewritten note fails self-check: "
+            "kernel 1: '.sgpr_count' does not have the expected value");
+  // A byte outside the descriptor.
+  B = W.R.Bytes;
+  B[8] ^= 1; // n_type
+  EXPECT_NE(verifyError(*W.MD, B).find("fails self-check"), std::string::npos);
+}
+
+TEST(MetadataTest, SelfCheckOfAddedKeys) {
+  auto NoAGPR = [] {
+    return sectionWithSlack({{"k0", 10, 3, /*WithAGPR=*/false},
+                             {"k1", 10, 3, /*WithAGPR=*/false}},
+                            0);
+  };
+  std::vector<uint8_t> Section = NoAGPR();
+  Expected<CodeObjectMetadata> MD = CodeObjectMetadata::parse(Section);
+  ASSERT_OK(MD);
+  EXPECT_NO_ERR(MD->setAGPRCount("k1.kd", 4));
+  Expected<NoteRewrite> R = MD->rewrite();
+  ASSERT_OK(R);
+  EXPECT_EQ(verifyError(*MD, R->Bytes), "<no error>");
+
+  // The same bytes against a change of k0: k1 has a key it should not have
+  // and k0 lacks one.
+  Expected<CodeObjectMetadata> Other = CodeObjectMetadata::parse(Section);
+  ASSERT_OK(Other);
+  EXPECT_NO_ERR(Other->setAGPRCount("k0.kd", 4));
+  std::string Err = verifyError(*Other, R->Bytes);
+  EXPECT_EQ(Err.find("metadata: internal error: rewritten note fails "
+                     "self-check: "),
+            0u)
+      << Err;
+
+  // Both kernels changed, only k1's key added: k0 lacks its added key.
+  Expected<CodeObjectMetadata> Both = CodeObjectMetadata::parse(Section);
+  ASSERT_OK(Both);
+  EXPECT_NO_ERR(Both->setAGPRCount("k0.kd", 4));
+  EXPECT_NO_ERR(Both->setAGPRCount("k1.kd", 4));
+  EXPECT_EQ(verifyError(*Both, R->Bytes),
+            "metadata: internal error: rewritten note fails self-check: "
+            "kernel 0: '.agpr_count' does not have the expected value");
 }
 
 } // namespace

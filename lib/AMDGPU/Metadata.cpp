@@ -1,7 +1,8 @@
 //===- lib/AMDGPU/Metadata.cpp - AMDGPU metadata note ---------------------===//
 //
-// Reading goes through llvm::msgpack::Document. Writing does not: Document
-// re-serializes with sorted keys and minimal encodings, which changes bytes
+// Reading streams the blob once through llvm::msgpack::Reader (no Document,
+// whose per-map std::map dominated the run time on large code objects).
+// Writing does not use a Document either: Document re-serializes with sorted keys and minimal encodings, which changes bytes
 // nobody asked to change. Instead a small msgpack scanner finds the exact
 // byte range of every value that may change, and rewrite() splices new
 // encodings into a copy of the original blob (see Metadata.h for the order in
@@ -24,6 +25,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <iterator>
 #include <limits>
 
@@ -74,6 +76,7 @@ constexpr std::optional<uint64_t> KernelMD::*IntMembers[] = {
 };
 static_assert(std::size(IntMembers) + 1 == NumKernelFields,
               "every field but UsesDynamicStack is an integer");
+static_assert(NumKernelFields <= 16, "a field mask fits 16 bits");
 
 std::string hex(uint64_t V) { return "0x" + utohexstr(V, /*LowerCase=*/true); }
 
@@ -122,7 +125,7 @@ unsigned minimalSize(IntFamily Fam, uint64_t V) {
 }
 
 void encodeInt(IntFamily Fam, uint64_t V, unsigned Size,
-               std::vector<uint8_t> &Out) {
+               SmallVectorImpl<uint8_t> &Out) {
   assert(fitsIn(Fam, V, Size) && "value does not fit the encoding");
   if (Size == 1) {
     Out.push_back(uint8_t(V));
@@ -161,6 +164,7 @@ struct FieldSlot {
 };
 
 struct KernelScan {
+  bool Found = false;
   uint64_t HeaderOffset = 0;
   unsigned HeaderSize = 0;
   uint64_t Count = 0;
@@ -173,12 +177,13 @@ struct KernelScan {
 /// non-negative integer encoded wider than necessary.
 class Scanner {
 public:
-  Scanner(ArrayRef<uint8_t> Blob, const DenseSet<unsigned> &Wanted)
-      : B(Blob), Wanted(Wanted) {}
+  Scanner(ArrayRef<uint8_t> Blob, ArrayRef<uint16_t> Wanted)
+      : Kernels(Wanted.size()), B(Blob), Wanted(Wanted) {}
 
   Error scan();
 
-  std::map<unsigned, KernelScan> Kernels;
+  /// Indexed by kernel index; Found for the wanted kernels.
+  std::vector<KernelScan> Kernels;
   std::vector<IntSlot> OverWide;
 
 private:
@@ -194,12 +199,33 @@ private:
     return V;
   }
   Expected<Head> readHead(uint64_t Pos);
+  /// readHead for the one-byte heads (fixint, fixstr, fixmap, fixarray,
+  /// nil, bool): true and \p H set, false for any other head.
+  bool readShortHead(uint64_t Pos, Head &H) const {
+    if (Pos >= B.size())
+      return false;
+    const uint8_t T = B[Pos];
+    H.HeadSize = 1;
+    if (T <= 0x7f) {
+      H.K = Head::UInt;
+      H.Value = T;
+      H.N = 0;
+      return true;
+    }
+    if ((T & 0xe0) == 0xa0) {
+      H.K = Head::Str;
+      H.N = T & 0x1f;
+      H.Value = 0;
+      return true;
+    }
+    return false;
+  }
   Error skip(uint64_t &Pos, unsigned Depth);
   Expected<std::optional<StringRef>> readKey(uint64_t &Pos, unsigned Depth);
   Error scanKernel(uint64_t &Pos, unsigned Index, const Head &H);
 
   ArrayRef<uint8_t> B;
-  const DenseSet<unsigned> &Wanted;
+  ArrayRef<uint16_t> Wanted; // kernel index -> nonzero if wanted
 };
 
 Expected<Head> Scanner::readHead(uint64_t Pos) {
@@ -282,10 +308,14 @@ Expected<Head> Scanner::readHead(uint64_t Pos) {
 Error Scanner::skip(uint64_t &Pos, unsigned Depth) {
   if (Depth > MaxDepth)
     return err(Pos, "nesting deeper than " + Twine(MaxDepth) + " levels");
-  Expected<Head> HOrErr = readHead(Pos);
-  if (!HOrErr)
-    return HOrErr.takeError();
-  const Head &H = *HOrErr;
+  Head Short;
+  std::optional<Expected<Head>> Long;
+  if (!readShortHead(Pos, Short)) {
+    Long.emplace(readHead(Pos));
+    if (!*Long)
+      return Long->takeError();
+  }
+  const Head &H = Long ? **Long : Short;
   const uint64_t Start = Pos;
   Pos += H.HeadSize;
   switch (H.K) {
@@ -341,6 +371,7 @@ Expected<std::optional<StringRef>> Scanner::readKey(uint64_t &Pos,
 
 Error Scanner::scanKernel(uint64_t &Pos, unsigned Index, const Head &H) {
   KernelScan &KS = Kernels[Index];
+  KS.Found = true;
   KS.HeaderOffset = Pos;
   KS.HeaderSize = H.HeadSize;
   KS.Count = H.N;
@@ -407,7 +438,7 @@ Error Scanner::scan() {
       if (!KH)
         return KH.takeError();
       if (KH->K == Head::Map && K <= std::numeric_limits<unsigned>::max() &&
-          Wanted.contains(unsigned(K))) {
+          K < Wanted.size() && Wanted[K]) {
         if (Error E = scanKernel(Pos, unsigned(K), *KH))
           return E;
       } else if (Error E = skip(Pos, 2)) {
@@ -418,93 +449,588 @@ Error Scanner::scan() {
   return Error::success();
 }
 
-//===-- validation helpers ------------------------------------------------===//
+//===-- streaming msgpack reading -----------------------------------------===//
+//
+// The note is read with llvm::msgpack::Reader in one pass, without building a
+// msgpack::Document. The pass accepts exactly the blobs Document::readFromBlob
+// (single top-level object) accepts: every token must be readable, no
+// container may end early, extension objects are rejected, and no map may
+// hold two equal keys (keys are equal when they have the same msgpack type
+// and value, the order of DocNode's operator<). Bytes after the top-level
+// object are ignored. One deliberate difference: a map key that is itself a
+// map or an array is rejected; Document does not descend into such a key
+// (its elements are read as the map's next entries) and crashes comparing
+// two of them (its key order has no case for containers).
 
-/// msgpack::Document keeps maps in a std::map ordered by DocNode's
-/// operator<, which has no order for two arrays or two maps: it reaches
-/// llvm_unreachable, undefined behaviour in a release LLVM (a wild jump found
-/// by hotswap-fuzz). Rejects every array or map used as a map key before the
-/// document is read. Truncation is left to readFromBlob to report.
-Error checkMapKeys(StringRef Blob) {
-  msgpack::Reader R(Blob);
-  struct Level {
-    uint64_t Left; // objects still to read (two per map entry)
-    bool IsMap;
+using msgpack::Type;
+
+bool isContainer(const msgpack::Object &O) {
+  return O.Kind == Type::Map || O.Kind == Type::Array;
+}
+
+/// A map key, ordered like msgpack::DocNode.
+struct KeyRec {
+  Type Kind = Type::Nil;
+  union {
+    int64_t Int;
+    uint64_t UInt;
+    bool Bool;
+    double Float;
   };
-  SmallVector<Level, 8> Stack;
-  do {
-    msgpack::Object O;
-    Expected<bool> Got = R.read(O);
-    if (!Got)
-      return Got.takeError();
-    if (!*Got)
-      return Error::success();
-    bool IsKey = !Stack.empty() && Stack.back().IsMap &&
-                 Stack.back().Left % 2 == 0;
-    if (!Stack.empty())
-      --Stack.back().Left;
-    bool Nested = O.Kind == msgpack::Type::Map || O.Kind == msgpack::Type::Array;
-    if (IsKey && Nested)
-      return createStringError("a map key is an array or a map");
-    if (Nested)
-      Stack.push_back({O.Kind == msgpack::Type::Map ? 2 * uint64_t(O.Length)
-                                                    : uint64_t(O.Length),
-                       O.Kind == msgpack::Type::Map});
-    while (!Stack.empty() && Stack.back().Left == 0)
-      Stack.pop_back();
-  } while (!Stack.empty());
-  return Error::success();
-}
+  StringRef Raw;
 
-std::optional<uint64_t> asUnsigned(const msgpack::DocNode &N) {
-  if (N.getKind() == msgpack::Type::UInt)
-    return N.getUInt();
-  if (N.getKind() == msgpack::Type::Int && N.getInt() >= 0)
-    return uint64_t(N.getInt());
-  return std::nullopt;
-}
+  KeyRec() : UInt(0) {}
 
-/// Structural equality of two nodes from (possibly) different documents.
-/// DocNode's operator== only works within one document.
-bool sameNode(msgpack::DocNode &A, msgpack::DocNode &B) {
-  if (A.getKind() != B.getKind())
-    return false;
-  switch (A.getKind()) {
-  case msgpack::Type::Int: return A.getInt() == B.getInt();
-  case msgpack::Type::UInt: return A.getUInt() == B.getUInt();
-  case msgpack::Type::Nil:
-  case msgpack::Type::Empty: return true;
-  case msgpack::Type::Extension:
-    return false; // Document cannot read extension objects
-  case msgpack::Type::Boolean: return A.getBool() == B.getBool();
-  case msgpack::Type::Float:
-    return bit_cast<uint64_t>(A.getFloat()) == bit_cast<uint64_t>(B.getFloat());
-  case msgpack::Type::String: return A.getString() == B.getString();
-  case msgpack::Type::Binary: return A.getBinary() == B.getBinary();
-  case msgpack::Type::Array: {
-    auto &X = A.getArray(), &Y = B.getArray();
-    if (X.size() != Y.size())
-      return false;
-    for (size_t I = 0, E = X.size(); I != E; ++I)
-      if (!sameNode(X[I], Y[I]))
-        return false;
+  friend bool operator<(const KeyRec &A, const KeyRec &B) {
+    if (A.Kind != B.Kind)
+      return unsigned(A.Kind) < unsigned(B.Kind);
+    switch (A.Kind) {
+    case Type::Int: return A.Int < B.Int;
+    case Type::UInt: return A.UInt < B.UInt;
+    case Type::Boolean: return A.Bool < B.Bool;
+    case Type::Float: return A.Float < B.Float;
+    case Type::String:
+    case Type::Binary: return A.Raw < B.Raw;
+    default: return false; // Nil: all equal
+    }
+  }
+};
+
+/// The keys of the maps being read, innermost last. LLVM writes keys in
+/// ascending order, so a map whose keys ascend strictly is checked on the fly
+/// by one comparison per key; any other map is sorted when it ends.
+class MapKeys {
+public:
+  struct Scope {
+    size_t Begin = 0;
+    bool Ascending = true;
+  };
+
+  Scope open() const { return {Keys.size(), true}; }
+
+  /// Records the key \p O of the map \p S. False if it cannot be a key.
+  bool add(Scope &S, const msgpack::Object &O) {
+    // Fast path: a string key after a smaller string key.
+    if (LLVM_LIKELY(O.Kind == Type::String) && Keys.size() != S.Begin &&
+        Keys.back().Kind == Type::String) {
+      if (S.Ascending && !(Keys.back().Raw < O.Raw))
+        S.Ascending = false;
+      KeyRec &K = Keys.emplace_back();
+      K.Kind = Type::String;
+      K.Raw = O.Raw;
+      return true;
+    }
+    KeyRec K;
+    K.Kind = O.Kind;
+    switch (O.Kind) {
+    case Type::Int: K.Int = O.Int; break;
+    case Type::UInt: K.UInt = O.UInt; break;
+    case Type::Boolean: K.Bool = O.Bool; break;
+    case Type::Float: K.Float = O.Float; break;
+    case Type::String:
+    case Type::Binary: K.Raw = O.Raw; break;
+    case Type::Nil: break;
+    default: return false; // a container or an extension
+    }
+    if (S.Ascending && Keys.size() != S.Begin && !(Keys.back() < K))
+      S.Ascending = false;
+    Keys.push_back(K);
     return true;
   }
-  case msgpack::Type::Map: {
-    auto &X = A.getMap(), &Y = B.getMap();
-    if (X.size() != Y.size())
+
+  /// Ends the map \p S. False if two of its keys are equal.
+  bool close(const Scope &S) {
+    bool Unique = S.Ascending || unique(S.Begin);
+    Keys.resize(S.Begin);
+    return Unique;
+  }
+
+private:
+  bool unique(size_t Begin) {
+    auto First = Keys.begin() + Begin;
+    // DocNode orders floats with '<', under which NaN equals every float:
+    // a NaN key and any other float key collide. Without NaN (or with a
+    // single float key) '<' is a strict weak order and sorting works.
+    unsigned Floats = 0;
+    bool NaN = false;
+    for (auto I = First; I != Keys.end(); ++I)
+      if (I->Kind == Type::Float) {
+        ++Floats;
+        NaN |= std::isnan(I->Float);
+      }
+    if (NaN && Floats > 1)
       return false;
-    // Both maps are sorted by the same key order.
-    for (auto I = X.begin(), J = Y.begin(); I != X.end(); ++I, ++J) {
-      msgpack::DocNode KA = I->first, KB = J->first;
-      if (!sameNode(KA, KB) || !sameNode(I->second, J->second))
+    std::sort(First, Keys.end());
+    return std::adjacent_find(First, Keys.end(),
+                              [](const KeyRec &A, const KeyRec &B) {
+                                return !(A < B);
+                              }) == Keys.end();
+  }
+
+  std::vector<KeyRec> Keys;
+};
+
+/// Two tokens are the same msgpack object head: same type and value, or for
+/// a container the same type and element count.
+bool sameToken(const msgpack::Object &A, const msgpack::Object &B) {
+  if (A.Kind != B.Kind)
+    return false;
+  switch (A.Kind) {
+  case Type::Int: return A.Int == B.Int;
+  case Type::UInt: return A.UInt == B.UInt;
+  case Type::Boolean: return A.Bool == B.Bool;
+  case Type::Float:
+    return bit_cast<uint64_t>(A.Float) == bit_cast<uint64_t>(B.Float);
+  case Type::String:
+  case Type::Binary: return A.Raw == B.Raw;
+  case Type::Array:
+  case Type::Map: return A.Length == B.Length;
+  case Type::Extension:
+    return A.Extension.Type == B.Extension.Type &&
+           A.Extension.Bytes == B.Extension.Bytes;
+  default: return true; // Nil
+  }
+}
+
+/// Per kernel index, the mask of fields with a pending change.
+using PendingMasks = ArrayRef<uint16_t>;
+
+/// How a token of the blob being read relates to the reference blob read in
+/// lockstep (see TokenStream).
+enum class Ref : uint8_t {
+  Same,    // the reference has the same token
+  Changed, // the reference has a scalar here, possibly another one
+  Header,  // the reference has a container of the same type here
+  Absent,  // the reference has no token here
+};
+
+/// A msgpack::Reader that tracks map keys. Every read failure (a malformed
+/// token, the end of the data, an extension object, a duplicate or
+/// container key) makes it fail for good.
+///
+/// With a reference blob, every token read is matched with the next token of
+/// the reference (unless it is Absent there). The first mismatch is recorded
+/// and ends the matching, since the two streams may be out of step after it;
+/// reading goes on and still validates.
+class TokenStream {
+public:
+  explicit TokenStream(StringRef Blob, std::optional<StringRef> Reference)
+      : R(Blob) {
+    if (Reference)
+      RefR.emplace(*Reference);
+  }
+
+  /// Reads the next token. False on failure.
+  bool next(msgpack::Object &O, Ref How = Ref::Same) {
+    if (LLVM_UNLIKELY(!read(R, O) || O.Kind == Type::Extension))
+      return false;
+    if (LLVM_UNLIKELY(RefR.has_value()) && How != Ref::Absent)
+      match(O, How);
+    return true;
+  }
+
+  /// Reads a key of the map \p S.
+  bool nextKey(MapKeys::Scope &S, msgpack::Object &O, Ref How = Ref::Same) {
+    if (!next(O, How))
+      return false;
+    // While a key matches the reference's key, it is unique if that one is:
+    // the reference is a validated blob, and an Absent key is checked by the
+    // caller to be one the reference's map lacks. (If matching stops, the
+    // result is a mismatch anyway.)
+    if (LLVM_UNLIKELY(isContainer(O))) {
+      ContainerKey = true;
+      return false;
+    }
+    if (RefR && How == Ref::Same)
+      return true;
+    return Keys.add(S, O);
+  }
+
+  /// Whether reading failed on a map key that is an array or a map.
+  bool sawContainerKey() const { return ContainerKey; }
+
+  MapKeys::Scope openMap() const { return Keys.open(); }
+  bool closeMap(const MapKeys::Scope &S) { return Keys.close(S); }
+
+  /// Reads the elements of \p O (just read) when it is a container. With
+  /// \p How Absent, the reference is not read.
+  bool skip(const msgpack::Object &O, Ref How = Ref::Same) {
+    return !isContainer(O) || skipElements(O, How);
+  }
+
+  /// Whether tokens are still being matched with the reference.
+  bool matching() const { return RefR.has_value(); }
+  /// The element count of the reference's last container (Ref::Header).
+  size_t refLength() const { return RefLength; }
+  /// Records a mismatch found by the caller.
+  void mismatch(const Twine &Msg) {
+    if (Mismatch.empty())
+      Mismatch = ("msgpack object " + Twine(Token) + ": " + Msg).str();
+    RefR.reset();
+  }
+  /// The first mismatch, empty if none.
+  StringRef firstMismatch() const { return Mismatch; }
+
+private:
+  bool ContainerKey = false;
+  LLVM_ATTRIBUTE_NOINLINE bool skipElements(const msgpack::Object &O,
+                                            Ref How) {
+    if (How != Ref::Absent)
+      How = Ref::Same;
+    struct Level {
+      uint64_t Left; // tokens left, keys included
+      bool IsMap;
+      MapKeys::Scope Keys;
+    };
+    SmallVector<Level, 8> Stack;
+    auto Push = [&](const msgpack::Object &C) {
+      if (C.Kind == Type::Map)
+        Stack.push_back({2 * uint64_t(C.Length), true, Keys.open()});
+      else
+        Stack.push_back({uint64_t(C.Length), false, {}});
+    };
+    Push(O);
+    while (!Stack.empty()) {
+      Level &L = Stack.back();
+      if (L.Left == 0) {
+        if (L.IsMap && !Keys.close(L.Keys))
+          return false;
+        Stack.pop_back();
+        continue;
+      }
+      msgpack::Object E;
+      if (L.IsMap && L.Left % 2 == 0) {
+        if (!nextKey(L.Keys, E, How))
+          return false;
+        --L.Left;
+        continue;
+      }
+      if (!next(E, How))
         return false;
+      --L.Left;
+      if (isContainer(E))
+        Push(E); // invalidates L
     }
     return true;
   }
+
+  static bool read(msgpack::Reader &Rd, msgpack::Object &O) {
+    Expected<bool> Got = Rd.read(O);
+    if (LLVM_UNLIKELY(!Got)) {
+      consumeError(Got.takeError());
+      return false;
+    }
+    return *Got;
   }
-  return false;
+
+  LLVM_ATTRIBUTE_NOINLINE void match(const msgpack::Object &O, Ref How) {
+    ++Token;
+    msgpack::Object A;
+    if (!read(*RefR, A))
+      return mismatch("the reference ends or is malformed");
+    switch (How) {
+    case Ref::Same:
+      if (!sameToken(A, O))
+        mismatch("differs from the reference");
+      return;
+    case Ref::Changed:
+      if (isContainer(A) || A.Kind == Type::Extension)
+        mismatch("the reference has no scalar here");
+      return;
+    case Ref::Header:
+      if (A.Kind != O.Kind || (O.Kind != Type::Map && !sameToken(A, O)))
+        mismatch("differs from the reference");
+      RefLength = A.Length;
+      return;
+    case Ref::Absent:
+      return;
+    }
+  }
+
+  msgpack::Reader R;
+  std::optional<msgpack::Reader> RefR;
+  MapKeys Keys;
+  uint64_t Token = 0;
+  size_t RefLength = 0;
+  std::string Mismatch;
+};
+
+/// A scalar value captured while reading; Kind is Empty when absent.
+struct Captured {
+  Type Kind = Type::Empty;
+  uint64_t UInt = 0; // UInt, or Int as two's complement
+  bool Bool = false;
+  StringRef Raw;
+
+  void set(const msgpack::Object &O) {
+    Kind = O.Kind;
+    if (O.Kind == Type::UInt)
+      UInt = O.UInt;
+    else if (O.Kind == Type::Int)
+      UInt = uint64_t(O.Int);
+    else if (O.Kind == Type::Boolean)
+      Bool = O.Bool;
+    else if (O.Kind == Type::String)
+      Raw = O.Raw;
+  }
+  std::optional<uint64_t> asUnsigned() const {
+    if (Kind == Type::UInt || (Kind == Type::Int && int64_t(UInt) >= 0))
+      return UInt;
+    return std::nullopt;
+  }
+};
+
+/// The validated fields of one kernel; strings point into the blob.
+struct KernelView {
+  StringRef Name, Symbol;
+  std::array<std::optional<uint64_t>, NumKernelFields> Fields;
+};
+
+/// Where the keys of a kernel map that this layer reads are captured.
+enum : unsigned { NameSlot = NumKernelFields, SymbolSlot, NumSlots };
+
+std::optional<unsigned> slotForKey(StringRef Key) {
+  if (Key.size() < 5 || Key[0] != '.')
+    return std::nullopt;
+  if (Key == ".name")
+    return NameSlot;
+  if (Key == ".symbol")
+    return SymbolSlot;
+  return fieldForKey(Key);
 }
+
+/// Validates a kernel's captured keys, in the order (and with the messages)
+/// of the original Document-based reader.
+Expected<KernelView> validateKernel(size_t I,
+                                    const std::array<Captured, NumSlots> &C) {
+  KernelView K;
+  for (unsigned S : {unsigned(NameSlot), unsigned(SymbolSlot)}) {
+    StringRef Key = S == NameSlot ? ".name" : ".symbol";
+    if (C[S].Kind == Type::Empty)
+      return mdError("kernel " + Twine(I) + ": missing '" + Key + "'");
+    if (C[S].Kind != Type::String)
+      return mdError("kernel " + Twine(I) + ": '" + Key +
+                     "' is not a string");
+    (S == NameSlot ? K.Name : K.Symbol) = C[S].Raw;
+  }
+  for (unsigned F = 0; F != NumKernelFields; ++F) {
+    const Captured &V = C[F];
+    if (V.Kind == Type::Empty)
+      continue;
+    if (isBoolField(F)) {
+      if (V.Kind != Type::Boolean)
+        return mdError("kernel " + Twine(I) + ": '" + FieldKeys[F] +
+                       "' is not a boolean");
+      K.Fields[F] = V.Bool;
+      continue;
+    }
+    K.Fields[F] = V.asUnsigned();
+    if (!K.Fields[F])
+      return mdError("kernel " + Twine(I) + ": '" + FieldKeys[F] +
+                     "' is not an unsigned integer");
+  }
+  return K;
+}
+
+/// What one pass over a metadata blob yields.
+struct BlobSummary {
+  std::optional<MetadataVersion> Version;
+  StringRef Target;
+  /// Lockstep only: the first difference from the original, empty if none.
+  std::string Mismatch;
+};
+
+/// For reading a rewritten blob in lockstep with the blob it was made from:
+/// the token streams must be identical but for the values of the Pending
+/// fields (any scalar before, any value after) and the Pending fields a
+/// kernel map did not have, which follow its original pairs. Integer
+/// encoding widths are not compared (Compacted re-encodes integers).
+struct Lockstep {
+  StringRef Original;
+  PendingMasks Pending;
+};
+
+/// Reads a metadata blob in one pass and validates it. Each valid kernel is
+/// handed to \p OnKernel in amdhsa.kernels order. The first validation
+/// error (in the order version, target, kernels, then kernel by kernel) or
+/// the first error returned by OnKernel is reported, but only after the
+/// whole blob was read: a malformed payload takes precedence.
+Expected<BlobSummary>
+readBlob(StringRef Blob, uint64_t NoteOffset,
+         function_ref<Error(size_t, const KernelView &)> OnKernel,
+         const Lockstep *Against = nullptr) {
+  TokenStream TS(Blob, Against ? std::optional<StringRef>(Against->Original)
+                               : std::nullopt);
+  auto Malformed = [&] {
+    return mdError("note at offset " + hex(NoteOffset) +
+                   ": malformed msgpack payload" +
+                   (TS.sawContainerKey() ? ": a map key is an array or a map"
+                                         : ""));
+  };
+  msgpack::Object Root;
+  if (Blob.empty() || !TS.next(Root))
+    return Malformed();
+  if (Root.Kind != Type::Map) {
+    if (!TS.skip(Root))
+      return Malformed();
+    return mdError("root is not a map");
+  }
+
+  BlobSummary Sum;
+  bool SeenVersion = false, VersionOK = false;
+  Type TargetKind = Type::Empty;
+  Type KernelsKind = Type::Empty;
+  uint64_t NumKernels = 0;
+  Error KernelErr = Error::success(); // the first error of a kernel
+  bool KernelFailed = false;
+  auto FailKernel = [&](Error E) {
+    consumeError(std::move(KernelErr));
+    KernelErr = std::move(E);
+    KernelFailed = true;
+  };
+  auto Abort = [&] {
+    consumeError(std::move(KernelErr));
+    return Malformed();
+  };
+
+  MapKeys::Scope RootKeys = TS.openMap();
+  for (size_t P = 0; P != Root.Length; ++P) {
+    msgpack::Object Key, V;
+    if (!TS.nextKey(RootKeys, Key) || !TS.next(V))
+      return Abort();
+    StringRef K = Key.Kind == Type::String ? Key.Raw : StringRef();
+    if (Key.Kind == Type::String && K == "amdhsa.version") {
+      SeenVersion = true;
+      if (V.Kind != Type::Array || V.Length < 2) {
+        if (!TS.skip(V))
+          return Abort();
+        continue;
+      }
+      std::optional<uint64_t> Parts[2];
+      for (size_t E = 0; E != V.Length; ++E) {
+        msgpack::Object Elt;
+        if (!TS.next(Elt))
+          return Abort();
+        if (E < 2) {
+          Captured C;
+          C.set(Elt);
+          Parts[E] = C.asUnsigned();
+        }
+        if (!TS.skip(Elt))
+          return Abort();
+      }
+      VersionOK = Parts[0] && Parts[1];
+      if (VersionOK)
+        Sum.Version = MetadataVersion{*Parts[0], *Parts[1]};
+      continue;
+    }
+    if (Key.Kind == Type::String && K == "amdhsa.target") {
+      TargetKind = V.Kind;
+      if (V.Kind == Type::String)
+        Sum.Target = V.Raw;
+      if (!TS.skip(V))
+        return Abort();
+      continue;
+    }
+    if (Key.Kind != Type::String || K != "amdhsa.kernels" ||
+        V.Kind != Type::Array) {
+      if (Key.Kind == Type::String && K == "amdhsa.kernels")
+        KernelsKind = V.Kind;
+      if (!TS.skip(V))
+        return Abort();
+      continue;
+    }
+    KernelsKind = Type::Array;
+    NumKernels = V.Length;
+    for (size_t I = 0; I != V.Length; ++I) {
+      msgpack::Object KN;
+      if (!TS.next(KN, Ref::Header))
+        return Abort();
+      if (KN.Kind != Type::Map) {
+        if (!TS.skip(KN))
+          return Abort();
+        if (!KernelFailed)
+          FailKernel(mdError("kernel " + Twine(I) + " is not a map"));
+        continue;
+      }
+      // Lockstep: the reference's pairs come first; the changed fields it
+      // lacks follow (as rewrite() appends them).
+      size_t RefPairs = KN.Length;
+      unsigned Changed = 0, Present = 0, Added = 0;
+      if (TS.matching()) {
+        RefPairs = TS.refLength();
+        if (RefPairs > KN.Length)
+          TS.mismatch("kernel " + Twine(I) + " lost keys");
+        if (I < Against->Pending.size())
+          Changed = Against->Pending[I];
+      }
+      std::array<Captured, NumSlots> Slots;
+      MapKeys::Scope KKeys = TS.openMap();
+      for (size_t E = 0; E != KN.Length; ++E) {
+        const Ref KeyRef = E < RefPairs ? Ref::Same : Ref::Absent;
+        msgpack::Object KK, KV;
+        if (!TS.nextKey(KKeys, KK, KeyRef))
+          return Abort();
+        std::optional<unsigned> S;
+        if (KK.Kind == Type::String && (!KernelFailed || Changed))
+          S = slotForKey(KK.Raw);
+        Ref ValueRef = KeyRef;
+        if (S && *S < NumKernelFields && (Changed & (1u << *S))) {
+          if (KeyRef == Ref::Same) {
+            Present |= 1u << *S;
+            ValueRef = Ref::Changed;
+          } else {
+            Added |= 1u << *S;
+          }
+        } else if (KeyRef == Ref::Absent && TS.matching()) {
+          TS.mismatch("kernel " + Twine(I) + " has an unexpected added key");
+        }
+        if (!TS.next(KV, ValueRef))
+          return Abort();
+        if (S && !KernelFailed)
+          Slots[*S].set(KV);
+        if (!TS.skip(KV, ValueRef))
+          return Abort();
+      }
+      if (TS.matching() && Added != (Changed & ~Present))
+        TS.mismatch("kernel " + Twine(I) + " lacks an added key");
+      if (!TS.closeMap(KKeys))
+        return Abort();
+      if (KernelFailed)
+        continue;
+      Expected<KernelView> View = validateKernel(I, Slots);
+      if (!View) {
+        FailKernel(View.takeError());
+        continue;
+      }
+      if (Error E = OnKernel(I, *View))
+        FailKernel(std::move(E));
+    }
+  }
+  if (!TS.closeMap(RootKeys))
+    return Abort();
+
+  // Validation errors, in the order of the original reader.
+  auto Fail = [&](Error E) -> Expected<BlobSummary> {
+    consumeError(std::move(KernelErr));
+    return std::move(E);
+  };
+  if (SeenVersion && !VersionOK)
+    return Fail(mdError("'amdhsa.version' is not an array of two unsigned "
+                        "integers"));
+  if (TargetKind != Type::Empty && TargetKind != Type::String)
+    return Fail(mdError("'amdhsa.target' is not a string"));
+  if (KernelsKind != Type::Empty && KernelsKind != Type::Array)
+    return Fail(mdError("'amdhsa.kernels' is not an array"));
+  if (NumKernels > std::numeric_limits<unsigned>::max())
+    return Fail(mdError("too many kernels"));
+  if (KernelFailed)
+    return std::move(KernelErr);
+  consumeError(std::move(KernelErr));
+  Sum.Mismatch = TS.firstMismatch().str();
+  return Sum;
+}
+
 
 } // namespace
 
@@ -556,95 +1082,32 @@ Error CodeObjectMetadata::load() {
   DescSize = Found->Desc.size();
   NameSize = Found->NameSize;
 
-  Doc = std::make_unique<msgpack::Document>();
   StringRef Blob(reinterpret_cast<const char *>(Found->Desc.data()),
                  Found->Desc.size());
-  // Reader errors (bad bytes, truncation) read as the generic message below;
-  // only the structural problem gets its own words.
-  if (Error E = checkMapKeys(Blob)) {
-    std::string Msg = toString(std::move(E));
-    return mdError("note at offset " + hex(NoteOffset) +
-                   ": malformed msgpack payload" +
-                   (Msg == "a map key is an array or a map" ? ": " + Msg
-                                                             : std::string()));
-  }
-  if (Blob.empty() || !Doc->readFromBlob(Blob, /*Multi=*/false))
-    return mdError("note at offset " + hex(NoteOffset) +
-                   ": malformed msgpack payload");
-
-  msgpack::DocNode &Root = Doc->getRoot();
-  if (!Root.isMap())
-    return mdError("root is not a map");
-  msgpack::MapDocNode RootMap = Root.getMap();
-
-  auto VersionIt = RootMap.find("amdhsa.version");
-  if (VersionIt != RootMap.end()) {
-    msgpack::DocNode &V = VersionIt->second;
-    std::optional<uint64_t> Major, Minor;
-    if (V.isArray() && V.getArray().size() >= 2) {
-      Major = asUnsigned(V.getArray()[0]);
-      Minor = asUnsigned(V.getArray()[1]);
-    }
-    if (!Major || !Minor)
-      return mdError("'amdhsa.version' is not an array of two unsigned "
-                     "integers");
-    Version = MetadataVersion{*Major, *Minor};
-  }
-
-  auto TargetIt = RootMap.find("amdhsa.target");
-  if (TargetIt != RootMap.end()) {
-    if (!TargetIt->second.isString())
-      return mdError("'amdhsa.target' is not a string");
-    Target = TargetIt->second.getString().str();
-  }
-
-  auto KernelsIt = RootMap.find("amdhsa.kernels");
-  if (KernelsIt == RootMap.end())
-    return Error::success();
-  if (!KernelsIt->second.isArray())
-    return mdError("'amdhsa.kernels' is not an array");
-  msgpack::ArrayDocNode KernelArray = KernelsIt->second.getArray();
-  if (KernelArray.size() > std::numeric_limits<unsigned>::max())
-    return mdError("too many kernels");
-  Kernels.reserve(KernelArray.size());
-  for (size_t I = 0, E = KernelArray.size(); I != E; ++I) {
-    const std::string Where = "kernel " + std::to_string(I);
-    msgpack::DocNode &KN = KernelArray[I];
-    if (!KN.isMap())
-      return mdError(Where + " is not a map");
-    msgpack::MapDocNode KMap = KN.getMap();
-    KernelMD K;
-    K.Index = unsigned(I);
-    for (StringRef Key : {".name", ".symbol"}) {
-      auto It = KMap.find(Key);
-      if (It == KMap.end())
-        return mdError(Where + ": missing '" + Key + "'");
-      if (!It->second.isString())
-        return mdError(Where + ": '" + Key + "' is not a string");
-      (Key == ".name" ? K.Name : K.Symbol) = It->second.getString().str();
-    }
-    for (unsigned F = 0; F != NumKernelFields; ++F) {
-      auto It = KMap.find(FieldKeys[F]);
-      if (It == KMap.end())
-        continue;
-      if (isBoolField(F)) {
-        if (It->second.getKind() != msgpack::Type::Boolean)
-          return mdError(Where + ": '" + FieldKeys[F] + "' is not a boolean");
-        K.UsesDynamicStack = It->second.getBool();
-        continue;
-      }
-      std::optional<uint64_t> V = asUnsigned(It->second);
-      if (!V)
-        return mdError(Where + ": '" + FieldKeys[F] +
-                       "' is not an unsigned integer");
-      K.*IntMembers[F] = *V;
-    }
-    auto [It, Inserted] = BySymbol.try_emplace(K.Symbol, K.Index);
-    if (!Inserted)
-      return mdError("kernels " + Twine(It->second) + " and " + Twine(I) +
-                     " have the same symbol '" + K.Symbol + "'");
-    Kernels.push_back(std::move(K));
-  }
+  Expected<BlobSummary> Sum =
+      readBlob(Blob, NoteOffset, [&](size_t I, const KernelView &V) -> Error {
+        auto [It, Inserted] = BySymbol.try_emplace(V.Symbol, unsigned(I));
+        if (!Inserted)
+          return mdError("kernels " + Twine(It->second) + " and " + Twine(I) +
+                         " have the same symbol '" + V.Symbol + "'");
+        KernelMD &K = Kernels.emplace_back();
+        K.Index = unsigned(I);
+        K.Name = V.Name.str();
+        K.Symbol = V.Symbol.str();
+        for (unsigned F = 0; F != NumKernelFields; ++F) {
+          if (!V.Fields[F])
+            continue;
+          if (isBoolField(F))
+            K.UsesDynamicStack = *V.Fields[F] != 0;
+          else
+            K.*IntMembers[F] = *V.Fields[F];
+        }
+        return Error::success();
+      });
+  if (!Sum)
+    return Sum.takeError();
+  Version = Sum->Version;
+  Target = Sum->Target.str();
   return Error::success();
 }
 
@@ -674,7 +1137,13 @@ Error CodeObjectMetadata::setField(StringRef Symbol, KernelField F,
       return Error::success();
     Slot = Value;
   }
-  Pending[{K.Index, unsigned(F)}] = Value;
+  if (Pending.empty())
+    Pending.resize(Kernels.size());
+  uint16_t &Mask = Pending[K.Index];
+  if (!(Mask & (1u << unsigned(F)))) {
+    Mask |= 1u << unsigned(F);
+    ++NumPending;
+  }
   return Error::success();
 }
 
@@ -683,17 +1152,18 @@ namespace {
 struct Splice {
   uint64_t Offset = 0;
   uint64_t OldLen = 0;
-  std::vector<uint8_t> New;
+  SmallVector<uint8_t, 16> New;
 };
 
-void encodeFixStr(StringRef S, std::vector<uint8_t> &Out) {
+void encodeFixStr(StringRef S, SmallVectorImpl<uint8_t> &Out) {
   assert(S.size() <= 31 && "keys are short");
   Out.push_back(uint8_t(0xa0 | S.size()));
   Out.insert(Out.end(), S.bytes_begin(), S.bytes_end());
 }
 
 /// The smallest map header at least \p MinSize bytes long that holds \p N.
-void encodeMapHeader(uint64_t N, unsigned MinSize, std::vector<uint8_t> &Out) {
+void encodeMapHeader(uint64_t N, unsigned MinSize,
+                     SmallVectorImpl<uint8_t> &Out) {
   if (MinSize <= 1 && N <= 15) {
     Out.push_back(uint8_t(0x80 | N));
   } else if (MinSize <= 3 && N <= 0xffff) {
@@ -710,17 +1180,14 @@ void encodeMapHeader(uint64_t N, unsigned MinSize, std::vector<uint8_t> &Out) {
 
 Expected<NoteRewrite> CodeObjectMetadata::rewrite() const {
   NoteRewrite R;
-  if (Pending.empty()) {
+  if (!NumPending) {
     R.Bytes = Section;
     return std::move(R);
   }
   assert(HasNote && "pending changes without a note");
 
   ArrayRef<uint8_t> Blob(Section.data() + DescOffset, DescSize);
-  DenseSet<unsigned> Wanted;
-  for (const auto &P : Pending)
-    Wanted.insert(P.first.first);
-  Scanner S(Blob, Wanted);
+  Scanner S(Blob, Pending);
   if (Error E = S.scan())
     return std::move(E);
 
@@ -729,18 +1196,19 @@ Expected<NoteRewrite> CodeObjectMetadata::rewrite() const {
   std::vector<Splice> Splices;
   DenseSet<uint64_t> Changed; // offsets of rewritten integers
   uint64_t Growth = 0;
-  for (auto I = Pending.begin(), E = Pending.end(); I != E;) {
-    const unsigned KI = I->first.first;
-    auto KSIt = S.Kernels.find(KI);
-    if (KSIt == S.Kernels.end())
+  for (unsigned KI = 0, NK = unsigned(Pending.size()); KI != NK; ++KI) {
+    if (!Pending[KI])
+      continue;
+    if (!S.Kernels[KI].Found)
       return mdError("internal error: kernel " + Twine(KI) +
                      " not found by the scanner");
-    const KernelScan &KS = KSIt->second;
-    std::vector<uint8_t> Inserted;
+    const KernelScan &KS = S.Kernels[KI];
+    SmallVector<uint8_t, 32> Inserted;
     uint64_t NumInserted = 0;
-    for (; I != E && I->first.first == KI; ++I) {
-      const unsigned F = I->first.second;
-      const uint64_t V = I->second;
+    for (unsigned F = 0; F != NumKernelFields; ++F) {
+      if (!(Pending[KI] & (1u << F)))
+        continue;
+      const uint64_t V = *Kernels[KI].get(KernelField(F));
       const FieldSlot &FS = KS.Fields[F];
       if (FS.K == FieldSlot::Absent) {
         encodeFixStr(FieldKeys[F], Inserted);
@@ -879,72 +1347,105 @@ Expected<NoteRewrite> CodeObjectMetadata::rewrite() const {
 
   // Self-check: the result must parse, carry every new value, and be equal
   // to the original everywhere else.
+  if (Error E = verifyRewrite(Out))
+    return std::move(E);
+  return std::move(R);
+}
+
+Error CodeObjectMetadata::verifyRewrite(ArrayRef<uint8_t> NewSection) const {
   auto CheckFailed = [](const Twine &Msg) {
     return mdError("internal error: rewritten note fails self-check: " + Msg);
   };
-  Expected<CodeObjectMetadata> NewMD = parse(Out);
-  if (!NewMD)
-    return CheckFailed(toString(NewMD.takeError()));
-  if (NewMD->Kernels.size() != Kernels.size() ||
-      NewMD->NoteOffset != NoteOffset)
-    return CheckFailed("kernel list or note position differs");
-  for (size_t I = 0, E = Kernels.size(); I != E; ++I) {
-    const KernelMD &A = Kernels[I], &B = NewMD->Kernels[I];
-    if (A.Name != B.Name || A.Symbol != B.Symbol)
-      return CheckFailed("kernel " + Twine(I) + " changed its name");
-    for (unsigned F = 0; F != NumKernelFields; ++F)
-      if (A.get(KernelField(F)) != B.get(KernelField(F)))
-        return CheckFailed("kernel " + Twine(I) + ": '" + FieldKeys[F] +
-                           "' does not have the expected value");
-  }
-  // Structural comparison of everything but the changed keys.
-  msgpack::MapDocNode OldRoot = Doc->getRoot().getMap();
-  msgpack::MapDocNode NewRoot = NewMD->Doc->getRoot().getMap();
-  if (OldRoot.size() != NewRoot.size())
-    return CheckFailed("top-level keys differ");
-  for (auto &[Key, OldValue] : OldRoot) {
-    if (!Key.isString())
-      continue; // compared through the map sizes and the string keys
-    auto NewIt = NewRoot.find(Key.getString());
-    if (NewIt == NewRoot.end())
-      return CheckFailed("'" + Key.getString() + "' is missing");
-    if (Key.getString() != "amdhsa.kernels") {
-      if (!sameNode(OldValue, NewIt->second))
-        return CheckFailed("'" + Key.getString() + "' differs");
+  if (!HasNote)
+    return NewSection == ArrayRef<uint8_t>(Section)
+               ? Error::success()
+               : CheckFailed("the section changed but has no metadata note");
+
+  // The note framing: the same notes, only this note's descriptor (and its
+  // size field and padding) may differ.
+  Expected<std::vector<NoteRef>> Notes = parseNotes(NewSection);
+  if (!Notes)
+    return CheckFailed(toString(Notes.takeError()));
+  const NoteRef *Found = nullptr;
+  for (const NoteRef &N : *Notes) {
+    if (N.Name != AMDGPUNoteOwner || N.Type != NT_AMDGPU_METADATA)
       continue;
-    }
-    auto &OldK = OldValue.getArray(), &NewK = NewIt->second.getArray();
-    for (size_t I = 0, E = OldK.size(); I != E; ++I) {
-      msgpack::MapDocNode OM = OldK[I].getMap(), NM = NewK[I].getMap();
-      size_t Added = 0;
-      for (unsigned F = 0; F != NumKernelFields; ++F)
-        if (Pending.count({unsigned(I), F}) &&
-            OM.find(FieldKeys[F]) == OM.end())
-          ++Added;
-      if (NM.size() != OM.size() + Added)
-        return CheckFailed("kernel " + Twine(I) + " has unexpected keys");
-      for (auto &[KKey, KVal] : OM) {
-        if (!KKey.isString())
-          continue; // covered by the size comparison
-        std::optional<unsigned> F = fieldForKey(KKey.getString());
-        if (F && Pending.count({unsigned(I), *F}))
-          continue;
-        auto NIt = NM.find(KKey.getString());
-        if (NIt == NM.end() || !sameNode(KVal, NIt->second))
-          return CheckFailed("kernel " + Twine(I) + ": '" + KKey.getString() +
-                             "' differs");
-      }
-    }
+    if (Found)
+      return CheckFailed("more than one NT_AMDGPU_METADATA note");
+    Found = &N;
   }
-  return std::move(R);
+  if (!Found || Found->Offset != NoteOffset || Found->DescOffset != DescOffset)
+    return CheckFailed("the metadata note moved");
+  const uint64_t OldEnd = DescOffset + alignTo(uint64_t(DescSize), NoteAlign);
+  const uint64_t NewEnd =
+      DescOffset + alignTo(uint64_t(Found->Desc.size()), NoteAlign);
+  const uint64_t SizeField = NoteOffset + 4;
+  if (OldEnd > Section.size() || NewEnd > NewSection.size() ||
+      NewSection.size() - NewEnd != Section.size() - OldEnd ||
+      !std::equal(Section.begin(), Section.begin() + SizeField,
+                  NewSection.begin()) ||
+      !std::equal(Section.begin() + SizeField + 4,
+                  Section.begin() + DescOffset,
+                  NewSection.begin() + SizeField + 4) ||
+      !std::equal(Section.begin() + OldEnd, Section.end(),
+                  NewSection.begin() + NewEnd))
+    return CheckFailed("bytes outside the metadata descriptor changed");
+
+  // One pass over the new descriptor validates it, checks the values this
+  // layer reads (the new values where changed, the old ones elsewhere:
+  // Kernels holds both), and compares its token stream with the original's.
+  StringRef NewBlob(reinterpret_cast<const char *>(Found->Desc.data()),
+                    Found->Desc.size());
+  StringRef OldBlob(reinterpret_cast<const char *>(Section.data()) + DescOffset,
+                    DescSize);
+  size_t Seen = 0;
+  Lockstep Against{OldBlob, Pending};
+  Expected<BlobSummary> Sum = readBlob(
+      NewBlob, NoteOffset,
+      [&](size_t I, const KernelView &V) -> Error {
+        ++Seen;
+        if (I >= Kernels.size())
+          return CheckFailed("kernel list differs");
+        const KernelMD &K = Kernels[I];
+        if (V.Name != K.Name || V.Symbol != K.Symbol)
+          return CheckFailed("kernel " + Twine(I) + " changed its name");
+        for (unsigned F = 0; F != NumKernelFields; ++F)
+          if (V.Fields[F] != K.get(KernelField(F)))
+            return CheckFailed("kernel " + Twine(I) + ": '" + FieldKeys[F] +
+                               "' does not have the expected value");
+        return Error::success();
+      },
+      &Against);
+  if (!Sum) {
+    std::string Msg = toString(Sum.takeError());
+    if (StringRef(Msg).contains("fails self-check"))
+      return createStringError(Msg);
+    return CheckFailed(Msg);
+  }
+  if (Seen != Kernels.size())
+    return CheckFailed("kernel list differs");
+  if (Sum->Target != Target || Sum->Version.has_value() != Version.has_value() ||
+      (Version && (Sum->Version->Major != Version->Major ||
+                   Sum->Version->Minor != Version->Minor)))
+    return CheckFailed("'amdhsa.version' or 'amdhsa.target' differs");
+  if (!Sum->Mismatch.empty())
+    return CheckFailed(Sum->Mismatch);
+  return Error::success();
 }
 
 Expected<std::string> CodeObjectMetadata::toYAML() const {
   if (!HasNote)
     return mdError("no AMDGPU metadata note");
+  // Only this needs a Document; it is built on demand from the bytes read.
+  msgpack::Document Doc;
+  StringRef Blob(reinterpret_cast<const char *>(Section.data()) + DescOffset,
+                 DescSize);
+  if (!Doc.readFromBlob(Blob, /*Multi=*/false))
+    return mdError("note at offset " + hex(NoteOffset) +
+                   ": malformed msgpack payload");
   std::string S;
   raw_string_ostream OS(S);
-  Doc->toYAML(OS);
+  Doc.toYAML(OS);
   return S;
 }
 

@@ -23,18 +23,11 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-namespace llvm {
-namespace msgpack {
-class Document;
-} // namespace msgpack
-} // namespace llvm
 
 namespace hotswap {
 namespace amdgpu {
@@ -143,10 +136,10 @@ public:
   llvm::Error setUsesDynamicStack(llvm::StringRef Symbol, bool V) {
     return setField(Symbol, KernelField::UsesDynamicStack, V);
   }
-  bool hasPendingChanges() const { return !Pending.empty(); }
+  bool hasPendingChanges() const { return NumPending != 0; }
 
   /// Produces the new note section with every pending change applied, then
-  /// re-parses it and checks every value before returning. Does not modify
+  /// checks it with verifyRewrite() before returning. Does not modify
   /// this object. Strategy, first that succeeds:
   ///  1. InPlace: each new integer is written over the old one with the old
   ///     encoding width (a small value in a wide form is legal msgpack), so
@@ -161,6 +154,16 @@ public:
   ///     grown note (other notes unchanged).
   llvm::Expected<NoteRewrite> rewrite() const;
 
+  /// Checks that \p NewSection is this note section with exactly the pending
+  /// changes applied, as rewrite() does before returning: the section reads
+  /// as valid metadata; every kernel's fields (and amdhsa.version and
+  /// amdhsa.target) have the expected values; other notes and bytes are
+  /// unchanged; and the msgpack token streams of the old and the new
+  /// descriptor are identical (types, values, strings, element counts) except
+  /// at the changed values and at the keys added to a kernel map. Integer
+  /// encoding widths may differ.
+  llvm::Error verifyRewrite(llvm::ArrayRef<uint8_t> NewSection) const;
+
   /// The metadata (as read, without pending changes) as YAML.
   llvm::Expected<std::string> toYAML() const;
 
@@ -172,13 +175,14 @@ private:
   bool HasNote = false;
   uint64_t NoteOffset = 0, DescOffset = 0;
   uint32_t DescSize = 0, NameSize = 0;
-  std::unique_ptr<llvm::msgpack::Document> Doc;
   std::optional<MetadataVersion> Version;
   std::string Target;
   std::vector<KernelMD> Kernels;
   llvm::StringMap<unsigned> BySymbol;
-  /// (kernel index, field) -> new value; ordered for deterministic output.
-  std::map<std::pair<unsigned, unsigned>, uint64_t> Pending;
+  /// Per kernel index, the fields with a pending change (bit F for field F;
+  /// the new value is the one in Kernels). Empty until the first change.
+  std::vector<uint16_t> Pending;
+  unsigned NumPending = 0;
 };
 
 } // namespace amdgpu
