@@ -5,11 +5,17 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Endian.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileOutputBuffer.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <unistd.h>
 
 using namespace llvm;
 using namespace llvm::ELF;
@@ -347,25 +353,36 @@ Expected<Layout> Writer::computeLayout(const Object &Obj) {
   return std::move(L);
 }
 
+uint64_t Writer::baseLength(const Object &Obj, const Layout &L) {
+  if (L.InPlace)
+    return std::min<uint64_t>(Obj.Input.size(), L.FileSize);
+  uint64_t FixedEnd = sizeof(Elf64_Ehdr);
+  for (const auto &P : Obj.Segments)
+    if (!P->IsNew && P->Type == PT_LOAD)
+      FixedEnd = std::max(FixedEnd, P->Offset + P->FileSize);
+  for (const auto &S : sectionsAfterNull(Obj))
+    if (S->Orig && S->isAlloc() && !S->isNoBits())
+      FixedEnd = std::max(FixedEnd, S->Orig->Offset + S->Orig->Size);
+  return std::min<uint64_t>({FixedEnd, Obj.Input.size(), L.FileSize});
+}
+
 void Writer::write(const Object &Obj, const Layout &L,
-                   MutableArrayRef<uint8_t> Out) {
+                   MutableArrayRef<uint8_t> Out,
+                   std::vector<std::pair<uint64_t, uint64_t>> *Touched) {
   uint8_t *Buf = Out.data();
-  if (L.InPlace) {
-    memcpy(Buf, Obj.Input.data(), Obj.Input.size());
-  } else {
-    uint64_t FixedEnd = sizeof(Elf64_Ehdr);
-    for (const auto &P : Obj.Segments)
-      if (!P->IsNew && P->Type == PT_LOAD)
-        FixedEnd = std::max(FixedEnd, P->Offset + P->FileSize);
-    for (const auto &S : sectionsAfterNull(Obj))
-      if (S->Orig && S->isAlloc() && !S->isNoBits())
-        FixedEnd = std::max(FixedEnd, S->Orig->Offset + S->Orig->Size);
-    FixedEnd = std::min<uint64_t>({FixedEnd, Obj.Input.size(), Out.size()});
-    memcpy(Buf, Obj.Input.data(), FixedEnd);
-    // Only the rest needs clearing (gaps between relaid-out parts); zeroing
-    // the whole buffer first cost as much as the copy for large objects.
-    memset(Buf + FixedEnd, 0, Out.size() - FixedEnd);
+  const uint64_t Base = baseLength(Obj, L);
+  if (!Touched) {
+    memcpy(Buf, Obj.Input.data(), Base);
+    // Only the rest needs clearing (gaps between relaid-out parts).
+    memset(Buf + Base, 0, Out.size() - Base);
   }
+  auto put = [&](uint64_t Off, const void *Src, uint64_t N) {
+    if (!N)
+      return;
+    memcpy(Buf + Off, Src, N);
+    if (Touched)
+      Touched->emplace_back(Off, N);
+  };
 
   // Section contents first: a non-loaded section kept in place may overlap
   // the ELF header or a header table (the reader allows it), and the headers
@@ -377,12 +394,17 @@ void Writer::write(const Object &Obj, const Layout &L,
     auto It = L.Rebuilt.find(&S);
     ArrayRef<uint8_t> C =
         It != L.Rebuilt.end() ? ArrayRef<uint8_t>(It->second) : S.contents();
-    if (!L.InPlace || S.isDirty() || It != L.Rebuilt.end())
-      if (!C.empty())
-        memcpy(Buf + L.SectionOffsets[I], C.data(), C.size());
+    // Bytes the base copy already put in place need no second copy.
+    bool InBase = S.Orig && !S.isDirty() && It == L.Rebuilt.end() &&
+                  L.SectionOffsets[I] == S.Orig->Offset &&
+                  S.Orig->Offset + C.size() <= Base;
+    if (!InBase)
+      put(L.SectionOffsets[I], C.data(), C.size());
   }
 
   // ELF header.
+  if (Touched)
+    Touched->emplace_back(0, sizeof(Elf64_Ehdr));
   const FileHeader &H = Obj.Header;
   memcpy(Buf, H.Ident.data(), EI_NIDENT);
   wr<uint16_t>(Buf + 16, H.Type);
@@ -408,6 +430,8 @@ void Writer::write(const Object &Obj, const Layout &L,
                                               : 0));
 
   // Program headers.
+  if (Touched && !L.Segments.empty())
+    Touched->emplace_back(L.PhOff, L.Segments.size() * sizeof(Elf64_Phdr));
   for (size_t I = 0; I < L.Segments.size(); ++I) {
     const Segment &P = L.Segments[I];
     uint8_t *D = Buf + L.PhOff + I * sizeof(Elf64_Phdr);
@@ -422,6 +446,8 @@ void Writer::write(const Object &Obj, const Layout &L,
   }
 
   // Section headers.
+  if (Touched && !Obj.Sections.empty())
+    Touched->emplace_back(L.ShOff, Obj.Sections.size() * sizeof(Elf64_Shdr));
   for (size_t I = 0; I < Obj.Sections.size(); ++I) {
     const Section &S = *Obj.Sections[I];
     uint8_t *D = Buf + L.ShOff + I * sizeof(Elf64_Shdr);
@@ -466,10 +492,102 @@ Expected<std::unique_ptr<MemoryBuffer>> writeObjectToBuffer(const Object &Obj) {
   return std::unique_ptr<MemoryBuffer>(std::move(Buf));
 }
 
+/// The fast way to a file: the bytes the output shares with the input are
+/// copied by the kernel (copy_file_range from the input file, no page faults
+/// in this process), then only what differs is written, into a temporary
+/// next to \p Path that replaces it by rename. Returns false when it does
+/// not apply (no input file to copy from, or the system refuses the copy);
+/// the caller then writes the whole object itself.
+static Expected<bool> writeByCopyingInput(const Object &Obj, const Layout &L,
+                                          StringRef Path) {
+  StringRef In = Obj.InputName;
+  if (In.empty() || In == "-" || Path == "-" || sys::fs::is_directory(Path))
+    return false;
+  int InFD;
+  if (sys::fs::openFileForRead(In, InFD))
+    return false;
+  auto CloseIn = make_scope_exit([&] { sys::Process::SafelyCloseFileDescriptor(InFD); });
+  sys::fs::file_status St;
+  if (sys::fs::status(InFD, St) || St.type() != sys::fs::file_type::regular_file ||
+      St.getSize() != Obj.Input.size())
+    return false;
+
+  int OutFD;
+  SmallString<128> Tmp;
+  if (std::error_code EC = sys::fs::createUniqueFile(
+          Path + ".tmp%%%%%%%", OutFD, Tmp, sys::fs::OF_None,
+          sys::fs::all_read | sys::fs::all_write | sys::fs::all_exe))
+    return createStringError(EC, EC.message());
+  bool Keep = false;
+  auto Cleanup = make_scope_exit([&] {
+    if (OutFD >= 0)
+      sys::Process::SafelyCloseFileDescriptor(OutFD);
+    if (!Keep)
+      sys::fs::remove(Tmp);
+  });
+  auto fail = [&](std::error_code EC) -> Expected<bool> {
+    return createStringError(EC, EC.message());
+  };
+  if (std::error_code EC = sys::fs::resize_file(OutFD, L.FileSize))
+    return fail(EC);
+
+  // The shared prefix, copied in the kernel.
+  uint64_t Base = Writer::baseLength(Obj, L);
+  loff_t InOff = 0, OutOff = 0;
+  while (static_cast<uint64_t>(InOff) < Base) {
+    ssize_t N = ::copy_file_range(InFD, &InOff, OutFD, &OutOff,
+                                  Base - InOff, 0);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0) {
+      // Not supported here (old kernel, other file systems): write it all.
+      if (N < 0 && (errno == ENOSYS || errno == EXDEV || errno == EINVAL ||
+                    errno == EOPNOTSUPP) && InOff == 0)
+        return false;
+      return fail(std::error_code(N < 0 ? errno : EIO, std::generic_category()));
+    }
+  }
+
+  // What differs, rendered into an untouched (so unfaulted) buffer and
+  // written piece by piece.
+  auto Buf = WritableMemoryBuffer::getNewUninitMemBuffer(L.FileSize);
+  if (!Buf)
+    return fail(std::make_error_code(std::errc::not_enough_memory));
+  MutableArrayRef<uint8_t> Out(reinterpret_cast<uint8_t *>(Buf->getBufferStart()),
+                               Buf->getBufferSize());
+  std::vector<std::pair<uint64_t, uint64_t>> Touched;
+  Writer::write(Obj, L, Out, &Touched);
+  for (auto [Off, Size] : Touched) {
+    uint64_t Done = 0;
+    while (Done < Size) {
+      ssize_t N = ::pwrite(OutFD, Out.data() + Off + Done, Size - Done,
+                           static_cast<off_t>(Off + Done));
+      if (N < 0 && errno == EINTR)
+        continue;
+      if (N <= 0)
+        return fail(std::error_code(N < 0 ? errno : EIO, std::generic_category()));
+      Done += static_cast<uint64_t>(N);
+    }
+  }
+  int FD = OutFD;
+  OutFD = -1;
+  if (std::error_code EC = sys::Process::SafelyCloseFileDescriptor(FD))
+    return fail(EC);
+  if (std::error_code EC = sys::fs::rename(Tmp, Path))
+    return fail(EC);
+  Keep = true;
+  return true;
+}
+
 Error writeObjectToFile(const Object &Obj, StringRef Path) {
   Expected<Layout> L = Writer::computeLayout(Obj);
   if (!L)
     return L.takeError();
+  Expected<bool> Fast = writeByCopyingInput(Obj, *L, Path);
+  if (!Fast)
+    return Fast.takeError();
+  if (*Fast)
+    return Error::success();
   // FileOutputBuffer writes a temporary file next to Path and renames it on
   // commit(); on any error the temporary is removed and Path is untouched.
   Expected<std::unique_ptr<FileOutputBuffer>> FOB =

@@ -50,8 +50,16 @@ public:
   /// bytes: an impossible layout is an error.
   static llvm::Expected<Layout> computeLayout(const Object &Obj);
   /// Writes the object into \p Out, which must be Layout.FileSize bytes.
+  /// With \p Touched, \p Out is assumed to hold the first baseLength()
+  /// bytes of the input and zeros after them already (the caller copies
+  /// them, e.g. in the kernel): only the bytes that differ are written, and
+  /// their ranges (offset, size) are appended to \p Touched.
   static void write(const Object &Obj, const Layout &L,
-                    llvm::MutableArrayRef<uint8_t> Out);
+                    llvm::MutableArrayRef<uint8_t> Out,
+                    std::vector<std::pair<uint64_t, uint64_t>> *Touched =
+                        nullptr);
+  /// How many leading bytes of the input the output starts with.
+  static uint64_t baseLength(const Object &Obj, const Layout &L);
 };
 
 /// Convenience: layout + write into a new buffer.
