@@ -70,7 +70,6 @@ Error amdgpu::checkPrologue(const TargetInfo &TI, ArrayRef<uint8_t> Bytes) {
     return MCOrErr.takeError();
   TargetMC &MC = *MCOrErr;
   const MCInstrInfo &MII = MC.instrInfo();
-  const MCRegisterInfo &MRI = MC.regInfo();
   if (Bytes.size() % 4 != 0)
     return createStringError("prologue size " + Twine(Bytes.size()) +
                              " is not a multiple of 4");
@@ -112,7 +111,6 @@ Error amdgpu::checkPrologue(const TargetInfo &TI, ArrayRef<uint8_t> Bytes) {
       if (Error E = check(R))
         return E;
     }
-    (void)MRI;
     Off += D->Size;
   }
   return Error::success();

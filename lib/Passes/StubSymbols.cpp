@@ -35,6 +35,11 @@ Expected<bool> StubSymbolsPass::isSatisfied(Object &Obj, AnalysisManager &AM,
   if (!R)
     return R.takeError();
   SymbolTable *T = Obj.symtab();
+  StringMap<const Symbol *> ByName;
+  if (T)
+    for (const Symbol &S : T->Symbols)
+      if (StringRef(S.Name).ends_with(".stub"))
+        ByName.try_emplace(S.Name, &S);
   bool AnyStub = false;
   for (const KernelInfo &K : R->Kernels) {
     if (!K.EntryStub)
@@ -42,8 +47,8 @@ Expected<bool> StubSymbolsPass::isSatisfied(Object &Obj, AnalysisManager &AM,
     AnyStub = true;
     // A name taken by a different symbol does not satisfy the invariant:
     // run() reports it again (an error with --strict).
-    const Symbol *S = T ? T->find(stubName(K)) : nullptr;
-    if (!S || !describesStub(*S, *K.EntryStub))
+    auto It = ByName.find(stubName(K));
+    if (It == ByName.end() || !describesStub(*It->second, *K.EntryStub))
       return false;
   }
   // Without any stub the invariant holds only vacuously: let the

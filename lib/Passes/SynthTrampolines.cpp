@@ -15,8 +15,6 @@ using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::amdgpu;
 
-static std::string hex(uint64_t V) { return "0x" + utohexstr(V, true); }
-
 SynthTrampolinesPass::SynthTrampolinesPass(TrampolineOptions O)
     : Opts(std::move(O)) {
   if (!Opts.Only.empty())
@@ -289,6 +287,5 @@ Expected<PreservedAnalyses> SynthTrampolinesPass::run(Object &Obj,
     }
     R.Kernels[N.Kernel].PendingStub = First;
   }
-  (void)hex;
   return PreservedAnalyses::none().preserve<KernelsAnalysis>();
 }
