@@ -217,3 +217,26 @@ TEST(PrologueTest, WritesToLiveRegistersAndBranchesAreRejected) {
       assemble(TI, "s_nop 0\ns_cmp_eq_u32 s0, 0\ns_mov_b64 vcc, 0\n");
   EXPECT_FALSE(bool(checkPrologue(TI, Ok)));
 }
+
+TEST(SGPRScanTest, LiteralCutOffByTheEndIsNotDecoded) {
+  // v_add_f32 v2, <literal>, v2 with its 32-bit literal missing: LLVM 22's
+  // disassembler crashes on it unless the bytes are padded (found by the
+  // fuzzer). The word is not an instruction that fits, so it is skipped.
+  for (unsigned Mach : {ELF::EF_AMDGPU_MACH_AMDGCN_GFX803,
+                        ELF::EF_AMDGPU_MACH_AMDGCN_GFX900,
+                        ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A}) {
+    TargetInfo TI = target(Mach);
+    Expected<TargetMC &> MC = TargetMC::get(TI.MCPU, TI.Features);
+    ASSERT_TRUE(bool(MC)) << toString(MC.takeError());
+    const uint8_t Cut[] = {0xff, 0x04, 0x04, 0x02};
+    EXPECT_FALSE(MC->decodeOne(Cut, 0x1000).has_value()) << TI.Name;
+    // With its literal the same word decodes to an 8-byte instruction.
+    const uint8_t Whole[] = {0xff, 0x04, 0x04, 0x02, 0x00, 0x00, 0x80, 0x3f};
+    std::optional<DecodedInst> D = MC->decodeOne(Whole, 0x1000);
+    ASSERT_TRUE(D.has_value()) << TI.Name;
+    EXPECT_EQ(D->Size, 8u);
+    Expected<SGPRScan> S = scanSGPRs(TI, Cut, 0x1000);
+    ASSERT_TRUE(bool(S));
+    EXPECT_EQ(S->UndecodedWords, 1u);
+  }
+}

@@ -308,8 +308,20 @@ std::optional<DecodedInst> TargetMC::decodeOne(ArrayRef<uint8_t> Bytes,
   DecodedInst D;
   std::string Comments;
   raw_string_ostream CS(Comments);
+  // LLVM 22's AMDGPU disassembler crashes (a dangling Twine in its error
+  // path) when an instruction's literal operand is cut off by the end of the
+  // bytes. Near the end, decode from a zero-padded copy instead, and reject
+  // anything that needs the padding.
+  constexpr size_t MaxInstSize = 16, Pad = 16;
+  SmallVector<uint8_t, 2 * MaxInstSize + Pad> Padded;
+  ArrayRef<uint8_t> Input = Bytes;
+  if (Bytes.size() < 2 * MaxInstSize) {
+    Padded.assign(Bytes.begin(), Bytes.end());
+    Padded.append(Pad, 0);
+    Input = Padded;
+  }
   MCDisassembler::DecodeStatus S =
-      Disasm->getInstruction(D.Inst, D.Size, Bytes, Addr, CS);
+      Disasm->getInstruction(D.Inst, D.Size, Input, Addr, CS);
   if (S != MCDisassembler::Success || D.Size == 0 || D.Size > Bytes.size())
     return std::nullopt;
   return D;
