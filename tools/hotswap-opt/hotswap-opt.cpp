@@ -42,7 +42,7 @@ static cl::opt<std::string>
            cl::desc("Pipeline to run, e.g. 'trampoline,stub-syms' (see "
                     "--print-passes)"),
            cl::value_desc("pipeline"), cl::cat(Cat));
-static cl::alias PassesShort("p", cl::desc("Alias for -passes"),
+static cl::alias PassesShort("p", cl::desc("Alias for -passes"), cl::NotHidden,
                              cl::aliasopt(Passes), cl::cat(Cat));
 static cl::opt<bool> PrintPasses("print-passes",
                                  cl::desc("Print every available pass and exit"),
