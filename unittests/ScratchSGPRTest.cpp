@@ -240,3 +240,25 @@ TEST(SGPRScanTest, LiteralCutOffByTheEndIsNotDecoded) {
     EXPECT_EQ(S->UndecodedWords, 1u);
   }
 }
+
+TEST(SGPRScanTest, LiteralFieldsOf64BitEncodingsBeforeGFX10) {
+  // VOP3 with src0 = literal and MUBUF with soffset = literal: illegal
+  // before gfx10 (no room for the literal) and crash LLVM 22's disassembler.
+  // They are undecodable words, never a crash; legal neighbours still decode.
+  const uint8_t VOP3Lit[] = {0x04, 0x00, 0x8f, 0xd2, 0xff, 0x0c, 0x02, 0x00};
+  const uint8_t MUBUFLit[] = {0x00, 0x03, 0x00, 0xe0, 0x00, 0x01, 0xf8, 0xff};
+  for (unsigned Mach : {ELF::EF_AMDGPU_MACH_AMDGCN_GFX803,
+                        ELF::EF_AMDGPU_MACH_AMDGCN_GFX900,
+                        ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A}) {
+    TargetInfo TI = target(Mach);
+    Expected<TargetMC &> MC = TargetMC::get(TI.MCPU, TI.Features);
+    ASSERT_TRUE(bool(MC)) << toString(MC.takeError());
+    EXPECT_FALSE(MC->decodeOne(VOP3Lit, 0).has_value()) << TI.Name;
+    EXPECT_FALSE(MC->decodeOne(MUBUFLit, 0).has_value()) << TI.Name;
+    // The same VOP3 with an SGPR source (s1) is an ordinary instruction.
+    const uint8_t VOP3Reg[] = {0x04, 0x00, 0x8f, 0xd2, 0x01, 0x0c, 0x02, 0x00};
+    std::optional<DecodedInst> D = MC->decodeOne(VOP3Reg, 0);
+    ASSERT_TRUE(D.has_value()) << TI.Name;
+    EXPECT_EQ(D->Size, 8u);
+  }
+}

@@ -15,6 +15,8 @@
 
 #include "hotswap/AMDGPU/TargetMC.h"
 
+#include "llvm/Support/Endian.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/MC/MCAsmInfo.h"
@@ -246,6 +248,7 @@ Expected<std::unique_ptr<TargetMC>> TargetMC::create(StringRef MCPU,
     T->Proxy = &*ProxyOrErr;
   } else {
     T->Disasm.reset(TT.createMCDisassembler(*T->STI, *T->Ctx));
+    T->PreGFX10 = !T->STI->checkFeatures("+gfx10-insts");
     if (!T->Disasm)
       return makeError("cannot create AMDGPU disassembler");
   }
@@ -300,6 +303,29 @@ Expected<std::vector<uint8_t>> TargetMC::encode(const MCInst &Inst) const {
   return std::vector<uint8_t>(Code.begin(), Code.end());
 }
 
+bool TargetMC::literalCrashesLLVM(ArrayRef<uint8_t> Bytes) const {
+  // LLVM 22's AMDGPU disassembler dereferences a null comment stream when
+  // an operand asks for a 32-bit literal that is not there. Before gfx10 a
+  // 64-bit encoding leaves no room for one (VOP3/VOP3P sources and
+  // MUBUF/MTBUF soffset cannot be literals there), so such words -- which
+  // no compiler emits and no hardware runs -- are treated as undecodable
+  // without asking LLVM. (Found by the fuzzer.)
+  if (!PreGFX10 || Bytes.size() < 8)
+    return false;
+  uint32_t W0 = support::endian::read32le(Bytes.data());
+  uint32_t W1 = support::endian::read32le(Bytes.data() + 4);
+  switch (W0 >> 26) {
+  case 0x34: // VOP3, VOP3P
+    return (W1 & 0x1ff) == 0xff || ((W1 >> 9) & 0x1ff) == 0xff ||
+           ((W1 >> 18) & 0x1ff) == 0xff;
+  case 0x38: // MUBUF
+  case 0x3a: // MTBUF
+    return (W1 >> 24) == 0xff;
+  default:
+    return false;
+  }
+}
+
 std::optional<DecodedInst> TargetMC::decodeOne(ArrayRef<uint8_t> Bytes,
                                                uint64_t Addr) const {
   if (Proxy)
@@ -320,6 +346,8 @@ std::optional<DecodedInst> TargetMC::decodeOne(ArrayRef<uint8_t> Bytes,
     Padded.append(Pad, 0);
     Input = Padded;
   }
+  if (literalCrashesLLVM(Input))
+    return std::nullopt;
   MCDisassembler::DecodeStatus S =
       Disasm->getInstruction(D.Inst, D.Size, Input, Addr, CS);
   if (S != MCDisassembler::Success || D.Size == 0 || D.Size > Bytes.size())

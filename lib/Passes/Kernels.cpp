@@ -171,7 +171,9 @@ scanKernelSGPRs(const Object &Obj, const TargetInfo &T, const KernelInfo &K,
       Expected<SGPRScan> R = scanSGPRs(T, S->contents(), S->Addr);
       if (!R)
         return R.takeError();
-      if (R->IndexesSGPRs) {
+      // Words that are not instructions (or s_movrel's M0 indexing) leave
+      // the count unknown: fall back to the metadata.
+      if (R->IndexesSGPRs || R->UndecodedWords) {
         WholeCode = std::optional<unsigned>();
         return *WholeCode;
       }
@@ -191,7 +193,7 @@ scanKernelSGPRs(const Object &Obj, const TargetInfo &T, const KernelInfo &K,
   Expected<SGPRScan> R = scanSGPRs(T, *Code, F->second.first);
   if (!R)
     return R.takeError();
-  if (R->IndexesSGPRs)
+  if (R->IndexesSGPRs || R->UndecodedWords)
     return std::nullopt;
   if (R->HasCalls)
     return scanAll();

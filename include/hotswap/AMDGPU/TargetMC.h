@@ -127,6 +127,9 @@ private:
   std::unique_ptr<llvm::MCInstPrinter> Printer;
   /// Decodes for this bundle when LLVM cannot (gfx6/gfx7).
   TargetMC *Proxy = nullptr;
+  /// gfx6-9 encodings: see literalCrashesLLVM().
+  bool PreGFX10 = false;
+  bool literalCrashesLLVM(llvm::ArrayRef<uint8_t> Bytes) const;
 
   mutable std::recursive_mutex Lock;
   mutable llvm::StringMap<unsigned> OpcodeMemo;
