@@ -14,6 +14,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 
+#include "TestTargets.h"
+
 #include <array>
 #include <cstdint>
 #include <random>
@@ -24,16 +26,6 @@ using namespace hotswap::amdgpu;
 namespace {
 
 using Bytes = std::array<uint8_t, kd::Size>;
-
-TargetInfo target(unsigned Mach) {
-  Expected<TargetInfo> TI = getTargetInfo(Mach, ELF::ELFOSABI_AMDGPU_HSA,
-                                          ELF::ELFABIVERSION_AMDGPU_HSA_V6);
-  if (!TI) {
-    ADD_FAILURE() << toString(TI.takeError());
-    return TargetInfo();
-  }
-  return std::move(*TI);
-}
 
 Bytes randomBytes(std::mt19937 &Rng) {
   Bytes B;

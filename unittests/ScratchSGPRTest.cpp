@@ -16,20 +16,12 @@
 #include "llvm/BinaryFormat/ELF.h"
 #include "gtest/gtest.h"
 
+#include "TestTargets.h"
+
 using namespace llvm;
 using namespace hotswap::amdgpu;
 
 namespace {
-
-TargetInfo target(unsigned Mach) {
-  Expected<TargetInfo> TI = getTargetInfo(Mach, ELF::ELFOSABI_AMDGPU_HSA,
-                                          ELF::ELFABIVERSION_AMDGPU_HSA_V6);
-  if (!TI) {
-    ADD_FAILURE() << toString(TI.takeError());
-    return TargetInfo();
-  }
-  return std::move(*TI);
-}
 
 KernelDescriptor withGranule(unsigned G) {
   KernelDescriptor KD;

@@ -23,7 +23,7 @@ amdgpu::granuleForPair(const TargetInfo &TI, const KernelDescriptor &KD,
                              Twine(N + 1) + "] is above the " +
                              Twine(TI.AddressableSGPRs) +
                              " addressable SGPRs of " + TI.Name);
-  unsigned Need = N + 2 + ReservedTop;
+  unsigned Need = sgprsNeededForPair(N, ReservedTop);
   unsigned Have = (KD.sgprGranule() + 1) * 8;
   if (Need <= Have)
     return std::nullopt;
@@ -38,6 +38,20 @@ amdgpu::granuleForPair(const TargetInfo &TI, const KernelDescriptor &KD,
   return G;
 }
 
+unsigned amdgpu::sgprsNeededForPair(unsigned N, unsigned ReservedTop) {
+  return N + 2 + ReservedTop;
+}
+
+unsigned amdgpu::sgprsNeededForVCC(unsigned UsedSGPRs, unsigned ReservedTop) {
+  // VCC is the topmost pair of the allocation.
+  return UsedSGPRs + std::max(ReservedTop, 2u);
+}
+
+uint64_t amdgpu::sgprCountCoveringPair(const TargetInfo &TI, unsigned N,
+                                       unsigned ReservedTop) {
+  return N + 2 + (TI.HasSGPRGranule ? ReservedTop : 0);
+}
+
 unsigned amdgpu::maxSGPRGranule(const TargetInfo &TI) {
   return static_cast<unsigned>(
              divideCeil(TI.AddressableSGPRs + TI.SGPRGranuleExtra, 8)) -
@@ -49,8 +63,7 @@ amdgpu::granuleForVCC(const TargetInfo &TI, const KernelDescriptor &KD,
                       unsigned UsedSGPRs, unsigned ReservedTop) {
   if (!TI.HasSGPRGranule)
     return std::nullopt;
-  // VCC is the topmost pair of the allocation.
-  unsigned Need = UsedSGPRs + std::max(ReservedTop, 2u);
+  unsigned Need = sgprsNeededForVCC(UsedSGPRs, ReservedTop);
   unsigned Have = (KD.sgprGranule() + 1) * 8;
   if (Need <= Have)
     return std::nullopt;

@@ -65,6 +65,19 @@ ArrayRef<std::unique_ptr<Section>> sectionsAfterNull(const Object &Obj) {
   return ArrayRef(Obj.Sections).drop_front(Obj.Sections.empty() ? 0 : 1);
 }
 
+/// End of the fixed image: the ELF header, every input PT_LOAD's file bytes
+/// and every allocated input section. These bytes never move.
+uint64_t fixedImageEnd(const Object &Obj) {
+  uint64_t End = sizeof(Elf64_Ehdr);
+  for (const auto &P : Obj.Segments)
+    if (!P->IsNew && P->Type == PT_LOAD)
+      End = std::max(End, P->Offset + P->FileSize);
+  for (const auto &S : sectionsAfterNull(Obj))
+    if (S->Orig && S->isAlloc() && !S->isNoBits())
+      End = std::max(End, S->Orig->Offset + S->Orig->Size);
+  return End;
+}
+
 /// Largest output the writer lays out. Alignments come from the input, and
 /// a huge sh_addralign / p_align on something that moves would otherwise
 /// ask for a terabyte-sized file (or wrap around 2^64).
@@ -222,15 +235,8 @@ Expected<Layout> Writer::computeLayout(const Object &Obj) {
   }
   L.InPlace = false;
 
-  // The fixed image: header, every PT_LOAD's file bytes, every allocated
-  // section of the input. Copied verbatim.
-  uint64_t FixedEnd = sizeof(Elf64_Ehdr);
-  for (const auto &P : Obj.Segments)
-    if (!P->IsNew && P->Type == PT_LOAD)
-      FixedEnd = std::max(FixedEnd, P->Offset + P->FileSize);
-  for (const auto &S : sectionsAfterNull(Obj))
-    if (S->Orig && S->isAlloc() && !S->isNoBits())
-      FixedEnd = std::max(FixedEnd, S->Orig->Offset + S->Orig->Size);
+  // The fixed image, copied verbatim.
+  const uint64_t FixedEnd = fixedImageEnd(Obj);
   uint64_t Pos = FixedEnd;
 
   // New loaded segments, above every existing address.
@@ -356,14 +362,7 @@ Expected<Layout> Writer::computeLayout(const Object &Obj) {
 uint64_t Writer::baseLength(const Object &Obj, const Layout &L) {
   if (L.InPlace)
     return std::min<uint64_t>(Obj.Input.size(), L.FileSize);
-  uint64_t FixedEnd = sizeof(Elf64_Ehdr);
-  for (const auto &P : Obj.Segments)
-    if (!P->IsNew && P->Type == PT_LOAD)
-      FixedEnd = std::max(FixedEnd, P->Offset + P->FileSize);
-  for (const auto &S : sectionsAfterNull(Obj))
-    if (S->Orig && S->isAlloc() && !S->isNoBits())
-      FixedEnd = std::max(FixedEnd, S->Orig->Offset + S->Orig->Size);
-  return std::min<uint64_t>({FixedEnd, Obj.Input.size(), L.FileSize});
+  return std::min<uint64_t>({fixedImageEnd(Obj), Obj.Input.size(), L.FileSize});
 }
 
 void Writer::write(const Object &Obj, const Layout &L,

@@ -88,9 +88,12 @@ Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
                       "INST_PREF_SIZE fields clamped to the stub");
       }
     }
-    if (S.Decoded.Form == StubSpec::VCC) {
+    // gfx6-9: the allocation must hold what the stub clobbers.
+    std::optional<unsigned> N = pairOf(S.Decoded);
+    if (N || S.Decoded.Form == StubSpec::VCC) {
       Expected<std::optional<unsigned>> G =
-          granuleForVCC(TI, KD, K.UsedSGPRs, K.ReservedTopSGPRs);
+          N ? granuleForPair(TI, KD, *N, K.ReservedTopSGPRs)
+            : granuleForVCC(TI, KD, K.UsedSGPRs, K.ReservedTopSGPRs);
       if (!G)
         return createStringError(Who + ": " + toString(G.takeError()));
       if (*G) {
@@ -100,18 +103,8 @@ Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
                       "occupancy)");
       }
     }
-    if (std::optional<unsigned> N = pairOf(S.Decoded)) {
-      Expected<std::optional<unsigned>> G = granuleForPair(TI, KD, *N, K.ReservedTopSGPRs);
-      if (!G)
-        return createStringError(Who + ": " + toString(G.takeError()));
-      if (*G) {
-        KD.setSGPRGranule(**G);
-        Ctx.Stats.add(name(), "granule-raised",
-                      "SGPR granules raised for the scratch pair (may lower "
-                      "occupancy)");
-      }
-      // `.sgpr_count` counts the specials too on gfx6-9.
-      uint64_t NewCount = *N + 2 + (TI.HasSGPRGranule ? K.ReservedTopSGPRs : 0);
+    if (N) {
+      uint64_t NewCount = sgprCountCoveringPair(TI, *N, K.ReservedTopSGPRs);
       if (R.Metadata && K.MD && K.MD->SGPRCount &&
           *K.MD->SGPRCount < NewCount) {
         if (Error E = R.Metadata->setSGPRCount(K.KDSymbol, NewCount))

@@ -2,6 +2,7 @@
 
 #include "hotswap/Passes/Verify.h"
 
+#include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/Object/Writer.h"
 #include "hotswap/Passes/Kernels.h"
 #include "hotswap/Passes/RealignShdrs.h"
@@ -261,22 +262,21 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
       if (N + 2 > T.AddressableSGPRs)
         P.push_back(Uses + ", which is not addressable on " + T.Name + " (" +
                     Twine(T.AddressableSGPRs).str() + " SGPRs)");
-      if (T.HasSGPRGranule &&
-          N + 2 + K.ReservedTopSGPRs > (K.KD.sgprGranule() + 1) * 8)
+      if (T.HasSGPRGranule && sgprsNeededForPair(N, K.ReservedTopSGPRs) >
+                                  (K.KD.sgprGranule() + 1) * 8)
         P.push_back(Uses + ", which with " + Twine(K.ReservedTopSGPRs).str() +
                     " special SGPRs above it is outside the allocation of "
                     "SGPR granule " +
                     Twine(K.KD.sgprGranule()).str() + " (" +
                     Twine((K.KD.sgprGranule() + 1) * 8).str() + " SGPRs)");
       if (K.MD && K.MD->SGPRCount &&
-          *K.MD->SGPRCount <
-              N + 2 + (T.HasSGPRGranule ? K.ReservedTopSGPRs : 0))
+          *K.MD->SGPRCount < sgprCountCoveringPair(T, N, K.ReservedTopSGPRs))
         P.push_back(Who + ": metadata .sgpr_count " +
                     Twine(*K.MD->SGPRCount).str() +
                     " does not cover the scratch pair " + pairName(N) +
                     " of the stub at " + hex(S.Addr));
     } else if (D.Form == StubSpec::VCC && T.HasSGPRGranule &&
-               K.UsedSGPRs + std::max(K.ReservedTopSGPRs, 2u) >
+               sgprsNeededForVCC(K.UsedSGPRs, K.ReservedTopSGPRs) >
                    (K.KD.sgprGranule() + 1) * 8) {
       P.push_back(Who + ": stub at " + hex(S.Addr) +
                   " uses VCC as scratch but the SGPR allocation of granule " +

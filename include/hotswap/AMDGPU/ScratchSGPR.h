@@ -52,6 +52,17 @@ llvm::Expected<std::optional<unsigned>>
 granuleForVCC(const TargetInfo &TI, const KernelDescriptor &KD,
               unsigned UsedSGPRs, unsigned ReservedTop);
 
+/// SGPRs a wave must have allocated for a stub to clobber s[N:N+1] (gfx6-9:
+/// the pair plus the specials above it), and for it to clobber VCC (the
+/// topmost pair) above \p UsedSGPRs.
+unsigned sgprsNeededForPair(unsigned N, unsigned ReservedTop);
+unsigned sgprsNeededForVCC(unsigned UsedSGPRs, unsigned ReservedTop);
+
+/// The metadata `.sgpr_count` that covers s[N:N+1]: it counts the specials
+/// too on gfx6-9.
+uint64_t sgprCountCoveringPair(const TargetInfo &TI, unsigned N,
+                               unsigned ReservedTop);
+
 /// The largest SGPR granule the hardware accepts: addressable SGPRs plus the
 /// special registers, in units of 8.
 unsigned maxSGPRGranule(const TargetInfo &TI);
