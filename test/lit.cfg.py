@@ -3,11 +3,16 @@
 # hotswap-opt from the build tree, everything else from LLVM 22's bin directory
 # (/usr/bin/yaml2obj and friends may belong to an older LLVM).
 import os
+import re
 import shutil
 import sys
 import subprocess
 
 import lit.formats
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tools as required_tools  # noqa: E402  (test/tools.py)
 
 config.name = "hotswap-opt"
 config.test_format = lit.formats.ShTest(execute_external=False)
@@ -20,12 +25,8 @@ llvm_bin = config.llvm_tools_dir
 tools = {
     "hotswap-opt": os.path.join(config.hotswap_tools_dir, "hotswap-opt"),
 }
-for name in ["yaml2obj", "obj2yaml", "llvm-readelf", "llvm-readobj", "llvm-objdump",
-             "llvm-mc", "FileCheck", "not", "count", "split-file", "llvm-objcopy",
-             "llvm-cxxfilt", "llvm-nm", "llvm-strip", "clang-offload-bundler"]:
-    tools[name] = os.path.join(llvm_bin, name)
-tools["clang"] = os.path.join(llvm_bin, "clang")
-tools["ld.lld"] = os.path.join(llvm_bin, "ld.lld")
+tools.update(required_tools.llvm_tool_paths(llvm_bin))
+del tools["lit"]  # runs the suite; not substituted
 
 for name, path in tools.items():
     if not os.path.exists(path):
@@ -34,7 +35,7 @@ for name, path in tools.items():
 # Longest names first so that e.g. 'llvm-readelf' is not split by a shorter match.
 for name in sorted(tools, key=len, reverse=True):
     config.substitutions.append(
-        (r"(?<![\w./-])%s(?![\w.-])" % name.replace(".", r"\."), tools[name]))
+        (r"(?<![\w./-])%s(?![\w.+-])" % re.escape(name), tools[name]))
 
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
@@ -83,15 +84,7 @@ config.substitutions.append(("%cmake", config.cmake_command))
 
 # ROCm's Code Object Manager (Debian libamd-comgr-dev, COMGR 5.2): the tests in
 # Consumers/ build a small reader against it with %comgr_cxx.
-def comgr_installed():
-    if not os.path.exists("/usr/include/amd_comgr.h"):
-        return False
-    return any(os.path.exists(os.path.join(d, "libamd_comgr.so"))
-               for d in ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-                         "/usr/lib64", "/usr/lib"])
-
-
-if comgr_installed():
+if os.path.exists(required_tools.COMGR_HEADER) and required_tools.comgr_library():
     config.available_features.add("comgr")
 config.substitutions.append(
     ("%comgr_cxx", "%s -std=c++17 -O1 -Wall -Wl,--no-as-needed -lamd_comgr"

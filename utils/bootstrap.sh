@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Installs every dependency hotswap-opt needs from Debian packages.
-# Idempotent: when everything is present it only checks and returns.
+# Installs every Debian package hotswap-opt needs: the list is
+# utils/bootstrap-packages.txt (test/Setup/bootstrap-packages.test checks that
+# every tool the tests and CMake use comes from it). Nothing else is assumed
+# to be installed. Idempotent: when everything is present it only checks.
 set -euo pipefail
+LIST="$(cd "$(dirname "$0")" && pwd)/bootstrap-packages.txt"
 
-# libclang-rt-22-dev: ASan/UBSan runtimes (--sanitize) and libFuzzer (utils/fuzz.sh).
-# libamd-comgr-dev: ROCm's code object manager, a real consumer for test/Consumers.
-PACKAGES=(llvm-22 llvm-22-dev llvm-22-tools clang-22 lld-22 libclang-rt-22-dev libgtest-dev
-          cmake ninja-build python3 zlib1g-dev libzstd-dev libamd-comgr-dev)
+mapfile -t PACKAGES < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$LIST")
 
 missing=()
 for p in "${PACKAGES[@]}"; do
