@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/AMDGPU/Metadata.h"
+#include "hotswap/Support/Format.h"
 #include "hotswap/AMDGPU/Notes.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -78,7 +79,6 @@ static_assert(std::size(IntMembers) + 1 == NumKernelFields,
               "every field but UsesDynamicStack is an integer");
 static_assert(NumKernelFields <= 16, "a field mask fits 16 bits");
 
-std::string hex(uint64_t V) { return "0x" + utohexstr(V, /*LowerCase=*/true); }
 
 Error mdError(const Twine &Msg) {
   return createStringError("metadata: " + Msg);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/AMDGPU/Notes.h"
+#include "hotswap/Support/Format.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
@@ -18,7 +19,6 @@ namespace hotswap {
 namespace amdgpu {
 
 namespace {
-std::string hex(uint64_t V) { return "0x" + utohexstr(V, /*LowerCase=*/true); }
 
 uint32_t read32(ArrayRef<uint8_t> B, uint64_t Off) {
   return support::endian::read32le(B.data() + Off);

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/AMDGPU/StubEncoder.h"
+#include "hotswap/Support/Format.h"
+#include "hotswap/Support/Error.h"
 #include "hotswap/AMDGPU/TargetMC.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -24,11 +26,7 @@ namespace amdgpu {
 
 namespace {
 
-Error makeError(const Twine &Msg) {
-  return createStringError(inconvertibleErrorCode(), Msg);
-}
 
-std::string hex(uint64_t V) { return "0x" + utohexstr(V, /*LowerCase=*/true); }
 
 uint32_t read32(ArrayRef<uint8_t> B, uint64_t Off) {
   return endian::read32le(B.data() + Off);

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/AMDGPU/TargetInfo.h"
+#include "hotswap/Support/Format.h"
+#include "hotswap/Support/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/ELF.h"
@@ -139,11 +141,7 @@ const MachEntry *lookupMach(unsigned Mach) {
   return nullptr;
 }
 
-std::string hex(uint64_t V) { return "0x" + utohexstr(V, /*LowerCase=*/true); }
 
-Error makeError(const Twine &Msg) {
-  return createStringError(errc::invalid_argument, Msg);
-}
 
 StringRef osabiName(uint8_t OSABI) {
   switch (OSABI) {

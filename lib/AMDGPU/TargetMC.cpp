@@ -14,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Support/Format.h"
+#include "hotswap/Support/Error.h"
 
 #include "llvm/Support/Endian.h"
 
@@ -70,9 +72,6 @@ void initializeAMDGPUOnce() {
   });
 }
 
-Error makeError(const Twine &Msg) {
-  return createStringError(inconvertibleErrorCode(), Msg);
-}
 
 /// A streamer that encodes every instruction it is given and collects the
 /// bytes; it refuses anything that would need an object file to resolve.

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/Object/Reader.h"
+#include "hotswap/Support/Format.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -23,7 +24,6 @@ using namespace llvm::support;
 namespace hotswap {
 
 namespace {
-std::string hex(uint64_t V) { return "0x" + utohexstr(V, /*LowerCase=*/true); }
 
 template <typename T> T rd(ArrayRef<uint8_t> B, uint64_t Off) {
   return endian::read<T, llvm::endianness::little>(B.data() + Off);

@@ -1,6 +1,7 @@
 //===- lib/Object/Summary.cpp - Readable change dumps ---------------------===//
 
 #include "hotswap/Object/Summary.h"
+#include "hotswap/Support/Format.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -9,7 +10,6 @@
 using namespace llvm;
 using namespace hotswap;
 
-static std::string hex(uint64_t V) { return "0x" + utohexstr(V, true); }
 
 static std::string phdrType(uint32_t T) {
   switch (T) {

@@ -1,6 +1,7 @@
 //===- lib/Object/Writer.cpp - Layout and serialization -------------------===//
 
 #include "hotswap/Object/Writer.h"
+#include "hotswap/Support/Format.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -24,7 +25,6 @@ using namespace llvm::support;
 namespace hotswap {
 
 namespace {
-std::string hex(uint64_t V) { return "0x" + utohexstr(V, /*LowerCase=*/true); }
 
 template <typename T> void wr(uint8_t *P, T V) {
   endian::write<T, llvm::endianness::little>(P, V);

@@ -1,6 +1,7 @@
 //===- lib/Passes/Kernels.cpp - The kernels analysis ----------------------===//
 
 #include "hotswap/Passes/Kernels.h"
+#include "hotswap/Support/Format.h"
 
 #include "hotswap/AMDGPU/SGPRScan.h"
 #include "hotswap/AMDGPU/TargetMC.h"
@@ -18,7 +19,6 @@ using namespace hotswap::amdgpu;
 
 AnalysisKey KernelsAnalysis::Key;
 
-static std::string hex(uint64_t V) { return "0x" + utohexstr(V, true); }
 
 bool KernelInfo::needsDualStub(const TargetInfo &TI) const {
   return TI.PreloadSkipsPrologue && KD.kernargPreloadLength() != 0;

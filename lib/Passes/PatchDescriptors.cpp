@@ -1,6 +1,7 @@
 //===- lib/Passes/PatchDescriptors.cpp - patch-descriptors ----------------===//
 
 #include "hotswap/Passes/PatchDescriptors.h"
+#include "hotswap/Support/Format.h"
 
 #include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/Passes/Kernels.h"
@@ -11,7 +12,6 @@ using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::amdgpu;
 
-static std::string hex(uint64_t V) { return "0x" + utohexstr(V, true); }
 
 Expected<std::unique_ptr<Pass>> PatchDescriptorsPass::create(StringRef Params) {
   if (!Params.empty())

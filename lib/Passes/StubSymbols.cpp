@@ -1,6 +1,7 @@
 //===- lib/Passes/StubSymbols.cpp - stub-syms -----------------------------===//
 
 #include "hotswap/Passes/StubSymbols.h"
+#include "hotswap/Support/Format.h"
 
 #include "hotswap/Passes/Kernels.h"
 
@@ -10,7 +11,6 @@
 using namespace llvm;
 using namespace hotswap;
 
-static std::string hex(uint64_t V) { return "0x" + utohexstr(V, true); }
 
 Expected<std::unique_ptr<Pass>> StubSymbolsPass::create(StringRef Params) {
   if (!Params.empty())

@@ -1,6 +1,7 @@
 //===- lib/Passes/Verify.cpp - verify -------------------------------------===//
 
 #include "hotswap/Passes/Verify.h"
+#include "hotswap/Support/Format.h"
 
 #include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/Object/Writer.h"
@@ -16,7 +17,6 @@ using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::amdgpu;
 
-static std::string hex(uint64_t V) { return "0x" + utohexstr(V, true); }
 
 Expected<std::unique_ptr<Pass>> VerifyPass::create(StringRef Params) {
   if (!Params.empty())
