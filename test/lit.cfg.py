@@ -80,6 +80,9 @@ if config.host_cxx_id == "Clang":
     example_cmake.append("-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld")
 config.substitutions.append(("%example_cmake", " ".join(example_cmake)))
 config.substitutions.append(("%cmake", config.cmake_command))
+# test/Setup/layering.test compiles probes like the layer libraries are built.
+config.substitutions.append(("%host_cxx", config.host_cxx))
+config.substitutions.append(("%llvm_include", config.llvm_include_dir))
 
 
 # ROCm's Code Object Manager (Debian libamd-comgr-dev, COMGR 5.2): the tests in

@@ -27,7 +27,7 @@
 
 #include "hotswap/Object/Reader.h"
 #include "hotswap/Object/Writer.h"
-#include "hotswap/Pass/PassBuilder.h"
+#include "hotswap/Passes/PassBuilder.h"
 #include "hotswap/Pass/PassInstrumentation.h"
 #include "hotswap/Pass/Statistics.h"
 #include "hotswap/Passes/Kernels.h"

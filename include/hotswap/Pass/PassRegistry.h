@@ -1,0 +1,78 @@
+//===- hotswap/Pass/PassRegistry.h - Pass names and pipelines ---*- C++ -*-===//
+//
+// The pipeline language, without any concrete pass: a table of textual names
+// (passes, `print<analysis>` printers, aliases) and the parser that turns
+// `-passes=` text into a PassManager. Grammar (LLVM's, flattened):
+//   pipeline := element (',' element)*
+//   element  := name | name '<' params '>'
+// Errors carry the column of the offending element and never abort. The
+// built-in passes are registered by hotswap::PassBuilder (Passes layer).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_PASS_PASSREGISTRY_H
+#define HOTSWAP_PASS_PASSREGISTRY_H
+
+#include "hotswap/Pass/PassManager.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hotswap {
+
+using PassFactory =
+    std::function<llvm::Expected<std::unique_ptr<Pass>>(llvm::StringRef Params)>;
+
+class PassRegistry {
+public:
+  /// What a name stands for; --print-passes groups by it.
+  enum class Kind { Transform, Check, Analysis, Alias, Custom };
+
+  /// Makes \p Name usable in pipelines (a pass of the embedding program).
+  /// Error if the name is taken or not a valid name.
+  llvm::Error registerPass(llvm::StringRef Name, llvm::StringRef Description,
+                           PassFactory Factory) {
+    return add(Kind::Custom, Name, Description, std::move(Factory), "");
+  }
+  /// `Name` expands to `Pipeline`.
+  llvm::Error registerAlias(llvm::StringRef Name, llvm::StringRef Pipeline,
+                            llvm::StringRef Description) {
+    return add(Kind::Alias, Name, Description, nullptr, Pipeline);
+  }
+
+  /// Appends the passes of \p Text to \p PM.
+  llvm::Error parsePassPipeline(PassManager &PM, llvm::StringRef Text) const;
+
+  /// --print-passes.
+  void printPassNames(llvm::raw_ostream &OS) const;
+
+protected:
+  /// Built-in transforms and checks (Kind::Transform/Check), and printers of
+  /// analyses: \p Name is then the analysis name, used as `print<Name>`, and
+  /// \p Factory ignores its (always empty) parameters.
+  llvm::Error add(Kind K, llvm::StringRef Name, llvm::StringRef Description,
+                  PassFactory Factory, llvm::StringRef Expansion);
+
+private:
+  struct Entry {
+    std::string Name;
+    std::string Description;
+    Kind K;
+    PassFactory Factory;   // everything but aliases
+    std::string Expansion; // aliases
+  };
+  llvm::Error parseInto(PassManager &PM, llvm::StringRef Text,
+                        llvm::StringRef Whole, size_t Base,
+                        unsigned Depth) const;
+  std::vector<Entry> Entries;
+  llvm::StringMap<size_t> ByName;
+  llvm::StringMap<size_t> AnalysisByName;
+};
+
+} // namespace hotswap
+
+#endif // HOTSWAP_PASS_PASSREGISTRY_H

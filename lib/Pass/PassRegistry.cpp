@@ -1,0 +1,136 @@
+//===- lib/Pass/PassRegistry.cpp - Pass names and pipelines ---------------===//
+
+#include "hotswap/Pass/PassRegistry.h"
+
+#include "hotswap/Support/Error.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+
+using namespace llvm;
+using namespace hotswap;
+
+Error PassRegistry::add(Kind K, StringRef Name, StringRef Description,
+                        PassFactory Factory, StringRef Expansion) {
+  if (Name.empty() || Name.find_first_of(",<> ") != StringRef::npos)
+    return makeError("invalid pass name '" + Name + "'");
+  StringMap<size_t> &Names = K == Kind::Analysis ? AnalysisByName : ByName;
+  if (Names.count(Name))
+    return makeError("pass name '" + Name + "' is already registered");
+  Entries.push_back({Name.str(), Description.str(), K, std::move(Factory),
+                     Expansion.str()});
+  Names[Name] = Entries.size() - 1;
+  return Error::success();
+}
+
+Error PassRegistry::parsePassPipeline(PassManager &PM, StringRef Text) const {
+  return parseInto(PM, Text, Text, 0, 0);
+}
+
+Error PassRegistry::parseInto(PassManager &PM, StringRef Text, StringRef Whole,
+                             size_t Base, unsigned Depth) const {
+  if (Depth > 8)
+    return makeError("pipeline alias nesting is too deep");
+  auto fail = [&](size_t Col, const Twine &Msg) {
+    return makeError("invalid pipeline '" + Whole + "': " + Msg +
+                             " (at column " + Twine(Base + Col + 1) + ")");
+  };
+  if (Text.trim().empty())
+    return Error::success();
+  size_t Pos = 0;
+  while (true) {
+    // One element: up to the next ',' at angle-bracket depth 0.
+    size_t Start = Pos;
+    int Angle = 0;
+    size_t End = Pos;
+    for (; End < Text.size(); ++End) {
+      char C = Text[End];
+      if (C == '<')
+        ++Angle;
+      else if (C == '>') {
+        if (--Angle < 0)
+          return fail(End, "unbalanced '>'");
+      } else if (C == ',' && Angle == 0)
+        break;
+    }
+    if (Angle != 0)
+      return fail(Start, "missing '>'");
+    StringRef Elem = Text.slice(Start, End);
+    if (Elem.trim().empty())
+      return fail(Start, "empty pass name");
+    StringRef Name = Elem, Params;
+    size_t LT = Elem.find('<');
+    if (LT != StringRef::npos) {
+      if (!Elem.ends_with(">"))
+        return fail(Start + Elem.rfind('>') + 1,
+                    "unexpected text after '>' in '" + Elem + "'");
+      Name = Elem.take_front(LT);
+      Params = Elem.drop_front(LT + 1).drop_back();
+    }
+    if (Name.trim() != Name)
+      return fail(Start, "unexpected space in pass name '" + Name + "'");
+    if (Name == "print") {
+      auto It = AnalysisByName.find(Params);
+      if (It == AnalysisByName.end()) {
+        SmallVector<StringRef, 4> Known;
+        for (const Entry &E : Entries)
+          if (E.K == Kind::Analysis)
+            Known.push_back(E.Name);
+        return fail(Start, "unknown analysis '" + Params +
+                               "' in 'print<...>' (known: " +
+                               join(Known, ", ") + ")");
+      }
+      Expected<std::unique_ptr<Pass>> P = Entries[It->second].Factory("");
+      if (!P)
+        return P.takeError();
+      PM.addPass(std::move(*P));
+    } else {
+      auto It = ByName.find(Name);
+      if (It == ByName.end())
+        return fail(Start, "unknown pass name '" + Name + "'");
+      const Entry &E = Entries[It->second];
+      if (E.K == Kind::Alias) {
+        if (LT != StringRef::npos)
+          return fail(Start, "pipeline alias '" + Name +
+                                 "' takes no parameters");
+        if (Error Err = parseInto(PM, E.Expansion, E.Expansion, 0, Depth + 1))
+          return Err;
+      } else {
+        Expected<std::unique_ptr<Pass>> P = E.Factory(Params);
+        if (!P)
+          return fail(Start, "pass '" + Name + "': " + toString(P.takeError()));
+        PM.addPass(std::move(*P));
+      }
+    }
+    if (End >= Text.size())
+      break;
+    Pos = End + 1;
+    if (Pos >= Text.size())
+      return fail(Pos, "empty pass name");
+  }
+  return Error::success();
+}
+
+void PassRegistry::printPassNames(raw_ostream &OS) const {
+  auto section = [&](StringRef Title, Kind K) {
+    OS << Title << ":\n";
+    for (const Entry &E : Entries) {
+      if (E.K != K)
+        continue;
+      std::string N = K == Kind::Analysis ? "print<" + E.Name + ">" : E.Name;
+      OS << "  " << left_justify(N, 20) << " " << E.Description;
+      if (K == Kind::Alias)
+        OS << " (= " << E.Expansion << ")";
+      OS << "\n";
+    }
+  };
+  section("Transform passes", Kind::Transform);
+  section("Pipeline aliases", Kind::Alias);
+  section("Check passes", Kind::Check);
+  section("Analyses (print<name>)", Kind::Analysis);
+  bool AnyCustom = false;
+  for (const Entry &E : Entries)
+    AnyCustom |= E.K == Kind::Custom;
+  if (AnyCustom)
+    section("Registered by the embedding program", Kind::Custom);
+}

@@ -1,0 +1,57 @@
+//===- lib/Passes/PassBuilder.cpp - Built-in pass registry ----------------===//
+
+#include "hotswap/Passes/PassBuilder.h"
+
+#include "hotswap/Pass/AnalysisManager.h"
+#include "hotswap/Passes/Kernels.h"
+#include "hotswap/Passes/PatchDescriptors.h"
+#include "hotswap/Passes/RealignShdrs.h"
+#include "hotswap/Passes/StubSymbols.h"
+#include "hotswap/Passes/SynthTrampolines.h"
+#include "hotswap/Passes/Verify.h"
+#include "hotswap/Support/Error.h"
+
+using namespace llvm;
+using namespace hotswap;
+
+namespace {
+/// `print<NAME>`: computes the analysis and prints it to the context stream.
+template <typename AnalysisT> class PrintAnalysisPass : public Pass {
+public:
+  StringRef name() const override { return Name; }
+  void printPipeline(raw_ostream &OS) const override {
+    OS << "print<" << AnalysisT::name() << ">";
+  }
+  bool isTransform() const override { return false; }
+  Expected<PreservedAnalyses> run(Object &Obj, AnalysisManager &AM,
+                                  PassContext &Ctx) override {
+    auto R = AM.getResult<AnalysisT>(Obj);
+    if (!R)
+      return R.takeError();
+    AnalysisT::print(*R, Obj, *Ctx.Out, Ctx.JSON);
+    return PreservedAnalyses::all();
+  }
+
+private:
+  std::string Name = ("print<" + AnalysisT::name() + ">").str();
+};
+
+template <typename AnalysisT>
+Expected<std::unique_ptr<Pass>> createPrinter(StringRef Params) {
+  if (!Params.empty())
+    return makeError("print<" + AnalysisT::name() + "> takes no parameters");
+  return std::make_unique<PrintAnalysisPass<AnalysisT>>();
+}
+} // namespace
+
+PassBuilder::PassBuilder() {
+#define HOTSWAP_TRANSFORM(NAME, CLASS, DESCRIPTION)                            \
+  cantFail(add(Kind::Transform, NAME, DESCRIPTION, &CLASS::create, ""));
+#define HOTSWAP_CHECK(NAME, CLASS, DESCRIPTION)                                \
+  cantFail(add(Kind::Check, NAME, DESCRIPTION, &CLASS::create, ""));
+#define HOTSWAP_ANALYSIS(NAME, CLASS, DESCRIPTION)                             \
+  cantFail(add(Kind::Analysis, NAME, DESCRIPTION, &createPrinter<CLASS>, ""));
+#define HOTSWAP_ALIAS(NAME, PIPELINE, DESCRIPTION)                             \
+  cantFail(registerAlias(NAME, PIPELINE, DESCRIPTION));
+#include "hotswap/Passes/PassRegistry.def"
+}
