@@ -423,16 +423,17 @@ TEST(RunPipelineTest, ReportsParseErrorsBeforeReading) {
                                        "pass name 'bogus' (at column 1)");
 }
 
-/// Appends a local symbol after the global ones behind the table's back:
-/// the object is now wrong and verify says so.
+/// Drops the terminating NUL of .strtab (a non-loaded section may be
+/// replaced whole): the object is now wrong and verify says so.
 class CorruptPass : public Pass {
 public:
   StringRef name() const override { return "corrupt"; }
   Expected<PreservedAnalyses> run(Object &Obj, AnalysisManager &,
                                   PassContext &Ctx) override {
-    Symbol S;
-    S.Name = "late-local";
-    Obj.symtab()->Symbols.push_back(S);
+    Section &Str = Obj.symtab()->stringTable();
+    std::vector<uint8_t> Bytes(Str.contents().begin(), Str.contents().end());
+    Bytes.push_back('x');
+    Str.setContents(std::move(Bytes));
     Ctx.Warn("corrupted");
     Ctx.Stats.add(name(), "runs", "corruptions");
     return PreservedAnalyses::none();
@@ -472,8 +473,8 @@ TEST(RunPipelineTest, CustomPassesStatsWarningsAndVerifyEach) {
   ASSERT_FALSE(bool(Out));
   EXPECT_EQ(toString(Out.takeError()),
             "after pass 'corrupt': verification failed: "
-            "1 problem\n  symbol table '.symtab': local symbol 'late-local' "
-            "(index 3) follows a global symbol ('f', index 2)");
+            "1 problem\n  string table '.strtab' is empty or not "
+            "NUL-terminated");
   // Statistics are reported even when the run fails.
   EXPECT_EQ(Stats.get("corrupt", "runs"), 1u);
   EXPECT_EQ(Stats.get("verify", "runs"), 1u);

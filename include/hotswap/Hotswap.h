@@ -26,6 +26,7 @@
 #define HOTSWAP_HOTSWAP_H
 
 #include "hotswap/Object/Reader.h"
+#include "hotswap/Object/OutputFile.h"
 #include "hotswap/Object/Writer.h"
 #include "hotswap/Passes/PassBuilder.h"
 #include "hotswap/Pass/PassInstrumentation.h"
@@ -100,7 +101,8 @@ llvm::Error runPipelineOnFile(llvm::StringRef InPath, llvm::StringRef OutPath,
 /// Lower level: runs a parsed pipeline on a model (what the two functions
 /// above do between reading and writing). \p Obj is modified in place; on
 /// error it may be partially transformed and should be discarded. Write it
-/// with writeObjectToBuffer / writeObjectToFile (hotswap/Object/Writer.h).
+/// with writeObjectToBuffer (hotswap/Object/Writer.h) or writeObjectToFile
+/// (hotswap/Object/OutputFile.h).
 llvm::Error runPassManager(Object &Obj, PassManager &PM,
                            const PipelineOptions &Opts);
 

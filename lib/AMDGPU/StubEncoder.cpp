@@ -100,7 +100,7 @@ StubEncoder::create(const TargetInfo &TI, std::vector<uint8_t> PrologueBytes) {
   if (PrologueBytes.size() % 4 != 0)
     return makeError("stub prologue size " + utostr(PrologueBytes.size()) +
                      " is not a multiple of 4");
-  if (PrologueBytes.size() + LongBodySize > StubHalfSize)
+  if (PrologueBytes.size() + LongBodySize > StubSlotSize)
     return makeError("stub prologue of " + utostr(PrologueBytes.size()) +
                      " bytes leaves no room for the jump in 256 bytes");
   auto MCOrErr = TargetMC::get(TI.MCPU, TI.Features);
@@ -209,10 +209,10 @@ bool StubEncoder::shortFormReaches(uint64_t StubAddr, uint64_t Target) const {
 }
 
 Error StubEncoder::checkSpec(const StubSpec &Spec) const {
-  if (Spec.StubAddr % StubHalfSize != 0)
+  if (Spec.StubAddr % StubSlotSize != 0)
     return makeError("stub address " + hex(Spec.StubAddr) +
                      " is not 256-byte aligned");
-  uint64_t Size = Spec.Dual ? 2 * StubHalfSize : StubHalfSize;
+  uint64_t Size = stubSize(Spec.Dual);
   if (Spec.StubAddr + (Size - 1) < Spec.StubAddr)
     return makeError("stub at " + hex(Spec.StubAddr) +
                      " wraps around the address space");
@@ -266,13 +266,13 @@ StubEncoder::encode(const StubSpec &Spec) const {
   if (Error E = checkSpec(Spec))
     return std::move(E);
   unsigned Halves = Spec.Dual ? 2 : 1;
-  std::vector<uint8_t> Out(Halves * StubHalfSize);
+  std::vector<uint8_t> Out(Halves * StubSlotSize);
   for (uint64_t Off = 0; Off < Out.size(); Off += 4)
     write32(Out.data() + Off, TI.PadWord);
   for (unsigned H = 0; H < Halves; ++H)
-    if (Error E = encodeHalf(Spec, Spec.StubAddr + H * StubHalfSize,
-                             Spec.Target + H * StubHalfSize,
-                             Out.data() + H * StubHalfSize))
+    if (Error E = encodeHalf(Spec, Spec.StubAddr + H * StubSlotSize,
+                             Spec.Target + H * StubSlotSize,
+                             Out.data() + H * StubSlotSize))
       return std::move(E);
   return Out;
 }
@@ -358,11 +358,11 @@ decodeHalf(const TargetInfo &TI, ArrayRef<uint8_t> Bytes, uint64_t Addr,
            ArrayRef<uint8_t> Prologue) {
   using Result = std::optional<DecodedStub>;
   // Cheap checks on raw bytes first.
-  if (Bytes.size() < StubHalfSize || Prologue.size() % 4 != 0 ||
-      Prologue.size() + 4 > StubHalfSize ||
+  if (Bytes.size() < StubSlotSize || Prologue.size() % 4 != 0 ||
+      Prologue.size() + 4 > StubSlotSize ||
       Bytes.take_front(Prologue.size()) != Prologue)
     return Result();
-  Bytes = Bytes.take_front(StubHalfSize);
+  Bytes = Bytes.take_front(StubSlotSize);
   uint64_t P = Prologue.size();
   uint32_t First = read32(Bytes, P);
   bool IsSOP1 = (First >> 23) == 0x17d; // getpc
@@ -447,7 +447,7 @@ decodeHalf(const TargetInfo &TI, ArrayRef<uint8_t> Bytes, uint64_t Addr,
   // Everything after the body is padding.
   if (Off % 4 != 0)
     return Result();
-  for (; Off < StubHalfSize; Off += 4)
+  for (; Off < StubSlotSize; Off += 4)
     if (read32(Bytes, Off) != TI.PadWord)
       return Result();
   return Result(S);
@@ -459,10 +459,10 @@ Expected<std::optional<DecodedStub>>
 decodeStub(const TargetInfo &TI, ArrayRef<uint8_t> Bytes, uint64_t Addr,
            ArrayRef<uint8_t> ExpectedPrologue) {
   auto First = decodeHalf(TI, Bytes, Addr, ExpectedPrologue);
-  if (!First || !*First || Bytes.size() < 2 * StubHalfSize)
+  if (!First || !*First || Bytes.size() < 2 * StubSlotSize)
     return First;
-  auto Second = decodeHalf(TI, Bytes.drop_front(StubHalfSize),
-                           Addr + StubHalfSize, ExpectedPrologue);
+  auto Second = decodeHalf(TI, Bytes.drop_front(StubSlotSize),
+                           Addr + StubSlotSize, ExpectedPrologue);
   if (!Second)
     return Second.takeError();
   if (*Second)

@@ -2,21 +2,28 @@
 
 #include "hotswap/Object/Object.h"
 
+#include "hotswap/Support/Error.h"
+#include "hotswap/Support/Format.h"
+
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <cstring>
 
 using namespace llvm;
 using namespace hotswap;
 
-MutableArrayRef<uint8_t> Section::mutableContents() {
+Error Section::overwrite(uint64_t Offset, ArrayRef<uint8_t> Bytes) {
+  uint64_t Size = contents().size();
+  if (isNoBits() || Offset > Size || Bytes.size() > Size - Offset)
+    return makeError("cannot write " + Twine(Bytes.size()) + " bytes at " +
+                     hex(Offset) + " of section '" + Name + "' (size " +
+                     hex(Size) + ")");
   if (!Owned)
     Owned.emplace(Borrowed.begin(), Borrowed.end());
-  return *Owned;
-}
-
-void Section::setContents(std::vector<uint8_t> Bytes) {
-  Owned = std::move(Bytes);
+  std::copy(Bytes.begin(), Bytes.end(), Owned->begin() + Offset);
+  return Error::success();
 }
 
 Symbol &SymbolTable::add(Symbol S) {
@@ -50,14 +57,14 @@ const Symbol *SymbolTable::find(StringRef Name) const {
 
 SymbolTable *Object::symtab() const {
   for (const auto &T : SymbolTables)
-    if (T->Sec->Type == ELF::SHT_SYMTAB)
+    if (T->section().Type == ELF::SHT_SYMTAB)
       return T.get();
   return nullptr;
 }
 
 SymbolTable *Object::dynsym() const {
   for (const auto &T : SymbolTables)
-    if (T->Sec->Type == ELF::SHT_DYNSYM)
+    if (T->section().Type == ELF::SHT_DYNSYM)
       return T.get();
   return nullptr;
 }
@@ -67,13 +74,6 @@ Section *Object::findSection(StringRef Name) const {
     if (S->Name == Name && S->Type != ELF::SHT_NULL)
       return S.get();
   return nullptr;
-}
-
-uint32_t Object::indexOf(const Section *S) const {
-  for (size_t I = 0, E = Sections.size(); I != E; ++I)
-    if (Sections[I].get() == S)
-      return static_cast<uint32_t>(I);
-  return 0;
 }
 
 Section *Object::sectionForAddress(uint64_t VAddr) const {
@@ -111,6 +111,7 @@ uint64_t Object::firstFreeAddress(uint64_t PageSize) const {
 }
 
 Section &Object::addSection(std::unique_ptr<Section> S) {
+  S->Index = static_cast<uint32_t>(Sections.size());
   Sections.push_back(std::move(S));
   return *Sections.back();
 }
@@ -119,6 +120,11 @@ Segment &Object::addSegment(std::unique_ptr<Segment> S) {
   S->IsNew = true;
   Segments.push_back(std::move(S));
   return *Segments.back();
+}
+
+void Object::removeSegment(size_t Index) {
+  assert(Index < Segments.size() && "no such program header");
+  Segments.erase(Segments.begin() + Index);
 }
 
 SymbolTable &Object::createSymtab() {
@@ -139,9 +145,7 @@ SymbolTable &Object::createSymtab() {
   Sym->setContents(std::vector<uint8_t>(sizeof(ELF::Elf64_Sym), 0));
   Section &SymSec = addSection(std::move(Sym));
 
-  auto T = std::make_unique<SymbolTable>();
-  T->Sec = &SymSec;
-  T->StrTab = &StrSec;
+  auto T = std::make_unique<SymbolTable>(SymSec, StrSec);
   SymSec.Symbols = T.get();
   SymbolTables.push_back(std::move(T));
   return *SymbolTables.back();
@@ -157,13 +161,55 @@ Expected<ArrayRef<uint8_t>> Object::bytesAt(uint64_t VAddr,
       continue;
     uint64_t Rel = VAddr - S->Addr;
     if (Size > SSize - Rel)
-      return createStringError(
-          "range 0x%llx..0x%llx is not inside section '%s'",
-          (unsigned long long)VAddr, (unsigned long long)(VAddr + Size),
-          S->Name.c_str());
+      return makeError("range " + hex(VAddr) + ".." + hex(VAddr + Size) +
+                       " is not inside section '" + S->Name + "'");
     return S->contents().slice(Rel, Size);
   }
-  return createStringError("address 0x%llx is not inside any section with "
-                           "file contents",
-                           (unsigned long long)VAddr);
+  return makeError("address " + hex(VAddr) +
+                   " is not inside any section with file contents");
+}
+
+bool Object::needsNewLayout() const {
+  if (SectionHeadersLast || Sections.size() != InTables.ShNum ||
+      Segments.size() != InTables.PhNum)
+    return true;
+  for (const auto &P : Segments)
+    if (P->IsNew)
+      return true;
+  // Symbol tables only grow (SymbolTable::add): a modified one is longer.
+  for (const auto &T : SymbolTables)
+    if (T->isModified())
+      return true;
+  // Section 0's header is written back as read; it has no contents.
+  for (const auto &S : llvm::drop_begin(Sections))
+    if (S->isNew() || (!S->isNoBits() && S->size() != S->Orig->Size))
+      return true;
+  // A renamed section needs a new name in the section name string table.
+  if (SectionNames)
+    for (const auto &S : Sections)
+      if (!keepsInputName(*S))
+        return true;
+  return false;
+}
+
+bool Object::keepsInputName(const Section &S) const {
+  if (!S.Orig || !SectionNames)
+    return false;
+  ArrayRef<uint8_t> Names = SectionNames->contents();
+  if (S.Orig->NameOffset >= Names.size())
+    return false;
+  const char *P = reinterpret_cast<const char *>(Names.data()) + S.Orig->NameOffset;
+  return StringRef(P, strnlen(P, Names.size() - S.Orig->NameOffset)) == S.Name;
+}
+
+bool Object::sectionHeadersWillBeLastAndAligned() const {
+  if (Sections.empty() || needsNewLayout())
+    return true;
+  if (InTables.ShOff % 8 != 0)
+    return false;
+  for (const auto &S : llvm::drop_begin(Sections))
+    if (!S->isNoBits() && S->size() &&
+        S->Orig->Offset + S->size() > InTables.ShOff)
+      return false;
+  return true;
 }

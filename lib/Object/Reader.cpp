@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/Object/Reader.h"
+#include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -29,7 +30,7 @@ template <typename T> T rd(ArrayRef<uint8_t> B, uint64_t Off) {
   return endian::read<T, llvm::endianness::little>(B.data() + Off);
 }
 
-Error err(const Twine &Msg) { return createStringError(Msg); }
+Error err(const Twine &Msg) { return makeError(Msg); }
 
 /// [Off, Off+Size) inside a file of FileSize bytes, without overflow.
 bool inFile(uint64_t Off, uint64_t Size, uint64_t FileSize) {
@@ -39,8 +40,14 @@ bool inFile(uint64_t Off, uint64_t Size, uint64_t FileSize) {
 
 class Reader {
 public:
-  Reader(ArrayRef<uint8_t> Bytes, Object &Obj) : B(Bytes), Obj(Obj) {}
+  Reader(ArrayRef<uint8_t> Bytes, Object &Obj) : B(Bytes), Obj(Obj) {
+    Obj.Input = Bytes;
+  }
   Error read();
+  /// Makes \p Obj keep the buffer its bytes come from alive.
+  static void adopt(Object &Obj, std::unique_ptr<MemoryBuffer> Buffer) {
+    Obj.OwnedInput = std::move(Buffer);
+  }
 
 private:
   Error readHeader();
@@ -157,10 +164,7 @@ Error Reader::readHeader() {
                hex(B.size()) + ")");
   if (ShNum == 0 && H.Type != ET_REL && PhNum == 0)
     return err("object has neither program nor section headers");
-  Obj.OrigPhOff = PhOff;
-  Obj.OrigShOff = ShOff;
-  Obj.OrigPhNum = PhNum;
-  Obj.OrigShNum = ShNum;
+  Obj.InTables = InputTables{PhOff, ShOff, PhNum, ShNum};
   return Error::success();
 }
 
@@ -284,7 +288,8 @@ Error Reader::readSections() {
     S->AddrAlign = R.Align;
     S->EntSize = R.EntSize;
     S->Info = R.Info;
-    S->Orig = Section::Origin{I, R.Name, R.Offset, R.Size};
+    S->Orig = Section::Origin{R.Name, R.Offset, R.Size};
+    S->Index = I;
     Obj.Sections.push_back(std::move(S));
   }
 
@@ -369,7 +374,7 @@ Error Reader::readSections() {
 }
 
 Error Reader::readSymbolTable(Section &Sec) {
-  uint32_t I = Sec.Orig->Index;
+  uint32_t I = Sec.index();
   if (Sec.EntSize != sizeof(Elf64_Sym))
     return err(secName(I) + " has sh_entsize " + Twine(Sec.EntSize) +
                ", expected 24");
@@ -382,16 +387,14 @@ Error Reader::readSymbolTable(Section &Sec) {
   if (Sec.Link->isNoBits())
     return err(secName(I) + " string table has no file contents");
   if (!Str.empty() && Str.back() != 0)
-    return err(secName(Sec.Link->Orig->Index) +
+    return err(secName(Sec.Link->index()) +
                " (string table) is not NUL-terminated");
   uint64_t Count = Sec.size() / sizeof(Elf64_Sym);
   if (Sec.Info > Count)
     return err(secName(I) + " sh_info " + Twine(Sec.Info) +
                " is larger than the number of symbols (" + Twine(Count) +
                ")");
-  auto T = std::make_unique<SymbolTable>();
-  T->Sec = &Sec;
-  T->StrTab = Sec.Link;
+  auto T = std::make_unique<SymbolTable>(Sec, *Sec.Link);
   ArrayRef<uint8_t> D = Sec.contents();
   T->Symbols.reserve(Count ? Count - 1 : 0);
   for (uint64_t K = 1; K < Count; ++K) {
@@ -445,8 +448,6 @@ Expected<std::unique_ptr<Object>> readObject(MemoryBufferRef Buffer) {
   ArrayRef<uint8_t> Bytes(
       reinterpret_cast<const uint8_t *>(Buffer.getBufferStart()),
       Buffer.getBufferSize());
-  Obj->Input = Bytes;
-  Obj->InputName = Buffer.getBufferIdentifier();
   Reader R(Bytes, *Obj);
   if (Error E = R.read())
     return std::move(E);
@@ -458,7 +459,7 @@ readObject(std::unique_ptr<MemoryBuffer> Buffer) {
   auto ObjOrErr = readObject(Buffer->getMemBufferRef());
   if (!ObjOrErr)
     return ObjOrErr.takeError();
-  (*ObjOrErr)->OwnedInput = std::move(Buffer);
+  Reader::adopt(**ObjOrErr, std::move(Buffer));
   return ObjOrErr;
 }
 

@@ -26,7 +26,7 @@ static std::string phdrType(uint32_t T) {
 
 ObjectSnapshot ObjectSnapshot::take(const Object &Obj) {
   ObjectSnapshot S;
-  for (const auto &Sec : Obj.Sections) {
+  for (const auto &Sec : Obj.sections()) {
     ObjectSnapshot::Sec X{Sec->Name, Sec->Type, Sec->Addr, Sec->size(), {}};
     // Allocated sections can only be edited in place: keep their bytes to
     // show which ranges changed.
@@ -34,20 +34,21 @@ ObjectSnapshot ObjectSnapshot::take(const Object &Obj) {
       X.Bytes.assign(Sec->contents().begin(), Sec->contents().end());
     S.Sections.push_back(std::move(X));
   }
-  for (const auto &P : Obj.Segments)
+  for (const auto &P : Obj.segments())
     S.Segments.push_back({P->Type, P->Flags, P->VAddr, P->MemSize});
-  for (const auto &T : Obj.SymbolTables) {
-    auto &V = S.Symbols[T->Sec->Name];
-    for (const Symbol &Sym : T->Symbols)
+  for (const auto &T : Obj.symbolTables()) {
+    auto &V = S.Symbols[T->section().Name];
+    for (const Symbol &Sym : T->symbols())
       V.push_back(Sym.Name);
   }
+  S.SectionHeadersLast = Obj.sectionHeadersLastRequested();
   return S;
 }
 
 void ObjectSnapshot::printDiff(const Object &Now, raw_ostream &OS) const {
   bool Any = false;
-  for (size_t I = 0; I < Now.Sections.size(); ++I) {
-    const Section &S = *Now.Sections[I];
+  for (size_t I = 0; I < Now.sections().size(); ++I) {
+    const Section &S = *Now.sections()[I];
     if (I >= Sections.size()) {
       OS << "  + section [" << I << "] '" << S.Name << "' addr " << hex(S.Addr)
          << " size " << hex(S.size()) << "\n";
@@ -76,8 +77,8 @@ void ObjectSnapshot::printDiff(const Object &Now, raw_ostream &OS) const {
       }
     }
   }
-  for (size_t I = 0; I < Now.Segments.size(); ++I) {
-    const Segment &P = *Now.Segments[I];
+  for (size_t I = 0; I < Now.segments().size(); ++I) {
+    const Segment &P = *Now.segments()[I];
     if (I >= Segments.size()) {
       OS << "  + segment [" << I << "] "
          << phdrType(P.Type) << " vaddr "
@@ -90,20 +91,20 @@ void ObjectSnapshot::printDiff(const Object &Now, raw_ostream &OS) const {
       Any = true;
     }
   }
-  for (const auto &T : Now.SymbolTables) {
-    auto It = Symbols.find(T->Sec->Name);
+  for (const auto &T : Now.symbolTables()) {
+    auto It = Symbols.find(T->section().Name);
     StringSet<> Old;
     if (It != Symbols.end())
       for (const std::string &N : It->second)
         Old.insert(N);
-    for (const Symbol &Sym : T->Symbols)
+    for (const Symbol &Sym : T->symbols())
       if (!Old.count(Sym.Name)) {
-        OS << "  + symbol '" << Sym.Name << "' in " << T->Sec->Name
+        OS << "  + symbol '" << Sym.Name << "' in " << T->section().Name
            << " value " << hex(Sym.Value) << " size " << Sym.Size << "\n";
         Any = true;
       }
   }
-  if (Now.RelayoutSectionHeaders) {
+  if (Now.sectionHeadersLastRequested() && !SectionHeadersLast) {
     OS << "  ~ section header table laid out anew\n";
     Any = true;
   }

@@ -1,6 +1,7 @@
 //===- lib/Passes/Kernels.cpp - The kernels analysis ----------------------===//
 
 #include "hotswap/Passes/Kernels.h"
+#include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
 #include "hotswap/AMDGPU/SGPRScan.h"
@@ -133,7 +134,7 @@ static Expected<std::optional<PoolStub>> stubAt(const Object &Obj,
 static Expected<std::vector<PoolStub>> scanPools(const Object &Obj,
                                                  const TargetInfo &TI) {
   std::vector<PoolStub> Out;
-  for (const auto &SP : Obj.Sections) {
+  for (const auto &SP : Obj.sections()) {
     const Section &S = *SP;
     if (S.Name != PoolSectionName || !S.isExec() || S.isNoBits())
       continue;
@@ -165,7 +166,7 @@ scanKernelSGPRs(const Object &Obj, const TargetInfo &T, const KernelInfo &K,
     if (WholeCode)
       return *WholeCode;
     unsigned Max = 0;
-    for (const auto &S : Obj.Sections) {
+    for (const auto &S : Obj.sections()) {
       if (!S->isExec() || S->isNoBits() || S->Name == PoolSectionName)
         continue;
       Expected<SGPRScan> R = scanSGPRs(T, S->contents(), S->Addr);
@@ -209,17 +210,17 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     return TI.takeError();
   R.Target = std::move(*TI);
   if (Obj.Header.Type == ELF::ET_REL)
-    return createStringError("relocatable object (ET_REL): kernel descriptors "
+    return makeError("relocatable object (ET_REL): kernel descriptors "
                              "are not resolved before linking; link it with "
                              "'ld.lld -shared' first");
 
   // Metadata: the first NT_AMDGPU_METADATA note of any note section.
-  for (const auto &S : Obj.Sections) {
+  for (const auto &S : Obj.sections()) {
     if (S->Type != ELF::SHT_NOTE || S->isNoBits())
       continue;
     Expected<CodeObjectMetadata> MD = CodeObjectMetadata::parse(S->contents());
     if (!MD)
-      return createStringError("section '" + S->Name + "': " +
+      return makeError("section '" + S->Name + "': " +
                                toString(MD.takeError()));
     if (!MD->hasMetadata())
       continue;
@@ -243,7 +244,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     if (!T)
       continue;
     const char *TableName = T == Obj.symtab() ? ".symtab" : ".dynsym";
-    for (const Symbol &S : T->Symbols) {
+    for (const Symbol &S : T->symbols()) {
       StringRef N = S.Name;
       if (N.ends_with(".numbered_sgpr") && S.Shndx == ELF::SHN_ABS) {
         NumberedSGPR[N.drop_back(strlen(".numbered_sgpr"))] = S.Value;
@@ -262,7 +263,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
       }
       const Found &Prev = KDs[It->second];
       if (Prev.Addr != S.Value)
-        return createStringError(
+        return makeError(
             "kernel descriptor symbol '" + N + "' is ambiguous: " +
             hex(Prev.Addr) + " in " + Prev.Table + ", " + hex(S.Value) +
             " in " + TableName);
@@ -305,44 +306,44 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     K.KDAddr = F.Addr;
     K.KDSection = F.Sec;
     std::string Who = "kernel '" + K.Name + "'";
-    if (F.Addr % 64 != 0)
-      return createStringError(Who + ": descriptor at " + hex(F.Addr) +
-                               " is not 64-byte aligned");
-    Expected<ArrayRef<uint8_t>> Bytes = Obj.bytesAt(F.Addr, 64);
+    if (F.Addr % kd::Alignment != 0)
+      return makeError(Who + ": descriptor at " + hex(F.Addr) + " is not " +
+                       Twine(kd::Alignment) + "-byte aligned");
+    Expected<ArrayRef<uint8_t>> Bytes = Obj.bytesAt(F.Addr, kd::Size);
     if (!Bytes)
-      return createStringError(Who + ": descriptor: " +
+      return makeError(Who + ": descriptor: " +
                                toString(Bytes.takeError()));
     // patch-descriptors writes through the symbol's section: it must hold
     // the very bytes read here (sections may overlap).
     const Section &KDSec = *F.Sec;
     if (!KDSec.isAlloc() || KDSec.isNoBits() || F.Addr < KDSec.Addr ||
         F.Addr - KDSec.Addr > KDSec.size() ||
-        KDSec.size() - (F.Addr - KDSec.Addr) < 64 ||
-        KDSec.contents().slice(F.Addr - KDSec.Addr, 64).data() !=
+        KDSec.size() - (F.Addr - KDSec.Addr) < kd::Size ||
+        KDSec.contents().slice(F.Addr - KDSec.Addr, kd::Size).data() !=
             Bytes->data())
-      return createStringError(Who + ": descriptor at " + hex(F.Addr) +
+      return makeError(Who + ": descriptor at " + hex(F.Addr) +
                                " is not inside its symbol's section '" +
                                KDSec.Name + "'");
-    if (!Obj.Segments.empty() && !Obj.loadSegmentFor(F.Addr, 64))
-      return createStringError(Who + ": descriptor at " + hex(F.Addr) +
+    if (!Obj.segments().empty() && !Obj.loadSegmentFor(F.Addr, kd::Size))
+      return makeError(Who + ": descriptor at " + hex(F.Addr) +
                                " is not inside a loaded segment");
     K.KD = KernelDescriptor::read(*Bytes);
     std::optional<uint64_t> Entry = K.KD.entryAddress(F.Addr);
     if (!Entry)
-      return createStringError(
+      return makeError(
           Who + ": kernel_code_entry_byte_offset " +
           Twine(K.KD.KernelCodeEntryByteOffset) + " from descriptor at " +
           hex(F.Addr) + " overflows");
     K.Entry = *Entry;
-    if (K.Entry % 256 != 0)
-      return createStringError(Who + ": entry " + hex(K.Entry) +
-                               " is not 256-byte aligned");
+    if (K.Entry % kd::EntryAlignment != 0)
+      return makeError(Who + ": entry " + hex(K.Entry) + " is not " +
+                       Twine(kd::EntryAlignment) + "-byte aligned");
     Section *ES = Obj.sectionForAddress(K.Entry);
     if (!ES || !ES->isExec() || ES->isNoBits())
-      return createStringError(Who + ": entry " + hex(K.Entry) +
+      return makeError(Who + ": entry " + hex(K.Entry) +
                                " is not inside an executable section");
-    if (!Obj.Segments.empty() && !Obj.loadSegmentFor(K.Entry, 4))
-      return createStringError(Who + ": entry " + hex(K.Entry) +
+    if (!Obj.segments().empty() && !Obj.loadSegmentFor(K.Entry, 4))
+      return makeError(Who + ": entry " + hex(K.Entry) +
                                " is not inside a loaded segment");
 
     auto SI = StubByAddr.find(K.Entry);
@@ -360,11 +361,11 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
       K.CodeEntry = K.EntryStub->Decoded.Target;
       Section *CS = Obj.sectionForAddress(K.CodeEntry);
       if (!CS || !CS->isExec())
-        return createStringError(Who + ": stub at " + hex(K.Entry) +
+        return makeError(Who + ": stub at " + hex(K.Entry) +
                                  " leads to " + hex(K.CodeEntry) +
                                  ", outside executable code");
       if (StubByAddr.count(K.CodeEntry))
-        return createStringError(Who + ": stub at " + hex(K.Entry) +
+        return makeError(Who + ": stub at " + hex(K.Entry) +
                                  " leads to another stub at " +
                                  hex(K.CodeEntry));
     } else {

@@ -1,47 +1,34 @@
 //===- lib/Passes/PatchDescriptors.cpp - patch-descriptors ----------------===//
 
 #include "hotswap/Passes/PatchDescriptors.h"
+#include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
 #include "hotswap/AMDGPU/ScratchSGPR.h"
-#include "hotswap/Passes/Kernels.h"
 
-#include "llvm/ADT/StringExtras.h"
 
 using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::amdgpu;
 
 
-Expected<std::unique_ptr<Pass>> PatchDescriptorsPass::create(StringRef Params) {
-  if (!Params.empty())
-    return createStringError("unknown parameter '" + Params + "'");
-  return std::make_unique<PatchDescriptorsPass>();
-}
-
-Expected<bool> PatchDescriptorsPass::isSatisfied(Object &Obj,
-                                                 AnalysisManager &AM,
-                                                 PassContext &Ctx) {
-  auto R = AM.getResult<KernelsAnalysis>(Obj);
-  if (!R)
-    return R.takeError();
+Expected<bool> PatchDescriptorsPass::holds(Object &Obj,
+                                           KernelsAnalysis::Result &R,
+                                           PassContext &Ctx) {
   // Without any stub the invariant holds vacuously: let the precondition
   // say why nothing happens (and fail under --strict).
-  if (R->PoolStubs.empty())
+  if (R.PoolStubs.empty())
     return false;
-  for (const KernelInfo &K : R->Kernels)
+  for (const KernelInfo &K : R.Kernels)
     if (K.PendingStub)
       return false;
   return true;
 }
 
 Expected<std::optional<std::string>>
-PatchDescriptorsPass::unmetPrecondition(Object &Obj, AnalysisManager &AM,
-                                        PassContext &Ctx) {
-  auto R = AM.getResult<KernelsAnalysis>(Obj);
-  if (!R)
-    return R.takeError();
-  if (R->PoolStubs.empty())
+PatchDescriptorsPass::precondition(Object &Obj, KernelsAnalysis::Result &R,
+                                   PassContext &Ctx) {
+  if (R.PoolStubs.empty())
     return std::optional<std::string>(
         "no stubs in a pool section (run synth-trampolines first)");
   return std::nullopt;
@@ -54,13 +41,9 @@ static std::optional<unsigned> pairOf(const DecodedStub &D) {
   return std::nullopt;
 }
 
-Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
-                                                      AnalysisManager &AM,
-                                                      PassContext &Ctx) {
-  auto RO = AM.getResult<KernelsAnalysis>(Obj);
-  if (!RO)
-    return RO.takeError();
-  KernelsAnalysis::Result &R = *RO;
+Expected<PreservedAnalyses>
+PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
+                                   AnalysisManager &AM, PassContext &Ctx) {
   const TargetInfo &TI = R.Target;
   bool MetadataChanged = false;
   std::vector<size_t> Patched;
@@ -71,17 +54,16 @@ Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
     const PoolStub &S = *K.PendingStub;
     std::string Who = "kernel '" + K.Name + "'";
     if (K.needsDualStub(TI) && !S.Dual)
-      return createStringError(Who + " preloads kernel arguments (entered at "
+      return makeError(Who + " preloads kernel arguments (entered at "
                                "+256 by the firmware) but its stub at " +
                                hex(S.Addr) + " is not a dual stub");
     KernelDescriptor KD = K.KD;
     if (!KD.setEntryAddress(K.KDAddr, S.Addr))
-      return createStringError(Who + ": stub " + hex(S.Addr) +
+      return makeError(Who + ": stub " + hex(S.Addr) +
                                " is not reachable from the descriptor at " +
                                hex(K.KDAddr) + " with a signed 64-bit offset");
-    uint64_t StubSize = S.Dual ? 2 * StubSlotSize : StubSlotSize;
     if (TI.InstPrefWidth) {
-      unsigned Max = static_cast<unsigned>(StubSize / 128);
+      unsigned Max = static_cast<unsigned>(S.size() / 128);
       if (KD.instPrefSize(TI) > Max) {
         KD.setInstPrefSize(TI, Max);
         Ctx.Stats.add(name(), "inst-pref-clamped",
@@ -95,7 +77,7 @@ Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
           N ? granuleForPair(TI, KD, *N, K.ReservedTopSGPRs)
             : granuleForVCC(TI, KD, K.UsedSGPRs, K.ReservedTopSGPRs);
       if (!G)
-        return createStringError(Who + ": " + toString(G.takeError()));
+        return prefixError(Who, G.takeError());
       if (*G) {
         KD.setSGPRGranule(**G);
         Ctx.Stats.add(name(), "granule-raised",
@@ -114,8 +96,10 @@ Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
                       "metadata .sgpr_count values raised");
       }
     }
-    MutableArrayRef<uint8_t> Sec = K.KDSection->mutableContents();
-    KD.write(Sec.slice(K.KDAddr - K.KDSection->Addr, 64));
+    std::array<uint8_t, kd::Size> Bytes;
+    KD.write(Bytes);
+    if (Error E = K.KDSection->overwrite(K.KDAddr - K.KDSection->Addr, Bytes))
+      return prefixError(Who, std::move(E));
     Patched.push_back(I);
     Ctx.Stats.add(name(), "patched", "descriptors pointed at their stub");
   }
@@ -123,14 +107,14 @@ Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
   if (MetadataChanged) {
     Expected<NoteRewrite> NR = R.Metadata->rewrite();
     if (!NR)
-      return createStringError("metadata: " + toString(NR.takeError()));
+      return prefixError("metadata", NR.takeError());
     if (!NR->SameSize)
-      return createStringError(
+      return makeError(
           "metadata note would change size (" +
           Twine(R.MetadataSection->size()) + " -> " + Twine(NR->Bytes.size()) +
           " bytes) and relocating it is not supported yet");
-    MutableArrayRef<uint8_t> Note = R.MetadataSection->mutableContents();
-    std::copy(NR->Bytes.begin(), NR->Bytes.end(), Note.begin());
+    if (Error E = R.MetadataSection->overwrite(0, NR->Bytes))
+      return E;
   }
   if (Patched.empty())
     return PreservedAnalyses::all();
@@ -145,7 +129,7 @@ Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
   for (size_t I : Patched) {
     KernelInfo &K = R.Kernels[I];
     K.KD = KernelDescriptor::read(K.KDSection->contents().slice(
-        K.KDAddr - K.KDSection->Addr, 64));
+        K.KDAddr - K.KDSection->Addr, kd::Size));
     std::optional<uint64_t> Entry = K.KD.entryAddress(K.KDAddr);
     if (!Entry || *Entry != K.PendingStub->Addr)
       return PreservedAnalyses::none();

@@ -1,9 +1,9 @@
 //===- lib/Passes/StubSymbols.cpp - stub-syms -----------------------------===//
 
 #include "hotswap/Passes/StubSymbols.h"
+#include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
-#include "hotswap/Passes/Kernels.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -12,36 +12,24 @@ using namespace llvm;
 using namespace hotswap;
 
 
-Expected<std::unique_ptr<Pass>> StubSymbolsPass::create(StringRef Params) {
-  if (!Params.empty())
-    return createStringError("unknown parameter '" + Params + "'");
-  return std::make_unique<StubSymbolsPass>();
-}
-
 static std::string stubName(const KernelInfo &K) { return K.Name + ".stub"; }
-static uint64_t stubSize(const PoolStub &S) {
-  return S.Dual ? 2 * StubSlotSize : StubSlotSize;
-}
 
 /// Whether \p S is the symbol stub-syms would add for \p Stub.
 static bool describesStub(const Symbol &S, const PoolStub &Stub) {
   return S.Type == ELF::STT_FUNC && S.Value == Stub.Addr &&
-         S.Size == stubSize(Stub);
+         S.Size == Stub.size();
 }
 
-Expected<bool> StubSymbolsPass::isSatisfied(Object &Obj, AnalysisManager &AM,
-                                            PassContext &Ctx) {
-  auto R = AM.getResult<KernelsAnalysis>(Obj);
-  if (!R)
-    return R.takeError();
+Expected<bool> StubSymbolsPass::holds(Object &Obj, KernelsAnalysis::Result &R,
+                                      PassContext &Ctx) {
   SymbolTable *T = Obj.symtab();
   StringMap<const Symbol *> ByName;
   if (T)
-    for (const Symbol &S : T->Symbols)
+    for (const Symbol &S : T->symbols())
       if (StringRef(S.Name).ends_with(".stub"))
         ByName.try_emplace(S.Name, &S);
   bool AnyStub = false;
-  for (const KernelInfo &K : R->Kernels) {
+  for (const KernelInfo &K : R.Kernels) {
     if (!K.EntryStub)
       continue;
     AnyStub = true;
@@ -57,13 +45,10 @@ Expected<bool> StubSymbolsPass::isSatisfied(Object &Obj, AnalysisManager &AM,
 }
 
 Expected<std::optional<std::string>>
-StubSymbolsPass::unmetPrecondition(Object &Obj, AnalysisManager &AM,
-                                   PassContext &Ctx) {
-  auto R = AM.getResult<KernelsAnalysis>(Obj);
-  if (!R)
-    return R.takeError();
+StubSymbolsPass::precondition(Object &Obj, KernelsAnalysis::Result &R,
+                              PassContext &Ctx) {
   bool Any = false;
-  for (const KernelInfo &K : R->Kernels)
+  for (const KernelInfo &K : R.Kernels)
     Any |= K.hasStub();
   if (!Any)
     return std::optional<std::string>(
@@ -71,12 +56,9 @@ StubSymbolsPass::unmetPrecondition(Object &Obj, AnalysisManager &AM,
   return std::nullopt;
 }
 
-Expected<PreservedAnalyses> StubSymbolsPass::run(Object &Obj,
-                                                 AnalysisManager &AM,
-                                                 PassContext &Ctx) {
-  auto R = AM.getResult<KernelsAnalysis>(Obj);
-  if (!R)
-    return R.takeError();
+Expected<PreservedAnalyses>
+StubSymbolsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
+                              AnalysisManager &AM, PassContext &Ctx) {
   SymbolTable *T = Obj.symtab();
   if (!T) {
     Ctx.Warn("object has no .symtab (the ROCm loader finds kernels only "
@@ -88,31 +70,31 @@ Expected<PreservedAnalyses> StubSymbolsPass::run(Object &Obj,
   // partitioned, that renumbers symbols, which would break relocation
   // sections that refer to them by index: leave such an object alone.
   bool Partitioned = true, SeenGlobal = false;
-  for (const Symbol &S : T->Symbols) {
+  for (const Symbol &S : T->symbols()) {
     SeenGlobal |= !S.isLocal();
     if (S.isLocal() && SeenGlobal)
       Partitioned = false;
   }
   if (!Partitioned)
-    for (const auto &Sec : Obj.Sections)
+    for (const auto &Sec : Obj.sections())
       if ((Sec->Type == ELF::SHT_RELA || Sec->Type == ELF::SHT_REL) &&
-          Sec->Link == T->Sec) {
-        std::string Msg = "'" + T->Sec->Name +
+          Sec->Link == &T->section()) {
+        std::string Msg = "'" + T->section().Name +
                           "' has local symbols after global ones and '" +
                           Sec->Name +
                           "' refers to its symbols by index; adding symbols "
                           "would renumber them, so no stub symbol was added";
         if (Ctx.Strict)
-          return createStringError(Msg);
+          return makeError(Msg);
         Ctx.Warn(Msg);
         return PreservedAnalyses::all();
       }
   StringMap<const Symbol *> Existing;
-  for (const Symbol &S : T->Symbols)
+  for (const Symbol &S : T->symbols())
     Existing.try_emplace(S.Name, &S);
 
   std::vector<Symbol> New;
-  for (const KernelInfo &K : R->Kernels) {
+  for (const KernelInfo &K : R.Kernels) {
     if (!K.EntryStub)
       continue;
     const PoolStub &S = *K.EntryStub;
@@ -127,7 +109,7 @@ Expected<PreservedAnalyses> StubSymbolsPass::run(Object &Obj,
                         ") and is not the stub at " + hex(S.Addr) +
                         "; stub left unnamed";
       if (Ctx.Strict)
-        return createStringError(Msg);
+        return makeError(Msg);
       Ctx.Warn(Msg);
       Ctx.Stats.add(name(), "collisions", "stub names taken by other symbols");
       continue;
@@ -139,7 +121,7 @@ Expected<PreservedAnalyses> StubSymbolsPass::run(Object &Obj,
     Sym.Other = ELF::STV_DEFAULT;
     Sym.Sec = S.Sec;
     Sym.Value = S.Addr;
-    Sym.Size = stubSize(S);
+    Sym.Size = S.size();
     New.push_back(std::move(Sym));
   }
   if (New.empty())

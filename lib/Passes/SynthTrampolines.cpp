@@ -7,6 +7,8 @@
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/AMDGPU/ScratchSGPR.h"
 
+#include "hotswap/Support/Error.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -37,26 +39,26 @@ SynthTrampolinesPass::create(StringRef Params) {
         O.Prologue = TrampolineOptions::PrologueKind::AsmFile;
         O.PrologueFile = Value.drop_front(4).str();
       } else
-        return createStringError("invalid prologue '" + Value +
+        return makeError("invalid prologue '" + Value +
                                  "' (expected none, gfx1250-vmem or "
                                  "asm:FILE)");
     } else if (Key == "only") {
       std::string Err;
       Regex RE(Value);
       if (!RE.isValid(Err))
-        return createStringError("invalid regular expression '" + Value +
+        return makeError("invalid regular expression '" + Value +
                                  "' in only=: " + Err);
       O.Only = Value.str();
     } else if (Key == "form") {
       if (Value == "long")
         O.ForceLong = true;
       else if (Value != "auto")
-        return createStringError("invalid form '" + Value +
+        return makeError("invalid form '" + Value +
                                  "' (expected auto or long)");
     } else if (Key == "skip-unwrappable" && P == Key) {
       O.SkipUnwrappable = true;
     } else {
-      return createStringError("unknown parameter '" + P + "'");
+      return makeError("unknown parameter '" + P + "'");
     }
   }
   return std::make_unique<SynthTrampolinesPass>(std::move(O));
@@ -90,7 +92,7 @@ SynthTrampolinesPass::prologueBytes(const TargetInfo &TI) const {
     ErrorOr<std::unique_ptr<MemoryBuffer>> B =
         MemoryBuffer::getFile(Opts.PrologueFile, /*IsText=*/true);
     if (!B)
-      return createStringError("cannot read prologue file '" +
+      return makeError("cannot read prologue file '" +
                                Opts.PrologueFile +
                                "': " + B.getError().message());
     Expected<TargetMC &> MC = TargetMC::get(TI.MCPU, TI.Features);
@@ -98,7 +100,7 @@ SynthTrampolinesPass::prologueBytes(const TargetInfo &TI) const {
       return MC.takeError();
     Expected<std::vector<uint8_t>> Bytes = MC->assemble((*B)->getBuffer());
     if (!Bytes)
-      return createStringError("prologue '" + Opts.PrologueFile +
+      return makeError("prologue '" + Opts.PrologueFile +
                                "': " + toString(Bytes.takeError()));
     return std::move(*Bytes);
   }
@@ -142,25 +144,18 @@ SynthTrampolinesPass::candidates(Object &Obj, const KernelsAnalysis::Result &R,
   return Out;
 }
 
-Expected<bool> SynthTrampolinesPass::isSatisfied(Object &Obj,
-                                                 AnalysisManager &AM,
-                                                 PassContext &Ctx) {
-  auto R = AM.getResult<KernelsAnalysis>(Obj);
-  if (!R)
-    return R.takeError();
-  Expected<std::vector<size_t>> C = candidates(Obj, *R, nullptr);
+Expected<bool> SynthTrampolinesPass::holds(Object &Obj,
+                                           KernelsAnalysis::Result &R,
+                                           PassContext &Ctx) {
+  Expected<std::vector<size_t>> C = candidates(Obj, R, nullptr);
   if (!C)
     return C.takeError();
   return C->empty();
 }
 
-Expected<PreservedAnalyses> SynthTrampolinesPass::run(Object &Obj,
-                                                      AnalysisManager &AM,
-                                                      PassContext &Ctx) {
-  auto RO = AM.getResult<KernelsAnalysis>(Obj);
-  if (!RO)
-    return RO.takeError();
-  KernelsAnalysis::Result &R = *RO;
+Expected<PreservedAnalyses>
+SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
+                                   AnalysisManager &AM, PassContext &Ctx) {
   const TargetInfo &TI = R.Target;
   Ctx.Stats.add(name(), "kernels", "kernels seen", R.Kernels.size());
 
@@ -209,7 +204,7 @@ Expected<PreservedAnalyses> SynthTrampolinesPass::run(Object &Obj,
         std::string Msg = "kernel '" + K.Name +
                           "' cannot be wrapped: " + toString(SC.takeError());
         if (!Opts.SkipUnwrappable)
-          return createStringError(Msg + " (use synth-trampolines<skip-"
+          return makeError(Msg + " (use synth-trampolines<skip-"
                                          "unwrappable> to leave it alone)");
         Ctx.Warn(Msg + "; left unwrapped");
         Ctx.Stats.add(name(), "unwrappable", "kernels left unwrapped");
@@ -220,7 +215,7 @@ Expected<PreservedAnalyses> SynthTrampolinesPass::run(Object &Obj,
     }
     Expected<std::vector<uint8_t>> Bytes = (*Enc)->encode(Spec);
     if (!Bytes)
-      return createStringError("kernel '" + K.Name + "': " +
+      return makeError("kernel '" + K.Name + "': " +
                                toString(Bytes.takeError()));
     Pool.insert(Pool.end(), Bytes->begin(), Bytes->end());
     Added.push_back({I, Spec});

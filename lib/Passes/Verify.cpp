@@ -4,9 +4,8 @@
 #include "hotswap/Support/Format.h"
 
 #include "hotswap/AMDGPU/ScratchSGPR.h"
-#include "hotswap/Object/Writer.h"
 #include "hotswap/Passes/Kernels.h"
-#include "hotswap/Passes/RealignShdrs.h"
+#include "hotswap/Support/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -18,26 +17,29 @@ using namespace hotswap;
 using namespace hotswap::amdgpu;
 
 
-Expected<std::unique_ptr<Pass>> VerifyPass::create(StringRef Params) {
-  if (!Params.empty())
-    return createStringError("unknown parameter '" + Params + "'");
-  return std::make_unique<VerifyPass>();
-}
-
-static void checkStructure(const Object &Obj, const Layout &L,
-                           std::vector<std::string> &P) {
+/// ELF structure the writer relies on, checked on the model: the input's
+/// segments as read, new segments by their addresses (the writer derives
+/// their offsets, congruent by construction), and the properties the writer
+/// will give the file (Object::sectionHeadersWillBeLastAndAligned()).
+static void checkStructure(const Object &Obj, std::vector<std::string> &P) {
   // PT_LOADs: table order = address order, disjoint, congruent.
   const Segment *Prev = nullptr;
-  for (const Segment &S : L.Segments) {
+  for (const auto &SP : Obj.segments()) {
+    const Segment &S = *SP;
     if (S.Type != ELF::PT_LOAD)
       continue;
-    if (S.Align > 1 && S.Offset % S.Align != S.VAddr % S.Align)
-      P.push_back("PT_LOAD at " + hex(S.VAddr) + ": offset " + hex(S.Offset) +
-                  " is not congruent to its address modulo " + hex(S.Align));
-    if (S.FileSize > S.MemSize)
-      P.push_back("PT_LOAD at " + hex(S.VAddr) + ": p_filesz exceeds p_memsz");
-    if (S.Offset + S.FileSize > L.FileSize)
-      P.push_back("PT_LOAD at " + hex(S.VAddr) + " extends past end of file");
+    if (!S.IsNew) {
+      if (S.Align > 1 && S.Offset % S.Align != S.VAddr % S.Align)
+        P.push_back("PT_LOAD at " + hex(S.VAddr) + ": offset " +
+                    hex(S.Offset) +
+                    " is not congruent to its address modulo " + hex(S.Align));
+      if (S.FileSize > S.MemSize)
+        P.push_back("PT_LOAD at " + hex(S.VAddr) +
+                    ": p_filesz exceeds p_memsz");
+      if (S.Offset + S.FileSize > Obj.input().size())
+        P.push_back("PT_LOAD at " + hex(S.VAddr) +
+                    " extends past end of file");
+    }
     if (Prev) {
       if (S.VAddr < Prev->VAddr)
         P.push_back("PT_LOAD at " + hex(S.VAddr) +
@@ -49,19 +51,26 @@ static void checkStructure(const Object &Obj, const Layout &L,
     }
     Prev = &S;
   }
-  // Loaded sections inside a PT_LOAD, at the matching file offset.
-  for (size_t I = 1; I < Obj.Sections.size(); ++I) {
-    const Section &S = *Obj.Sections[I];
-    if (!S.isAlloc() || S.size() == 0 || L.Segments.empty())
+  // Loaded sections inside a PT_LOAD: input sections at the matching file
+  // offset of an input segment, new ones inside the new segment that holds
+  // them (the writer places members at their address).
+  for (const auto &SP : llvm::drop_begin(Obj.sections())) {
+    const Section &S = *SP;
+    if (!S.isAlloc() || S.size() == 0 || Obj.segments().empty())
       continue;
     bool Ok = false;
-    for (const Segment &G : L.Segments) {
+    for (const auto &GP : Obj.segments()) {
+      const Segment &G = *GP;
       if (G.Type != ELF::PT_LOAD || S.Addr < G.VAddr ||
           S.Addr + S.size() > G.VAddr + G.MemSize)
         continue;
-      Ok = S.isNoBits() ||
-           (L.SectionOffsets[I] - G.Offset == S.Addr - G.VAddr &&
-            S.Addr + S.size() <= G.VAddr + G.FileSize);
+      if (G.IsNew)
+        Ok = llvm::is_contained(G.Members, &S);
+      else
+        Ok = S.Orig &&
+             (S.isNoBits() ||
+              (S.Orig->Offset - G.Offset == S.Addr - G.VAddr &&
+               S.Addr + S.size() <= G.VAddr + G.FileSize));
       if (Ok)
         break;
     }
@@ -70,54 +79,51 @@ static void checkStructure(const Object &Obj, const Layout &L,
                   " is not inside a loaded segment at its file offset");
   }
   // Section header table last and aligned.
-  Expected<bool> Aligned = sectionHeadersAligned(Obj);
-  if (!Aligned)
-    P.push_back(toString(Aligned.takeError()));
-  else if (!*Aligned)
-    P.push_back("section header table at offset " + hex(L.ShOff) +
+  if (!Obj.sectionHeadersWillBeLastAndAligned())
+    P.push_back("section header table at offset " +
+                hex(Obj.inputTables().ShOff) +
                 " is not 8-byte aligned after all section data");
   // String tables end in NUL.
-  for (const auto &S : Obj.Sections) {
+  for (const auto &S : Obj.sections()) {
     if (S->Type != ELF::SHT_STRTAB || S->isNoBits())
       continue;
-    auto It = L.Rebuilt.find(S.get());
-    ArrayRef<uint8_t> C =
-        It != L.Rebuilt.end() ? ArrayRef<uint8_t>(It->second) : S->contents();
+    ArrayRef<uint8_t> C = S->contents();
     if (C.empty() || C.back() != 0)
       P.push_back("string table '" + S->Name +
                   "' is empty or not NUL-terminated");
   }
   // Symbol tables: locals first, sh_info right.
-  for (const auto &T : Obj.SymbolTables) {
+  for (const auto &T : Obj.symbolTables()) {
     if (T->isModified())
       continue; // the writer partitions and derives sh_info
-    // Indexes count the null symbol, which Symbols leaves out.
+    ArrayRef<Symbol> Syms = T->symbols();
+    // Indexes count the null symbol, which symbols() leaves out.
     std::optional<size_t> FirstGlobal;
-    for (size_t I = 0; I < T->Symbols.size(); ++I) {
-      const Symbol &S = T->Symbols[I];
+    for (size_t I = 0; I < Syms.size(); ++I) {
+      const Symbol &S = Syms[I];
       if (!S.isLocal()) {
         if (!FirstGlobal)
           FirstGlobal = I;
       } else if (FirstGlobal) {
-        P.push_back("symbol table '" + T->Sec->Name + "': local symbol '" +
-                    S.Name + "' (index " + Twine(I + 1).str() +
-                    ") follows a global symbol ('" +
-                    T->Symbols[*FirstGlobal].Name + "', index " +
+        P.push_back("symbol table '" + T->section().Name +
+                    "': local symbol '" + S.Name + "' (index " +
+                    Twine(I + 1).str() + ") follows a global symbol ('" +
+                    Syms[*FirstGlobal].Name + "', index " +
                     Twine(*FirstGlobal + 1).str() + ")");
         break;
       }
     }
     uint32_t First = T->firstNonLocal();
-    if (T->Sec->Info != First) {
-      std::string Want = First <= T->Symbols.size()
+    if (T->section().Info != First) {
+      std::string Want = First <= Syms.size()
                              ? "the first non-local symbol is " +
                                    Twine(First).str() + " ('" +
-                                   T->Symbols[First - 1].Name + "')"
+                                   Syms[First - 1].Name + "')"
                              : "all " + Twine(First).str() +
                                    " symbols are local (sh_info must be " +
                                    Twine(First).str() + ")";
-      P.push_back("symbol table '" + T->Sec->Name + "': sh_info is " +
-                  Twine(T->Sec->Info).str() + " but " + Want);
+      P.push_back("symbol table '" + T->section().Name + "': sh_info is " +
+                  Twine(T->section().Info).str() + " but " + Want);
     }
   }
 }
@@ -134,7 +140,7 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
     StubStarts[S.Addr] = &S;
   StringMap<std::vector<const Symbol *>> Syms;
   if (SymbolTable *ST = Obj.symtab())
-    for (const Symbol &S : ST->Symbols)
+    for (const Symbol &S : ST->symbols())
       Syms[S.Name].push_back(&S);
   // Where a kernel's code is: its own function symbol when there is one
   // (independent of the stub the descriptor uses), else where it is entered.
@@ -285,7 +291,7 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
                   " SGPRs) does not keep VCC above the kernel's " +
                   Twine(K.UsedSGPRs).str() + " SGPRs");
     }
-    uint64_t Size = S.Dual ? 512 : 256;
+    uint64_t Size = S.size();
     if (T.InstPrefWidth && uint64_t(K.KD.instPrefSize(T)) * 128 > Size)
       P.push_back(Who + ": INST_PREF_SIZE " +
                   Twine(K.KD.instPrefSize(T)).str() +
@@ -302,7 +308,7 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
         P.push_back(Who + ": " + Twine(SI->second.size()).str() +
                     " symbols named '" + K.Name + ".stub'");
       const Symbol &Sym = *SI->second.front();
-      uint64_t WantSize = S.Dual || NeedsDual ? 512 : 256;
+      uint64_t WantSize = amdgpu::stubSize(S.Dual || NeedsDual);
       std::vector<std::string> Bad;
       if (Sym.Type != ELF::STT_FUNC)
         Bad.push_back("type " + Twine(unsigned(Sym.Type)).str() +
@@ -348,12 +354,7 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
 
 Expected<std::vector<std::string>> hotswap::verifyObject(Object &Obj) {
   std::vector<std::string> P;
-  Expected<Layout> L = Writer::computeLayout(Obj);
-  if (!L) {
-    P.push_back("layout: " + toString(L.takeError()));
-    return P;
-  }
-  checkStructure(Obj, *L, P);
+  checkStructure(Obj, P);
   if (Obj.Header.Type == ELF::ET_REL)
     return P;
   AnalysisManager AM;
@@ -378,5 +379,5 @@ Expected<PreservedAnalyses> VerifyPass::run(Object &Obj, AnalysisManager &AM,
                     (P->size() == 1 ? " problem" : " problems");
   for (const std::string &S : *P)
     Msg += "\n  " + S;
-  return createStringError(Msg);
+  return makeError(Msg);
 }

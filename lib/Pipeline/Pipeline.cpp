@@ -2,9 +2,12 @@
 
 #include "hotswap/Hotswap.h"
 
+#include "hotswap/Object/InputFile.h"
+#include "hotswap/Object/OutputFile.h"
 #include "hotswap/Object/Reader.h"
 #include "hotswap/Object/Writer.h"
 #include "hotswap/Passes/Verify.h"
+#include "hotswap/Support/Error.h"
 
 using namespace llvm;
 using namespace hotswap;
@@ -35,8 +38,7 @@ Error hotswap::runPassManager(Object &Obj, PassManager &PM,
         return Error::success();
       Expected<PreservedAnalyses> R = V->run(O, AM, Ctx);
       if (!R)
-        return createStringError("after pass '" + P.name() +
-                                 "': " + toString(R.takeError()));
+        return prefixError("after pass '" + P.name() + "'", R.takeError());
       return Error::success();
     });
   }
@@ -80,20 +82,17 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
   Expected<PassManager> PM = parse(Pipeline, Opts);
   if (!PM)
     return PM.takeError();
-  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf =
-      MemoryBuffer::getFileOrSTDIN(InPath, /*IsText=*/false,
-                                   /*RequiresNullTerminator=*/false);
-  if (!Buf)
-    return createStringError(Buf.getError(), "cannot read file: " +
-                                                 Buf.getError().message());
-  Expected<std::unique_ptr<Object>> Obj = readObject(std::move(*Buf));
+  Expected<InputFile> In = InputFile::open(InPath);
+  if (!In)
+    return prefixError("cannot read file", In.takeError());
+  Expected<std::unique_ptr<Object>> Obj = readObject(In->buffer());
   if (!Obj)
     return Obj.takeError();
   if (Error E = runPassManager(**Obj, *PM, Opts))
     return E;
   if (OutPath.empty())
     return Error::success();
-  return writeObjectToFile(**Obj, OutPath);
+  return writeObjectToFile(**Obj, OutPath, &*In);
 }
 
 Expected<KernelsAnalysis::Result> hotswap::getKernels(Object &Obj) {

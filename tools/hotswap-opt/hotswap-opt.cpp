@@ -8,9 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/Hotswap.h"
+#include "hotswap/Object/InputFile.h"
+#include "hotswap/Object/OutputFile.h"
 #include "hotswap/Object/Reader.h"
 #include "hotswap/Object/Summary.h"
-#include "hotswap/Object/Writer.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
@@ -191,11 +192,10 @@ output changes nothing.
     }
   }
 
-  ErrorOr<std::unique_ptr<MemoryBuffer>> Buf = MemoryBuffer::getFileOrSTDIN(
-      InputFilename, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!Buf)
-    fail(InputFilename, Buf.getError().message());
-  Expected<std::unique_ptr<Object>> ObjOrErr = readObject(std::move(*Buf));
+  Expected<InputFile> In = InputFile::open(InputFilename);
+  if (!In)
+    fail(InputFilename, toString(In.takeError()));
+  Expected<std::unique_ptr<Object>> ObjOrErr = readObject(In->buffer());
   if (!ObjOrErr)
     fail(InputFilename, toString(ObjOrErr.takeError()));
   Object &Obj = **ObjOrErr;
@@ -278,10 +278,16 @@ output changes nothing.
     fail(InputFilename, toString(std::move(E)));
 
   auto WriteStart = std::chrono::steady_clock::now();
-  if (!Out.empty())
-    if (Error E = writeObjectToFile(Obj, Out))
+  if (!Out.empty()) {
+    // A layout that cannot be made is the input's fault (with what the
+    // passes did to it); a write that fails is the output's.
+    Expected<Layout> L = computeLayout(Obj);
+    if (!L)
+      fail(InputFilename, toString(L.takeError()));
+    if (Error E = writeObjectToFile(Obj, *L, Out, &*In))
       fail(Out == InputFilename ? StringRef(InputFilename) : StringRef(Out),
            toString(std::move(E)));
+  }
   double WriteSeconds = std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - WriteStart)
                             .count();

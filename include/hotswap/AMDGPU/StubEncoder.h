@@ -19,6 +19,7 @@
 #ifndef HOTSWAP_AMDGPU_STUBENCODER_H
 #define HOTSWAP_AMDGPU_STUBENCODER_H
 
+#include "hotswap/AMDGPU/KernelDescriptor.h"
 #include "hotswap/AMDGPU/TargetInfo.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -37,8 +38,18 @@ namespace amdgpu {
 
 class TargetMC;
 
-/// Size of one stub half; stubs start at addresses aligned to it.
-constexpr uint64_t StubHalfSize = 256;
+/// One stub slot: a whole single stub, one half of a dual stub, and the
+/// alignment of every stub. It is 256 bytes because the firmware enters a
+/// kernarg-preload kernel 256 bytes past its entry (a dual stub's second
+/// half); kernel entries are 256-byte aligned too (kd::EntryAlignment).
+constexpr uint64_t StubSlotSize = 256;
+static_assert(StubSlotSize % kd::EntryAlignment == 0,
+              "stubs are kernel entries: they must be entry-aligned");
+
+/// Bytes a stub takes: one slot, two for a dual stub.
+constexpr uint64_t stubSize(bool Dual) {
+  return Dual ? 2 * StubSlotSize : StubSlotSize;
+}
 
 struct StubSpec {
   enum RegKind {

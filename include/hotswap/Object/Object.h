@@ -1,15 +1,24 @@
 //===- hotswap/Object/Object.h - Mutable ELF model --------------*- C++ -*-===//
 //
-// The mutable model of an AMDGPU code object (ELF64, little endian) that every
-// pass works on. Shaped like llvm-objcopy's ELFObject: sections, segments and
-// symbols are plain objects that refer to each other by pointer; indices,
-// string-table offsets and file offsets are derived only when the writer lays
-// the object out (see Writer.h).
+// The mutable model of an ELF64 little-endian file (an AMDGPU code object)
+// that every pass works on. Shaped like llvm-objcopy's ELF Object: sections,
+// segments and symbols are plain objects that refer to each other by
+// pointer; string-table offsets and file offsets are derived only when the
+// writer lays the object out (Layout.h), once per run.
 //
-// Layout policy (DESIGN.md §2): bytes under a PT_LOAD never move. Loaded
-// sections may be edited in place (same size); only non-loaded sections may
-// change size; new loadable bytes live in new sections covered by a new last
-// PT_LOAD placed above every existing address.
+// Invariants the model keeps by construction:
+//   * Everything the writer derives from the model (section and symbol
+//     tables, string tables, headers) is derived from its current state:
+//     there is no flag to set by hand. Symbol tables change only through
+//     SymbolTable::add(); section contents only through Section::overwrite()
+//     (in place) and Section::setContents() (whole, checked by the writer).
+//   * A section's index is its position in sections(); sections are only
+//     ever appended, so an index never changes once assigned.
+//
+// Layout policy: bytes under a PT_LOAD never move. Loaded sections of the
+// input may be edited in place (same size) but never grow; only non-loaded
+// sections may change size; new loadable bytes live in new sections covered
+// by a new last PT_LOAD above every existing address.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,7 +43,7 @@ namespace hotswap {
 class Object;
 class SymbolTable;
 
-/// One section. Contents are borrowed from the input until first written.
+/// One section. Contents are borrowed from the input until first changed.
 class Section {
 public:
   std::string Name;
@@ -45,19 +54,19 @@ public:
   uint64_t EntSize = 0;
   /// sh_link, resolved to a section (null when sh_link is 0).
   Section *Link = nullptr;
-  /// Raw sh_info. For symbol tables the writer derives it when the table
-  /// changed.
+  /// Raw sh_info. The writer derives it for symbol tables that changed.
   uint32_t Info = 0;
 
-  /// Where the section came from. Sections created by passes have no origin.
+  /// Where the section came from. Sections created by passes have none.
   struct Origin {
-    uint32_t Index = 0;
     uint32_t NameOffset = 0;
     uint64_t Offset = 0;
     uint64_t Size = 0;
   };
   std::optional<Origin> Orig;
 
+  /// Position in the section header table (0 is the null section).
+  uint32_t index() const { return Index; }
   bool isNew() const { return !Orig.has_value(); }
   bool isAlloc() const { return Flags & llvm::ELF::SHF_ALLOC; }
   bool isExec() const { return Flags & llvm::ELF::SHF_EXECINSTR; }
@@ -65,8 +74,6 @@ public:
 
   /// Size in memory (for NOBITS) or in the file.
   uint64_t size() const { return isNoBits() ? NoBitsSize : contents().size(); }
-  /// Whether the writer must lay this section out anew.
-  bool sizeChanged() const { return !Orig || size() != Orig->Size; }
   /// Whether the section's bytes may differ from the input.
   bool isDirty() const { return Owned.has_value() || !Orig; }
 
@@ -75,11 +82,12 @@ public:
       return *Owned;
     return Borrowed;
   }
-  /// Mutable view of the contents, same size (copy on first write).
-  llvm::MutableArrayRef<uint8_t> mutableContents();
-  /// Replaces the contents. Loaded sections of the input cannot change size:
-  /// the writer refuses such an object.
-  void setContents(std::vector<uint8_t> Bytes);
+  /// Replaces \p Bytes.size() bytes at \p Offset in place (copy on first
+  /// write). Error when the range is not inside the contents.
+  llvm::Error overwrite(uint64_t Offset, llvm::ArrayRef<uint8_t> Bytes);
+  /// Replaces the contents. A loaded section of the input cannot change
+  /// size: the writer refuses such an object.
+  void setContents(std::vector<uint8_t> Bytes) { Owned = std::move(Bytes); }
   void setNoBitsSize(uint64_t Size) { NoBitsSize = Size; }
 
   /// The symbol table this section holds, if it is SHT_SYMTAB/SHT_DYNSYM.
@@ -88,6 +96,7 @@ public:
 private:
   friend class Object;
   friend class Reader;
+  uint32_t Index = 0;
   llvm::ArrayRef<uint8_t> Borrowed;
   std::optional<std::vector<uint8_t>> Owned;
   uint64_t NoBitsSize = 0;
@@ -114,16 +123,21 @@ struct Symbol {
 };
 
 /// The symbols of one SHT_SYMTAB or SHT_DYNSYM section. Entry 0 (the null
-/// symbol) is not stored. Locals always precede non-locals in the output;
-/// the writer derives sh_info.
+/// symbol) is not stored. A table that changed is written with its locals
+/// first and sh_info derived from them.
 class SymbolTable {
 public:
-  Section *Sec = nullptr;
-  Section *StrTab = nullptr;
-  std::vector<Symbol> Symbols;
+  SymbolTable(Section &Sec, Section &StrTab) : Sec(&Sec), StrTab(&StrTab) {}
 
-  /// Adds a symbol, keeping locals before globals. Marks the table changed.
+  Section &section() const { return *Sec; }
+  Section &stringTable() const { return *StrTab; }
+  llvm::ArrayRef<Symbol> symbols() const { return Symbols; }
+  size_t size() const { return Symbols.size(); }
+
+  /// Adds a symbol, keeping locals before globals.
   Symbol &add(Symbol S);
+  /// Whether symbols were added since the table was read (the writer then
+  /// serialises it and its string table anew).
   bool isModified() const { return Modified; }
   /// Index (1-based, as in the file) of the first non-local symbol.
   uint32_t firstNonLocal() const;
@@ -132,7 +146,9 @@ public:
 
 private:
   friend class Reader;
-  friend class Writer;
+  Section *Sec;
+  Section *StrTab;
+  std::vector<Symbol> Symbols;
   bool Modified = false;
 };
 
@@ -152,8 +168,8 @@ struct Segment {
   bool IsNew = false;
 };
 
-/// ELF header fields (everything except the table positions, which the
-/// writer derives).
+/// ELF header fields (everything except the table positions and counts,
+/// which the writer derives).
 struct FileHeader {
   std::array<uint8_t, llvm::ELF::EI_NIDENT> Ident{};
   uint16_t Type = 0;
@@ -169,7 +185,13 @@ struct FileHeader {
   uint8_t osABI() const { return Ident[llvm::ELF::EI_OSABI]; }
 };
 
-/// The whole code object.
+/// Where the tables were in the input.
+struct InputTables {
+  uint64_t PhOff = 0, ShOff = 0;
+  uint16_t PhNum = 0, ShNum = 0;
+};
+
+/// The whole file.
 class Object {
 public:
   Object() = default;
@@ -177,30 +199,29 @@ public:
   Object &operator=(const Object &) = delete;
 
   FileHeader Header;
+
   /// Sections in section-header-table order; entry 0 is the null section.
-  std::vector<std::unique_ptr<Section>> Sections;
-  std::vector<std::unique_ptr<Segment>> Segments;
-  std::vector<std::unique_ptr<SymbolTable>> SymbolTables;
-  Section *SectionNames = nullptr; // e_shstrndx
-
-  /// Where the tables were in the input.
-  uint64_t OrigPhOff = 0, OrigShOff = 0;
-  uint16_t OrigPhNum = 0, OrigShNum = 0;
-  /// The input bytes (borrowed section contents point into them).
-  llvm::ArrayRef<uint8_t> Input;
-  llvm::StringRef InputName;
-
-  /// Set by passes (realign-shdrs) that need the section header table laid
-  /// out anew even though no section changed size.
-  bool RelayoutSectionHeaders = false;
+  llvm::ArrayRef<std::unique_ptr<Section>> sections() const {
+    return Sections;
+  }
+  /// Program headers in table order.
+  llvm::ArrayRef<std::unique_ptr<Segment>> segments() const {
+    return Segments;
+  }
+  llvm::ArrayRef<std::unique_ptr<SymbolTable>> symbolTables() const {
+    return SymbolTables;
+  }
+  /// The section name string table (e_shstrndx), or null.
+  Section *sectionNames() const { return SectionNames; }
+  /// The input bytes, which sections borrow until they change.
+  llvm::ArrayRef<uint8_t> input() const { return Input; }
+  const InputTables &inputTables() const { return InTables; }
 
   /// The `.symtab` / `.dynsym` tables, or null.
   SymbolTable *symtab() const;
   SymbolTable *dynsym() const;
 
   Section *findSection(llvm::StringRef Name) const;
-  /// Index a section will have in the output (position in Sections).
-  uint32_t indexOf(const Section *S) const;
   /// The section whose address range [Addr, Addr+Size) holds VAddr, among
   /// SHF_ALLOC sections; null if none.
   Section *sectionForAddress(uint64_t VAddr) const;
@@ -215,15 +236,46 @@ public:
   Section &addSection(std::unique_ptr<Section> S);
   /// Appends a program header (last in table order).
   Segment &addSegment(std::unique_ptr<Segment> S);
+  /// Removes the program header at position \p Index of segments().
+  void removeSegment(size_t Index);
   /// Creates an empty symbol table section `.symtab` with a new `.strtab`.
   SymbolTable &createSymtab();
 
-  /// File-relative view of an allocated range of the input (VAddr..+Size),
-  /// through the section that holds it. Error if not fully inside one
-  /// section with file contents.
+  /// The input bytes at virtual address range VAddr..+Size, read through
+  /// the allocated section that holds them. Error if the range is not fully
+  /// inside one section with file contents.
   llvm::Expected<llvm::ArrayRef<uint8_t>> bytesAt(uint64_t VAddr,
                                                   uint64_t Size) const;
 
+  /// Whether the file must be laid out anew when written: a section, a
+  /// segment or a symbol was added, a section was renamed, a non-loaded
+  /// section changed size, or the section header table was asked to move
+  /// (requestSectionHeadersLast()). Otherwise the writer keeps every offset
+  /// of the input and only rewrites bytes edited in place.
+  bool needsNewLayout() const;
+  /// Whether \p S still has the name it had in the input (so its sh_name
+  /// can stay), false for new and renamed sections.
+  bool keepsInputName(const Section &S) const;
+  /// Asks the writer to lay the file out anew even if nothing else changed,
+  /// which puts the section header table last at an 8-byte-aligned offset
+  /// (what realign-shdrs establishes). A property of the model, kept until
+  /// the object is written.
+  void requestSectionHeadersLast() { SectionHeadersLast = true; }
+  bool sectionHeadersLastRequested() const { return SectionHeadersLast; }
+  /// Whether the file, written as it is now, has its section header table
+  /// after all section data at an 8-byte-aligned offset (always true when it
+  /// is laid out anew).
+  bool sectionHeadersWillBeLastAndAligned() const;
+
+private:
+  friend class Reader;
+  std::vector<std::unique_ptr<Section>> Sections;
+  std::vector<std::unique_ptr<Segment>> Segments;
+  std::vector<std::unique_ptr<SymbolTable>> SymbolTables;
+  Section *SectionNames = nullptr;
+  llvm::ArrayRef<uint8_t> Input;
+  InputTables InTables;
+  bool SectionHeadersLast = false;
   /// Keeps the input buffer alive when the object owns it.
   std::unique_ptr<llvm::MemoryBuffer> OwnedInput;
 };

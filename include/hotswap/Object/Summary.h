@@ -1,8 +1,9 @@
 //===- hotswap/Object/Summary.h - Readable change dumps ---------*- C++ -*-===//
 //
 // A snapshot of what a user cares about in an object (sections, segments,
-// symbols, section bytes) and a readable diff between a snapshot and the
-// current object: the output of -print-after / -print-after-all.
+// symbols, section bytes, layout properties the writer will honour) and a
+// readable diff between a snapshot and the current object: the output of
+// -print-after / -print-after-all.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +41,8 @@ private:
   std::vector<Sec> Sections;
   std::vector<Seg> Segments;
   std::map<std::string, std::vector<std::string>> Symbols; // table -> names
+  /// Layout properties of the model (Object::requestSectionHeadersLast()).
+  bool SectionHeadersLast = false;
 };
 
 } // namespace hotswap

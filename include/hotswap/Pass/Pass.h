@@ -12,6 +12,7 @@
 
 #include "hotswap/Object/Object.h"
 #include "hotswap/Pass/Statistics.h"
+#include "hotswap/Support/Error.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringRef.h"
@@ -20,6 +21,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -103,6 +105,28 @@ public:
                                                 PassContext &Ctx) = 0;
   /// Passes that only read (print<...>, verify) are not reported as changes.
   virtual bool isTransform() const { return true; }
+};
+
+/// The declarations every pass repeats, in the spirit of LLVM's
+/// PassInfoMixin. DerivedT provides
+///   static constexpr llvm::StringLiteral Name = "my-pass";
+/// and, for transforms with an invariant,
+///   static constexpr llvm::StringLiteral Invariant = "what holds after it";
+/// A pass without parameters gets create(); one with parameters defines its
+/// own static create(), which hides this one.
+template <typename DerivedT> class PassInfoMixin : public Pass {
+public:
+  static constexpr llvm::StringLiteral Invariant = "";
+
+  llvm::StringRef name() const override { return DerivedT::Name; }
+  llvm::StringRef invariantDescription() const override {
+    return DerivedT::Invariant;
+  }
+  static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params) {
+    if (!Params.empty())
+      return makeError("unknown parameter '" + Params + "'");
+    return std::make_unique<DerivedT>();
+  }
 };
 
 } // namespace hotswap

@@ -26,8 +26,7 @@ namespace hotswap {
 
 /// Name of the sections that hold stubs.
 inline constexpr llvm::StringLiteral PoolSectionName = ".hotswap.text";
-/// Size of one stub slot (dual stubs take two).
-inline constexpr uint64_t StubSlotSize = 256;
+using amdgpu::StubSlotSize;
 
 /// A stub found in a pool section.
 struct PoolStub {
@@ -35,6 +34,9 @@ struct PoolStub {
   Section *Sec = nullptr;
   amdgpu::DecodedStub Decoded;
   bool Dual = false; // the next slot leads to Target + 256
+
+  /// Bytes the stub takes (256, or 512 when dual).
+  uint64_t size() const { return amdgpu::stubSize(Dual); }
 };
 
 struct KernelInfo {

@@ -17,24 +17,24 @@
 #ifndef HOTSWAP_PASSES_PATCHDESCRIPTORS_H
 #define HOTSWAP_PASSES_PATCHDESCRIPTORS_H
 
-#include "hotswap/Pass/Pass.h"
+#include "hotswap/Passes/KernelsPass.h"
 
 namespace hotswap {
 
-class PatchDescriptorsPass : public Pass {
+class PatchDescriptorsPass : public KernelsPassMixin<PatchDescriptorsPass> {
 public:
-  static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
-  llvm::StringRef name() const override { return "patch-descriptors"; }
-  llvm::StringRef invariantDescription() const override {
-    return "no descriptor has a stub waiting for it";
-  }
-  llvm::Expected<bool> isSatisfied(Object &Obj, AnalysisManager &AM,
-                                   PassContext &Ctx) override;
+  static constexpr llvm::StringLiteral Name = "patch-descriptors";
+  static constexpr llvm::StringLiteral Invariant =
+      "no descriptor has a stub waiting for it";
+
+  llvm::Expected<bool> holds(Object &Obj, KernelsAnalysis::Result &R,
+                             PassContext &Ctx);
   llvm::Expected<std::optional<std::string>>
-  unmetPrecondition(Object &Obj, AnalysisManager &AM,
-                    PassContext &Ctx) override;
-  llvm::Expected<PreservedAnalyses> run(Object &Obj, AnalysisManager &AM,
-                                        PassContext &Ctx) override;
+  precondition(Object &Obj, KernelsAnalysis::Result &R, PassContext &Ctx);
+  llvm::Expected<PreservedAnalyses> runOnKernels(Object &Obj,
+                                                 KernelsAnalysis::Result &R,
+                                                 AnalysisManager &AM,
+                                                 PassContext &Ctx);
 };
 
 } // namespace hotswap

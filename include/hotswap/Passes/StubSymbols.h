@@ -16,24 +16,24 @@
 #ifndef HOTSWAP_PASSES_STUBSYMBOLS_H
 #define HOTSWAP_PASSES_STUBSYMBOLS_H
 
-#include "hotswap/Pass/Pass.h"
+#include "hotswap/Passes/KernelsPass.h"
 
 namespace hotswap {
 
-class StubSymbolsPass : public Pass {
+class StubSymbolsPass : public KernelsPassMixin<StubSymbolsPass> {
 public:
-  static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
-  llvm::StringRef name() const override { return "stub-syms"; }
-  llvm::StringRef invariantDescription() const override {
-    return "every stub has its <kernel>.stub symbol";
-  }
-  llvm::Expected<bool> isSatisfied(Object &Obj, AnalysisManager &AM,
-                                   PassContext &Ctx) override;
+  static constexpr llvm::StringLiteral Name = "stub-syms";
+  static constexpr llvm::StringLiteral Invariant =
+      "every stub has its <kernel>.stub symbol";
+
+  llvm::Expected<bool> holds(Object &Obj, KernelsAnalysis::Result &R,
+                             PassContext &Ctx);
   llvm::Expected<std::optional<std::string>>
-  unmetPrecondition(Object &Obj, AnalysisManager &AM,
-                    PassContext &Ctx) override;
-  llvm::Expected<PreservedAnalyses> run(Object &Obj, AnalysisManager &AM,
-                                        PassContext &Ctx) override;
+  precondition(Object &Obj, KernelsAnalysis::Result &R, PassContext &Ctx);
+  llvm::Expected<PreservedAnalyses> runOnKernels(Object &Obj,
+                                                 KernelsAnalysis::Result &R,
+                                                 AnalysisManager &AM,
+                                                 PassContext &Ctx);
 };
 
 } // namespace hotswap

@@ -22,8 +22,7 @@
 #ifndef HOTSWAP_PASSES_SYNTHTRAMPOLINES_H
 #define HOTSWAP_PASSES_SYNTHTRAMPOLINES_H
 
-#include "hotswap/Pass/Pass.h"
-#include "hotswap/Passes/Kernels.h"
+#include "hotswap/Passes/KernelsPass.h"
 
 #include "llvm/Support/Regex.h"
 
@@ -38,19 +37,22 @@ struct TrampolineOptions {
   bool SkipUnwrappable = false;
 };
 
-class SynthTrampolinesPass : public Pass {
+class SynthTrampolinesPass : public KernelsPassMixin<SynthTrampolinesPass> {
 public:
+  static constexpr llvm::StringLiteral Name = "synth-trampolines";
+  static constexpr llvm::StringLiteral Invariant =
+      "every selected kernel has an entry stub";
+
   explicit SynthTrampolinesPass(TrampolineOptions Opts);
   static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
-  llvm::StringRef name() const override { return "synth-trampolines"; }
   void printPipeline(llvm::raw_ostream &OS) const override;
-  llvm::StringRef invariantDescription() const override {
-    return "every selected kernel has an entry stub";
-  }
-  llvm::Expected<bool> isSatisfied(Object &Obj, AnalysisManager &AM,
-                                   PassContext &Ctx) override;
-  llvm::Expected<PreservedAnalyses> run(Object &Obj, AnalysisManager &AM,
-                                        PassContext &Ctx) override;
+
+  llvm::Expected<bool> holds(Object &Obj, KernelsAnalysis::Result &R,
+                             PassContext &Ctx);
+  llvm::Expected<PreservedAnalyses> runOnKernels(Object &Obj,
+                                                 KernelsAnalysis::Result &R,
+                                                 AnalysisManager &AM,
+                                                 PassContext &Ctx);
 
 private:
   /// Kernels that need a stub now (indices into the analysis result).

@@ -1,9 +1,10 @@
 //===- hotswap/Passes/Verify.h - verify -------------------------*- C++ -*-===//
 //
 // verify (check; also run by -verify-each)
-//   Checks the ELF structure beyond what the reader validates (PT_LOADs
-//   sorted and disjoint, loaded sections inside their segment, offsets
-//   congruent to addresses, section header table last and aligned, .symtab
+//   Checks the model, never a serialised copy of it: the ELF structure
+//   beyond what the reader validates (PT_LOADs sorted and disjoint, loaded
+//   sections inside their segment, offsets congruent to addresses, section
+//   header table last and aligned as the writer will lay it out, .symtab
 //   partitioned with the right sh_info, string tables NUL-terminated) and,
 //   for every kernel, that its entry is reachable: a stub is decoded with the
 //   MC disassembler and emulated to the address it reaches, which must be
@@ -24,10 +25,9 @@
 
 namespace hotswap {
 
-class VerifyPass : public Pass {
+class VerifyPass : public PassInfoMixin<VerifyPass> {
 public:
-  static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
-  llvm::StringRef name() const override { return "verify"; }
+  static constexpr llvm::StringLiteral Name = "verify";
   bool isTransform() const override { return false; }
   llvm::Expected<PreservedAnalyses> run(Object &Obj, AnalysisManager &AM,
                                         PassContext &Ctx) override;

@@ -1,0 +1,65 @@
+//===- hotswap/Object/InputFile.h - An input held open ----------*- C++ -*-===//
+//
+// The bytes of an input file together with the descriptor they were read
+// from and the file's identity at that moment (device, inode, size,
+// modification time). Whoever opens an input (the driver, runPipelineOnFile)
+// keeps it for the whole run and hands it to the output code, which may then
+// copy the bytes the output shares with the input in the kernel
+// (copy_file_range) -- from this very descriptor, after checking that the
+// file is still what was read. The writer itself never opens an input.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_OBJECT_INPUTFILE_H
+#define HOTSWAP_OBJECT_INPUTFILE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Chrono.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem/UniqueID.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
+#include <optional>
+
+namespace hotswap {
+
+class InputFile {
+public:
+  /// Opens \p Path ("-" reads standard input, which has no descriptor to
+  /// copy from) and reads its bytes (mapped when large).
+  static llvm::Expected<InputFile> open(llvm::StringRef Path);
+
+  InputFile(InputFile &&Other);
+  InputFile &operator=(InputFile &&Other);
+  ~InputFile();
+
+  llvm::MemoryBufferRef buffer() const { return Buffer->getMemBufferRef(); }
+  llvm::ArrayRef<uint8_t> bytes() const {
+    return llvm::ArrayRef(
+        reinterpret_cast<const uint8_t *>(Buffer->getBufferStart()),
+        Buffer->getBufferSize());
+  }
+  /// The descriptor the bytes were read from, when it is a regular file
+  /// that can serve as a copy source.
+  std::optional<int> descriptor() const {
+    return FD >= 0 ? std::optional<int>(FD) : std::nullopt;
+  }
+  /// Error unless the file behind descriptor() still has the identity it
+  /// had when it was read (so its bytes are the ones the model holds).
+  llvm::Error checkUnchanged() const;
+  /// Gives up ownership of the buffer (the descriptor is closed).
+  std::unique_ptr<llvm::MemoryBuffer> takeBuffer();
+
+private:
+  InputFile() = default;
+  std::unique_ptr<llvm::MemoryBuffer> Buffer;
+  int FD = -1;
+  llvm::sys::fs::UniqueID ID;
+  uint64_t Size = 0;
+  llvm::sys::TimePoint<> MTime;
+};
+
+} // namespace hotswap
+
+#endif // HOTSWAP_OBJECT_INPUTFILE_H

@@ -1,0 +1,65 @@
+//===- hotswap/Object/Layout.h - Where everything goes ----------*- C++ -*-===//
+//
+// The first of the writer's two phases, as in the `object` crate's writer:
+// computeLayout() reserves every region of the output (offsets and total
+// size) and derives the tables that changed (symbol tables, string tables,
+// section names) without writing a byte; writeObject() (Writer.h) then fills
+// one buffer. It runs once per written object. The policy:
+//   * the ELF header and everything under an input PT_LOAD keep their file
+//     offsets (the input bytes are copied verbatim);
+//   * new sections of new PT_LOADs go above the loaded image at an offset
+//     congruent to their address modulo the segment alignment;
+//   * the program header table stays in place unless it must grow, then it
+//     follows the new segments and PT_PHDR becomes PT_NULL;
+//   * non-loaded sections that changed (or follow something that moved) are
+//     packed after that, each at its alignment;
+//   * the section header table comes last, 8-byte aligned.
+// An object that needs no new layout (Object::needsNewLayout()) keeps every
+// offset of the input. An impossible layout is an error, never a move of
+// loaded bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_OBJECT_LAYOUT_H
+#define HOTSWAP_OBJECT_LAYOUT_H
+
+#include "hotswap/Object/Object.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+namespace hotswap {
+
+/// Where everything goes in the output file.
+struct Layout {
+  uint64_t FileSize = 0;
+  uint64_t PhOff = 0;
+  uint64_t ShOff = 0;
+  /// Indexed like Object::sections().
+  std::vector<uint64_t> SectionOffsets;
+  /// Like Object::segments(), with offset, filesz and memsz of new segments
+  /// derived (and a moved-away PT_PHDR turned into PT_NULL).
+  std::vector<Segment> Segments;
+  /// Bytes of symbol tables and string tables rebuilt for output.
+  llvm::DenseMap<const Section *, std::vector<uint8_t>> Rebuilt;
+  /// sh_info of rebuilt symbol tables.
+  llvm::DenseMap<const Section *, uint32_t> SymtabInfo;
+  /// sh_name of every section (existing names keep their offsets).
+  llvm::DenseMap<const Section *, uint32_t> SectionNameOffsets;
+  /// The input's offsets are kept (only bytes edited in place differ).
+  bool InPlace = true;
+  /// How many leading bytes of the input the output starts with unchanged
+  /// (apart from headers and sections edited in place, which the writer
+  /// rewrites over them).
+  uint64_t BaseLength = 0;
+
+  /// Size of \p S in the output file (0 for NOBITS).
+  uint64_t outputSize(const Section &S) const;
+};
+
+/// Lays \p Obj out. Never moves loaded bytes: an impossible layout is an
+/// error.
+llvm::Expected<Layout> computeLayout(const Object &Obj);
+
+} // namespace hotswap
+
+#endif // HOTSWAP_OBJECT_LAYOUT_H

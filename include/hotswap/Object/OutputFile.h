@@ -1,0 +1,57 @@
+//===- hotswap/Object/OutputFile.h - Atomic file output ---------*- C++ -*-===//
+//
+// Writes a file atomically: into a temporary file next to the destination,
+// renamed over it only when everything succeeded. On any error the
+// destination is neither created nor changed. "-" writes to standard output.
+//
+// When the output starts with a prefix of an input the caller holds open
+// (InputFile), that prefix is copied by the kernel from the input's
+// descriptor (copy_file_range: no page faults, no copy through this
+// process) after checking the input is unchanged, and only the rest is
+// rendered and written. Elsewhere (no input file, standard output, a file
+// system that refuses the copy) the whole file is rendered in memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_OBJECT_OUTPUTFILE_H
+#define HOTSWAP_OBJECT_OUTPUTFILE_H
+
+#include "hotswap/Object/InputFile.h"
+#include "hotswap/Object/Writer.h"
+
+#include <functional>
+
+namespace hotswap {
+
+/// What to write: Size bytes, of which the first BaseLength equal the
+/// first BaseLength bytes of the input (Base). Render fills the output:
+/// given a buffer that already holds the base and zeros after it, it writes
+/// what differs and returns those ranges (the rest of the buffer is never
+/// read).
+struct OutputImage {
+  uint64_t Size = 0;
+  llvm::ArrayRef<uint8_t> Base; // the input's bytes (first BaseLength used)
+  uint64_t BaseLength = 0;
+  std::function<std::vector<ByteRange>(llvm::MutableArrayRef<uint8_t>)>
+      Render;
+};
+
+/// Writes \p Image to \p Path atomically (see the file comment). With
+/// \p Source, whose bytes() must be \p Image.Base, the base may be copied
+/// in the kernel.
+llvm::Error writeFileAtomically(llvm::StringRef Path, const OutputImage &Image,
+                                const InputFile *Source = nullptr);
+
+/// Writes \p Obj, laid out as \p L, to \p Path atomically. \p Source, when
+/// given, must be the file \p Obj was read from.
+llvm::Error writeObjectToFile(const Object &Obj, const Layout &L,
+                              llvm::StringRef Path,
+                              const InputFile *Source = nullptr);
+
+/// Lays \p Obj out once, then writes it as above.
+llvm::Error writeObjectToFile(const Object &Obj, llvm::StringRef Path,
+                              const InputFile *Source = nullptr);
+
+} // namespace hotswap
+
+#endif // HOTSWAP_OBJECT_OUTPUTFILE_H

@@ -1,0 +1,93 @@
+//===- lib/Object/InputFile.cpp - An input held open ----------------------===//
+
+#include "hotswap/Object/InputFile.h"
+
+#include "hotswap/Support/Error.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Process.h"
+
+using namespace llvm;
+using namespace hotswap;
+
+Expected<InputFile> InputFile::open(StringRef Path) {
+  InputFile F;
+  if (Path == "-") {
+    ErrorOr<std::unique_ptr<MemoryBuffer>> B = MemoryBuffer::getSTDIN();
+    if (!B)
+      return makeError(B.getError().message());
+    F.Buffer = std::move(*B);
+    return std::move(F);
+  }
+  int FD;
+  if (std::error_code EC = sys::fs::openFileForRead(Path, FD))
+    return makeError(EC.message());
+  F.FD = FD;
+  sys::fs::file_status St;
+  if (std::error_code EC = sys::fs::status(FD, St))
+    return makeError(EC.message());
+  if (St.type() == sys::fs::file_type::directory_file)
+    return makeError(std::make_error_code(std::errc::is_a_directory).message());
+  // Size -1: LLVM stats the descriptor itself and reads pipes to the end.
+  ErrorOr<std::unique_ptr<MemoryBuffer>> B = MemoryBuffer::getOpenFile(
+      sys::fs::convertFDToNativeFile(FD), Path, uint64_t(-1),
+      /*RequiresNullTerminator=*/false);
+  if (!B)
+    return makeError(B.getError().message());
+  F.Buffer = std::move(*B);
+  if (St.type() != sys::fs::file_type::regular_file) {
+    // A pipe or device: nothing to copy from later.
+    sys::Process::SafelyCloseFileDescriptor(F.FD);
+    F.FD = -1;
+    return std::move(F);
+  }
+  F.ID = St.getUniqueID();
+  F.Size = St.getSize();
+  F.MTime = St.getLastModificationTime();
+  return std::move(F);
+}
+
+InputFile::InputFile(InputFile &&Other)
+    : Buffer(std::move(Other.Buffer)), FD(Other.FD), ID(Other.ID),
+      Size(Other.Size), MTime(Other.MTime) {
+  Other.FD = -1;
+}
+
+InputFile &InputFile::operator=(InputFile &&Other) {
+  if (this != &Other) {
+    if (FD >= 0)
+      sys::Process::SafelyCloseFileDescriptor(FD);
+    Buffer = std::move(Other.Buffer);
+    FD = Other.FD;
+    ID = Other.ID;
+    Size = Other.Size;
+    MTime = Other.MTime;
+    Other.FD = -1;
+  }
+  return *this;
+}
+
+InputFile::~InputFile() {
+  if (FD >= 0)
+    sys::Process::SafelyCloseFileDescriptor(FD);
+}
+
+Error InputFile::checkUnchanged() const {
+  if (FD < 0)
+    return makeError("the input has no file to copy from");
+  sys::fs::file_status St;
+  if (std::error_code EC = sys::fs::status(FD, St))
+    return makeError("cannot check the input file: " + EC.message());
+  if (St.getUniqueID() != ID || St.getSize() != Size ||
+      St.getSize() != Buffer->getBufferSize() ||
+      St.getLastModificationTime() != MTime)
+    return makeError("the input file changed while it was being rewritten");
+  return Error::success();
+}
+
+std::unique_ptr<MemoryBuffer> InputFile::takeBuffer() {
+  if (FD >= 0)
+    sys::Process::SafelyCloseFileDescriptor(FD);
+  FD = -1;
+  return std::move(Buffer);
+}

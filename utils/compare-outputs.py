@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Runs two hotswap-opt binaries over a corpus and compares what they do.
+
+For every AMDGPU code object found under the given directories (files
+starting with an ELF header whose e_machine is EM_AMDGPU, e.g. the inputs and
+outputs the lit suite left under build/test, and the real-world objects
+utils/real-world.py extracted) and every pipeline of PIPELINES, runs
+  BIN -passes=PIPELINE FILE -o OUT
+with both binaries and compares exit status, stdout, stderr (with the
+binary's path blanked) and the output bytes. Prints each difference and a
+closing line "N runs, N identical, N different".
+
+A redesign that must not change behaviour is checked with
+  utils/compare-outputs.py --old OLD/hotswap-opt --new build/bin/hotswap-opt \\
+      build/test build/real-world
+
+Usage: utils/compare-outputs.py --old BIN --new BIN [--jobs N] DIR...
+"""
+import argparse
+import concurrent.futures
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+
+PIPELINES = [
+    "trampoline,stub-syms",
+    "trampoline,stub-syms,realign-shdrs,verify",
+    "synth-trampolines<form=long>,patch-descriptors,stub-syms,verify",
+    "realign-shdrs",
+    "verify",
+    "print<kernels>",
+]
+EXTRA_FLAGS = [[], ["--kernels-format=json", "-stats"]]
+
+
+def is_code_object(path):
+    try:
+        with open(path, "rb") as f:
+            h = f.read(20)
+    except OSError:
+        return False
+    return len(h) == 20 and h[:4] == b"\x7fELF" and h[18:20] == b"\xe0\x00"
+
+
+def corpus(dirs):
+    seen = {}
+    for d in dirs:
+        for root, _, files in os.walk(d):
+            for f in sorted(files):
+                p = os.path.join(root, f)
+                if os.path.islink(p) or not os.path.isfile(p) or not is_code_object(p):
+                    continue
+                digest = hashlib.sha256(open(p, "rb").read()).hexdigest()
+                seen.setdefault(digest, p)  # one run per distinct input
+    return sorted(seen.values())
+
+
+def run(binary, inp, pipeline, flags, tmp):
+    out = os.path.join(tmp, "out")
+    if os.path.exists(out):
+        os.remove(out)
+    r = subprocess.run([binary, "-passes=" + pipeline, inp, "-o", out] + flags,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    data = open(out, "rb").read() if os.path.exists(out) else None
+    norm = lambda b: b.replace(binary.encode(), b"BIN")
+    return (r.returncode, norm(r.stdout), norm(r.stderr),
+            hashlib.sha256(data).hexdigest() if data is not None else None)
+
+
+def compare(args_tuple):
+    old, new, inp, pipeline, flags = args_tuple
+    with tempfile.TemporaryDirectory() as tmp:
+        a = run(old, inp, pipeline, flags, tmp)
+        b = run(new, inp, pipeline, flags, tmp)
+    return inp, pipeline, flags, a, b
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--old", required=True)
+    ap.add_argument("--new", required=True)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("dirs", nargs="+")
+    args = ap.parse_args()
+    files = corpus(args.dirs)
+    work = [(args.old, args.new, f, p, fl) for f in files for p in PIPELINES
+            for fl in EXTRA_FLAGS]
+    same = diff = 0
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for inp, pipeline, flags, a, b in pool.map(compare, work):
+            if a == b:
+                same += 1
+                continue
+            diff += 1
+            what = [n for n, x, y in zip(("exit status", "stdout", "stderr", "output"), a, b) if x != y]
+            print("DIFF %s -passes=%s %s: %s" % (inp, pipeline, " ".join(flags), ", ".join(what)))
+            if a[2] != b[2]:
+                print("  old stderr: %s\n  new stderr: %s" % (a[2][:300], b[2][:300]))
+    print("%d inputs; %d runs, %d identical, %d different" % (len(files), same + diff, same, diff))
+    return 1 if diff else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
