@@ -30,7 +30,7 @@ KernelDescriptor withGranule(unsigned G) {
 }
 
 std::vector<uint8_t> assemble(const TargetInfo &TI, StringRef Text) {
-  Expected<TargetMC &> MC = TargetMC::get(TI.MCPU, TI.Features);
+  Expected<TargetMC &> MC = testMC(TI.MCPU, TI.Features);
   if (!MC) {
     ADD_FAILURE() << toString(MC.takeError());
     return {};
@@ -138,7 +138,7 @@ TEST(SGPRScanTest, HighestNumberedSGPRIncludingTuples) {
                                            "v_mov_b32 v7, s1\n"
                                            "s_mov_b64 vcc, exec\n"
                                            "s_endpgm\n");
-  Expected<SGPRScan> S = scanSGPRs(TI, Code, 0x1000);
+  Expected<SGPRScan> S = scanSGPRs(TI, testMC(TI), Code, 0x1000);
   ASSERT_TRUE(bool(S)) << toString(S.takeError());
   EXPECT_EQ(S->NumSGPRs, 16u); // s15 is the highest; vcc/exec do not count
   EXPECT_FALSE(S->HasCalls);
@@ -150,19 +150,19 @@ TEST(SGPRScanTest, CallsAndRelativeAddressingAreReported) {
   TargetInfo TI = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX900);
   std::vector<uint8_t> Call =
       assemble(TI, "s_swappc_b64 s[30:31], s[4:5]\ns_endpgm\n");
-  Expected<SGPRScan> S = scanSGPRs(TI, Call, 0);
+  Expected<SGPRScan> S = scanSGPRs(TI, testMC(TI), Call, 0);
   ASSERT_TRUE(bool(S));
   EXPECT_TRUE(S->HasCalls);
   EXPECT_EQ(S->NumSGPRs, 32u);
   std::vector<uint8_t> Rel = assemble(TI, "s_movrels_b32 s0, s10\n");
-  S = scanSGPRs(TI, Rel, 0);
+  S = scanSGPRs(TI, testMC(TI), Rel, 0);
   ASSERT_TRUE(bool(S));
   EXPECT_TRUE(S->IndexesSGPRs);
 }
 
 TEST(SGPRScanTest, NoDisassemblerBeforeGFX8) {
   TargetInfo TI = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX700);
-  Expected<SGPRScan> S = scanSGPRs(TI, {0, 0, 0x80, 0xbf}, 0);
+  Expected<SGPRScan> S = scanSGPRs(TI, testMC(TI), {0, 0, 0x80, 0xbf}, 0);
   ASSERT_FALSE(bool(S));
   EXPECT_EQ(toString(S.takeError()),
             "LLVM 22 cannot disassemble gfx700 code");
@@ -170,12 +170,12 @@ TEST(SGPRScanTest, NoDisassemblerBeforeGFX8) {
 
 TEST(PrologueTest, ErratumPrologueIsAcceptedOnGFX1250Only) {
   TargetInfo TI = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX1250);
-  Expected<std::vector<uint8_t>> P = assembleErratumPrologue(TI);
+  Expected<std::vector<uint8_t>> P = assembleErratumPrologue(TI, testMC(TI));
   ASSERT_TRUE(bool(P)) << toString(P.takeError());
   EXPECT_EQ(P->size(), 16u); // 12-byte global_prefetch_b8 + 4-byte v_nop
-  EXPECT_FALSE(bool(checkPrologue(TI, *P)));
+  EXPECT_FALSE(bool(checkPrologue(TI, testMC(TI), *P)));
   TargetInfo Old = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX1100);
-  Expected<std::vector<uint8_t>> Q = assembleErratumPrologue(Old);
+  Expected<std::vector<uint8_t>> Q = assembleErratumPrologue(Old, testMC(Old));
   ASSERT_FALSE(bool(Q));
   EXPECT_EQ(toString(Q.takeError()),
             "prologue 'gfx1250-vmem' is only for gfx125x targets, not gfx1100");
@@ -200,14 +200,14 @@ TEST(PrologueTest, WritesToLiveRegistersAndBranchesAreRejected) {
   };
   for (const Case &C : Cases) {
     std::vector<uint8_t> B = assemble(TI, C.Asm);
-    Error E = checkPrologue(TI, B);
+    Error E = checkPrologue(TI, testMC(TI), B);
     ASSERT_TRUE(bool(E)) << C.Asm;
     EXPECT_EQ(toString(std::move(E)), C.Message);
   }
   // SCC and VCC are undefined at entry on gfx10+: writing them is fine.
   std::vector<uint8_t> Ok =
       assemble(TI, "s_nop 0\ns_cmp_eq_u32 s0, 0\ns_mov_b64 vcc, 0\n");
-  EXPECT_FALSE(bool(checkPrologue(TI, Ok)));
+  EXPECT_FALSE(bool(checkPrologue(TI, testMC(TI), Ok)));
 }
 
 TEST(SGPRScanTest, LiteralCutOffByTheEndIsNotDecoded) {
@@ -218,7 +218,7 @@ TEST(SGPRScanTest, LiteralCutOffByTheEndIsNotDecoded) {
                         ELF::EF_AMDGPU_MACH_AMDGCN_GFX900,
                         ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A}) {
     TargetInfo TI = target(Mach);
-    Expected<TargetMC &> MC = TargetMC::get(TI.MCPU, TI.Features);
+    Expected<TargetMC &> MC = testMC(TI.MCPU, TI.Features);
     ASSERT_TRUE(bool(MC)) << toString(MC.takeError());
     const uint8_t Cut[] = {0xff, 0x04, 0x04, 0x02};
     EXPECT_FALSE(MC->decodeOne(Cut, 0x1000).has_value()) << TI.Name;
@@ -227,7 +227,7 @@ TEST(SGPRScanTest, LiteralCutOffByTheEndIsNotDecoded) {
     std::optional<DecodedInst> D = MC->decodeOne(Whole, 0x1000);
     ASSERT_TRUE(D.has_value()) << TI.Name;
     EXPECT_EQ(D->Size, 8u);
-    Expected<SGPRScan> S = scanSGPRs(TI, Cut, 0x1000);
+    Expected<SGPRScan> S = scanSGPRs(TI, testMC(TI), Cut, 0x1000);
     ASSERT_TRUE(bool(S));
     EXPECT_EQ(S->UndecodedWords, 1u);
   }
@@ -243,7 +243,7 @@ TEST(SGPRScanTest, LiteralFieldsOf64BitEncodingsBeforeGFX10) {
                         ELF::EF_AMDGPU_MACH_AMDGCN_GFX900,
                         ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A}) {
     TargetInfo TI = target(Mach);
-    Expected<TargetMC &> MC = TargetMC::get(TI.MCPU, TI.Features);
+    Expected<TargetMC &> MC = testMC(TI.MCPU, TI.Features);
     ASSERT_TRUE(bool(MC)) << toString(MC.takeError());
     EXPECT_FALSE(MC->decodeOne(VOP3Lit, 0).has_value()) << TI.Name;
     EXPECT_FALSE(MC->decodeOne(MUBUFLit, 0).has_value()) << TI.Name;

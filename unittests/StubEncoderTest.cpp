@@ -14,6 +14,8 @@
 
 #include "gtest/gtest.h"
 
+#include "TestTargets.h"
+
 #include <atomic>
 #include <random>
 #include <thread>
@@ -96,7 +98,7 @@ protected:
   void SetUp() override { TI = makeTI(GetParam()); }
 
   TargetMC &mc() {
-    auto MCOrErr = TargetMC::get(TI.MCPU, TI.Features);
+    auto MCOrErr = testMC(TI.MCPU, TI.Features);
     EXPECT_TRUE(isOk(MCOrErr));
     return *MCOrErr;
   }
@@ -108,7 +110,7 @@ protected:
   }
 
   std::unique_ptr<StubEncoder> encoder(std::vector<uint8_t> Prologue = {}) {
-    auto E = StubEncoder::create(TI, std::move(Prologue));
+    auto E = StubEncoder::create(TI, testMC(TI), std::move(Prologue));
     EXPECT_TRUE(isOk(E));
     return E ? std::move(*E) : nullptr;
   }
@@ -126,7 +128,7 @@ protected:
 
   std::optional<DecodedStub> decode(ArrayRef<uint8_t> Bytes, uint64_t Addr,
                                     ArrayRef<uint8_t> Prologue) {
-    auto D = decodeStub(TI, Bytes, Addr, Prologue);
+    auto D = decodeStub(TI, testMC(TI), Bytes, Addr, Prologue);
     EXPECT_TRUE(isOk(D));
     return D ? *D : std::nullopt;
   }
@@ -351,8 +353,8 @@ TEST_P(StubTest, BadSpecs) {
   S.StubAddr = 0xffffffffffffff00;
   S.Dual = true; // wraps
   EXPECT_TRUE(failed(E->encode(S)));
-  EXPECT_TRUE(failed(StubEncoder::create(TI, {0, 0, 0x80})));
-  EXPECT_TRUE(failed(StubEncoder::create(TI, std::vector<uint8_t>(236, 0))));
+  EXPECT_TRUE(failed(StubEncoder::create(TI, testMC(TI), {0, 0, 0x80})));
+  EXPECT_TRUE(failed(StubEncoder::create(TI, testMC(TI), std::vector<uint8_t>(236, 0))));
 }
 
 TEST_P(StubTest, NotAStub) {
@@ -367,7 +369,7 @@ TEST_P(StubTest, NotAStub) {
     return B;
   };
   auto ExpectNot = [&](ArrayRef<uint8_t> B, const Twine &Why) {
-    auto D = decodeStub(TI, B, 0x1000, {});
+    auto D = decodeStub(TI, testMC(TI), B, 0x1000, {});
     ASSERT_TRUE(isOk(D));
     EXPECT_FALSE(D->has_value()) << Why.str() << "\n"
                                  << mc().disassemble(B.take_front(32), 0x1000);
@@ -426,13 +428,13 @@ TEST_P(StubTest, NotAStub) {
   auto WithP = EP->encode(S);
   ASSERT_TRUE(isOk(WithP));
   ExpectNot(*WithP, "stub with an unexpected prologue");
-  auto D = decodeStub(TI, *Good, 0x1000, EP->prologue());
+  auto D = decodeStub(TI, testMC(TI), *Good, 0x1000, EP->prologue());
   ASSERT_TRUE(isOk(D));
   EXPECT_FALSE(D->has_value()) << "stub without the expected prologue";
   // Second half not a stub: no HalfTarget2.
   std::vector<uint8_t> Two = *Good;
   Two.resize(512, 0);
-  auto D2 = decodeStub(TI, Two, 0x1000, {});
+  auto D2 = decodeStub(TI, testMC(TI), Two, 0x1000, {});
   ASSERT_TRUE(isOk(D2));
   ASSERT_TRUE(D2->has_value());
   EXPECT_FALSE((*D2)->HalfTarget2.has_value());
@@ -462,10 +464,10 @@ INSTANTIATE_TEST_SUITE_P(AllTargets, StubTest, ::testing::ValuesIn(AllTargets),
 // LLVM has no GFX6/7 disassembler; decoding goes through gfx1010. That is
 // only sound because the stub instructions encode identically.
 TEST(TargetMCTest, GFX6And7DecodeViaGFX10) {
-  auto Proxy = TargetMC::get("gfx1010", "+wavefrontsize64");
+  auto Proxy = testMC("gfx1010", "+wavefrontsize64");
   ASSERT_TRUE(isOk(Proxy));
   for (const char *CPU : {"gfx600", "gfx700"}) {
-    auto MC = TargetMC::get(CPU, "");
+    auto MC = testMC(CPU, "");
     ASSERT_TRUE(isOk(MC));
     EXPECT_TRUE(MC->decodesViaProxy());
     for (const char *Text :
@@ -483,14 +485,14 @@ TEST(TargetMCTest, GFX6And7DecodeViaGFX10) {
       EXPECT_EQ(*A, *B) << CPU << ": " << Text;
     }
   }
-  auto MC9 = TargetMC::get("gfx900", "");
+  auto MC9 = testMC("gfx900", "");
   ASSERT_TRUE(isOk(MC9));
   EXPECT_FALSE(MC9->decodesViaProxy());
 }
 
 TEST(TargetMCTest, KnownEncodings) {
   // amdgpu-format.md §10.
-  auto MC = TargetMC::get("gfx90a", "");
+  auto MC = testMC("gfx90a", "");
   ASSERT_TRUE(isOk(MC));
   auto B = MC->assemble("s_getpc_b64 s[8:9]\ns_add_u32 s8, s8, 0x12345678\n"
                         "s_addc_u32 s9, s9, lit(0)\ns_setpc_b64 s[8:9]\n");
@@ -507,10 +509,10 @@ TEST(TargetMCTest, KnownEncodings) {
   ASSERT_TRUE(isOk(Data));
   EXPECT_EQ(*Data, std::vector<uint8_t>({0, 0, 0x80, 0xbf, 1, 2, 3, 4}));
   EXPECT_TRUE(failed(MC->assemble(".p2align 8\n")));
-  EXPECT_TRUE(failed(TargetMC::get("gfx9999", "")));
-  EXPECT_TRUE(failed(TargetMC::get("gfx90a", "+nosuchfeature")));
-  EXPECT_TRUE(failed(TargetMC::get("gfx90a", "xnack")));
-  EXPECT_TRUE(isOk(TargetMC::get("gfx90a", "+xnack,-sramecc")));
+  EXPECT_TRUE(failed(testMC("gfx9999", "")));
+  EXPECT_TRUE(failed(testMC("gfx90a", "+nosuchfeature")));
+  EXPECT_TRUE(failed(testMC("gfx90a", "xnack")));
+  EXPECT_TRUE(isOk(testMC("gfx90a", "+xnack,-sramecc")));
 }
 
 // VCC is a 64-bit pair usable by getpc/setpc in wave32 mode too.
@@ -520,7 +522,7 @@ TEST(TargetMCTest, VCCFormInBothWaveSizes) {
     for (const char *Features : {"+wavefrontsize32", "+wavefrontsize64"}) {
       TargetInfo TI = makeTI(CPU);
       TI.Features = Features;
-      auto E = StubEncoder::create(TI);
+      auto E = StubEncoder::create(TI, testMC(TI));
       ASSERT_TRUE(isOk(E)) << CPU << Features;
       StubSpec S;
       S.StubAddr = 0x100000000;
@@ -528,13 +530,13 @@ TEST(TargetMCTest, VCCFormInBothWaveSizes) {
       S.Form = StubSpec::VCC;
       auto B = (*E)->encode(S);
       ASSERT_TRUE(isOk(B));
-      auto D = decodeStub(TI, *B, S.StubAddr);
+      auto D = decodeStub(TI, testMC(TI), *B, S.StubAddr);
       ASSERT_TRUE(isOk(D));
       ASSERT_TRUE(D->has_value()) << CPU << Features;
       EXPECT_EQ((*D)->Form, StubSpec::VCC);
       EXPECT_EQ((*D)->Target, S.Target);
       // Same bytes as without a wave size feature.
-      auto E0 = StubEncoder::create(makeTI(CPU));
+      auto E0 = StubEncoder::create(makeTI(CPU), testMC(makeTI(CPU)));
       ASSERT_TRUE(isOk(E0));
       auto B0 = (*E0)->encode(S);
       ASSERT_TRUE(isOk(B0));
@@ -549,7 +551,7 @@ TEST(TargetMCTest, ConcurrentUse) {
   for (unsigned I = 0; I < 4; ++I)
     Threads.emplace_back([&Ok, I] {
       TargetInfo TI = makeTI(I % 2 ? "gfx942" : "gfx1201");
-      auto E = StubEncoder::create(TI);
+      auto E = StubEncoder::create(TI, testMC(TI));
       if (!E) {
         consumeError(E.takeError());
         return;
@@ -564,7 +566,7 @@ TEST(TargetMCTest, ConcurrentUse) {
           consumeError(B.takeError());
           return;
         }
-        auto D = decodeStub(TI, *B, S.StubAddr, {});
+        auto D = decodeStub(TI, testMC(TI), *B, S.StubAddr, {});
         if (!D) {
           consumeError(D.takeError());
           return;

@@ -11,7 +11,7 @@ bundles back to back in one .hip_fatbin) through the offload URIs that
   * checks that llvm-readelf reads the output without a warning.
 Prints a table per target and a final "N passed, N failed" line.
 
-Usage: utils/real-world.py [--tool PATH] [--work DIR] [--limit N] [PKG ...]
+Usage: utils/real-world.py [--tool PATH] [--work DIR] [--limit N] [--keep] [PKG ...]
 """
 import argparse
 import collections
@@ -79,6 +79,8 @@ def main():
     ap.add_argument("--tool", default=os.path.join(here, "..", "build", "bin", "hotswap-opt"))
     ap.add_argument("--work", default=os.path.join(here, "..", "build", "real-world"))
     ap.add_argument("--limit", type=int, default=0, help="at most N code objects per package")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep each extracted code object in WORK/co (for benchmarks and comparisons)")
     ap.add_argument("packages", nargs="*", default=["librocrand1"])
     args = ap.parse_args()
     tool = os.path.abspath(args.tool)
@@ -148,7 +150,8 @@ def main():
                         continue
                     os.remove(out2)
                     os.remove(out1)
-                    os.remove(name)
+                    if not args.keep:
+                        os.remove(name)
     elapsed = time.time() - t0
 
     cols = ["objects", "kernels", "stubs", "short", "vcc", "dual", "granule+", "failed"]

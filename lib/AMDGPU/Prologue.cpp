@@ -19,15 +19,12 @@ StringRef amdgpu::erratumPrologueAsm() {
 }
 
 Expected<std::vector<uint8_t>>
-amdgpu::assembleErratumPrologue(const TargetInfo &TI) {
+amdgpu::assembleErratumPrologue(const TargetInfo &TI, const TargetMC &MC) {
   if (TI.Gen != Generation::GFX125)
     return createStringError("prologue 'gfx1250-vmem' is only for gfx125x "
                              "targets, not " +
                              TI.Name);
-  Expected<TargetMC &> MC = TargetMC::get(TI.MCPU, TI.Features);
-  if (!MC)
-    return MC.takeError();
-  return MC->assemble(erratumPrologueAsm());
+  return MC.assemble(erratumPrologueAsm());
 }
 
 /// Assembly spelling of an MC register name: SGPR4 -> s4, VGPR0 -> v0,
@@ -64,11 +61,8 @@ static bool writableAtEntry(const TargetInfo &TI, StringRef Name) {
   return false;
 }
 
-Error amdgpu::checkPrologue(const TargetInfo &TI, ArrayRef<uint8_t> Bytes) {
-  Expected<TargetMC &> MCOrErr = TargetMC::get(TI.MCPU, TI.Features);
-  if (!MCOrErr)
-    return MCOrErr.takeError();
-  TargetMC &MC = *MCOrErr;
+Error amdgpu::checkPrologue(const TargetInfo &TI, const TargetMC &MC,
+                           ArrayRef<uint8_t> Bytes) {
   const MCInstrInfo &MII = MC.instrInfo();
   if (Bytes.size() % 4 != 0)
     return createStringError("prologue size " + Twine(Bytes.size()) +

@@ -27,15 +27,11 @@ static std::optional<unsigned> sgprIndex(StringRef Name) {
   return std::nullopt;
 }
 
-Expected<SGPRScan> amdgpu::scanSGPRs(const TargetInfo &TI,
+Expected<SGPRScan> amdgpu::scanSGPRs(const TargetInfo &TI, const TargetMC &MC,
                                      ArrayRef<uint8_t> Code, uint64_t Addr) {
   if (TI.Gen == Generation::GFX6 || TI.Gen == Generation::GFX7)
     return createStringError("LLVM 22 cannot disassemble " + TI.Name +
                              " code");
-  Expected<TargetMC &> MCOrErr = TargetMC::get(TI.MCPU, TI.Features);
-  if (!MCOrErr)
-    return MCOrErr.takeError();
-  TargetMC &MC = *MCOrErr;
   const MCRegisterInfo &MRI = MC.regInfo();
   // Highest SGPR index covered by each register (memoized: few distinct).
   DenseMap<unsigned, int> Memo;

@@ -91,7 +91,8 @@ bool diffIsExactly(ArrayRef<unsigned> D,
 StubEncoder::~StubEncoder() = default;
 
 Expected<std::unique_ptr<StubEncoder>>
-StubEncoder::create(const TargetInfo &TI, std::vector<uint8_t> PrologueBytes) {
+StubEncoder::create(const TargetInfo &TI, TargetMC &MC,
+                    std::vector<uint8_t> PrologueBytes) {
   if (TI.MCPU.empty())
     return makeError("target has no processor name for MC");
   if (TI.GetPC.empty() || TI.SetPC.empty() || TI.AddLo.empty() ||
@@ -103,12 +104,9 @@ StubEncoder::create(const TargetInfo &TI, std::vector<uint8_t> PrologueBytes) {
   if (PrologueBytes.size() + LongBodySize > StubSlotSize)
     return makeError("stub prologue of " + utostr(PrologueBytes.size()) +
                      " bytes leaves no room for the jump in 256 bytes");
-  auto MCOrErr = TargetMC::get(TI.MCPU, TI.Features);
-  if (!MCOrErr)
-    return MCOrErr.takeError();
   std::unique_ptr<StubEncoder> E(
-      new StubEncoder(TI, std::move(PrologueBytes), *MCOrErr));
-  E->HasOffset3fBug = MCOrErr->hasFeature("offset-3f-bug");
+      new StubEncoder(TI, std::move(PrologueBytes), MC));
+  E->HasOffset3fBug = MC.hasFeature("offset-3f-bug");
   // Build the templates every kernel can use now, so a target MC cannot
   // handle fails here rather than in the middle of a rewrite.
   for (StubSpec::RegKind Form : {StubSpec::Short, StubSpec::VCC})
@@ -177,7 +175,6 @@ StubEncoder::buildTemplate(StubSpec::RegKind Form, unsigned SGPR) const {
 
 Expected<const StubEncoder::Template *>
 StubEncoder::getTemplate(StubSpec::RegKind Form, unsigned SGPR) const {
-  std::lock_guard<std::mutex> G(Lock);
   unsigned Key = templateKey(Form, SGPR);
   auto It = Templates.find(Key);
   if (It != Templates.end())
@@ -354,8 +351,8 @@ std::optional<uint32_t> addLiteral(const TargetMC &MC, const DecodedInst &D,
 }
 
 Expected<std::optional<DecodedStub>>
-decodeHalf(const TargetInfo &TI, ArrayRef<uint8_t> Bytes, uint64_t Addr,
-           ArrayRef<uint8_t> Prologue) {
+decodeHalf(const TargetInfo &TI, const TargetMC &MC, ArrayRef<uint8_t> Bytes,
+           uint64_t Addr, ArrayRef<uint8_t> Prologue) {
   using Result = std::optional<DecodedStub>;
   // Cheap checks on raw bytes first.
   if (Bytes.size() < StubSlotSize || Prologue.size() % 4 != 0 ||
@@ -364,16 +361,11 @@ decodeHalf(const TargetInfo &TI, ArrayRef<uint8_t> Bytes, uint64_t Addr,
     return Result();
   Bytes = Bytes.take_front(StubSlotSize);
   uint64_t P = Prologue.size();
-  uint32_t First = read32(Bytes, P);
-  bool IsSOP1 = (First >> 23) == 0x17d; // getpc
-  bool IsSOPP = (First >> 23) == 0x17f; // s_branch
-  if (!IsSOP1 && !IsSOPP)
+  if (!looksLikeStubStart(Bytes.drop_front(P)))
     return Result();
+  uint32_t First = read32(Bytes, P);
+  bool IsSOPP = (First >> 23) == 0x17f; // s_branch
 
-  auto MCOrErr = TargetMC::get(TI.MCPU, TI.Features);
-  if (!MCOrErr)
-    return MCOrErr.takeError();
-  const TargetMC &MC = *MCOrErr;
   auto OpcOrErr = stubOpcodes(TI, MC);
   if (!OpcOrErr)
     return OpcOrErr.takeError();
@@ -455,13 +447,21 @@ decodeHalf(const TargetInfo &TI, ArrayRef<uint8_t> Bytes, uint64_t Addr,
 
 } // namespace
 
+bool looksLikeStubStart(ArrayRef<uint8_t> Bytes) {
+  if (Bytes.size() < 4)
+    return false;
+  uint32_t First = support::endian::read32le(Bytes.data());
+  return (First >> 23) == 0x17d  // SOP1: s_getpc_b64 / s_get_pc_i64
+         || (First >> 23) == 0x17f; // SOPP: s_branch
+}
+
 Expected<std::optional<DecodedStub>>
-decodeStub(const TargetInfo &TI, ArrayRef<uint8_t> Bytes, uint64_t Addr,
-           ArrayRef<uint8_t> ExpectedPrologue) {
-  auto First = decodeHalf(TI, Bytes, Addr, ExpectedPrologue);
+decodeStub(const TargetInfo &TI, const TargetMC &MC, ArrayRef<uint8_t> Bytes,
+           uint64_t Addr, ArrayRef<uint8_t> ExpectedPrologue) {
+  auto First = decodeHalf(TI, MC, Bytes, Addr, ExpectedPrologue);
   if (!First || !*First || Bytes.size() < 2 * StubSlotSize)
     return First;
-  auto Second = decodeHalf(TI, Bytes.drop_front(StubSlotSize),
+  auto Second = decodeHalf(TI, MC, Bytes.drop_front(StubSlotSize),
                            Addr + StubSlotSize, ExpectedPrologue);
   if (!Second)
     return Second.takeError();

@@ -1,21 +1,23 @@
-//===- lib/AMDGPU/TargetMC.cpp - Per-target LLVM MC objects ---------------===//
+//===- lib/AMDGPU/TargetMC.cpp - LLVM MC for one run ----------------------===//
 //
-// Creates and caches the LLVM MC objects for one AMDGPU processor, and uses
-// them to assemble snippets, decode and print single instructions. Nothing
-// here prints: assembler diagnostics are captured and returned as errors.
+// Creates the shared per-target MC tables once, and per-run MC state on
+// them; uses it to assemble snippets, decode and print single instructions.
+// Nothing here prints: assembler diagnostics are captured and returned as
+// errors.
 //
 // LLVM 22's AMDGPU disassembler refuses GFX6/GFX7 subtargets with a fatal
 // error ("disassembly not yet supported for subtarget"). For those processors
-// decoding uses a GFX10 (gfx1010, wave64) bundle. This is only sound for the
-// instructions the rewriter decodes (s_getpc_b64, s_setpc_b64, s_add_u32,
-// s_addc_u32, s_branch, s_nop), whose encodings are identical on GFX6/7 and
-// GFX10; unit tests check that identity with the assembler.
+// decoding uses a GFX10 (gfx1010, wave64) TargetMC instead. This is only
+// sound for the instructions the rewriter decodes (s_getpc_b64, s_setpc_b64,
+// s_add_u32, s_addc_u32, s_branch, s_nop), whose encodings are identical on
+// GFX6/7 and GFX10; unit tests check that identity with the assembler.
 //
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/AMDGPU/TargetMC.h"
-#include "hotswap/Support/Format.h"
+
 #include "hotswap/Support/Error.h"
+#include "hotswap/Support/Format.h"
 
 #include "llvm/Support/Endian.h"
 
@@ -42,6 +44,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/TargetParser.h"
+
+#include <mutex>
 
 extern "C" {
 void LLVMInitializeAMDGPUTargetInfo();
@@ -149,42 +153,30 @@ void captureDiag(const SMDiagnostic &D, void *Context) {
   OS << "line " << D.getLineNo() << ": " << D.getMessage();
 }
 
-struct Cache {
-  std::mutex Lock;
-  StringMap<std::unique_ptr<TargetMC>> Bundles;
-};
-
-Cache &cache() {
-  static Cache C;
-  return C;
-}
-
 } // namespace
 
-TargetMC::~TargetMC() = default;
+/// The immutable MC objects of one (processor, features): created once,
+/// shared read-only by every TargetMC of the process.
+struct MCTables {
+  std::string MCPU;
+  std::string Features;
+  Triple TheTriple;
+  const Target *TheTarget = nullptr;
+  MCTargetOptions Options;
+  std::unique_ptr<MCRegisterInfo> MRI;
+  std::unique_ptr<MCAsmInfo> MAI;
+  std::unique_ptr<MCSubtargetInfo> STI;
+  std::unique_ptr<MCInstrInfo> MII;
+  /// Decoding goes through ProxyMCPU (gfx6/gfx7).
+  bool NeedsProxy = false;
 
-Expected<TargetMC &> TargetMC::get(StringRef MCPU, StringRef Features) {
-  initializeAMDGPUOnce();
-  std::string Key = (MCPU + "\x1f" + Features).str();
-  Cache &C = cache();
-  {
-    std::lock_guard<std::mutex> G(C.Lock);
-    auto It = C.Bundles.find(Key);
-    if (It != C.Bundles.end())
-      return *It->second;
-  }
-  // Create outside the lock: creation may ask for the proxy bundle.
-  auto NewOrErr = create(MCPU, Features);
-  if (!NewOrErr)
-    return NewOrErr.takeError();
-  std::lock_guard<std::mutex> G(C.Lock);
-  auto Ins = C.Bundles.try_emplace(Key, std::move(*NewOrErr));
-  return *Ins.first->second;
-}
+  static Expected<std::unique_ptr<MCTables>> create(StringRef MCPU,
+                                                    StringRef Features);
+};
 
-Expected<std::unique_ptr<TargetMC>> TargetMC::create(StringRef MCPU,
+Expected<std::unique_ptr<MCTables>> MCTables::create(StringRef MCPU,
                                                      StringRef Features) {
-  std::unique_ptr<TargetMC> T(new TargetMC());
+  auto T = std::make_unique<MCTables>();
   T->MCPU = MCPU.str();
   T->Features = Features.str();
   T->TheTriple = Triple(TripleName);
@@ -195,11 +187,10 @@ Expected<std::unique_ptr<TargetMC>> TargetMC::create(StringRef MCPU,
     return makeError("cannot find the AMDGPU target: " + Err);
   const Target &TT = *T->TheTarget;
 
-  T->Options = std::make_unique<MCTargetOptions>();
   T->MRI.reset(TT.createMCRegInfo(T->TheTriple));
   if (!T->MRI)
     return makeError("cannot create AMDGPU register info");
-  T->MAI.reset(TT.createMCAsmInfo(*T->MRI, T->TheTriple, *T->Options));
+  T->MAI.reset(TT.createMCAsmInfo(*T->MRI, T->TheTriple, T->Options));
   if (!T->MAI)
     return makeError("cannot create AMDGPU asm info");
   // Unknown processors and features would only produce a warning on stderr
@@ -228,34 +219,69 @@ Expected<std::unique_ptr<TargetMC>> TargetMC::create(StringRef MCPU,
   T->MII.reset(TT.createMCInstrInfo());
   if (!T->MII)
     return makeError("cannot create AMDGPU instruction info");
-  T->Ctx = std::make_unique<MCContext>(T->TheTriple, T->MAI.get(),
-                                       T->MRI.get(), T->STI.get(), nullptr,
-                                       T->Options.get());
-  T->Emitter.reset(TT.createMCCodeEmitter(*T->MII, *T->Ctx));
-  if (!T->Emitter)
-    return makeError("cannot create AMDGPU code emitter");
-  T->Printer.reset(TT.createMCInstPrinter(T->TheTriple, /*SyntaxVariant=*/0,
-                                          *T->MAI, *T->MII, *T->MRI));
-  if (!T->Printer)
-    return makeError("cannot create AMDGPU instruction printer");
-
   AMDGPU::IsaVersion ISA = AMDGPU::getIsaVersion(MCPU);
-  if (ISA.Major != 0 && ISA.Major < 8) {
-    auto ProxyOrErr = get(ProxyMCPU, ProxyFeatures);
-    if (!ProxyOrErr)
-      return ProxyOrErr.takeError();
-    T->Proxy = &*ProxyOrErr;
-  } else {
-    T->Disasm.reset(TT.createMCDisassembler(*T->STI, *T->Ctx));
-    T->PreGFX10 = !T->STI->checkFeatures("+gfx10-insts");
-    if (!T->Disasm)
-      return makeError("cannot create AMDGPU disassembler");
-  }
+  T->NeedsProxy = ISA.Major != 0 && ISA.Major < 8;
   return std::move(T);
 }
 
+/// The tables of every target used so far. Looked up once per TargetMC, never
+/// on the decode path.
+static Expected<const MCTables &> tablesFor(StringRef MCPU,
+                                            StringRef Features) {
+  static std::mutex Lock;
+  static StringMap<std::unique_ptr<MCTables>> Tables;
+  initializeAMDGPUOnce();
+  std::string Key = (MCPU + "\x1f" + Features).str();
+  std::lock_guard<std::mutex> G(Lock);
+  auto It = Tables.find(Key);
+  if (It != Tables.end())
+    return *It->second;
+  Expected<std::unique_ptr<MCTables>> T = MCTables::create(MCPU, Features);
+  if (!T)
+    return T.takeError();
+  return *Tables.try_emplace(Key, std::move(*T)).first->second;
+}
+
+TargetMC::TargetMC(const MCTables &T) : T(T) {}
+TargetMC::~TargetMC() = default;
+
+Expected<std::unique_ptr<TargetMC>> TargetMC::create(StringRef MCPU,
+                                                     StringRef Features) {
+  Expected<const MCTables &> Tab = tablesFor(MCPU, Features);
+  if (!Tab)
+    return Tab.takeError();
+  const MCTables &T = *Tab;
+  std::unique_ptr<TargetMC> M(new TargetMC(T));
+  const Target &TT = *T.TheTarget;
+  M->Ctx = std::make_unique<MCContext>(T.TheTriple, T.MAI.get(), T.MRI.get(),
+                                       T.STI.get(), nullptr, &T.Options);
+  M->Emitter.reset(TT.createMCCodeEmitter(*T.MII, *M->Ctx));
+  if (!M->Emitter)
+    return makeError("cannot create AMDGPU code emitter");
+  M->Printer.reset(TT.createMCInstPrinter(T.TheTriple, /*SyntaxVariant=*/0,
+                                          *T.MAI, *T.MII, *T.MRI));
+  if (!M->Printer)
+    return makeError("cannot create AMDGPU instruction printer");
+  if (T.NeedsProxy) {
+    Expected<std::unique_ptr<TargetMC>> P = create(ProxyMCPU, ProxyFeatures);
+    if (!P)
+      return P.takeError();
+    M->Proxy = std::move(*P);
+  } else {
+    M->Disasm.reset(TT.createMCDisassembler(*T.STI, *M->Ctx));
+    if (!M->Disasm)
+      return makeError("cannot create AMDGPU disassembler");
+    M->PreGFX10 = !T.STI->checkFeatures("+gfx10-insts");
+  }
+  return std::move(M);
+}
+
+StringRef TargetMC::mcpu() const { return T.MCPU; }
+StringRef TargetMC::features() const { return T.Features; }
+const MCInstrInfo &TargetMC::instrInfo() const { return *T.MII; }
+const MCRegisterInfo &TargetMC::regInfo() const { return *T.MRI; }
+
 Expected<std::vector<uint8_t>> TargetMC::assemble(StringRef AsmText) const {
-  std::lock_guard<std::recursive_mutex> G(Lock);
   std::string Errors;
   SourceMgr SM;
   SM.AddNewSourceBuffer(MemoryBuffer::getMemBufferCopy(AsmText, "<stub>"),
@@ -263,40 +289,39 @@ Expected<std::vector<uint8_t>> TargetMC::assemble(StringRef AsmText) const {
   SM.setDiagHandler(captureDiag, &Errors);
 
   // A fresh context per snippet: the parser defines symbols in it.
-  MCContext LocalCtx(TheTriple, MAI.get(), MRI.get(), STI.get(), &SM,
-                     Options.get());
+  MCContext LocalCtx(T.TheTriple, T.MAI.get(), T.MRI.get(), T.STI.get(), &SM,
+                     &T.Options);
   LocalCtx.setDiagnosticHandler(
       [&Errors](const SMDiagnostic &D, bool, const SourceMgr &,
                 std::vector<const MDNode *> &) { captureDiag(D, &Errors); });
   std::unique_ptr<MCObjectFileInfo> MOFI(
-      TheTarget->createMCObjectFileInfo(LocalCtx, /*PIC=*/false));
+      T.TheTarget->createMCObjectFileInfo(LocalCtx, /*PIC=*/false));
   LocalCtx.setObjectFileInfo(MOFI.get());
   std::unique_ptr<MCCodeEmitter> LocalEmitter(
-      TheTarget->createMCCodeEmitter(*MII, LocalCtx));
+      T.TheTarget->createMCCodeEmitter(*T.MII, LocalCtx));
   if (!LocalEmitter)
     return makeError("cannot create AMDGPU code emitter");
 
   std::vector<uint8_t> Out;
   CollectingStreamer Streamer(LocalCtx, *LocalEmitter, Out, Errors);
   std::unique_ptr<MCAsmParser> Parser(
-      createMCAsmParser(SM, LocalCtx, Streamer, *MAI));
+      createMCAsmParser(SM, LocalCtx, Streamer, *T.MAI));
   std::unique_ptr<MCTargetAsmParser> TAP(
-      TheTarget->createMCAsmParser(*STI, *Parser, *MII, *Options));
+      T.TheTarget->createMCAsmParser(*T.STI, *Parser, *T.MII, T.Options));
   if (!TAP)
     return makeError("cannot create AMDGPU assembly parser");
   Parser->setTargetParser(*TAP);
   bool Failed = Parser->Run(/*NoInitialTextSection=*/false);
   if (Failed || !Errors.empty() || LocalCtx.hadError())
-    return makeError("cannot assemble for " + MCPU + ": " +
+    return makeError("cannot assemble for " + T.MCPU + ": " +
                      (Errors.empty() ? std::string("unknown error") : Errors));
   return Out;
 }
 
 Expected<std::vector<uint8_t>> TargetMC::encode(const MCInst &Inst) const {
-  std::lock_guard<std::recursive_mutex> G(Lock);
   SmallVector<char, 16> Code;
   SmallVector<MCFixup, 2> Fixups;
-  Emitter->encodeInstruction(Inst, Code, Fixups, *STI);
+  Emitter->encodeInstruction(Inst, Code, Fixups, *T.STI);
   if (!Fixups.empty())
     return makeError("instruction needs a fixup");
   return std::vector<uint8_t>(Code.begin(), Code.end());
@@ -329,7 +354,6 @@ std::optional<DecodedInst> TargetMC::decodeOne(ArrayRef<uint8_t> Bytes,
                                                uint64_t Addr) const {
   if (Proxy)
     return Proxy->decodeOne(Bytes, Addr);
-  std::lock_guard<std::recursive_mutex> G(Lock);
   DecodedInst D;
   std::string Comments;
   raw_string_ostream CS(Comments);
@@ -357,10 +381,9 @@ std::optional<DecodedInst> TargetMC::decodeOne(ArrayRef<uint8_t> Bytes,
 std::string TargetMC::printInst(const MCInst &Inst, uint64_t Addr) const {
   if (Proxy)
     return Proxy->printInst(Inst, Addr);
-  std::lock_guard<std::recursive_mutex> G(Lock);
   std::string S;
   raw_string_ostream OS(S);
-  Printer->printInst(&Inst, Addr, "", *STI, OS);
+  Printer->printInst(&Inst, Addr, "", *T.STI, OS);
   return std::string(StringRef(S).trim());
 }
 
@@ -383,7 +406,6 @@ std::string TargetMC::disassemble(ArrayRef<uint8_t> Bytes,
 }
 
 Expected<unsigned> TargetMC::decodedOpcodeOf(StringRef AsmText) const {
-  std::lock_guard<std::recursive_mutex> G(Lock);
   auto It = OpcodeMemo.find(AsmText);
   if (It != OpcodeMemo.end())
     return It->second;
@@ -393,18 +415,17 @@ Expected<unsigned> TargetMC::decodedOpcodeOf(StringRef AsmText) const {
   std::optional<DecodedInst> D = decodeOne(*BytesOrErr, 0);
   if (!D || D->Size != BytesOrErr->size())
     return makeError("'" + AsmText + "' does not decode back to one "
-                     "instruction on " + MCPU);
+                     "instruction on " + T.MCPU);
   OpcodeMemo[AsmText] = D->Inst.getOpcode();
   return D->Inst.getOpcode();
 }
 
 StringRef TargetMC::regName(MCRegister Reg) const {
-  return MRI->getName(Reg);
+  return T.MRI->getName(Reg);
 }
 
 bool TargetMC::hasFeature(StringRef Name) const {
-  std::lock_guard<std::recursive_mutex> G(Lock);
-  return STI->checkFeatures(("+" + Name).str());
+  return T.STI->checkFeatures(("+" + Name).str());
 }
 
 } // namespace amdgpu

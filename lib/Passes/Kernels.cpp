@@ -4,8 +4,8 @@
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
-#include "hotswap/AMDGPU/SGPRScan.h"
 #include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Passes/TargetAnalysis.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -21,6 +21,12 @@ using namespace hotswap::amdgpu;
 AnalysisKey KernelsAnalysis::Key;
 
 
+bool KernelInfo::canRefineSGPRs(const TargetInfo &TI) const {
+  // LLVM 22 has no disassembler for gfx6/gfx7.
+  return TI.HasSGPRGranule && !NumberedSGPR && !ScannedSGPRs &&
+         TI.Gen != Generation::GFX6 && TI.Gen != Generation::GFX7;
+}
+
 bool KernelInfo::needsDualStub(const TargetInfo &TI) const {
   return TI.PreloadSkipsPrologue && KD.kernargPreloadLength() != 0;
 }
@@ -30,8 +36,8 @@ void KernelInfo::deriveSGPRUse(const TargetInfo &T) {
   if (NumberedSGPR) {
     UsedSGPRs = static_cast<unsigned>(*NumberedSGPR);
     UsedSGPRSource = "numbered_sgpr";
-  } else if (ScannedSGPRs) {
-    UsedSGPRs = *ScannedSGPRs;
+  } else if (ScannedSGPRs && *ScannedSGPRs) {
+    UsedSGPRs = **ScannedSGPRs;
     UsedSGPRSource = "code-scan";
   } else if (MD && MD->SGPRCount && *MD->SGPRCount <= 1024) {
     UsedSGPRs = static_cast<unsigned>(*MD->SGPRCount);
@@ -66,37 +72,23 @@ void KernelInfo::deriveSGPRUse(const TargetInfo &T) {
       std::min(T.SGPRGranuleExtra, Count > Below ? Count - Below : 0);
 }
 
-static StringRef stubFormName(const DecodedStub &D) {
-  switch (D.Form) {
-  case StubSpec::Short:
-    return "s_branch";
-  case StubSpec::SGPRPair:
-    return "long";
-  case StubSpec::VCC:
-    return "long/vcc";
-  }
-  return "?";
-}
-
 /// Decodes a stub slot. With \p AnyPrologue, the jump may follow any
 /// sequence of valid instructions (a prologue of up to 128 bytes).
 static Expected<std::optional<DecodedStub>>
-decodeSlot(const TargetInfo &TI, ArrayRef<uint8_t> Slot, uint64_t Addr,
-           bool AnyPrologue) {
-  Expected<std::optional<DecodedStub>> D = decodeStub(TI, Slot, Addr, {});
+decodeSlot(const TargetInfo &TI, const TargetMC &MC, ArrayRef<uint8_t> Slot,
+           uint64_t Addr, bool AnyPrologue) {
+  Expected<std::optional<DecodedStub>> D = decodeStub(TI, MC, Slot, Addr, {});
   if (!D || *D || !AnyPrologue)
     return D;
-  Expected<TargetMC &> MC = TargetMC::get(TI.MCPU, TI.Features);
-  if (!MC)
-    return MC.takeError();
   uint64_t Off = 0;
   while (Off < 128) {
-    std::optional<DecodedInst> I = MC->decodeOne(Slot.drop_front(Off), Addr + Off);
+    std::optional<DecodedInst> I =
+        MC.decodeOne(Slot.drop_front(Off), Addr + Off);
     if (!I || I->Size == 0)
       return std::nullopt;
     Off += I->Size;
     Expected<std::optional<DecodedStub>> W =
-        decodeStub(TI, Slot, Addr, Slot.take_front(Off));
+        decodeStub(TI, MC, Slot, Addr, Slot.take_front(Off));
     if (!W || *W)
       return W;
   }
@@ -106,6 +98,7 @@ decodeSlot(const TargetInfo &TI, ArrayRef<uint8_t> Slot, uint64_t Addr,
 /// Decodes the stub at \p Addr if there is one.
 static Expected<std::optional<PoolStub>> stubAt(const Object &Obj,
                                                 const TargetInfo &TI,
+                                                const TargetMC &MC,
                                                 uint64_t Addr,
                                                 bool AnyPrologue) {
   Section *S = Obj.sectionForAddress(Addr);
@@ -116,7 +109,7 @@ static Expected<std::optional<PoolStub>> stubAt(const Object &Obj,
   if (Bytes.size() < StubSlotSize)
     return std::nullopt;
   Expected<std::optional<DecodedStub>> D =
-      decodeSlot(TI, Bytes.take_front(StubSlotSize), Addr, AnyPrologue);
+      decodeSlot(TI, MC, Bytes.take_front(StubSlotSize), Addr, AnyPrologue);
   if (!D)
     return D.takeError();
   if (!*D)
@@ -128,11 +121,30 @@ static Expected<std::optional<PoolStub>> stubAt(const Object &Obj,
   return P;
 }
 
+/// stubAt() for an entry outside the pools: MC is created only when the
+/// bytes begin like a stub (s_getpc_b64/s_get_pc_i64 or s_branch).
+static Expected<std::optional<PoolStub>>
+stubAtIfShaped(const Object &Obj, const TargetInfo &TI,
+               TargetAnalysis::Result &TA, uint64_t Addr) {
+  Expected<ArrayRef<uint8_t>> Head = Obj.bytesAt(Addr, 4);
+  if (!Head) {
+    consumeError(Head.takeError());
+    return std::nullopt;
+  }
+  if (!looksLikeStubStart(*Head))
+    return std::nullopt;
+  Expected<TargetMC &> MC = TA.mc();
+  if (!MC)
+    return MC.takeError();
+  return stubAt(Obj, TI, *MC, Addr, /*AnyPrologue=*/false);
+}
+
 /// Every stub slot of the pool sections. Whether two slots form a dual stub
 /// is decided per kernel (only a kernarg-preload kernel has one), never from
 /// adjacency alone: two kernels 256 bytes apart look the same.
 static Expected<std::vector<PoolStub>> scanPools(const Object &Obj,
-                                                 const TargetInfo &TI) {
+                                                 const TargetInfo &TI,
+                                                 TargetAnalysis::Result &TA) {
   std::vector<PoolStub> Out;
   for (const auto &SP : Obj.sections()) {
     const Section &S = *SP;
@@ -140,10 +152,13 @@ static Expected<std::vector<PoolStub>> scanPools(const Object &Obj,
       continue;
     if (S.Addr % StubSlotSize != 0)
       continue;
+    Expected<TargetMC &> MC = TA.mc();
+    if (!MC)
+      return MC.takeError();
     for (uint64_t Off = 0; Off + StubSlotSize <= S.size();
          Off += StubSlotSize) {
       Expected<std::optional<PoolStub>> P =
-          stubAt(Obj, TI, S.Addr + Off, /*AnyPrologue=*/true);
+          stubAt(Obj, TI, *MC, S.Addr + Off, /*AnyPrologue=*/true);
       if (!P)
         return P.takeError();
       if (*P)
@@ -153,62 +168,13 @@ static Expected<std::vector<PoolStub>> scanPools(const Object &Obj,
   return Out;
 }
 
-/// gfx6-9 without `.numbered_sgpr`: the exact count of SGPRs the kernel's
-/// code names, from a scan of its function (of all executable code when it
-/// calls). nullopt when it cannot be known (no disassembler, s_movrel).
-static Expected<std::optional<unsigned>>
-scanKernelSGPRs(const Object &Obj, const TargetInfo &T, const KernelInfo &K,
-                const StringMap<std::pair<uint64_t, uint64_t>> &Functions,
-                std::optional<std::optional<unsigned>> &WholeCode) {
-  if (T.Gen == Generation::GFX6 || T.Gen == Generation::GFX7)
-    return std::nullopt;
-  auto scanAll = [&]() -> Expected<std::optional<unsigned>> {
-    if (WholeCode)
-      return *WholeCode;
-    unsigned Max = 0;
-    for (const auto &S : Obj.sections()) {
-      if (!S->isExec() || S->isNoBits() || S->Name == PoolSectionName)
-        continue;
-      Expected<SGPRScan> R = scanSGPRs(T, S->contents(), S->Addr);
-      if (!R)
-        return R.takeError();
-      // Words that are not instructions (or s_movrel's M0 indexing) leave
-      // the count unknown: fall back to the metadata.
-      if (R->IndexesSGPRs || R->UndecodedWords) {
-        WholeCode = std::optional<unsigned>();
-        return *WholeCode;
-      }
-      Max = std::max(Max, R->NumSGPRs);
-    }
-    WholeCode = std::optional<unsigned>(Max);
-    return *WholeCode;
-  };
-  auto F = Functions.find(K.Name);
-  if (F == Functions.end() || F->second.first != K.CodeEntry)
-    return scanAll();
-  Expected<ArrayRef<uint8_t>> Code = Obj.bytesAt(F->second.first, F->second.second);
-  if (!Code) {
-    consumeError(Code.takeError());
-    return scanAll();
-  }
-  Expected<SGPRScan> R = scanSGPRs(T, *Code, F->second.first);
-  if (!R)
-    return R.takeError();
-  if (R->IndexesSGPRs || R->UndecodedWords)
-    return std::nullopt;
-  if (R->HasCalls)
-    return scanAll();
-  return std::optional<unsigned>(R->NumSGPRs);
-}
-
 Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
                                                        AnalysisManager &AM) {
   Result R;
-  Expected<TargetInfo> TI =
-      getTargetInfo(Obj.Header.Flags, Obj.Header.osABI(), Obj.Header.abiVersion());
-  if (!TI)
-    return TI.takeError();
-  R.Target = std::move(*TI);
+  auto TA = AM.getResult<TargetAnalysis>(Obj);
+  if (!TA)
+    return TA.takeError();
+  R.Target = TA->info();
   if (Obj.Header.Type == ELF::ET_REL)
     return makeError("relocatable object (ET_REL): kernel descriptors "
                              "are not resolved before linking; link it with "
@@ -273,7 +239,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     return std::tie(A.Addr, A.Name) < std::tie(B.Addr, B.Name);
   });
 
-  Expected<std::vector<PoolStub>> Pools = scanPools(Obj, R.Target);
+  Expected<std::vector<PoolStub>> Pools = scanPools(Obj, R.Target, *TA);
   if (!Pools)
     return Pools.takeError();
   R.PoolStubs = std::move(*Pools);
@@ -298,7 +264,6 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
   };
 
   const TargetInfo &T = R.Target;
-  std::optional<std::optional<unsigned>> WholeCodeScan;
   for (const Found &F : KDs) {
     KernelInfo K;
     K.KDSymbol = F.Name;
@@ -350,8 +315,11 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     if (SI != StubByAddr.end()) {
       K.EntryStub = withDual(R.PoolStubs[SI->second], K);
     } else {
-      // A stub outside our pool sections (written by another tool).
-      Expected<std::optional<PoolStub>> P = stubAt(Obj, T, K.Entry, /*AnyPrologue=*/false);
+      // A stub outside our pool sections (written by another tool). Only
+      // bytes that start like one are decoded (decodeStub checks them
+      // first), so MC is set up only for objects that have stubs.
+      Expected<std::optional<PoolStub>> P =
+          stubAtIfShaped(Obj, T, *TA, K.Entry);
       if (!P)
         return P.takeError();
       if (*P && (*P)->Decoded.Target != K.Entry)
@@ -382,118 +350,12 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     if (NI != NumberedSGPR.end() && NI->second <= 1024)
       K.NumberedSGPR = NI->second;
 
-    if (!K.NumberedSGPR && T.HasSGPRGranule) {
-      Expected<std::optional<unsigned>> S =
-          scanKernelSGPRs(Obj, T, K, Functions, WholeCodeScan);
-      if (!S)
-        return S.takeError();
-      K.ScannedSGPRs = *S;
-    }
+    auto FI = Functions.find(K.Name);
+    if (FI != Functions.end() && FI->second.first == K.CodeEntry)
+      K.Function = FI->second;
     K.deriveSGPRUse(T);
     R.Kernels.push_back(std::move(K));
   }
   return std::move(R);
 }
 
-void KernelsAnalysis::print(const Result &R, const Object &Obj,
-                            raw_ostream &OS, bool JSON) {
-  const TargetInfo &T = R.Target;
-  if (JSON) {
-    json::Array Ks;
-    for (const KernelInfo &K : R.Kernels) {
-      json::Object O{{"name", K.Name},
-                     {"descriptor", K.KDSymbol},
-                     {"descriptor_address", static_cast<int64_t>(K.KDAddr)},
-                     {"entry", static_cast<int64_t>(K.Entry)},
-                     {"code_entry", static_cast<int64_t>(K.CodeEntry)},
-                     {"live_in_sgprs", K.LiveInSGPRs},
-                     {"used_sgprs", K.UsedSGPRs},
-                     {"used_sgprs_source", K.UsedSGPRSource},
-                     {"kernarg_preload_length", K.KD.kernargPreloadLength()},
-                     {"wave32", K.KD.isWave32()}};
-      auto stubJSON = [](const PoolStub &P) {
-        json::Object S{{"address", static_cast<int64_t>(P.Addr)},
-                       {"target", static_cast<int64_t>(P.Decoded.Target)},
-                       {"form", stubFormName(P.Decoded)},
-                       {"dual", P.Dual}};
-        if (P.Decoded.Form == StubSpec::SGPRPair)
-          S["sgpr"] = P.Decoded.SGPR;
-        if (P.Decoded.PrologueSize)
-          S["prologue_size"] = static_cast<int64_t>(P.Decoded.PrologueSize);
-        return S;
-      };
-      if (K.EntryStub)
-        O["stub"] = stubJSON(*K.EntryStub);
-      if (K.PendingStub)
-        O["pending_stub"] = stubJSON(*K.PendingStub);
-      if (K.MD) {
-        json::Object M;
-        if (K.MD->SGPRCount)
-          M["sgpr_count"] = static_cast<int64_t>(*K.MD->SGPRCount);
-        if (K.MD->VGPRCount)
-          M["vgpr_count"] = static_cast<int64_t>(*K.MD->VGPRCount);
-        if (K.MD->KernargSegmentSize)
-          M["kernarg_segment_size"] =
-              static_cast<int64_t>(*K.MD->KernargSegmentSize);
-        if (K.MD->WavefrontSize)
-          M["wavefront_size"] = static_cast<int64_t>(*K.MD->WavefrontSize);
-        O["metadata"] = std::move(M);
-      }
-      Ks.push_back(std::move(O));
-    }
-    json::Object Root{{"target", T.targetID()},
-                      {"processor", T.Name},
-                      {"code_object_version", T.CodeObjectVersion},
-                      {"pool_stub_slots", static_cast<int64_t>(R.PoolStubs.size())},
-                      {"kernels", std::move(Ks)}};
-    OS << formatv("{0:2}", json::Value(std::move(Root))) << "\n";
-    return;
-  }
-  size_t Stubbed = 0;
-  for (const KernelInfo &K : R.Kernels)
-    Stubbed += K.hasStub();
-  OS << "target: " << T.targetID() << " (" << generationName(T.Gen)
-     << ", code object v" << T.CodeObjectVersion << ")\n";
-  OS << "kernels: " << R.Kernels.size() << " (" << Stubbed
-     << " entered through a stub)\n";
-  for (const KernelInfo &K : R.Kernels) {
-    OS << "kernel '" << K.Name << "'\n";
-    OS << "  descriptor:  " << K.KDSymbol << " at " << hex(K.KDAddr) << "\n";
-    OS << "  entry:       " << hex(K.Entry);
-    if (K.EntryStub)
-      OS << " (stub: " << stubFormName(K.EntryStub->Decoded)
-         << (K.EntryStub->Dual ? ", dual" : "") << " -> "
-         << hex(K.EntryStub->Decoded.Target) << ")";
-    OS << "\n";
-    if (K.PendingStub)
-      OS << "  pool stub:   " << hex(K.PendingStub->Addr)
-         << " (descriptor not yet patched)\n";
-    OS << "  sgprs:       live-in " << K.LiveInSGPRs << ", used "
-       << K.UsedSGPRs << " (" << K.UsedSGPRSource << ")\n";
-    OS << "  rsrc1/2/3:   " << format_hex(K.KD.ComputePgmRsrc1, 10) << " "
-       << format_hex(K.KD.ComputePgmRsrc2, 10) << " "
-       << format_hex(K.KD.ComputePgmRsrc3, 10) << "\n";
-    OS << "  properties:  " << format_hex(K.KD.KernelCodeProperties, 6)
-       << (K.KD.isWave32() ? " wave32" : " wave64");
-    if (unsigned L = K.KD.kernargPreloadLength())
-      OS << ", kernarg preload " << L << " dwords";
-    if (T.InstPrefWidth)
-      OS << ", inst_pref_size " << K.KD.instPrefSize(T);
-    OS << "\n";
-    if (K.MD) {
-      OS << "  metadata:    ";
-      bool First = true;
-      auto field = [&](StringRef N, const std::optional<uint64_t> &V) {
-        if (!V)
-          return;
-        OS << (First ? "" : ", ") << N << " " << *V;
-        First = false;
-      };
-      field(".sgpr_count", K.MD->SGPRCount);
-      field(".vgpr_count", K.MD->VGPRCount);
-      field(".kernarg_segment_size", K.MD->KernargSegmentSize);
-      field(".wavefront_size", K.MD->WavefrontSize);
-      OS << "\n";
-    }
-  }
-}

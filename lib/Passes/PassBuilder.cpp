@@ -28,7 +28,8 @@ public:
     auto R = AM.getResult<AnalysisT>(Obj);
     if (!R)
       return R.takeError();
-    AnalysisT::print(*R, Obj, *Ctx.Out, Ctx.JSON);
+    if (Error E = AnalysisT::print(*R, Obj, AM, *Ctx.Out, Ctx.JSON))
+      return std::move(E);
     return PreservedAnalyses::all();
   }
 

@@ -5,6 +5,7 @@
 #include "hotswap/Support/Format.h"
 
 #include "hotswap/AMDGPU/ScratchSGPR.h"
+#include "hotswap/Passes/TargetAnalysis.h"
 
 
 using namespace llvm;
@@ -14,7 +15,7 @@ using namespace hotswap::amdgpu;
 
 Expected<bool> PatchDescriptorsPass::holds(Object &Obj,
                                            KernelsAnalysis::Result &R,
-                                           PassContext &Ctx) {
+                                           AnalysisManager &AM, PassContext &Ctx) {
   // Without any stub the invariant holds vacuously: let the precondition
   // say why nothing happens (and fail under --strict).
   if (R.PoolStubs.empty())
@@ -27,7 +28,7 @@ Expected<bool> PatchDescriptorsPass::holds(Object &Obj,
 
 Expected<std::optional<std::string>>
 PatchDescriptorsPass::precondition(Object &Obj, KernelsAnalysis::Result &R,
-                                   PassContext &Ctx) {
+                                   AnalysisManager &AM, PassContext &Ctx) {
   if (R.PoolStubs.empty())
     return std::optional<std::string>(
         "no stubs in a pool section (run synth-trampolines first)");
@@ -41,10 +42,44 @@ static std::optional<unsigned> pairOf(const DecodedStub &D) {
   return std::nullopt;
 }
 
+/// gfx6-9: the granule the kernel needs for what its stub \p S clobbers
+/// (nullopt: the current one will do).
+static Expected<std::optional<unsigned>>
+granuleFor(const TargetInfo &TI, const KernelInfo &K, const PoolStub &S) {
+  if (std::optional<unsigned> N = pairOf(S.Decoded))
+    return granuleForPair(TI, K.KD, *N, K.ReservedTopSGPRs);
+  if (S.Decoded.Form == StubSpec::VCC)
+    return granuleForVCC(TI, K.KD, K.UsedSGPRs, K.ReservedTopSGPRs);
+  return std::nullopt;
+}
+
+/// Whether the SGPR bound \p K has now lets its stub run without raising
+/// the granule; when it does not, a code scan may show it can.
+static bool boundSuffices(const TargetInfo &TI, const KernelInfo &K,
+                          const PoolStub &S) {
+  Expected<std::optional<unsigned>> G = granuleFor(TI, K, S);
+  if (!G) {
+    consumeError(G.takeError());
+    return false;
+  }
+  return !G->has_value();
+}
+
 Expected<PreservedAnalyses>
 PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                                    AnalysisManager &AM, PassContext &Ctx) {
   const TargetInfo &TI = R.Target;
+  // The exact SGPR usage only where the bound would raise a granule.
+  std::vector<size_t> Refine;
+  for (size_t I = 0; I < R.Kernels.size(); ++I) {
+    const KernelInfo &K = R.Kernels[I];
+    if (K.PendingStub && K.canRefineSGPRs(TI) &&
+        !boundSuffices(TI, K, *K.PendingStub))
+      Refine.push_back(I);
+  }
+  if (Error E = R.refineSGPRs(Obj, AM, Refine))
+    return std::move(E);
+
   bool MetadataChanged = false;
   std::vector<size_t> Patched;
   for (size_t I = 0; I < R.Kernels.size(); ++I) {
@@ -72,18 +107,14 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     }
     // gfx6-9: the allocation must hold what the stub clobbers.
     std::optional<unsigned> N = pairOf(S.Decoded);
-    if (N || S.Decoded.Form == StubSpec::VCC) {
-      Expected<std::optional<unsigned>> G =
-          N ? granuleForPair(TI, KD, *N, K.ReservedTopSGPRs)
-            : granuleForVCC(TI, KD, K.UsedSGPRs, K.ReservedTopSGPRs);
-      if (!G)
-        return prefixError(Who, G.takeError());
-      if (*G) {
-        KD.setSGPRGranule(**G);
-        Ctx.Stats.add(name(), "granule-raised",
-                      "SGPR granules raised for the scratch pair (may lower "
-                      "occupancy)");
-      }
+    Expected<std::optional<unsigned>> G = granuleFor(TI, K, S);
+    if (!G)
+      return prefixError(Who, G.takeError());
+    if (*G) {
+      KD.setSGPRGranule(**G);
+      Ctx.Stats.add(name(), "granule-raised",
+                    "SGPR granules raised for the scratch pair (may lower "
+                    "occupancy)");
     }
     if (N) {
       uint64_t NewCount = sgprCountCoveringPair(TI, *N, K.ReservedTopSGPRs);
@@ -132,7 +163,10 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
         K.KDAddr - K.KDSection->Addr, kd::Size));
     std::optional<uint64_t> Entry = K.KD.entryAddress(K.KDAddr);
     if (!Entry || *Entry != K.PendingStub->Addr)
-      return PreservedAnalyses::none();
+    {
+      PreservedAnalyses Recompute = PreservedAnalyses::none();
+      return preserveTargetAndCode(Recompute);
+    }
     K.Entry = *Entry;
     K.EntryStub = std::move(K.PendingStub);
     K.PendingStub.reset();
@@ -141,5 +175,7 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
         K.MD = *MD;
     K.deriveSGPRUse(TI);
   }
-  return PreservedAnalyses::none().preserve<KernelsAnalysis>();
+  PreservedAnalyses PA = PreservedAnalyses::none();
+  PA.preserve<KernelsAnalysis>();
+  return preserveTargetAndCode(PA);
 }

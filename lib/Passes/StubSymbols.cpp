@@ -21,7 +21,7 @@ static bool describesStub(const Symbol &S, const PoolStub &Stub) {
 }
 
 Expected<bool> StubSymbolsPass::holds(Object &Obj, KernelsAnalysis::Result &R,
-                                      PassContext &Ctx) {
+                                      AnalysisManager &AM, PassContext &Ctx) {
   SymbolTable *T = Obj.symtab();
   StringMap<const Symbol *> ByName;
   if (T)
@@ -46,7 +46,7 @@ Expected<bool> StubSymbolsPass::holds(Object &Obj, KernelsAnalysis::Result &R,
 
 Expected<std::optional<std::string>>
 StubSymbolsPass::precondition(Object &Obj, KernelsAnalysis::Result &R,
-                              PassContext &Ctx) {
+                              AnalysisManager &AM, PassContext &Ctx) {
   bool Any = false;
   for (const KernelInfo &K : R.Kernels)
     Any |= K.hasStub();

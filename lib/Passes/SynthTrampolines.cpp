@@ -6,6 +6,7 @@
 #include "hotswap/AMDGPU/StubEncoder.h"
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/AMDGPU/ScratchSGPR.h"
+#include "hotswap/Passes/TargetAnalysis.h"
 
 #include "hotswap/Support/Error.h"
 
@@ -82,12 +83,13 @@ void SynthTrampolinesPass::printPipeline(raw_ostream &OS) const {
 }
 
 Expected<std::vector<uint8_t>>
-SynthTrampolinesPass::prologueBytes(const TargetInfo &TI) const {
+SynthTrampolinesPass::prologueBytes(const TargetInfo &TI,
+                                    const TargetMC &MC) const {
   switch (Opts.Prologue) {
   case TrampolineOptions::PrologueKind::None:
     return std::vector<uint8_t>();
   case TrampolineOptions::PrologueKind::GFX1250VMem:
-    return assembleErratumPrologue(TI);
+    return assembleErratumPrologue(TI, MC);
   case TrampolineOptions::PrologueKind::AsmFile: {
     ErrorOr<std::unique_ptr<MemoryBuffer>> B =
         MemoryBuffer::getFile(Opts.PrologueFile, /*IsText=*/true);
@@ -95,10 +97,7 @@ SynthTrampolinesPass::prologueBytes(const TargetInfo &TI) const {
       return makeError("cannot read prologue file '" +
                                Opts.PrologueFile +
                                "': " + B.getError().message());
-    Expected<TargetMC &> MC = TargetMC::get(TI.MCPU, TI.Features);
-    if (!MC)
-      return MC.takeError();
-    Expected<std::vector<uint8_t>> Bytes = MC->assemble((*B)->getBuffer());
+    Expected<std::vector<uint8_t>> Bytes = MC.assemble((*B)->getBuffer());
     if (!Bytes)
       return makeError("prologue '" + Opts.PrologueFile +
                                "': " + toString(Bytes.takeError()));
@@ -108,17 +107,26 @@ SynthTrampolinesPass::prologueBytes(const TargetInfo &TI) const {
   llvm_unreachable("bad prologue kind");
 }
 
-Expected<std::vector<size_t>>
+Expected<std::vector<uint8_t>>
+SynthTrampolinesPass::prologueFor(Object &Obj,
+                                  const KernelsAnalysis::Result &R,
+                                  AnalysisManager &AM) const {
+  if (Opts.Prologue == TrampolineOptions::PrologueKind::None)
+    return std::vector<uint8_t>();
+  auto TA = AM.getResult<TargetAnalysis>(Obj);
+  if (!TA)
+    return TA.takeError();
+  Expected<TargetMC &> MC = TA->mc();
+  if (!MC)
+    return MC.takeError();
+  return prologueBytes(R.Target, *MC);
+}
+
+std::vector<size_t>
 SynthTrampolinesPass::candidates(Object &Obj, const KernelsAnalysis::Result &R,
+                                 ArrayRef<uint8_t> Prologue,
                                  PassContext *Ctx) const {
   std::vector<size_t> Out;
-  std::vector<uint8_t> Prologue;
-  if (Opts.Prologue != TrampolineOptions::PrologueKind::None) {
-    Expected<std::vector<uint8_t>> P = prologueBytes(R.Target);
-    if (!P)
-      return P.takeError();
-    Prologue = std::move(*P);
-  }
   for (size_t I = 0; I < R.Kernels.size(); ++I) {
     const KernelInfo &K = R.Kernels[I];
     if (OnlyRE && !OnlyRE->match(K.Name))
@@ -130,7 +138,7 @@ SynthTrampolinesPass::candidates(Object &Obj, const KernelsAnalysis::Result &R,
         !Prologue.empty()) {
       Expected<ArrayRef<uint8_t>> Code =
           Obj.bytesAt(K.CodeEntry, Prologue.size());
-      if (Code && *Code == ArrayRef<uint8_t>(Prologue)) {
+      if (Code && *Code == Prologue) {
         if (Ctx)
           Ctx->Stats.add(name(), "has-prologue",
                          "kernels that already begin with the prologue");
@@ -146,11 +154,33 @@ SynthTrampolinesPass::candidates(Object &Obj, const KernelsAnalysis::Result &R,
 
 Expected<bool> SynthTrampolinesPass::holds(Object &Obj,
                                            KernelsAnalysis::Result &R,
-                                           PassContext &Ctx) {
-  Expected<std::vector<size_t>> C = candidates(Obj, R, nullptr);
-  if (!C)
-    return C.takeError();
-  return C->empty();
+                                           AnalysisManager &AM, PassContext &Ctx) {
+  Expected<std::vector<uint8_t>> Prologue = prologueFor(Obj, R, AM);
+  if (!Prologue)
+    return Prologue.takeError();
+  return candidates(Obj, R, *Prologue, nullptr).empty();
+}
+
+/// Whether the SGPR bound \p K has now puts a scratch pair inside the
+/// kernel's current allocation (gfx6-9: below the specials, no granule
+/// raised; gfx10+: any addressable pair). When it does, a code scan cannot
+/// improve the decision (it could only pick a lower pair).
+static bool boundFitsAllocation(const TargetInfo &TI, const KernelInfo &K) {
+  Expected<ScratchChoice> SC =
+      chooseScratch(TI, K.KD, K.UsedSGPRs, K.ReservedTopSGPRs);
+  if (!SC) {
+    consumeError(SC.takeError());
+    return false;
+  }
+  if (SC->UseVCC)
+    return false;
+  Expected<std::optional<unsigned>> G =
+      granuleForPair(TI, K.KD, SC->SGPR, K.ReservedTopSGPRs);
+  if (!G) {
+    consumeError(G.takeError());
+    return false;
+  }
+  return !G->has_value();
 }
 
 Expected<PreservedAnalyses>
@@ -159,26 +189,61 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   const TargetInfo &TI = R.Target;
   Ctx.Stats.add(name(), "kernels", "kernels seen", R.Kernels.size());
 
-  Expected<std::vector<size_t>> Cands = candidates(Obj, R, &Ctx);
-  if (!Cands)
-    return Cands.takeError();
-  if (Cands->empty())
-    return PreservedAnalyses::all();
-
-  Expected<std::vector<uint8_t>> Prologue = prologueBytes(TI);
+  Expected<std::vector<uint8_t>> Prologue = prologueFor(Obj, R, AM);
   if (!Prologue)
     return Prologue.takeError();
+  std::vector<size_t> Cands = candidates(Obj, R, *Prologue, &Ctx);
+  if (Cands.empty())
+    return PreservedAnalyses::all();
+
+  auto TA = AM.getResult<TargetAnalysis>(Obj);
+  if (!TA)
+    return TA.takeError();
+  Expected<TargetMC &> MC = TA->mc();
+  if (!MC)
+    return MC.takeError();
   if (!Prologue->empty())
-    if (Error E = checkPrologue(TI, *Prologue))
+    if (Error E = checkPrologue(TI, *MC, *Prologue))
       return std::move(E);
   Expected<std::unique_ptr<StubEncoder>> Enc =
-      StubEncoder::create(TI, *Prologue);
+      StubEncoder::create(TI, *MC, *Prologue);
   if (!Enc)
     return Enc.takeError();
 
   // The pool's address is fixed before anything is encoded: stub addresses,
   // deltas, descriptor offsets and symbol values all derive from it.
   const uint64_t PoolAddr = Obj.firstFreeAddress(0x1000);
+  auto shortReaches = [&](const StubSpec &Spec) {
+    return !Opts.ForceLong &&
+           (*Enc)->shortFormReaches(Spec.StubAddr, Spec.Target) &&
+           (!Spec.Dual ||
+            (*Enc)->shortFormReaches(Spec.StubAddr + StubSlotSize,
+                                     Spec.Target + StubSlotSize));
+  };
+
+  // The form of each stub comes first: the short form needs no SGPRs. For
+  // the long ones, the SGPR bound the analysis has (`.numbered_sgpr`, else
+  // the metadata) decides unless it leaves no pair inside the current
+  // allocation; only then is the kernel's code scanned, for all such
+  // kernels at once (laid out as if none is skipped; a skip shifts later
+  // stubs, and a kernel that becomes long because of it is scanned on its
+  // own below).
+  std::vector<size_t> Refine;
+  uint64_t Next = PoolAddr;
+  for (size_t I : Cands) {
+    const KernelInfo &K = R.Kernels[I];
+    StubSpec Spec;
+    Spec.StubAddr = Next;
+    Spec.Target = K.CodeEntry;
+    Spec.Dual = K.needsDualStub(TI);
+    Next += stubSize(Spec.Dual);
+    if (!shortReaches(Spec) && K.canRefineSGPRs(TI) &&
+        !boundFitsAllocation(TI, K))
+      Refine.push_back(I);
+  }
+  if (Error E = R.refineSGPRs(Obj, AM, Refine))
+    return std::move(E);
+
   std::vector<uint8_t> Pool;
   // What each new stub is, as the kernels analysis would decode it.
   struct NewStub {
@@ -186,26 +251,27 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     StubSpec Spec;
   };
   std::vector<NewStub> Added;
-  Pool.reserve(Cands->size() * StubSlotSize + TI.PoolGuardBytes);
-  for (size_t I : *Cands) {
-    const KernelInfo &K = R.Kernels[I];
+  Pool.reserve(Cands.size() * StubSlotSize + TI.PoolGuardBytes);
+  for (size_t I : Cands) {
+    KernelInfo &K = R.Kernels[I];
     StubSpec Spec;
     Spec.StubAddr = PoolAddr + Pool.size();
     Spec.Target = K.CodeEntry;
     Spec.Dual = K.needsDualStub(TI);
-    std::string Why;
-    if (!Opts.ForceLong && (*Enc)->shortFormReaches(Spec.StubAddr, Spec.Target) &&
-        (!Spec.Dual || (*Enc)->shortFormReaches(Spec.StubAddr + StubSlotSize,
-                                                Spec.Target + StubSlotSize))) {
+    if (shortReaches(Spec)) {
       Spec.Form = StubSpec::Short;
     } else {
-      Expected<ScratchChoice> SC = chooseScratch(TI, K.KD, K.UsedSGPRs, K.ReservedTopSGPRs);
+      if (K.canRefineSGPRs(TI) && !boundFitsAllocation(TI, K))
+        if (Error E = R.refineSGPRs(Obj, AM, {I}))
+          return std::move(E);
+      Expected<ScratchChoice> SC =
+          chooseScratch(TI, K.KD, K.UsedSGPRs, K.ReservedTopSGPRs);
       if (!SC) {
         std::string Msg = "kernel '" + K.Name +
                           "' cannot be wrapped: " + toString(SC.takeError());
         if (!Opts.SkipUnwrappable)
           return makeError(Msg + " (use synth-trampolines<skip-"
-                                         "unwrappable> to leave it alone)");
+                                 "unwrappable> to leave it alone)");
         Ctx.Warn(Msg + "; left unwrapped");
         Ctx.Stats.add(name(), "unwrappable", "kernels left unwrapped");
         continue;
@@ -215,8 +281,7 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     }
     Expected<std::vector<uint8_t>> Bytes = (*Enc)->encode(Spec);
     if (!Bytes)
-      return makeError("kernel '" + K.Name + "': " +
-                               toString(Bytes.takeError()));
+      return prefixError("kernel '" + K.Name + "'", Bytes.takeError());
     Pool.insert(Pool.end(), Bytes->begin(), Bytes->end());
     Added.push_back({I, Spec});
     Ctx.Stats.add(name(), "stubs", "stubs added");
@@ -282,5 +347,7 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     }
     R.Kernels[N.Kernel].PendingStub = First;
   }
-  return PreservedAnalyses::none().preserve<KernelsAnalysis>();
+  PreservedAnalyses PA = PreservedAnalyses::none();
+  PA.preserve<KernelsAnalysis>();
+  return preserveTargetAndCode(PA);
 }

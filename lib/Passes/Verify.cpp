@@ -5,6 +5,7 @@
 
 #include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/Passes/Kernels.h"
+#include "hotswap/Pass/AnalysisManager.h"
 #include "hotswap/Support/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -132,9 +133,73 @@ static std::string pairName(unsigned N) {
   return "s[" + Twine(N).str() + ":" + Twine(N + 1).str() + "]";
 }
 
-static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
-                         std::vector<std::string> &P) {
+/// What is wrong with the registers the stub of \p K clobbers, judged with
+/// the SGPR usage \p K has now.
+static std::vector<std::string> sgprProblems(const TargetInfo &T,
+                                             const KernelInfo &K,
+                                             const std::string &Who) {
+  std::vector<std::string> P;
+  const PoolStub &S = *K.EntryStub;
+  const DecodedStub &D = S.Decoded;
+  if (D.Form == StubSpec::SGPRPair) {
+    unsigned N = D.SGPR;
+    unsigned Floor = K.LiveInSGPRs;
+    if (K.NumberedSGPR)
+      Floor = std::max<unsigned>(Floor, *K.NumberedSGPR);
+    std::string Uses = Who + ": stub at " + hex(S.Addr) +
+                       " uses scratch pair " + pairName(N);
+    if (N < Floor) {
+      std::string Basis = Twine(K.LiveInSGPRs).str() + " set at launch";
+      if (K.NumberedSGPR)
+        Basis += ", " + Twine(*K.NumberedSGPR).str() + " per " + K.Name +
+                 ".numbered_sgpr";
+      P.push_back(Uses + ", which overlaps the kernel's live SGPRs s0..s" +
+                  Twine(Floor - 1).str() + " (" + Basis +
+                  "; the pair must start at s" +
+                  Twine(Floor + Floor % 2).str() + " or above)");
+    }
+    if (N + 2 > T.AddressableSGPRs)
+      P.push_back(Uses + ", which is not addressable on " + T.Name + " (" +
+                  Twine(T.AddressableSGPRs).str() + " SGPRs)");
+    if (T.HasSGPRGranule && sgprsNeededForPair(N, K.ReservedTopSGPRs) >
+                                (K.KD.sgprGranule() + 1) * 8)
+      P.push_back(Uses + ", which with " + Twine(K.ReservedTopSGPRs).str() +
+                  " special SGPRs above it is outside the allocation of "
+                  "SGPR granule " +
+                  Twine(K.KD.sgprGranule()).str() + " (" +
+                  Twine((K.KD.sgprGranule() + 1) * 8).str() + " SGPRs)");
+    if (K.MD && K.MD->SGPRCount &&
+        *K.MD->SGPRCount < sgprCountCoveringPair(T, N, K.ReservedTopSGPRs))
+      P.push_back(Who + ": metadata .sgpr_count " +
+                  Twine(*K.MD->SGPRCount).str() +
+                  " does not cover the scratch pair " + pairName(N) +
+                  " of the stub at " + hex(S.Addr));
+  } else if (D.Form == StubSpec::VCC && T.HasSGPRGranule &&
+             sgprsNeededForVCC(K.UsedSGPRs, K.ReservedTopSGPRs) >
+                 (K.KD.sgprGranule() + 1) * 8) {
+    P.push_back(Who + ": stub at " + hex(S.Addr) +
+                " uses VCC as scratch but the SGPR allocation of granule " +
+                Twine(K.KD.sgprGranule()).str() + " (" +
+                Twine((K.KD.sgprGranule() + 1) * 8).str() +
+                " SGPRs) does not keep VCC above the kernel's " +
+                Twine(K.UsedSGPRs).str() + " SGPRs");
+  }
+  return P;
+}
+
+static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
+                          AnalysisManager &AM, std::vector<std::string> &P) {
   const TargetInfo &T = R.Target;
+  // The bounds the analysis has are conservative: a stub that looks wrong
+  // with them is judged again with the exact SGPR usage from its code.
+  std::vector<size_t> Refine;
+  for (size_t I = 0; I < R.Kernels.size(); ++I) {
+    const KernelInfo &K = R.Kernels[I];
+    if (K.EntryStub && K.canRefineSGPRs(T) && !sgprProblems(T, K, "").empty())
+      Refine.push_back(I);
+  }
+  if (Error E = R.refineSGPRs(Obj, AM, Refine))
+    return E;
   DenseMap<uint64_t, const PoolStub *> StubStarts;
   for (const PoolStub &S : R.PoolStubs)
     StubStarts[S.Addr] = &S;
@@ -248,49 +313,8 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
       P.push_back(Who + ": second half of the dual stub at " +
                   hex(S.Addr + 256) + " does not reach " +
                   hex(K.CodeEntry + 256));
-    if (D.Form == StubSpec::SGPRPair) {
-      unsigned N = D.SGPR;
-      unsigned Floor = K.LiveInSGPRs;
-      if (K.NumberedSGPR)
-        Floor = std::max<unsigned>(Floor, *K.NumberedSGPR);
-      std::string Uses = Who + ": stub at " + hex(S.Addr) +
-                         " uses scratch pair " + pairName(N);
-      if (N < Floor) {
-        std::string Basis = Twine(K.LiveInSGPRs).str() + " set at launch";
-        if (K.NumberedSGPR)
-          Basis += ", " + Twine(*K.NumberedSGPR).str() + " per " + K.Name +
-                   ".numbered_sgpr";
-        P.push_back(Uses + ", which overlaps the kernel's live SGPRs s0..s" +
-                    Twine(Floor - 1).str() + " (" + Basis +
-                    "; the pair must start at s" +
-                    Twine(Floor + Floor % 2).str() + " or above)");
-      }
-      if (N + 2 > T.AddressableSGPRs)
-        P.push_back(Uses + ", which is not addressable on " + T.Name + " (" +
-                    Twine(T.AddressableSGPRs).str() + " SGPRs)");
-      if (T.HasSGPRGranule && sgprsNeededForPair(N, K.ReservedTopSGPRs) >
-                                  (K.KD.sgprGranule() + 1) * 8)
-        P.push_back(Uses + ", which with " + Twine(K.ReservedTopSGPRs).str() +
-                    " special SGPRs above it is outside the allocation of "
-                    "SGPR granule " +
-                    Twine(K.KD.sgprGranule()).str() + " (" +
-                    Twine((K.KD.sgprGranule() + 1) * 8).str() + " SGPRs)");
-      if (K.MD && K.MD->SGPRCount &&
-          *K.MD->SGPRCount < sgprCountCoveringPair(T, N, K.ReservedTopSGPRs))
-        P.push_back(Who + ": metadata .sgpr_count " +
-                    Twine(*K.MD->SGPRCount).str() +
-                    " does not cover the scratch pair " + pairName(N) +
-                    " of the stub at " + hex(S.Addr));
-    } else if (D.Form == StubSpec::VCC && T.HasSGPRGranule &&
-               sgprsNeededForVCC(K.UsedSGPRs, K.ReservedTopSGPRs) >
-                   (K.KD.sgprGranule() + 1) * 8) {
-      P.push_back(Who + ": stub at " + hex(S.Addr) +
-                  " uses VCC as scratch but the SGPR allocation of granule " +
-                  Twine(K.KD.sgprGranule()).str() + " (" +
-                  Twine((K.KD.sgprGranule() + 1) * 8).str() +
-                  " SGPRs) does not keep VCC above the kernel's " +
-                  Twine(K.UsedSGPRs).str() + " SGPRs");
-    }
+    for (std::string &Problem : sgprProblems(T, K, Who))
+      P.push_back(std::move(Problem));
     uint64_t Size = S.size();
     if (T.InstPrefWidth && uint64_t(K.KD.instPrefSize(T)) * 128 > Size)
       P.push_back(Who + ": INST_PREF_SIZE " +
@@ -350,26 +374,36 @@ static void checkKernels(const Object &Obj, const KernelsAnalysis::Result &R,
                     ", not through a stub)");
     }
   }
+  return Error::success();
 }
 
-Expected<std::vector<std::string>> hotswap::verifyObject(Object &Obj) {
+Expected<std::vector<std::string>> hotswap::verifyObject(Object &Obj,
+                                                         AnalysisManager &AM) {
   std::vector<std::string> P;
   checkStructure(Obj, P);
   if (Obj.Header.Type == ELF::ET_REL)
     return P;
-  AnalysisManager AM;
-  auto R = AM.getResult<KernelsAnalysis>(Obj);
+  // A fresh analysis, not the one passes kept up to date: the verifier
+  // judges the object, not what the passes believe about it. (Target and
+  // code scans are shared: they depend on bytes no pass changed.)
+  Expected<KernelsAnalysis::Result> R = KernelsAnalysis::run(Obj, AM);
   if (!R) {
     P.push_back(toString(R.takeError()));
     return P;
   }
-  checkKernels(Obj, *R, P);
+  if (Error E = checkKernels(Obj, *R, AM, P))
+    return std::move(E);
   return P;
+}
+
+Expected<std::vector<std::string>> hotswap::verifyObject(Object &Obj) {
+  AnalysisManager AM;
+  return verifyObject(Obj, AM);
 }
 
 Expected<PreservedAnalyses> VerifyPass::run(Object &Obj, AnalysisManager &AM,
                                             PassContext &Ctx) {
-  Expected<std::vector<std::string>> P = verifyObject(Obj);
+  Expected<std::vector<std::string>> P = verifyObject(Obj, AM);
   if (!P)
     return P.takeError();
   Ctx.Stats.add(name(), "runs", "verifier runs");

@@ -97,7 +97,13 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
 
 Expected<KernelsAnalysis::Result> hotswap::getKernels(Object &Obj) {
   AnalysisManager AM;
-  return KernelsAnalysis::run(Obj, AM);
+  Expected<KernelsAnalysis::Result> R = KernelsAnalysis::run(Obj, AM);
+  if (!R)
+    return R.takeError();
+  // Everything print<kernels> shows, exact SGPR usage included.
+  if (Error E = R->refineAllSGPRs(Obj, AM))
+    return std::move(E);
+  return R;
 }
 
 Expected<AnalyzedObject> hotswap::analyzeKernels(MemoryBufferRef Input) {

@@ -22,12 +22,16 @@ namespace amdgpu {
 /// Assembly text of the gfx1250 unclaused-VMEM entry workaround.
 llvm::StringRef erratumPrologueAsm();
 
-/// The erratum prologue assembled for \p TI (gfx125x only).
-llvm::Expected<std::vector<uint8_t>> assembleErratumPrologue(const TargetInfo &TI);
+class TargetMC;
 
-/// Decodes \p Bytes and rejects anything that may clobber live state or
-/// leave the prologue, naming the instruction.
-llvm::Error checkPrologue(const TargetInfo &TI, llvm::ArrayRef<uint8_t> Bytes);
+/// The erratum prologue assembled for \p TI (gfx125x only) with \p MC.
+llvm::Expected<std::vector<uint8_t>>
+assembleErratumPrologue(const TargetInfo &TI, const TargetMC &MC);
+
+/// Decodes \p Bytes with \p MC and rejects anything that may clobber live
+/// state or leave the prologue, naming the instruction.
+llvm::Error checkPrologue(const TargetInfo &TI, const TargetMC &MC,
+                          llvm::ArrayRef<uint8_t> Bytes);
 
 } // namespace amdgpu
 } // namespace hotswap

@@ -33,9 +33,11 @@ struct SGPRScan {
   uint64_t UndecodedWords = 0;
 };
 
-/// Scans \p Code (at address \p Addr). Error when the target has no
-/// disassembler in LLVM 22 (gfx6/gfx7).
-llvm::Expected<SGPRScan> scanSGPRs(const TargetInfo &TI,
+class TargetMC;
+
+/// Scans \p Code (at address \p Addr) with \p MC. Error when the target has
+/// no disassembler in LLVM 22 (gfx6/gfx7).
+llvm::Expected<SGPRScan> scanSGPRs(const TargetInfo &TI, const TargetMC &MC,
                                    llvm::ArrayRef<uint8_t> Code, uint64_t Addr);
 
 } // namespace amdgpu

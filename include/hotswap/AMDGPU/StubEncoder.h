@@ -28,7 +28,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,8 +84,10 @@ class StubEncoder {
 public:
   /// \p PrologueBytes (already assembled, a multiple of 4 bytes) starts
   /// every half. Fails when MC cannot build the templates for the target.
+  /// \p MC (for \p TI's processor) must outlive the encoder.
   static llvm::Expected<std::unique_ptr<StubEncoder>>
-  create(const TargetInfo &TI, std::vector<uint8_t> PrologueBytes = {});
+  create(const TargetInfo &TI, TargetMC &MC,
+         std::vector<uint8_t> PrologueBytes = {});
 
   ~StubEncoder();
 
@@ -138,18 +139,24 @@ private:
   TargetMC &MC;
   bool HasOffset3fBug = false;
 
-  mutable std::mutex Lock;
   /// Key: SGPR for SGPRPair, ~0u - Form for the others.
   mutable std::map<unsigned, Template> Templates;
 };
 
+/// Whether \p Bytes (at least 4) begin like a stub without prologue: a
+/// SOP1 word (the s_getpc of the long form) or a SOPP word (s_branch). A
+/// cheap test on raw bytes; decodeStub() decides.
+bool looksLikeStubStart(llvm::ArrayRef<uint8_t> Bytes);
+
 /// Recognizes a stub at \p Addr: \p Bytes must start with \p ExpectedPrologue,
 /// then hold a long-form or short-form jump on a single register pair, then
 /// PadWord up to 256 bytes. The jump is decoded with the MC disassembler and
-/// emulated. std::nullopt when the bytes are not a stub; an error only when
-/// MC itself fails. With at least 512 bytes, the half at +256 is decoded too.
+/// emulated with \p MC (for \p TI's processor). std::nullopt when the bytes
+/// are not a stub; an error only when MC itself fails. With at least 512
+/// bytes, the half at +256 is decoded too.
 llvm::Expected<std::optional<DecodedStub>>
-decodeStub(const TargetInfo &TI, llvm::ArrayRef<uint8_t> Bytes, uint64_t Addr,
+decodeStub(const TargetInfo &TI, const TargetMC &MC,
+           llvm::ArrayRef<uint8_t> Bytes, uint64_t Addr,
            llvm::ArrayRef<uint8_t> ExpectedPrologue = {});
 
 } // namespace amdgpu

@@ -1,13 +1,22 @@
-//===- hotswap/AMDGPU/TargetMC.h - Per-target LLVM MC objects ---*- C++ -*-===//
+//===- hotswap/AMDGPU/TargetMC.h - LLVM MC for one run ----------*- C++ -*-===//
 //
-// One bundle of LLVM MC objects (target, register/instruction/subtarget info,
-// asm info, context, code emitter, disassembler, instruction printer) for one
-// AMDGPU processor and feature string, created once and cached process-wide.
-// It offers exactly what the rewriter needs from MC: assemble a snippet of
-// assembly text to bytes, decode one instruction, and print one instruction.
+// What the rewriter needs from LLVM MC for one AMDGPU processor and feature
+// string: assemble a snippet of assembly text to bytes, decode one
+// instruction, print one instruction.
 //
-// Thread safety: get() may be called from any thread; the operations of one
-// bundle are serialized internally (MC objects are not thread-safe).
+// Two parts with different lifetimes:
+//   * the immutable per-target tables (target, register, instruction,
+//     subtarget and asm info) are created once per (processor, features) and
+//     shared by every TargetMC of the process, read-only;
+//   * everything with mutable state (MCContext, disassembler, instruction
+//     printer, code emitter; assembler state is made per assemble() call)
+//     belongs to one TargetMC, created per run (or per worker thread) and
+//     passed explicitly to whoever decodes or encodes. Destroying it frees
+//     every MCExpr and symbol its decoding created.
+//
+// Thread safety: create() may be called from any thread. One TargetMC must
+// be used by one thread at a time; any number of TargetMCs, of any targets,
+// may be used concurrently. No lock is taken after create().
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +33,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,19 +59,21 @@ struct DecodedInst {
   uint64_t Size = 0;
 };
 
+struct MCTables;
+
 class TargetMC {
 public:
-  /// The bundle for (MCPU, Features), created on first use. The reference
-  /// stays valid for the life of the process.
-  static llvm::Expected<TargetMC &> get(llvm::StringRef MCPU,
-                                        llvm::StringRef Features);
+  /// New MC state for (MCPU, Features), on the shared tables of that target
+  /// (created on first use). Errors name an unknown processor or feature.
+  static llvm::Expected<std::unique_ptr<TargetMC>>
+  create(llvm::StringRef MCPU, llvm::StringRef Features);
 
   ~TargetMC();
   TargetMC(const TargetMC &) = delete;
   TargetMC &operator=(const TargetMC &) = delete;
 
-  llvm::StringRef mcpu() const { return MCPU; }
-  llvm::StringRef features() const { return Features; }
+  llvm::StringRef mcpu() const;
+  llvm::StringRef features() const;
 
   /// Assembles \p AsmText (instructions and .byte/.short/.long/.quad data)
   /// to the bytes it encodes, in order. Anything that would need a
@@ -100,38 +110,27 @@ public:
   bool hasFeature(llvm::StringRef Name) const;
 
   /// The MC tables, for clients that inspect decoded instructions.
-  const llvm::MCInstrInfo &instrInfo() const { return *MII; }
-  const llvm::MCRegisterInfo &regInfo() const { return *MRI; }
+  const llvm::MCInstrInfo &instrInfo() const;
+  const llvm::MCRegisterInfo &regInfo() const;
 
   /// True when LLVM has no disassembler for this processor (gfx6/gfx7) and
   /// decoding goes through a GFX10 bundle instead; see TargetMC.cpp.
   bool decodesViaProxy() const { return Proxy != nullptr; }
 
 private:
-  TargetMC() = default;
-  static llvm::Expected<std::unique_ptr<TargetMC>>
-  create(llvm::StringRef MCPU, llvm::StringRef Features);
+  explicit TargetMC(const MCTables &T);
 
-  std::string MCPU;
-  std::string Features;
-  llvm::Triple TheTriple;
-  const llvm::Target *TheTarget = nullptr;
-  std::unique_ptr<llvm::MCTargetOptions> Options;
-  std::unique_ptr<llvm::MCRegisterInfo> MRI;
-  std::unique_ptr<llvm::MCAsmInfo> MAI;
-  std::unique_ptr<llvm::MCSubtargetInfo> STI;
-  std::unique_ptr<llvm::MCInstrInfo> MII;
+  const MCTables &T;
   std::unique_ptr<llvm::MCContext> Ctx;
   std::unique_ptr<llvm::MCCodeEmitter> Emitter;
   std::unique_ptr<llvm::MCDisassembler> Disasm;
   std::unique_ptr<llvm::MCInstPrinter> Printer;
-  /// Decodes for this bundle when LLVM cannot (gfx6/gfx7).
-  TargetMC *Proxy = nullptr;
+  /// Decodes for this one when LLVM cannot (gfx6/gfx7); see TargetMC.cpp.
+  std::unique_ptr<TargetMC> Proxy;
   /// gfx6-9 encodings: see literalCrashesLLVM().
   bool PreGFX10 = false;
   bool literalCrashesLLVM(llvm::ArrayRef<uint8_t> Bytes) const;
 
-  mutable std::recursive_mutex Lock;
   mutable llvm::StringMap<unsigned> OpcodeMemo;
 };
 

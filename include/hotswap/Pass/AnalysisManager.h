@@ -14,9 +14,16 @@
 #include "hotswap/Pass/Pass.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <optional>
 
 #include <functional>
 #include <memory>
+
+namespace llvm {
+class ThreadPoolInterface;
+} // namespace llvm
 
 namespace hotswap {
 
@@ -24,6 +31,12 @@ class AnalysisManager {
 public:
   /// Called whenever an analysis is (re)computed: -debug-pass-manager.
   std::function<void(llvm::StringRef)> OnCompute;
+  /// Wraps every computation of an analysis (-time-passes times it as its
+  /// own row); called with the analysis name and the computation.
+  std::function<void(llvm::StringRef, llvm::function_ref<void()>)> Around;
+  /// Workers for parallel work inside this run (per-kernel scans); null
+  /// runs it on the calling thread. Results never depend on it.
+  llvm::ThreadPoolInterface *ThreadPool = nullptr;
 
   template <typename AnalysisT>
   llvm::Expected<typename AnalysisT::Result &> getResult(Object &Obj) {
@@ -33,10 +46,15 @@ public:
       return static_cast<Model<ResultT> &>(*It->second).R;
     if (OnCompute)
       OnCompute(AnalysisT::name());
-    llvm::Expected<ResultT> R = AnalysisT::run(Obj, *this);
-    if (!R)
-      return R.takeError();
-    auto M = std::make_unique<Model<ResultT>>(std::move(*R));
+    std::optional<llvm::Expected<ResultT>> R;
+    auto compute = [&] { R.emplace(AnalysisT::run(Obj, *this)); };
+    if (Around)
+      Around(AnalysisT::name(), compute);
+    else
+      compute();
+    if (!*R)
+      return R->takeError();
+    auto M = std::make_unique<Model<ResultT>>(std::move(**R));
     ResultT &Ref = M->R;
     Results[&AnalysisT::Key] = std::move(M);
     return Ref;

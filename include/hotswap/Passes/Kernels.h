@@ -7,6 +7,16 @@
 //   stubs of pool sections that lead to each kernel, metadata values and SGPR
 //   usage. Everything is validated; inconsistencies are errors.
 //
+//   SGPR usage comes from the cheapest sound source: the LLVM 22
+//   `<kernel>.numbered_sgpr` symbol, else the metadata `.sgpr_count` (an
+//   upper bound: it includes VCC, FLAT_SCRATCH and XNACK_MASK), else the
+//   descriptor. On gfx8-9 the exact count can be had by disassembling the
+//   kernel's code; that costs most of a run on objects without
+//   `.numbered_sgpr` (everything ROCm's compilers built), so the analysis
+//   does not do it: a pass whose decision the cheap bound cannot make
+//   without raising a granule (or falling back to VCC) asks for it with
+//   Result::refineSGPRs(), for just those kernels.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef HOTSWAP_PASSES_KERNELS_H
@@ -57,8 +67,13 @@ struct KernelInfo {
   std::optional<amdgpu::KernelMD> MD;
   /// LLVM 22 `<name>.numbered_sgpr` ABS symbol.
   std::optional<uint64_t> NumberedSGPR;
-  /// gfx8-9 without NumberedSGPR: SGPRs named by the kernel's code (MC scan).
-  std::optional<unsigned> ScannedSGPRs;
+  /// The kernel's function symbol (address, size), when it starts at
+  /// CodeEntry: the code an SGPR scan reads.
+  std::optional<std::pair<uint64_t, uint64_t>> Function;
+  /// Set once refineSGPRs() scanned the kernel's code (gfx8-9 without
+  /// NumberedSGPR): the SGPRs the code names, or nullopt inside when the
+  /// scan could not tell (s_movrel, words that do not decode).
+  std::optional<std::optional<unsigned>> ScannedSGPRs;
   /// SGPRs set at wave launch (user + system).
   unsigned LiveInSGPRs = 0;
   /// Best known count of SGPRs the kernel uses (at least LiveInSGPRs) and
@@ -78,6 +93,9 @@ struct KernelInfo {
   /// KD, NumberedSGPR, ScannedSGPRs, MD and the stub (what the analysis does;
   /// passes that update a kept result call it).
   void deriveSGPRUse(const amdgpu::TargetInfo &TI);
+  /// Whether a code scan could make the SGPR usage exact and has not been
+  /// done yet (gfx8-9, no NumberedSGPR).
+  bool canRefineSGPRs(const amdgpu::TargetInfo &TI) const;
   /// Kernarg preload on a target whose firmware enters at +256.
   bool needsDualStub(const amdgpu::TargetInfo &TI) const;
 };
@@ -93,11 +111,22 @@ public:
     Section *MetadataSection = nullptr;
     std::vector<KernelInfo> Kernels;
     std::vector<PoolStub> PoolStubs;
+
+    /// Scans the code of the kernels \p Indices (those that
+    /// canRefineSGPRs()) and derives their SGPR usage again from the exact
+    /// counts. Scans run on the analysis manager's thread pool, each worker
+    /// with its own MC state; results never depend on the thread count.
+    llvm::Error refineSGPRs(Object &Obj, AnalysisManager &AM,
+                            llvm::ArrayRef<size_t> Indices);
+    /// The same for every kernel.
+    llvm::Error refineAllSGPRs(Object &Obj, AnalysisManager &AM);
   };
 
   static llvm::Expected<Result> run(Object &Obj, AnalysisManager &AM);
-  static void print(const Result &R, const Object &Obj, llvm::raw_ostream &OS,
-                    bool JSON);
+  /// print<kernels>: every kernel, with exact SGPR usage where a scan can
+  /// give it (the printer refines the result first).
+  static llvm::Error print(Result &R, Object &Obj, AnalysisManager &AM,
+                           llvm::raw_ostream &OS, bool JSON);
 };
 
 } // namespace hotswap

@@ -9,12 +9,12 @@
 //     static constexpr llvm::StringLiteral Name = "my-pass";
 //     static constexpr llvm::StringLiteral Invariant = "...";
 //     llvm::Expected<bool> holds(Object &, KernelsAnalysis::Result &,
-//                                PassContext &);
+//                                AnalysisManager &, PassContext &);
 //     llvm::Expected<PreservedAnalyses> runOnKernels(Object &,
 //         KernelsAnalysis::Result &, AnalysisManager &, PassContext &);
 //     // optional:
 //     llvm::Expected<std::optional<std::string>> precondition(Object &,
-//         KernelsAnalysis::Result &, PassContext &);
+//         KernelsAnalysis::Result &, AnalysisManager &, PassContext &);
 //   };
 //
 //===----------------------------------------------------------------------===//
@@ -36,7 +36,7 @@ public:
     auto R = AM.getResult<KernelsAnalysis>(Obj);
     if (!R)
       return R.takeError();
-    return derived().holds(Obj, *R, Ctx);
+    return derived().holds(Obj, *R, AM, Ctx);
   }
   llvm::Expected<std::optional<std::string>>
   unmetPrecondition(Object &Obj, AnalysisManager &AM,
@@ -44,7 +44,7 @@ public:
     auto R = AM.getResult<KernelsAnalysis>(Obj);
     if (!R)
       return R.takeError();
-    return derived().precondition(Obj, *R, Ctx);
+    return derived().precondition(Obj, *R, AM, Ctx);
   }
   llvm::Expected<PreservedAnalyses> run(Object &Obj, AnalysisManager &AM,
                                         PassContext &Ctx) final {
@@ -56,7 +56,8 @@ public:
 
   /// No precondition unless the pass declares one.
   llvm::Expected<std::optional<std::string>>
-  precondition(Object &, KernelsAnalysis::Result &, PassContext &) {
+  precondition(Object &, KernelsAnalysis::Result &, AnalysisManager &,
+               PassContext &) {
     return std::nullopt;
   }
 

@@ -27,9 +27,10 @@ public:
       "every stub has its <kernel>.stub symbol";
 
   llvm::Expected<bool> holds(Object &Obj, KernelsAnalysis::Result &R,
-                             PassContext &Ctx);
+                             AnalysisManager &AM, PassContext &Ctx);
   llvm::Expected<std::optional<std::string>>
-  precondition(Object &Obj, KernelsAnalysis::Result &R, PassContext &Ctx);
+  precondition(Object &Obj, KernelsAnalysis::Result &R, AnalysisManager &AM,
+               PassContext &Ctx);
   llvm::Expected<PreservedAnalyses> runOnKernels(Object &Obj,
                                                  KernelsAnalysis::Result &R,
                                                  AnalysisManager &AM,

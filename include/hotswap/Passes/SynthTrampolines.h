@@ -48,7 +48,7 @@ public:
   void printPipeline(llvm::raw_ostream &OS) const override;
 
   llvm::Expected<bool> holds(Object &Obj, KernelsAnalysis::Result &R,
-                             PassContext &Ctx);
+                             AnalysisManager &AM, PassContext &Ctx);
   llvm::Expected<PreservedAnalyses> runOnKernels(Object &Obj,
                                                  KernelsAnalysis::Result &R,
                                                  AnalysisManager &AM,
@@ -56,11 +56,16 @@ public:
 
 private:
   /// Kernels that need a stub now (indices into the analysis result).
-  llvm::Expected<std::vector<size_t>>
-  candidates(Object &Obj, const KernelsAnalysis::Result &R,
-             PassContext *Ctx) const;
+  std::vector<size_t> candidates(Object &Obj, const KernelsAnalysis::Result &R,
+                                 llvm::ArrayRef<uint8_t> Prologue,
+                                 PassContext *Ctx) const;
+  /// The prologue's bytes (assembled with this run's MC), empty for none.
   llvm::Expected<std::vector<uint8_t>>
-  prologueBytes(const amdgpu::TargetInfo &TI) const;
+  prologueFor(Object &Obj, const KernelsAnalysis::Result &R,
+              AnalysisManager &AM) const;
+  llvm::Expected<std::vector<uint8_t>>
+  prologueBytes(const amdgpu::TargetInfo &TI,
+                const amdgpu::TargetMC &MC) const;
 
   TrampolineOptions Opts;
   std::optional<llvm::Regex> OnlyRE;

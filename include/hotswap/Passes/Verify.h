@@ -33,7 +33,12 @@ public:
                                         PassContext &Ctx) override;
 };
 
-/// Every problem verify finds in \p Obj (empty when it is valid).
+/// Every problem verify finds in \p Obj (empty when it is valid), with the
+/// caches of \p AM (its MC state and code scans; the kernels are found
+/// afresh).
+llvm::Expected<std::vector<std::string>> verifyObject(Object &Obj,
+                                                      AnalysisManager &AM);
+/// The same with analyses of its own.
 llvm::Expected<std::vector<std::string>> verifyObject(Object &Obj);
 
 } // namespace hotswap

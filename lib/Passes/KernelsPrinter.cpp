@@ -1,0 +1,137 @@
+//===- lib/Passes/KernelsPrinter.cpp - print<kernels> ---------------------===//
+//
+// The kernels analysis as text for people and as JSON for tools
+// (--kernels-format=json).
+//
+//===----------------------------------------------------------------------===//
+
+#include "hotswap/Passes/Kernels.h"
+
+#include "hotswap/Support/Format.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::amdgpu;
+
+static StringRef stubFormName(const DecodedStub &D) {
+  switch (D.Form) {
+  case StubSpec::Short:
+    return "s_branch";
+  case StubSpec::SGPRPair:
+    return "long";
+  case StubSpec::VCC:
+    return "long/vcc";
+  }
+  return "?";
+}
+
+Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
+                             raw_ostream &OS, bool JSON) {
+  // Printing is a request for everything the analysis can know.
+  if (Error E = R.refineAllSGPRs(Obj, AM))
+    return E;
+  const TargetInfo &T = R.Target;
+  if (JSON) {
+    json::Array Ks;
+    for (const KernelInfo &K : R.Kernels) {
+      json::Object O{{"name", K.Name},
+                     {"descriptor", K.KDSymbol},
+                     {"descriptor_address", static_cast<int64_t>(K.KDAddr)},
+                     {"entry", static_cast<int64_t>(K.Entry)},
+                     {"code_entry", static_cast<int64_t>(K.CodeEntry)},
+                     {"live_in_sgprs", K.LiveInSGPRs},
+                     {"used_sgprs", K.UsedSGPRs},
+                     {"used_sgprs_source", K.UsedSGPRSource},
+                     {"kernarg_preload_length", K.KD.kernargPreloadLength()},
+                     {"wave32", K.KD.isWave32()}};
+      auto stubJSON = [](const PoolStub &P) {
+        json::Object S{{"address", static_cast<int64_t>(P.Addr)},
+                       {"target", static_cast<int64_t>(P.Decoded.Target)},
+                       {"form", stubFormName(P.Decoded)},
+                       {"dual", P.Dual}};
+        if (P.Decoded.Form == StubSpec::SGPRPair)
+          S["sgpr"] = P.Decoded.SGPR;
+        if (P.Decoded.PrologueSize)
+          S["prologue_size"] = static_cast<int64_t>(P.Decoded.PrologueSize);
+        return S;
+      };
+      if (K.EntryStub)
+        O["stub"] = stubJSON(*K.EntryStub);
+      if (K.PendingStub)
+        O["pending_stub"] = stubJSON(*K.PendingStub);
+      if (K.MD) {
+        json::Object M;
+        if (K.MD->SGPRCount)
+          M["sgpr_count"] = static_cast<int64_t>(*K.MD->SGPRCount);
+        if (K.MD->VGPRCount)
+          M["vgpr_count"] = static_cast<int64_t>(*K.MD->VGPRCount);
+        if (K.MD->KernargSegmentSize)
+          M["kernarg_segment_size"] =
+              static_cast<int64_t>(*K.MD->KernargSegmentSize);
+        if (K.MD->WavefrontSize)
+          M["wavefront_size"] = static_cast<int64_t>(*K.MD->WavefrontSize);
+        O["metadata"] = std::move(M);
+      }
+      Ks.push_back(std::move(O));
+    }
+    json::Object Root{{"target", T.targetID()},
+                      {"processor", T.Name},
+                      {"code_object_version", T.CodeObjectVersion},
+                      {"pool_stub_slots", static_cast<int64_t>(R.PoolStubs.size())},
+                      {"kernels", std::move(Ks)}};
+    OS << formatv("{0:2}", json::Value(std::move(Root))) << "\n";
+    return Error::success();
+  }
+  size_t Stubbed = 0;
+  for (const KernelInfo &K : R.Kernels)
+    Stubbed += K.hasStub();
+  OS << "target: " << T.targetID() << " (" << generationName(T.Gen)
+     << ", code object v" << T.CodeObjectVersion << ")\n";
+  OS << "kernels: " << R.Kernels.size() << " (" << Stubbed
+     << " entered through a stub)\n";
+  for (const KernelInfo &K : R.Kernels) {
+    OS << "kernel '" << K.Name << "'\n";
+    OS << "  descriptor:  " << K.KDSymbol << " at " << hex(K.KDAddr) << "\n";
+    OS << "  entry:       " << hex(K.Entry);
+    if (K.EntryStub)
+      OS << " (stub: " << stubFormName(K.EntryStub->Decoded)
+         << (K.EntryStub->Dual ? ", dual" : "") << " -> "
+         << hex(K.EntryStub->Decoded.Target) << ")";
+    OS << "\n";
+    if (K.PendingStub)
+      OS << "  pool stub:   " << hex(K.PendingStub->Addr)
+         << " (descriptor not yet patched)\n";
+    OS << "  sgprs:       live-in " << K.LiveInSGPRs << ", used "
+       << K.UsedSGPRs << " (" << K.UsedSGPRSource << ")\n";
+    OS << "  rsrc1/2/3:   " << format_hex(K.KD.ComputePgmRsrc1, 10) << " "
+       << format_hex(K.KD.ComputePgmRsrc2, 10) << " "
+       << format_hex(K.KD.ComputePgmRsrc3, 10) << "\n";
+    OS << "  properties:  " << format_hex(K.KD.KernelCodeProperties, 6)
+       << (K.KD.isWave32() ? " wave32" : " wave64");
+    if (unsigned L = K.KD.kernargPreloadLength())
+      OS << ", kernarg preload " << L << " dwords";
+    if (T.InstPrefWidth)
+      OS << ", inst_pref_size " << K.KD.instPrefSize(T);
+    OS << "\n";
+    if (K.MD) {
+      OS << "  metadata:    ";
+      bool First = true;
+      auto field = [&](StringRef N, const std::optional<uint64_t> &V) {
+        if (!V)
+          return;
+        OS << (First ? "" : ", ") << N << " " << *V;
+        First = false;
+      };
+      field(".sgpr_count", K.MD->SGPRCount);
+      field(".vgpr_count", K.MD->VGPRCount);
+      field(".kernarg_segment_size", K.MD->KernargSegmentSize);
+      field(".wavefront_size", K.MD->WavefrontSize);
+      OS << "\n";
+    }
+  }
+  return Error::success();
+}

@@ -1,0 +1,34 @@
+//===- lib/Passes/TargetAnalysis.cpp - The object's target ----------------===//
+
+#include "hotswap/Passes/TargetAnalysis.h"
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::amdgpu;
+
+AnalysisKey TargetAnalysis::Key;
+AnalysisKey SGPRScanAnalysis::Key;
+
+Expected<TargetAnalysis::Result> TargetAnalysis::run(Object &Obj,
+                                                     AnalysisManager &AM) {
+  Expected<TargetInfo> TI = getTargetInfo(
+      Obj.Header.Flags, Obj.Header.osABI(), Obj.Header.abiVersion());
+  if (!TI)
+    return TI.takeError();
+  return Result(std::move(*TI));
+}
+
+Expected<TargetMC &> TargetAnalysis::Result::mc() {
+  if (!MC) {
+    Expected<std::unique_ptr<TargetMC>> M =
+        TargetMC::create(Info.MCPU, Info.Features);
+    if (!M)
+      return M.takeError();
+    MC = std::move(*M);
+  }
+  return *MC;
+}
+
+PreservedAnalyses &hotswap::preserveTargetAndCode(PreservedAnalyses &PA) {
+  return PA.preserve<TargetAnalysis>().preserve<SGPRScanAnalysis>();
+}
