@@ -2,19 +2,24 @@
 //
 // Inputs are laid out in memory by helpers written here from the format
 // (docs/reference/fat-binaries.md), independently of the code under test, or
-// is a small bundle clang-offload-bundler 22 wrote (kept as hex, with the
-// command). Outputs are checked against those helpers and against LLVM's own
-// reader (llvm::object::OffloadBundleFatBin).
+// are small bundles clang-offload-bundler 22 wrote (kept as hex, with the
+// command). Outputs are checked against those helpers, against LLVM's own
+// reader (llvm::object::OffloadBundleFatBin) and LLVM's CCOB compressor and
+// decompressor (llvm::object::CompressedOffloadBundle).
 //
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/Bundle/Bundle.h"
+#include "hotswap/Bundle/CompressedBundle.h"
 #include "hotswap/Bundle/OffloadBundle.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Object/OffloadBundle.h"
+#include "llvm/Support/Compression.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Timer.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include "gtest/gtest.h"
 
@@ -49,6 +54,9 @@ Bytes fromHexString(StringRef Hex) {
 }
 
 Bytes bytesOf(StringRef S) { return Bytes(S.begin(), S.end()); }
+
+/// Offsets and sizes as messages spell them.
+std::string hx(uint64_t V) { return "0x" + utohexstr(V, /*LowerCase=*/true); }
 
 uint64_t get64(ArrayRef<uint8_t> B, uint64_t Off) {
   return support::endian::read64le(B.data() + Off);
@@ -229,6 +237,16 @@ const char *ClangBundleHex =
     "0000006869702d616d6467636e2d616d642d616d646873612d2d676678313130"
     "30000000000000000000000000000000414d4447505520636f6465206f626a65"
     "637420666f722067667839306100000067667831313030206f626a656374";
+
+// The same with -compress (zstd level 3, long-distance matching, CCOB v3).
+const char *ClangCompressedHex =
+    "43434f4203000100cb00000000000000fe00000000000000e2a45d081610f30b"
+    "28b52ffd20fe150500b4075f5f434c414e475f4f46464c4f41445f42554e444c"
+    "455f5f0300d0001e00686f73742d7838365f36342d756e6b6e6f776e2d6c696e"
+    "75782d676e752d1d1d69702d616d6467636e6873612d2d676678393061f0000e"
+    "3131303000414d4447505520636f6465206f626a65637420666f722000000020"
+    "6f626a656374100059f35886d1205f9011d6056e309072f15193bb002ae10039"
+    "909959910c860664130378";
 
 TEST(OffloadBundleParse, ReadsWhatClangWrote) {
   Bytes B = fromHexString(ClangBundleHex);
@@ -735,6 +753,414 @@ TEST(OffloadBundleWrite, ReplacementSlotsMatchEntries) {
   Bytes In = clangBundle(hipEntries(), 4096);
   EXPECT_EQ(rewriteError(In, {std::nullopt, std::nullopt}),
             "2 replacement slots for 3 entries");
+}
+
+//===----------------------------------------------------------------------===//
+// Compressed bundles
+//===----------------------------------------------------------------------===//
+
+const CompressionMethod Methods[] = {CompressionMethod::Zlib,
+                                     CompressionMethod::Zstd};
+const uint16_t WritableVersions[] = {2, 3};
+
+compression::Format llvmFormat(CompressionMethod M) {
+  return M == CompressionMethod::Zlib ? compression::Format::Zlib
+                                      : compression::Format::Zstd;
+}
+
+/// Incompressible bytes.
+Bytes noise(size_t Size, uint64_t Seed) {
+  Bytes B(Size);
+  uint64_t X = Seed * 0x9e3779b97f4a7c15ull + 1;
+  for (uint8_t &Byte : B) {
+    X ^= X << 13;
+    X ^= X >> 7;
+    X ^= X << 17;
+    Byte = uint8_t(X >> 24);
+  }
+  return B;
+}
+
+std::unique_ptr<MemoryBuffer> buffer(const Bytes &B) {
+  return MemoryBuffer::getMemBufferCopy(
+      StringRef(reinterpret_cast<const char *>(B.data()), B.size()));
+}
+
+Bytes bytesOf(const MemoryBuffer &MB) {
+  return Bytes(MB.getBufferStart(), MB.getBufferEnd());
+}
+
+/// LLVM's own compressor with clang-offload-bundler's parameters.
+Bytes llvmCompress(const Bytes &In, uint16_t Version, CompressionMethod M,
+                   int Level, bool Ldm = true) {
+  auto Out = object::CompressedOffloadBundle::compress(
+      compression::Params(llvmFormat(M), Level, Ldm), *buffer(In), Version);
+  if (!Out) {
+    ADD_FAILURE() << toString(Out.takeError());
+    return {};
+  }
+  return bytesOf(**Out);
+}
+
+/// A v1 bundle, which nothing writes any more: laid out by hand.
+Bytes v1Bundle(const Bytes &In, CompressionMethod M) {
+  SmallVector<uint8_t, 0> Stream;
+  compression::compress(compression::Params(llvmFormat(M)), In, Stream);
+  Bytes B = bytesOf("CCOB");
+  B.resize(20);
+  support::endian::write16le(B.data() + 4, 1);
+  support::endian::write16le(B.data() + 6, uint16_t(M));
+  support::endian::write32le(B.data() + 8, uint32_t(In.size()));
+  support::endian::write64le(B.data() + 12, compressedBundleHash(In));
+  B.insert(B.end(), Stream.begin(), Stream.end());
+  return B;
+}
+
+Bytes compress(const Bytes &In, uint16_t Version, CompressionMethod M) {
+  Expected<Bytes> Out = compressBundle(In, Version, M);
+  if (!Out) {
+    ADD_FAILURE() << toString(Out.takeError());
+    return {};
+  }
+  return *Out;
+}
+
+std::string decompressError(const Bytes &B,
+                            uint64_t Max = DefaultMaxUncompressedBundleSize) {
+  return errorOf(decompressBundle(B, Max));
+}
+
+TEST(CompressedBundle, Constants) {
+  EXPECT_EQ(compressedBundleHeaderSize(1), 20u);
+  EXPECT_EQ(compressedBundleHeaderSize(2), 24u);
+  EXPECT_EQ(compressedBundleHeaderSize(3), 32u);
+  EXPECT_EQ(compressedBundleHeaderSize(0), std::nullopt);
+  EXPECT_EQ(compressedBundleHeaderSize(4), std::nullopt);
+  EXPECT_EQ(defaultCompressionLevel(CompressionMethod::Zstd), 3);
+  EXPECT_EQ(defaultCompressionLevel(CompressionMethod::Zlib), 6);
+  EXPECT_EQ(compressionMethodName(CompressionMethod::Zlib), "zlib");
+  EXPECT_EQ(compressionMethodName(CompressionMethod::Zstd), "zstd");
+}
+
+TEST(CompressedBundle, HashIsTheLow64BitsOfMD5) {
+  // MD5("") = d41d8cd98f00b204..., MD5("abc") = 900150983cd24fb0...: the
+  // first 8 digest bytes, little-endian.
+  EXPECT_EQ(compressedBundleHash({}), 0x04b2008fd98c1dd4u);
+  EXPECT_EQ(compressedBundleHash(bytesOf("abc")), 0xb04fd23c98500190u);
+}
+
+TEST(CompressedBundle, ReadsWhatClangWrote) {
+  Bytes C = fromHexString(ClangCompressedHex);
+  Expected<DecompressedBundle> D = decompressBundle(C);
+  ASSERT_OK(D);
+  EXPECT_EQ(D->Header.Version, 3);
+  EXPECT_EQ(D->Header.Method, CompressionMethod::Zstd);
+  EXPECT_EQ(D->Header.TotalSize, 0xcbu);
+  EXPECT_EQ(D->Header.UncompressedSize, 0xfeu);
+  EXPECT_EQ(D->Header.Hash, 0x0bf31016085da4e2u);
+  EXPECT_EQ(D->Header.HeaderSize, 32u);
+  EXPECT_EQ(D->Bytes, fromHexString(ClangBundleHex));
+  EXPECT_EQ(D->Compressed, ArrayRef<uint8_t>(C));
+  // clang's defaults and the same libzstd give clang's bytes back.
+  EXPECT_EQ(compress(D->Bytes, 3, CompressionMethod::Zstd), C);
+}
+
+TEST(CompressedBundle, RoundTrips) {
+  Bytes In = clangBundle(hipEntries(), 4096);
+  for (CompressionMethod M : Methods) {
+    for (uint16_t V : WritableVersions) {
+      SCOPED_TRACE("v" + std::to_string(V) + " " +
+                   compressionMethodName(M).str());
+      Bytes C = compress(In, V, M);
+      ASSERT_GT(C.size(), 32u);
+      // The header, field by field.
+      EXPECT_EQ(StringRef(reinterpret_cast<const char *>(C.data()), 4), "CCOB");
+      EXPECT_EQ(support::endian::read16le(C.data() + 4), V);
+      EXPECT_EQ(support::endian::read16le(C.data() + 6), uint16_t(M));
+      if (V == 2) {
+        EXPECT_EQ(support::endian::read32le(C.data() + 8), C.size());
+        EXPECT_EQ(support::endian::read32le(C.data() + 12), In.size());
+        EXPECT_EQ(get64(C, 16), compressedBundleHash(In));
+      } else {
+        EXPECT_EQ(get64(C, 8), C.size());
+        EXPECT_EQ(get64(C, 16), In.size());
+        EXPECT_EQ(get64(C, 24), compressedBundleHash(In));
+      }
+      Expected<DecompressedBundle> D = decompressBundle(C);
+      ASSERT_OK(D);
+      EXPECT_EQ(D->Bytes, In);
+      EXPECT_EQ(D->Header.Version, V);
+      EXPECT_EQ(D->Header.Method, M);
+
+      // LLVM's decompressor accepts it, and its hash check agrees.
+      std::string Verbose;
+      raw_string_ostream OS(Verbose);
+      auto LLVMOut =
+          object::CompressedOffloadBundle::decompress(*buffer(C), &OS);
+      ASSERT_OK(LLVMOut);
+      EXPECT_EQ(bytesOf(**LLVMOut), In);
+      EXPECT_NE(Verbose.find("Hashes match: Yes"), std::string::npos)
+          << Verbose;
+      // Verbose mode also times itself; drop the report it would print at
+      // exit.
+      TimerGroup::printAll(nulls());
+      // And its compressor, with clang's parameters, writes the same bytes.
+      EXPECT_EQ(C, llvmCompress(In, V, M, defaultCompressionLevel(M)));
+
+      // Compressing what was decompressed gives the same bytes again.
+      EXPECT_EQ(compress(D->Bytes, V, M), C);
+    }
+  }
+}
+
+TEST(CompressedBundle, LongDistanceMatchingAsClang) {
+  // Two copies of 3 MiB of noise: zstd level 3 without long-distance
+  // matching has a 2 MiB window and cannot see the repeat.
+  Bytes Half = noise(3 << 20, 1);
+  Bytes In = Half;
+  In.insert(In.end(), Half.begin(), Half.end());
+  Bytes C = compress(In, 3, CompressionMethod::Zstd);
+  EXPECT_LT(C.size(), Half.size() + Half.size() / 8);
+  EXPECT_GT(
+      llvmCompress(In, 3, CompressionMethod::Zstd, 3, /*Ldm=*/false).size(),
+      In.size() - In.size() / 8);
+  EXPECT_EQ(C, llvmCompress(In, 3, CompressionMethod::Zstd, 3));
+}
+
+TEST(CompressedBundle, LevelsChangeTheBytes) {
+  Bytes In = clangBundle(hipEntries(), 4096);
+  Expected<Bytes> Nine = compressBundle(In, 3, CompressionMethod::Zlib, 9);
+  Expected<Bytes> One = compressBundle(In, 3, CompressionMethod::Zlib, 1);
+  ASSERT_OK(Nine);
+  ASSERT_OK(One);
+  EXPECT_NE(*Nine, *One);
+  EXPECT_EQ(*Nine, llvmCompress(In, 3, CompressionMethod::Zlib, 9));
+}
+
+TEST(CompressedBundle, RecompressKeepsAnUnchangedBundle) {
+  Bytes In = clangBundle(hipEntries(), 4096);
+  for (CompressionMethod M : Methods) {
+    SCOPED_TRACE(compressionMethodName(M).str());
+    // Written at another level than ours: compressing again differs.
+    const int Other = M == CompressionMethod::Zlib ? 1 : 19;
+    Bytes C = llvmCompress(In, 3, M, Other);
+    Expected<DecompressedBundle> D = decompressBundle(C);
+    ASSERT_OK(D);
+    EXPECT_NE(compress(D->Bytes, 3, M), C);
+    Bytes Copy = D->Bytes;
+    Expected<Bytes> Same = recompressBundle(*D, Copy);
+    ASSERT_OK(Same);
+    EXPECT_EQ(*Same, C);
+
+    // A changed bundle is compressed at the original's version and method.
+    std::vector<std::pair<std::string, Bytes>> Entries = hipEntries();
+    Entries[1].second = payload(0x99, 4);
+    Bytes New = clangBundle(Entries, 4096);
+    Expected<Bytes> Changed = recompressBundle(*D, New);
+    ASSERT_OK(Changed);
+    Expected<DecompressedBundle> D2 = decompressBundle(*Changed);
+    ASSERT_OK(D2);
+    EXPECT_EQ(D2->Bytes, New);
+    EXPECT_EQ(D2->Header.Version, 3);
+    EXPECT_EQ(D2->Header.Method, M);
+  }
+  Bytes V2 = compress(In, 2, CompressionMethod::Zlib);
+  Expected<DecompressedBundle> D = decompressBundle(V2);
+  ASSERT_OK(D);
+  Bytes New = In;
+  New.back() ^= 1;
+  Expected<Bytes> Changed = recompressBundle(*D, New);
+  ASSERT_OK(Changed);
+  EXPECT_EQ(support::endian::read16le(Changed->data() + 4), 2);
+  EXPECT_EQ(support::endian::read16le(Changed->data() + 6), 0);
+}
+
+TEST(CompressedBundle, VersionOne) {
+  Bytes In = clangBundle(hipEntries(), 4096);
+  for (CompressionMethod M : Methods) {
+    SCOPED_TRACE(compressionMethodName(M).str());
+    Bytes C = v1Bundle(In, M);
+    Expected<DecompressedBundle> D = decompressBundle(C);
+    ASSERT_OK(D);
+    EXPECT_EQ(D->Bytes, In);
+    EXPECT_EQ(D->Header.Version, 1);
+    EXPECT_EQ(D->Header.TotalSize, std::nullopt);
+    EXPECT_EQ(D->Header.HeaderSize, 20u);
+    // Kept when unchanged; never written.
+    Expected<Bytes> Same = recompressBundle(*D, In);
+    ASSERT_OK(Same);
+    EXPECT_EQ(*Same, C);
+    Bytes New = In;
+    New.back() ^= 1;
+    EXPECT_EQ(errorOf(recompressBundle(*D, New)),
+              "refusing to write a v1 compressed bundle: HIP 6.2 and later "
+              "read its uncompressed size as the total size");
+  }
+}
+
+TEST(CompressedBundle, CompressRefusals) {
+  Bytes In = payload(100, 0);
+  EXPECT_EQ(errorOf(compressBundle(In, 1, CompressionMethod::Zstd)),
+            "refusing to write a v1 compressed bundle: HIP 6.2 and later "
+            "read its uncompressed size as the total size");
+  EXPECT_EQ(errorOf(compressBundle(In, 4, CompressionMethod::Zstd)),
+            "cannot write compressed bundle version 4 (only 2 and 3)");
+  EXPECT_EQ(errorOf(compressBundle(In, 0, CompressionMethod::Zstd)),
+            "cannot write compressed bundle version 0 (only 2 and 3)");
+  EXPECT_EQ(errorOf(compressBundle(In, 3, CompressionMethod(5))),
+            "unknown compression method 5 (known: 0 zlib, 1 zstd)");
+  EXPECT_EQ(errorOf(compressBundle(In, 3, CompressionMethod::Zlib, 10)),
+            "zlib compression level 10 is out of range (0 to 9)");
+  EXPECT_EQ(errorOf(compressBundle(In, 3, CompressionMethod::Zlib, -1)),
+            "zlib compression level -1 is out of range (0 to 9)");
+  EXPECT_EQ(errorOf(compressBundle(In, 3, CompressionMethod::Zstd, 23)),
+            "zstd compression level 23 is out of range (-5 to 22)");
+}
+
+TEST(CompressedBundle, MalformedHeaders) {
+  Bytes In = clangBundle(hipEntries(), 4096);
+  Bytes C3 = compress(In, 3, CompressionMethod::Zstd);
+  Bytes C2 = compress(In, 2, CompressionMethod::Zstd);
+
+  EXPECT_EQ(decompressError(bytesOf("CCOx....")),
+            "not a compressed offload bundle: it does not start with 'CCOB'");
+  EXPECT_EQ(decompressError(In),
+            "not a compressed offload bundle: it does not start with 'CCOB'");
+  EXPECT_EQ(decompressError(bytesOf("CC")),
+            "compressed bundle truncated in its version and method fields: "
+            "0x2 of 0x8 bytes");
+  EXPECT_EQ(decompressError(bytesOf("CCOB\x03")),
+            "compressed bundle truncated in its version and method fields: "
+            "0x5 of 0x8 bytes");
+
+  for (uint16_t V : {0, 4, 0xffff}) {
+    Bytes B = C3;
+    support::endian::write16le(B.data() + 4, V);
+    EXPECT_EQ(decompressError(B), "unknown compressed bundle version " +
+                                      std::to_string(V) + " (known: 1, 2, 3)");
+  }
+  Bytes Method = C3;
+  support::endian::write16le(Method.data() + 6, 2);
+  EXPECT_EQ(decompressError(Method),
+            "unknown compression method 2 (known: 0 zlib, 1 zstd)");
+
+  Bytes Short3(C3.begin(), C3.begin() + 0x1c);
+  EXPECT_EQ(decompressError(Short3),
+            "compressed bundle v3 header truncated: 0x1c of 0x20 bytes");
+  Bytes Short2(C2.begin(), C2.begin() + 0x17);
+  EXPECT_EQ(decompressError(Short2),
+            "compressed bundle v2 header truncated: 0x17 of 0x18 bytes");
+
+  // The total size must be the buffer's: one byte more in the field, or one
+  // byte more after the bundle.
+  Bytes Total = C3;
+  put64(Total, 8, C3.size() + 1);
+  EXPECT_EQ(decompressError(Total),
+            "total size field " + hx(C3.size() + 1) +
+                " does not match the compressed bundle's size " +
+                hx(C3.size()));
+  Bytes Longer = C2;
+  Longer.push_back(0);
+  EXPECT_EQ(decompressError(Longer),
+            "total size field " + hx(C2.size()) +
+                " does not match the compressed bundle's size " +
+                hx(C2.size() + 1));
+}
+
+TEST(CompressedBundle, WrongHash) {
+  Bytes In = clangBundle(hipEntries(), 4096);
+  for (CompressionMethod M : Methods) {
+    Bytes C = compress(In, 3, M);
+    const uint64_t Hash = compressedBundleHash(In);
+    put64(C, 24, Hash ^ 0x8000);
+    EXPECT_EQ(decompressError(C), "hash " + hx(Hash ^ 0x8000) +
+                                      " in the header is not the hash of the "
+                                      "decompressed bundle, " +
+                                      hx(Hash) + " (low 64 bits of its MD5)");
+  }
+}
+
+TEST(CompressedBundle, UncompressedSizeMismatch) {
+  Bytes In = clangBundle(hipEntries(), 4096); // 0x300c bytes
+  for (CompressionMethod M : Methods) {
+    const std::string Name = compressionMethodName(M).str();
+    SCOPED_TRACE(Name);
+    Bytes C = compress(In, 3, M);
+    // One byte more than announced, and many more.
+    for (uint64_t Claim : {uint64_t(0x300b), uint64_t(0x1000), uint64_t(0)}) {
+      Bytes B = C;
+      put64(B, 16, Claim);
+      EXPECT_EQ(decompressError(B),
+                Name +
+                    " data decompresses to more than the header's "
+                    "uncompressed size " +
+                    hx(Claim));
+    }
+    Bytes Fewer = C;
+    put64(Fewer, 16, 0x3011);
+    EXPECT_EQ(decompressError(Fewer),
+              Name + " data decompresses to 0x300c bytes, not the header's "
+                     "uncompressed size 0x3011");
+    // Same in a v2 header (32-bit field).
+    Bytes C2 = compress(In, 2, M);
+    support::endian::write32le(C2.data() + 12, 0x300b);
+    EXPECT_EQ(decompressError(C2),
+              Name + " data decompresses to more than the header's "
+                     "uncompressed size 0x300b");
+  }
+}
+
+TEST(CompressedBundle, AbsurdUncompressedSize) {
+  Bytes In = clangBundle(hipEntries(), 4096);
+  Bytes C = compress(In, 3, CompressionMethod::Zstd);
+  Bytes Huge = C;
+  put64(Huge, 16, uint64_t(1) << 40);
+  EXPECT_EQ(decompressError(Huge), "uncompressed size 0x10000000000 is more "
+                                   "than the limit of 0x100000000 bytes");
+  put64(Huge, 16, UINT64_MAX);
+  EXPECT_EQ(decompressError(Huge),
+            "uncompressed size 0xffffffffffffffff is more than the limit of "
+            "0x100000000 bytes");
+  // The caller's limit.
+  EXPECT_EQ(decompressError(C, 0x300b), "uncompressed size 0x300c is more "
+                                        "than the limit of 0x300b bytes");
+  Expected<DecompressedBundle> AtLimit = decompressBundle(C, 0x300c);
+  ASSERT_OK(AtLimit);
+
+  // Below the limit, but more than the stream could expand to.
+  for (CompressionMethod M : Methods) {
+    Bytes B = compress(In, 3, M);
+    const uint64_t Stream = B.size() - 32;
+    const uint64_t Ratio = M == CompressionMethod::Zlib ? 1032 : 32768;
+    put64(B, 16, Stream * Ratio + 1);
+    EXPECT_EQ(decompressError(B),
+              "uncompressed size " + hx(Stream * Ratio + 1) + " is more than " +
+                  compressionMethodName(M).str() + " can expand " + hx(Stream) +
+                  " compressed bytes to");
+  }
+}
+
+TEST(CompressedBundle, DecompressionFailure) {
+  Bytes In = clangBundle(hipEntries(), 4096);
+  // A stream that does not start like one.
+  Bytes Zstd = compress(In, 3, CompressionMethod::Zstd);
+  Zstd[32] = 0;
+  EXPECT_EQ(decompressError(Zstd),
+            "cannot decompress the zstd data: Unknown frame descriptor");
+  Bytes Zlib = compress(In, 3, CompressionMethod::Zlib);
+  Zlib[32] = 0;
+  EXPECT_EQ(decompressError(Zlib),
+            "cannot decompress the zlib data: zlib error: Z_DATA_ERROR");
+  // A stream cut short (total size fixed up).
+  for (CompressionMethod M : Methods) {
+    Bytes Cut = compress(In, 3, M);
+    Cut.resize(32 + (Cut.size() - 32) / 2);
+    put64(Cut, 8, Cut.size());
+    std::string Msg = decompressError(Cut);
+    EXPECT_TRUE(StringRef(Msg).starts_with(
+        "cannot decompress the " + compressionMethodName(M).str() + " data: "))
+        << Msg;
+  }
 }
 
 } // namespace

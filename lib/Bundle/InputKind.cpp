@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/Bundle/Bundle.h"
+#include "hotswap/Bundle/CompressedBundle.h"
 #include "hotswap/Bundle/OffloadBundle.h"
 
 #include "llvm/BinaryFormat/ELF.h"
@@ -19,8 +20,6 @@ namespace hotswap {
 namespace bundle {
 
 namespace {
-constexpr StringLiteral CompressedBundleMagic = "CCOB";
-
 bool startsWith(ArrayRef<uint8_t> Bytes, StringRef Magic) {
   return Bytes.size() >= Magic.size() &&
          std::equal(Magic.bytes_begin(), Magic.bytes_end(), Bytes.begin());
@@ -67,15 +66,15 @@ StringRef inputKindName(InputKind Kind) {
 std::string describeInput(ArrayRef<uint8_t> Bytes) {
   InputKind Kind = identifyInput(Bytes);
   std::string Name = inputKindName(Kind).str();
-  if (Kind != InputKind::CompressedOffloadBundle || Bytes.size() < 8)
+  if (Kind != InputKind::CompressedOffloadBundle ||
+      Bytes.size() < CompressedBundleCommonSize)
     return Name;
   uint16_t Version = support::endian::read16le(Bytes.data() + 4);
   uint16_t Method = support::endian::read16le(Bytes.data() + 6);
   Name += " (CCOB v" + std::to_string(Version) + ", ";
-  if (Method == 0)
-    Name += "zlib";
-  else if (Method == 1)
-    Name += "zstd";
+  if (Method == uint16_t(CompressionMethod::Zlib) ||
+      Method == uint16_t(CompressionMethod::Zstd))
+    Name += compressionMethodName(CompressionMethod(Method)).str();
   else
     Name += "method " + std::to_string(Method);
   return Name + ")";
