@@ -1163,4 +1163,88 @@ TEST(CompressedBundle, DecompressionFailure) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Damaged input: every truncation and many one-byte changes
+//===----------------------------------------------------------------------===//
+
+/// Bytes to try at each position: a flipped low bit and high bit, 0, 0xff.
+std::vector<uint8_t> damages(uint8_t Old) {
+  return {uint8_t(Old ^ 1), uint8_t(Old ^ 0x80), 0, 0xff};
+}
+
+TEST(OffloadBundleDamage, WhatIsAcceptedCanBeRewritten) {
+  const Bytes Good = fromHexString(ClangBundleHex);
+  const Bytes New = payload(0x45, 11);
+  size_t Accepted = 0, Refused = 0;
+  auto Try = [&](const Bytes &B) {
+    Expected<OffloadBundle> Bundle = parseOffloadBundle(B);
+    if (!Bundle) {
+      consumeError(Bundle.takeError());
+      ++Refused;
+      return;
+    }
+    ++Accepted;
+    // Replace the first entry with a payload: the result is a bundle both
+    // readers accept, with every id and payload where they say.
+    std::vector<std::optional<ArrayRef<uint8_t>>> Slots(Bundle->Entries.size());
+    if (Slots.empty())
+      return;
+    Slots[0] = ArrayRef<uint8_t>(New);
+    Expected<Bytes> Out = rewriteOffloadBundle(*Bundle, Slots);
+    if (!Out) {
+      // Only trailing data may stop a rewrite of a bundle this small.
+      std::string Msg = toString(Out.takeError());
+      EXPECT_TRUE(StringRef(Msg).starts_with("cannot rewrite the bundle: "))
+          << Msg;
+      return;
+    }
+    Expected<OffloadBundle> Again = parseOffloadBundle(*Out);
+    ASSERT_OK(Again);
+    ASSERT_EQ(Again->Entries.size(), Bundle->Entries.size());
+    auto LLVM = llvmEntries(*Out);
+    ASSERT_EQ(LLVM.size(), Bundle->Entries.size());
+    for (size_t I = 0; I < LLVM.size(); ++I) {
+      const ArrayRef<uint8_t> Want =
+          I == 0 ? ArrayRef<uint8_t>(New) : Bundle->Entries[I].Payload;
+      EXPECT_EQ(Again->Entries[I].ID, Bundle->Entries[I].ID);
+      EXPECT_EQ(Again->Entries[I].Payload, Want);
+      EXPECT_EQ(std::get<2>(LLVM[I]), Bundle->Entries[I].ID.str());
+      EXPECT_EQ(std::get<1>(LLVM[I]), Want.size());
+    }
+  };
+  for (size_t Size = 0; Size < Good.size(); ++Size)
+    Try(Bytes(Good.begin(), Good.begin() + Size));
+  for (size_t I = 0; I < Good.size(); ++I)
+    for (uint8_t V : damages(Good[I])) {
+      Bytes B = Good;
+      B[I] = V;
+      Try(B);
+    }
+  // Both outcomes happened: the loop tested something.
+  EXPECT_GT(Accepted, 100u);
+  EXPECT_GT(Refused, 100u);
+}
+
+TEST(CompressedBundleDamage, NothingDamagedDecompresses) {
+  const Bytes Good = fromHexString(ClangCompressedHex);
+  const Bytes Plain = fromHexString(ClangBundleHex);
+  auto Try = [&](const Bytes &B) {
+    Expected<DecompressedBundle> D = decompressBundle(B);
+    if (!D) {
+      consumeError(D.takeError());
+      return;
+    }
+    // A change the checks miss must have left the contents intact.
+    EXPECT_EQ(D->Bytes, Plain);
+  };
+  for (size_t Size = 0; Size < Good.size(); ++Size)
+    Try(Bytes(Good.begin(), Good.begin() + Size));
+  for (size_t I = 0; I < Good.size(); ++I)
+    for (uint8_t V : damages(Good[I])) {
+      Bytes B = Good;
+      B[I] = V;
+      Try(B);
+    }
+}
+
 } // namespace
