@@ -1,0 +1,58 @@
+//===- hotswap/Bundle/Bundle.h - What kind of input is this -----*- C++ -*-===//
+//
+// The Bundle layer reads and writes the containers AMDGPU code objects come
+// in (docs/reference/fat-binaries.md). This header says which container, if
+// any, a buffer is, from its leading bytes alone:
+//
+//   \x7fELF, ELFCLASS64, little-endian, e_machine EM_AMDGPU   code object
+//   \x7fELF, ELFCLASS64, little-endian, e_machine EM_X86_64   host ELF
+//   "__CLANG_OFFLOAD_BUNDLE__"                                offload bundle
+//   "CCOB"                                                    compressed one
+//
+// Nothing is validated beyond the magic: identification never fails, and the
+// reader of the kind found says what else is wrong.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_BUNDLE_BUNDLE_H
+#define HOTSWAP_BUNDLE_BUNDLE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace hotswap {
+namespace bundle {
+
+enum class InputKind {
+  /// ELF64 little-endian, EM_AMDGPU.
+  CodeObject,
+  /// ELF64 little-endian, EM_X86_64 (a HIP host executable or library).
+  HostELF,
+  /// clang-offload-bundler's uncompressed format.
+  OffloadBundle,
+  /// clang-offload-bundler's compressed format (CCOB).
+  CompressedOffloadBundle,
+  /// Anything else, including a truncated magic.
+  Unknown,
+};
+
+/// The kind of \p Bytes, from its magic (and e_machine for ELF).
+InputKind identifyInput(llvm::ArrayRef<uint8_t> Bytes);
+
+/// "AMDGPU code object", "host ELF (x86-64)", "offload bundle",
+/// "compressed offload bundle", "unknown input".
+llvm::StringRef inputKindName(InputKind Kind);
+
+/// inputKindName(identifyInput(Bytes)), with the version and compression
+/// method of a compressed bundle when its first 8 bytes are there:
+/// "compressed offload bundle (CCOB v3, zstd)", or "(CCOB v9, method 7)" for
+/// values this library does not know.
+std::string describeInput(llvm::ArrayRef<uint8_t> Bytes);
+
+} // namespace bundle
+} // namespace hotswap
+
+#endif // HOTSWAP_BUNDLE_BUNDLE_H
