@@ -1,0 +1,598 @@
+#!/usr/bin/env python3
+"""Builds HIP fat binaries with clang-22 at test time, and reads them.
+
+Usage (lit: %fatbin is "python fatbin.py --llvm-bin DIR --cache DIR"):
+
+  fatbin.py [--llvm-bin DIR] [--cache DIR] build VARIANT OUTDIR
+      Builds VARIANT (see VARIANTS below) into OUTDIR from the sources next to
+      this script; prints "built FILE" for each product. Every variant but
+      "bare" also builds the fake HIP runtime (OUTDIR/libfakehip.so, which
+      executables link against and find through $ORIGIN); shared-library
+      variants also build the dlopen driver (OUTDIR/run-fat). These helper
+      programs (and comgr-lookup) come from the --cache directory when it
+      has them, built from the same sources with the same command.
+  fatbin.py wrappers FILE
+      Reads a host ELF without running it: one line per 24-byte wrapper in
+      .hipFatBinSegment, saying where its bundle pointer's value comes from
+      (see "Where the bundle pointer lives" below), the bundle it points to
+      (file offset, format, size as HIP computes it) and its entry IDs.
+  fatbin.py bundle FILE [OFFSET]
+      Prints the header of the bundle at OFFSET (default 0) of FILE.
+  fatbin.py check-capture DUMPDIR FILE...
+      Checks what the fake runtime captured (DUMPDIR/index.txt) against the
+      FILEs read statically: for each registered wrapper, that FILE has a
+      wrapper at that address pointing at that bundle, and that the dumped
+      bundle is byte-identical to FILE's bytes there. Prints one line per
+      capture and "N captured, N ok".
+
+Facts found with these builds (clang/lld 22, GNU ld 2.40, Debian 12), checked
+by the tests in this directory. "pointer" is where the value of the bundle
+pointer (wrapper + 8) comes from at load time:
+
+  variant        link                    wrappers  bundles  pointer
+  so-lld         lld -shared             1         1        R_X86_64_RELATIVE in .rela.dyn,
+                                                            addend = bundle, in-place 0
+  so-bfd         GNU ld -shared          1         1        R_X86_64_RELATIVE in .rela.dyn,
+                                                            addend = bundle = in-place value
+  so-relr        lld -z pack-relative-   1         1        .relr.dyn (a bitmap word covers
+                 relocs                                     wrapper+8), in-place value
+  so-relr-bfd    GNU ld -z pack-rel...   1         1        .relr.dyn, in-place value
+  so-gfx8-9      lld -shared             1         1        as so-lld (gfx803, gfx900:xnack-,
+                                                            gfx900:xnack+)
+  pie            lld -pie                1         1        R_X86_64_RELATIVE, in-place 0
+  pie-bfd        GNU ld -pie             1         1        R_X86_64_RELATIVE, in-place value
+  nopie          lld -no-pie             1         1        absolute in-place value, no
+                                                            dynamic relocation
+  nopie-bfd      GNU ld -no-pie          1         1        absolute in-place value
+  multi-tu       lld -pie, 3 TUs         3         3        3 x R_X86_64_RELATIVE; the bundles
+                                                            are back to back in .hip_fatbin,
+                                                            each 4096-aligned
+  rdc            -fgpu-rdc, lld -shared  2 (one    1        1st TU: R_X86_64_RELATIVE (its
+                 2 TUs + fat-lib.hip     per TU              __hip_fatbin_<cuid> is
+                                         with               PROTECTED); the others:
+                                         kernels)           R_X86_64_64 against the exported
+                                                            alias __hip_fatbin_<cuid2>
+                                                            (.set in the link step's
+                                                            assembly), in-place 0. Only one
+                                                            wrapper is registered: the
+                                                            constructors share
+                                                            __hip_gpubin_handle_<cuid>
+  rdc-exe        -fgpu-rdc, lld -pie     2         1        2 x R_X86_64_RELATIVE (the alias
+                                                            is not preemptible in an
+                                                            executable)
+  new-driver     --offload-new-driver    1         1        as so-lld; entry IDs "hip-..."
+  new-driver-rdc --offload-new-driver    1         1        R_X86_64_RELATIVE; .hip_fatbin
+                 -fgpu-rdc, lld -shared                     is only 16-byte aligned (the
+                                                            bundle need not start on a page)
+  compress-v3    --offload-compress      1         1        as so-lld; CCOB v3 (zstd)
+  compress-v2    same with COMPRESSED_BUNDLE_FORMAT_VERSION=2: CCOB v2
+  bare           a bundle file from clang --offload-device-only
+  bare-compressed  the same as CCOB v3 and (COMPRESSED_BUNDLE_FORMAT_VERSION=2) v2
+  bare-bundler   bundle files from clang-offload-bundler -type=o (plain and
+                 -compress: CCOB v3) of the code objects of "bare"
+  rdc-object     a -fgpu-rdc -c object (bundle entries as ELF sections)
+  hip-stand-ins  libamdhip64.so.5 stand-ins for Debian's librocrand
+  comgr-lookup   the COMGR lookup checker (comgr-lookup.cpp)
+  runtime        only the fake runtime and the dlopen driver
+
+Entry IDs: old driver "hipv4-amdgcn-amd-amdhsa--gfxNNN[:feature]" plus
+"host-x86_64-unknown-linux-gnu-" (size 0, first, sharing the first device
+entry's offset); the device entries are sorted by ID ("gfx1100" before
+"gfx90a"), not in --offload-arch order. New driver: "hip-amdgcn-amd-
+amdhsa--gfxNNN" in --offload-arch order. -fgpu-rdc device code objects come
+out of LTO with several partitions linked together: one NT_AMDGPU_METADATA
+note per kernel (5 kernels, 5 notes) in one .note section.
+"""
+import argparse
+import fcntl
+import hashlib
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LLVM_BIN = "/usr/lib/llvm-22/bin"
+
+ARCHS = ["gfx90a", "gfx1100"]
+ARCHS_GFX8_9 = ["gfx803", "gfx900:xnack-", "gfx900:xnack+"]
+HOST_ID = "host-x86_64-unknown-linux-gnu-"
+COMGR_HEADER = "/usr/include/amd_comgr.h"
+
+# ---------------------------------------------------------------------------
+# Building
+# ---------------------------------------------------------------------------
+
+
+class Builder:
+    def __init__(self, llvm_bin, outdir, cache=None):
+        self.bin = llvm_bin
+        self.cache = cache
+        self.out = os.path.abspath(outdir)
+        os.makedirs(self.out, exist_ok=True)
+        self.built = []
+
+    def tool(self, name):
+        return os.path.join(self.bin, name)
+
+    def run(self, argv, env=None):
+        e = dict(os.environ)
+        e.update(env or {})
+        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True, env=e, cwd=self.out)
+        if r.returncode != 0:
+            sys.exit("fatbin.py: command failed (%d): %s\n%s"
+                     % (r.returncode, " ".join(argv), r.stdout))
+        return r.stdout
+
+    def path(self, name):
+        return os.path.join(self.out, name)
+
+    def product(self, name):
+        self.built.append(self.path(name))
+        return self.path(name)
+
+    def hip(self, archs, extra=()):
+        """clang++ in HIP mode with no HIP SDK at all (clang++: links
+        libstdc++, which the exceptions in the sources need)."""
+        argv = [self.tool("clang++"), "-x", "hip", "-nogpulib", "-nogpuinc",
+                "-no-hip-rt", "-O1", "-I", HERE, "-Wno-unused-command-line-argument"]
+        argv += ["--offload-arch=%s" % a for a in archs]
+        return argv + list(extra)
+
+    def cached(self, name, argv, sources):
+        """Builds OUTDIR/NAME with argv (where the output path is "{out}"),
+        through the tool cache (--cache) when there is one: the helper
+        programs do not change between tests, only the fat binaries do. The
+        cache key is the command line and the sources' contents; a lock
+        serialises tests building the same entry."""
+        out = self.path(name)
+        if not self.cache:
+            self.run([a.replace("{out}", out) for a in argv])
+            return out
+        h = hashlib.sha256("\0".join(argv).encode())
+        for src in sources:
+            with open(src, "rb") as f:
+                h.update(f.read())
+        os.makedirs(self.cache, exist_ok=True)
+        entry = os.path.join(self.cache, "%s-%s" % (h.hexdigest()[:20], os.path.basename(name)))
+        with open(os.path.join(self.cache, ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not os.path.exists(entry):
+                tmp = entry + ".tmp"
+                self.run([a.replace("{out}", tmp) for a in argv])
+                os.rename(tmp, entry)
+        shutil.copy2(entry, out)
+        return out
+
+    # The fake runtime and the dlopen driver.
+    def runtime(self):
+        src = os.path.join(HERE, "fake-hip.c")
+        lib = self.cached("libfakehip.so", [
+            self.tool("clang"), "-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-fPIC",
+            "-shared", "-fvisibility=hidden", "-fuse-ld=lld", "-Wl,-soname,libfakehip.so",
+            src, "-o", "{out}"], [src])
+        self.built.append(lib)
+        return lib
+
+    def driver(self):
+        src = os.path.join(HERE, "run-fat.cpp")
+        exe = self.cached("run-fat", [
+            self.tool("clang++"), "-std=c++17", "-O1", "-Wall", "-Werror", "-fuse-ld=lld",
+            src, "-o", "{out}"], [src])
+        self.built.append(exe)
+        return exe
+
+    def comgr_lookup(self):
+        """The COMGR lookup checker (against Debian's libamd-comgr-dev)."""
+        src = os.path.join(HERE, "comgr-lookup.cpp")
+        self.built.append(self.cached("comgr-lookup", [
+            self.tool("clang++"), "-std=c++17", "-O1", "-Wall", "-Werror", "-fuse-ld=lld",
+            src, "-o", "{out}", "-Wl,--no-as-needed", "-lamd_comgr"], [src, COMGR_HEADER]))
+
+    def exe_link(self):
+        """Executables link against the fake runtime, found next to them."""
+        self.runtime()
+        return ["-L", self.out, "-lfakehip", "-Wl,-rpath,$ORIGIN"]
+
+    # --- variants ----------------------------------------------------------
+
+    def so(self, name, linker, extra=(), archs=ARCHS, src="fat-lib.hip", env=None):
+        self.runtime()
+        self.driver()
+        out = self.product(name)
+        self.run(self.hip(archs, ["-fPIC", "-shared", "-fuse-ld=" + linker] + list(extra) +
+                          [os.path.join(HERE, src), "-o", out]), env=env)
+
+    def exe(self, name, linker, pie, srcs=("fat-main.hip",), extra=()):
+        pic = ["-fPIE", "-pie"] if pie else ["-fno-pic", "-no-pie"]
+        link = self.exe_link()
+        out = self.product(name)
+        self.run(self.hip(ARCHS, pic + ["-fuse-ld=" + linker] + list(extra) +
+                          [os.path.join(HERE, s) for s in srcs] + ["-o", out] + link))
+
+    def rdc(self, name, shared, new_driver=False):
+        """-fgpu-rdc: compile each TU to a bundled object, then link."""
+        self.runtime()
+        if shared:
+            self.driver()
+        driver = ["--offload-new-driver"] if new_driver else []
+        tag = "nd-" if new_driver else ""
+        pic = ["-fPIC"] if shared else ["-fPIE"]
+        objs = []
+        srcs = ["tu-a.hip", "tu-b.hip"] + (["fat-lib.hip"] if shared else ["fat-main.hip"])
+        for s in srcs:
+            o = self.path("%srdc-%s.o" % (tag, os.path.splitext(s)[0]))
+            defs = ["-DRDC"] + ([] if shared else ["-DMULTI_TU"])
+            self.run(self.hip(ARCHS, driver + ["-fgpu-rdc", "-c"] + pic + defs +
+                              [os.path.join(HERE, s), "-o", o]))
+            objs.append(o)
+        out = self.product(name)
+        link = [self.tool("clang++"), "-fgpu-rdc", "--hip-link", "-no-hip-rt", "-nogpulib",
+                "-fuse-ld=lld", "-Wno-unused-command-line-argument"] + driver
+        link += ["--offload-arch=%s" % a for a in ARCHS]
+        link += ["-shared"] if shared else ["-pie"] + self.exe_link()
+        self.run(link + objs + ["-o", out])
+
+    def bare(self, compressed=False):
+        """Bundle files from clang --offload-device-only: plain, or CCOB v3
+        (the default) and v2."""
+        src = os.path.join(HERE, "fat-lib.hip")
+        if not compressed:
+            self.run(self.hip(ARCHS, ["--offload-device-only", src,
+                                      "-o", self.product("device.hipfb")]))
+            return
+        self.run(self.hip(ARCHS, ["--offload-device-only", "--offload-compress", src,
+                                  "-o", self.product("device-v3.hipfb")]))
+        self.run(self.hip(ARCHS, ["--offload-device-only", "--offload-compress", src,
+                                  "-o", self.product("device-v2.hipfb")]),
+                 env={"COMPRESSED_BUNDLE_FORMAT_VERSION": "2"})
+
+    def bare_bundler(self):
+        """Bundle files from clang-offload-bundler itself, called the way the
+        HIP driver calls it (-type=o with host input /dev/null gives the
+        plain binary format, not an ELF object), from code objects unbundled
+        from clang's own bundle: plain and -compress."""
+        self.bare()
+        plain = self.path("device.hipfb")
+        ids = ["hipv4-amdgcn-amd-amdhsa--%s" % a for a in ARCHS]
+        cos = [self.path("device-%s.co" % a.replace(":", "_")) for a in ARCHS]
+        bundler = self.tool("clang-offload-bundler")
+        self.run([bundler, "-type=o", "-unbundle", "-input=" + plain,
+                  "-targets=" + ",".join(ids)] + ["-output=" + c for c in cos])
+        self.built += cos
+        targets = "-targets=" + ",".join([HOST_ID] + ids)
+        inputs = ["-input=/dev/null"] + ["-input=" + c for c in cos]
+        self.run([bundler, "-type=o", "-bundle-align=4096", targets] + inputs +
+                 ["-output=" + self.product("bundler.hipfb")])
+        self.run([bundler, "-type=o", "-bundle-align=4096", "-compress", targets] + inputs +
+                 ["-output=" + self.product("bundler-v3.hipfb")])
+
+    def rdc_object(self):
+        """An -fgpu-rdc object: a host ELF relocatable whose bundle entries
+        are sections named __CLANG_OFFLOAD_BUNDLE__<id>."""
+        self.run(self.hip(ARCHS, ["-fgpu-rdc", "-fPIC", "-c", os.path.join(HERE, "fat-lib.hip"),
+                                  "-o", self.product("rdc-object.o")]))
+
+    def hip_stand_ins(self):
+        """What Debian's librocrand needs besides the fake runtime: a file
+        named libamdhip64.so.5 (its DT_NEEDED). stand-in/: an empty library
+        with that soname and no symbol versions, for use with the fake
+        runtime in LD_PRELOAD; versioned/: the fake runtime itself under that
+        soname, its symbols in version node hip_4.2 (what librocrand's
+        references ask for), usable without LD_PRELOAD."""
+        self.runtime()
+        self.driver()
+        for d in ("stand-in", "versioned"):
+            os.makedirs(self.path(d), exist_ok=True)
+        empty = self.path("stand-in.c")
+        with open(empty, "w") as f:
+            f.write("/* Only a soname: the fake runtime, preloaded, defines the symbols. */\n"
+                    "void fake_hip_stand_in(void) {}\n")
+        self.run([self.tool("clang"), "-fPIC", "-shared", "-fuse-ld=lld",
+                  "-Wl,-soname,libamdhip64.so.5", empty,
+                  "-o", self.product("stand-in/libamdhip64.so.5")])
+        script = self.path("hip_4.2.map")
+        with open(script, "w") as f:
+            f.write("hip_4.2 { global: *; };\n")
+        self.run([self.tool("clang"), "-std=c11", "-O1", "-fPIC", "-shared",
+                  "-fvisibility=hidden", "-fuse-ld=lld", "-Wl,-soname,libamdhip64.so.5",
+                  "-Wl,--version-script=" + script, os.path.join(HERE, "fake-hip.c"),
+                  "-o", self.product("versioned/libamdhip64.so.5")])
+
+
+VARIANTS = {
+    "so-lld": lambda b: b.so("libfat.so", "lld"),
+    "so-bfd": lambda b: b.so("libfat.so", "bfd"),
+    "so-relr": lambda b: b.so("libfat.so", "lld", ["-Wl,-z,pack-relative-relocs"]),
+    "so-relr-bfd": lambda b: b.so("libfat.so", "bfd", ["-Wl,-z,pack-relative-relocs"]),
+    "so-gfx8-9": lambda b: b.so("libfat.so", "lld", archs=ARCHS_GFX8_9),
+    "pie": lambda b: b.exe("fat-main", "lld", pie=True),
+    "pie-bfd": lambda b: b.exe("fat-main", "bfd", pie=True),
+    "nopie": lambda b: b.exe("fat-main", "lld", pie=False),
+    "nopie-bfd": lambda b: b.exe("fat-main", "bfd", pie=False),
+    "multi-tu": lambda b: b.exe("fat-multi", "lld", pie=True,
+                                srcs=("fat-main.hip", "tu-a.hip", "tu-b.hip"),
+                                extra=["-DMULTI_TU"]),
+    "rdc": lambda b: b.rdc("libfat-rdc.so", shared=True),
+    "rdc-exe": lambda b: b.rdc("fat-rdc", shared=False),
+    "new-driver": lambda b: b.so("libfat.so", "lld", ["--offload-new-driver"]),
+    "new-driver-rdc": lambda b: b.rdc("libfat-rdc.so", shared=True, new_driver=True),
+    "compress-v3": lambda b: b.so("libfat.so", "lld", ["--offload-compress"]),
+    "compress-v2": lambda b: b.so("libfat.so", "lld", ["--offload-compress"],
+                                  env={"COMPRESSED_BUNDLE_FORMAT_VERSION": "2"}),
+    "bare": lambda b: b.bare(),
+    "bare-compressed": lambda b: b.bare(compressed=True),
+    "bare-bundler": lambda b: b.bare_bundler(),
+    "rdc-object": lambda b: b.rdc_object(),
+    "hip-stand-ins": lambda b: b.hip_stand_ins(),
+    "comgr-lookup": lambda b: b.comgr_lookup(),
+    "runtime": lambda b: (b.runtime(), b.driver()),
+}
+
+# ---------------------------------------------------------------------------
+# Reading ELF files and bundles (independently of LLVM: the tests compare
+# this reader, llvm-readelf and the fake runtime)
+# ---------------------------------------------------------------------------
+
+SHT_RELA, SHT_DYNSYM, SHT_RELR = 4, 11, 19
+PT_LOAD = 1
+R_X86_64_64, R_X86_64_RELATIVE = 1, 8
+ET_EXEC = 2
+WRAPPER_MAGIC, WRAPPER_SIZE = 0x48495046, 24
+BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
+
+
+class Elf:
+    def __init__(self, path):
+        with open(path, "rb") as f:
+            self.data = f.read()
+        d = self.data
+        if d[:4] != b"\x7fELF" or d[4] != 2 or d[5] != 1:
+            raise SystemExit("fatbin.py: %s: not an ELF64 little-endian file" % path)
+        (self.type, _, _, _, self.phoff, self.shoff, _, _, self.phentsize,
+         self.phnum, self.shentsize, self.shnum, self.shstrndx) = struct.unpack_from(
+             "<HHIQQQIHHHHHH", d, 16)
+        self.sections = []
+        for i in range(self.shnum):
+            (name, typ, flags, addr, off, size, link, info, align, entsize) = \
+                struct.unpack_from("<IIQQQQIIQQ", d, self.shoff + i * self.shentsize)
+            self.sections.append(dict(name_off=name, type=typ, flags=flags, addr=addr, align=align,
+                                      offset=off, size=size, link=link, entsize=entsize))
+        strtab = self.sections[self.shstrndx]
+        for s in self.sections:
+            s["name"] = self.cstr(strtab["offset"] + s["name_off"])
+        self.loads = []
+        for i in range(self.phnum):
+            (typ, flags, off, vaddr, _, filesz, memsz, _) = struct.unpack_from(
+                "<IIQQQQQQ", d, self.phoff + i * self.phentsize)
+            if typ == PT_LOAD:
+                self.loads.append((vaddr, off, filesz))
+
+    def cstr(self, off):
+        end = self.data.index(b"\0", off)
+        return self.data[off:end].decode()
+
+    def section(self, name):
+        for s in self.sections:
+            if s["name"] == name:
+                return s
+        return None
+
+    def offset_of(self, vaddr):
+        for start, off, filesz in self.loads:
+            if start <= vaddr < start + filesz:
+                return vaddr - start + off
+        return None
+
+    def u64_at(self, vaddr):
+        off = self.offset_of(vaddr)
+        return None if off is None else struct.unpack_from("<Q", self.data, off)[0]
+
+    def dynsyms(self):
+        for s in self.sections:
+            if s["type"] != SHT_DYNSYM:
+                continue
+            strs = self.sections[s["link"]]
+            syms = []
+            for i in range(s["size"] // 24):
+                name, _, _, _, value, _ = struct.unpack_from("<IBBHQQ", self.data,
+                                                             s["offset"] + 24 * i)
+                syms.append((self.cstr(strs["offset"] + name), value))
+            return syms
+        return []
+
+    def dynamic_relocations(self):
+        """{r_offset: (type, symbol name, symbol value, addend)} of every
+        allocated RELA section, and the set of addresses .relr.dyn covers."""
+        syms = self.dynsyms()
+        rela, relr = {}, set()
+        for s in self.sections:
+            if s["type"] == SHT_RELA and s["flags"] & 2:  # SHF_ALLOC
+                for i in range(s["size"] // 24):
+                    off, info, addend = struct.unpack_from("<QQq", self.data,
+                                                           s["offset"] + 24 * i)
+                    sym = syms[info >> 32] if (info >> 32) < len(syms) else ("", 0)
+                    rela[off] = (info & 0xffffffff, sym[0], sym[1], addend)
+            elif s["type"] == SHT_RELR:
+                base = None
+                for i in range(s["size"] // 8):
+                    (entry,) = struct.unpack_from("<Q", self.data, s["offset"] + 8 * i)
+                    if entry & 1 == 0:  # an address
+                        relr.add(entry)
+                        base = entry + 8
+                    else:  # a bitmap of the next 63 words
+                        for bit in range(1, 64):
+                            if entry >> bit & 1:
+                                relr.add(base + (bit - 1) * 8)
+                        base += 63 * 8
+        return rela, relr
+
+
+def bundle_info(data, off):
+    """(format, size as HIP computes it, [(id, offset, size)], extra) of the
+    bundle at data[off:]; format is None when there is no bundle magic."""
+    if data[off:off + 24] == BUNDLE_MAGIC:
+        (n,) = struct.unpack_from("<Q", data, off + 24)
+        pos, entries = off + 32, []
+        for _ in range(n):
+            eoff, esize, idlen = struct.unpack_from("<QQQ", data, pos)
+            ident = data[pos + 24:pos + 24 + idlen].decode(errors="replace")
+            entries.append((ident, eoff, esize))
+            pos += 24 + idlen
+        size = entries[-1][1] + entries[-1][2] if entries else 0
+        return "bundle", size, entries, "header=%d" % (pos - off)
+    if data[off:off + 4] == b"CCOB":
+        version, method = struct.unpack_from("<HH", data, off + 4)
+        if version == 2:
+            total, raw, digest = struct.unpack_from("<IIQ", data, off + 8)
+        elif version == 3:
+            total, raw, digest = struct.unpack_from("<QQQ", data, off + 8)
+        else:
+            return "ccob-v%d" % version, None, [], "no total size"
+        return ("ccob-v%d" % version, total, [],
+                "method=%s uncompressed=%d hash=0x%016x"
+                % ({0: "zlib", 1: "zstd"}.get(method, str(method)), raw, digest))
+    return None, None, [], ""
+
+
+def wrappers(elf):
+    """One dict per wrapper in .hipFatBinSegment."""
+    seg = elf.section(".hipFatBinSegment")
+    if seg is None:
+        return []
+    rela, relr = elf.dynamic_relocations()
+    out = []
+    for i in range(seg["size"] // WRAPPER_SIZE):
+        vaddr = seg["addr"] + i * WRAPPER_SIZE
+        off = seg["offset"] + i * WRAPPER_SIZE
+        magic, version, inplace, unused = struct.unpack_from("<IIQQ", elf.data, off)
+        slot = vaddr + 8
+        w = dict(index=i, vaddr=vaddr, magic=magic, version=version, inplace=inplace)
+        if slot in rela:
+            typ, sym, symval, addend = rela[slot]
+            if typ == R_X86_64_RELATIVE:
+                w["pointer"] = "R_X86_64_RELATIVE addend=0x%x inplace=0x%x" % (addend, inplace)
+                w["bundle"] = addend
+            elif typ == R_X86_64_64:
+                w["pointer"] = "R_X86_64_64 %s+0x%x inplace=0x%x" % (sym, addend, inplace)
+                w["bundle"] = symval + addend
+            else:
+                w["pointer"] = "relocation type %d" % typ
+                w["bundle"] = None
+        elif slot in relr:
+            w["pointer"] = "RELR inplace=0x%x" % inplace
+            w["bundle"] = inplace
+        else:
+            w["pointer"] = ("absolute inplace=0x%x" % inplace if elf.type == ET_EXEC
+                            else "no relocation in a position-independent file")
+            w["bundle"] = inplace if elf.type == ET_EXEC else None
+        if w["bundle"] is not None:
+            w["offset"] = elf.offset_of(w["bundle"])
+        out.append(w)
+    return out
+
+
+def cmd_wrappers(args):
+    elf = Elf(args.file)
+    ws = wrappers(elf)
+    fb = elf.section(".hip_fatbin")
+    if fb:
+        print(".hip_fatbin addr=0x%x offset=0x%x size=%d align=%d"
+              % (fb["addr"], fb["offset"], fb["size"], fb["align"]))
+    for w in ws:
+        print("wrapper %d vaddr=0x%x magic=0x%08x version=%d pointer: %s"
+              % (w["index"], w["vaddr"], w["magic"], w["version"], w["pointer"]))
+        if w["bundle"] is None or w["offset"] is None:
+            print("  bundle: not in a PT_LOAD")
+            continue
+        fmt, size, entries, extra = bundle_info(elf.data, w["offset"])
+        where = ""
+        if fb and fb["addr"] <= w["bundle"] < fb["addr"] + fb["size"]:
+            where = " .hip_fatbin+0x%x" % (w["bundle"] - fb["addr"])
+        print("  bundle vaddr=0x%x offset=0x%x%s format=%s size=%s %s"
+              % (w["bundle"], w["offset"], where, fmt, size, extra))
+        for ident, eoff, esize in entries:
+            print("  entry %s offset=%d size=%d" % (ident, eoff, esize))
+    print("%d wrappers, %d distinct bundles"
+          % (len(ws), len({w["bundle"] for w in ws})))
+
+
+def cmd_bundle(args):
+    with open(args.file, "rb") as f:
+        data = f.read()
+    fmt, size, entries, extra = bundle_info(data, args.offset)
+    if fmt is None:
+        sys.exit("fatbin.py: %s: no bundle at offset %d" % (args.file, args.offset))
+    print("format=%s size=%s %s" % (fmt, size, extra))
+    for ident, eoff, esize in entries:
+        print("entry %s offset=%d size=%d" % (ident, eoff, esize))
+
+
+def cmd_check_capture(args):
+    objs = {os.path.basename(p): Elf(p) for p in args.files}
+    index = os.path.join(args.dumpdir, "index.txt")
+    lines = open(index).read().splitlines() if os.path.exists(index) else []
+    ok = 0
+    for line in lines:
+        f = dict(kv.split("=", 1) for kv in line.split())
+        tag = "capture %s (%s)" % (f["wrapper"], f["object"])
+        elf = objs.get(f["object"])
+        if elf is None:
+            print("%s: FAIL: object not among the files given" % tag)
+            continue
+        ws = [w for w in wrappers(elf) if w["vaddr"] == int(f["wrapper_vaddr"], 16)]
+        if not ws:
+            print("%s: FAIL: no wrapper at %s" % (tag, f["wrapper_vaddr"]))
+            continue
+        w = ws[0]
+        if w["bundle"] != int(f["bundle_vaddr"], 16):
+            print("%s: FAIL: registered bundle %s, the file says 0x%x"
+                  % (tag, f["bundle_vaddr"], w["bundle"] or 0))
+            continue
+        dumped = open(os.path.join(args.dumpdir, f["file"]), "rb").read()
+        start = w["offset"]
+        if elf.data[start:start + len(dumped)] != dumped or len(dumped) != int(f["size"]):
+            print("%s: FAIL: dumped bundle differs from the file's bytes at 0x%x"
+                  % (tag, start))
+            continue
+        ok += 1
+        print("%s: ok wrapper=%s bundle=%s %s %d bytes"
+              % (tag, f["wrapper_vaddr"], f["bundle_vaddr"], f["format"], len(dumped)))
+    print("%d captured, %d ok" % (len(lines), ok))
+    return 0 if ok == len(lines) else 1
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--llvm-bin", default=LLVM_BIN)
+    ap.add_argument("--cache", help="keep the helper programs here between runs")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("variant", choices=sorted(VARIANTS))
+    b.add_argument("outdir")
+    w = sub.add_parser("wrappers")
+    w.add_argument("file")
+    bu = sub.add_parser("bundle")
+    bu.add_argument("file")
+    bu.add_argument("offset", nargs="?", type=lambda s: int(s, 0), default=0)
+    c = sub.add_parser("check-capture")
+    c.add_argument("dumpdir")
+    c.add_argument("files", nargs="+")
+    args = ap.parse_args()
+    if args.cmd == "build":
+        builder = Builder(args.llvm_bin, args.outdir, args.cache)
+        VARIANTS[args.variant](builder)
+        for p in dict.fromkeys(builder.built):
+            print("built %s" % os.path.relpath(p, builder.out))
+        return 0
+    if args.cmd == "wrappers":
+        return cmd_wrappers(args)
+    if args.cmd == "bundle":
+        return cmd_bundle(args)
+    return cmd_check_capture(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main() or 0)
