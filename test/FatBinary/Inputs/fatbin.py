@@ -17,7 +17,10 @@ Usage (lit: %fatbin is "python fatbin.py --llvm-bin DIR --cache DIR"):
       (see "Where the bundle pointer lives" below), the bundle it points to
       (file offset, format, size as HIP computes it) and its entry IDs.
   fatbin.py bundle FILE [OFFSET]
-      Prints the header of the bundle at OFFSET (default 0) of FILE.
+      Prints the header of the bundle at OFFSET (default 0) of FILE, its size
+      as HIP computes it and how many bytes of FILE follow it; for a plain
+      bundle whether the padding around the entries is all zero, and for
+      each entry the alignment of its offset (up to 4096).
   fatbin.py check-capture DUMPDIR FILE...
       Checks what the fake runtime captured (DUMPDIR/index.txt) against the
       FILEs read statically: for each registered wrapper, that FILE has a
@@ -442,7 +445,17 @@ def bundle_info(data, off):
             entries.append((ident, eoff, esize))
             pos += 24 + idlen
         size = entries[-1][1] + entries[-1][2] if entries else 0
-        return "bundle", size, entries, "header=%d" % (pos - off)
+        # Are the bytes between the header and the entries, and between
+        # entries, all zero (what the bundler writes)?
+        covered = [(0, pos - off)] + sorted((e[1], e[1] + e[2]) for e in entries)
+        gaps, end = [], 0
+        for start, stop in covered:
+            if start > end:
+                gaps.append(data[off + end:off + start])
+            end = max(end, stop)
+        zero = all(g.count(0) == len(g) for g in gaps)
+        return ("bundle", size, entries, "header=%d gaps=%s"
+                % (pos - off, "zero" if zero else "nonzero"))
     if data[off:off + 4] == b"CCOB":
         version, method = struct.unpack_from("<HH", data, off + 4)
         if version == 2:
@@ -455,6 +468,14 @@ def bundle_info(data, off):
                 "method=%s uncompressed=%d hash=0x%016x"
                 % ({0: "zlib", 1: "zstd"}.get(method, str(method)), raw, digest))
     return None, None, [], ""
+
+
+def alignment(offset):
+    """The largest power of two up to 4096 that divides offset."""
+    a = 1
+    while a < 4096 and offset % (2 * a) == 0:
+        a *= 2
+    return a
 
 
 def wrappers(elf):
@@ -514,7 +535,7 @@ def cmd_wrappers(args):
         print("  bundle vaddr=0x%x offset=0x%x%s format=%s size=%s %s"
               % (w["bundle"], w["offset"], where, fmt, size, extra))
         for ident, eoff, esize in entries:
-            print("  entry %s offset=%d size=%d" % (ident, eoff, esize))
+            print("  entry %s offset=%d size=%d align=%d" % (ident, eoff, esize, alignment(eoff)))
     print("%d wrappers, %d distinct bundles"
           % (len(ws), len({w["bundle"] for w in ws})))
 
@@ -525,9 +546,10 @@ def cmd_bundle(args):
     fmt, size, entries, extra = bundle_info(data, args.offset)
     if fmt is None:
         sys.exit("fatbin.py: %s: no bundle at offset %d" % (args.file, args.offset))
-    print("format=%s size=%s %s" % (fmt, size, extra))
+    trailing = len(data) - args.offset - size if size is not None else "?"
+    print("format=%s size=%s %s trailing=%s" % (fmt, size, extra, trailing))
     for ident, eoff, esize in entries:
-        print("entry %s offset=%d size=%d" % (ident, eoff, esize))
+        print("entry %s offset=%d size=%d align=%d" % (ident, eoff, esize, alignment(eoff)))
 
 
 def cmd_check_capture(args):
