@@ -27,6 +27,16 @@
 // bytes COMGR sees; 0 means the whole file. A file shorter than N is
 // passed whole.
 //
+// What Debian's COMGR 2.4 does (tests in test/FatBinary/comgr-*.test):
+//  * plain bundles: reads only the header, so 4096 bytes are enough when the
+//    header fits; fewer bytes than the header give AMD_COMGR_STATUS_ERROR;
+//  * matches entries by target ID: an entry with xnack+/- answers only the
+//    same setting, an entry without features answers any;
+//  * with several ISAs in one call it stops scanning the query list at the
+//    first query already answered by an earlier entry, so only queries in
+//    the reverse of the entries' order are all found;
+//  * CCOB (v2, v3): AMD_COMGR_STATUS_ERROR_INVALID_ARGUMENT (not read).
+//
 //===----------------------------------------------------------------------===//
 
 #include <amd_comgr.h>

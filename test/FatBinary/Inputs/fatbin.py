@@ -71,6 +71,7 @@ pointer (wrapper + 8) comes from at load time:
   compress-v2    same with COMPRESSED_BUNDLE_FORMAT_VERSION=2: CCOB v2
   bare           a bundle file from clang --offload-device-only
   bare-compressed  the same as CCOB v3 and (COMPRESSED_BUNDLE_FORMAT_VERSION=2) v2
+  bare-gfx8-9    "bare" for gfx803, gfx900:xnack-, gfx900:xnack+
   bare-bundler   bundle files from clang-offload-bundler -type=o (plain and
                  -compress: CCOB v3) of the code objects of "bare"
   rdc-object     a -fgpu-rdc -c object (bundle entries as ELF sections)
@@ -238,12 +239,12 @@ class Builder:
         link += ["-shared"] if shared else ["-pie"] + self.exe_link()
         self.run(link + objs + ["-o", out])
 
-    def bare(self, compressed=False):
+    def bare(self, compressed=False, archs=ARCHS):
         """Bundle files from clang --offload-device-only: plain, or CCOB v3
         (the default) and v2."""
         src = os.path.join(HERE, "fat-lib.hip")
         if not compressed:
-            self.run(self.hip(ARCHS, ["--offload-device-only", src,
+            self.run(self.hip(archs, ["--offload-device-only", src,
                                       "-o", self.product("device.hipfb")]))
             return
         self.run(self.hip(ARCHS, ["--offload-device-only", "--offload-compress", src,
@@ -327,6 +328,7 @@ VARIANTS = {
                                   env={"COMPRESSED_BUNDLE_FORMAT_VERSION": "2"}),
     "bare": lambda b: b.bare(),
     "bare-compressed": lambda b: b.bare(compressed=True),
+    "bare-gfx8-9": lambda b: b.bare(archs=ARCHS_GFX8_9),
     "bare-bundler": lambda b: b.bare_bundler(),
     "rdc-object": lambda b: b.rdc_object(),
     "hip-stand-ins": lambda b: b.hip_stand_ins(),
