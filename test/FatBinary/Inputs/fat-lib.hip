@@ -2,8 +2,13 @@
 // variable and a constant, and host entry points the test programs call
 // through dlopen: launches through the host stubs (which the fake runtime
 // resolves through __hipRegisterFunction) and C++ exceptions thrown and
-// caught inside the library, and thrown out of it.
+// caught inside the library, and thrown out of it. With RDC (-fgpu-rdc,
+// linked with tu-a.hip) it also defines the device function tu-a.hip calls.
 #include "hip-lite.h"
+
+#ifdef RDC
+__device__ int twice(int X) { return 2 * X; }
+#endif
 
 __device__ int Counter;
 __constant__ float Factor = 2.0f;

@@ -1,7 +1,8 @@
-// A HIP program: two kernels of its own, launched from main, and (when built
-// with tu-a.hip and tu-b.hip, MULTI_TU) the kernels of two more translation
-// units. main also throws and catches a C++ exception, so the executable's
-// own unwind tables are used.
+// A HIP program: two kernels of its own, launched from main, and the kernels
+// of more translation units: tu-a.hip and tu-b.hip when built with MULTI_TU,
+// tu-a.hip alone with RDC (-fgpu-rdc; this TU then defines the device
+// function tu-a.hip calls). main also throws and catches a C++ exception,
+// so the executable's own unwind tables are used.
 #include "hip-lite.h"
 
 extern "C" int printf(const char *, ...);
@@ -9,9 +10,14 @@ extern "C" int printf(const char *, ...);
 __global__ void mainKernel(int *P) { P[threadIdxX()] = 1; }
 __global__ void mainKernel2(float *P, float V) { P[threadIdxX()] = V; }
 
-#ifdef MULTI_TU
+#if defined(MULTI_TU) || defined(RDC)
 extern "C" int tu_a_launch();
+#endif
+#ifdef MULTI_TU
 extern "C" int tu_b_launch();
+#endif
+#ifdef RDC
+__device__ int twice(int X) { return 2 * X; }
 #endif
 
 struct MainError {
@@ -25,8 +31,10 @@ int main() {
   mainKernel<<<dim3(4), dim3(64)>>>(nullptr);
   mainKernel2<<<1, 1>>>(nullptr, 1.5f);
   Launched += 2;
-#ifdef MULTI_TU
+#if defined(MULTI_TU) || defined(RDC)
   Launched += tu_a_launch();
+#endif
+#ifdef MULTI_TU
   Launched += tu_b_launch();
 #endif
   int Caught = 0;

@@ -225,11 +225,10 @@ class Builder:
         tag = "nd-" if new_driver else ""
         pic = ["-fPIC"] if shared else ["-fPIE"]
         objs = []
-        srcs = ["tu-a.hip", "tu-b.hip"] + (["fat-lib.hip"] if shared else ["fat-main.hip"])
+        srcs = ["tu-a.hip"] + (["fat-lib.hip"] if shared else ["fat-main.hip"])
         for s in srcs:
             o = self.path("%srdc-%s.o" % (tag, os.path.splitext(s)[0]))
-            defs = ["-DRDC"] + ([] if shared else ["-DMULTI_TU"])
-            self.run(self.hip(ARCHS, driver + ["-fgpu-rdc", "-c"] + pic + defs +
+            self.run(self.hip(ARCHS, driver + ["-fgpu-rdc", "-c", "-DRDC"] + pic +
                               [os.path.join(HERE, s), "-o", o]))
             objs.append(o)
         out = self.product(name)

@@ -1,6 +1,6 @@
-// Second translation unit of the multi-TU and -fgpu-rdc programs. With RDC
-// defined, kernel taA calls a device function defined in tu-b.hip (only
-// possible with -fgpu-rdc).
+// A second translation unit for the multi-TU and -fgpu-rdc builds. With RDC
+// defined, kernel taA calls a device function defined in the other TU
+// (fat-lib.hip or fat-main.hip): only possible with -fgpu-rdc.
 #include "hip-lite.h"
 
 #ifdef RDC

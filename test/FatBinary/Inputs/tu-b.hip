@@ -1,9 +1,5 @@
-// Third translation unit of the multi-TU and -fgpu-rdc programs.
+// The third translation unit of the multi-TU program.
 #include "hip-lite.h"
-
-#ifdef RDC
-__device__ int twice(int X) { return 2 * X; }
-#endif
 
 __global__ void tbA(int *P) { *P = 3; }
 __global__ void tbB(int *P, int N) { P[threadIdxX()] = N; }
