@@ -21,6 +21,10 @@ Usage (lit: %fatbin is "python fatbin.py --llvm-bin DIR --cache DIR"):
       as HIP computes it and how many bytes of FILE follow it; for a plain
       bundle whether the padding around the entries is all zero, and for
       each entry the alignment of its offset (up to 4096).
+  fatbin.py corrupt FILE OUT magic|version|pointer+16|entry-size
+      Writes OUT, a copy of FILE whose first wrapper has a wrong magic or
+      version, points 16 bytes into its bundle, or whose bundle's last entry
+      runs 1 MiB further: the mistakes the fake runtime must catch.
   fatbin.py check-capture DUMPDIR FILE...
       Checks what the fake runtime captured (DUMPDIR/index.txt) against the
       FILEs read statically: for each registered wrapper, that FILE has a
@@ -587,6 +591,47 @@ def cmd_check_capture(args):
     return 0 if ok == len(lines) else 1
 
 
+def cmd_corrupt(args):
+    """Writes a copy of FILE with wrapper 0 or its bundle broken the way a
+    faulty rewrite could break it, to show the fake runtime notices."""
+    elf = Elf(args.file)
+    data = bytearray(elf.data)
+    w = wrappers(elf)[0]
+    seg = elf.section(".hipFatBinSegment")
+    woff = seg["offset"] + (w["vaddr"] - seg["addr"])
+    if args.kind == "magic":
+        struct.pack_into("<I", data, woff, 0x46504948)  # the bytes reversed
+    elif args.kind == "version":
+        struct.pack_into("<I", data, woff + 4, 2)
+    elif args.kind == "pointer+16":
+        # Move the pointer 16 bytes into the bundle, wherever its value lives.
+        rela, _ = elf.dynamic_relocations()
+        slot = w["vaddr"] + 8
+        done = False
+        for s in elf.sections:
+            if s["type"] == SHT_RELA and s["flags"] & 2:
+                for i in range(s["size"] // 24):
+                    at = s["offset"] + 24 * i
+                    off, info, addend = struct.unpack_from("<QQq", data, at)
+                    if off == slot:
+                        struct.pack_into("<q", data, at + 16, addend + 16)
+                        done = True
+        if not done or w["inplace"]:
+            struct.pack_into("<Q", data, woff + 8, w["inplace"] + 16)
+    elif args.kind == "entry-size":
+        # Make the last entry of a plain bundle end 1 MiB later.
+        fmt, size, entries, _ = bundle_info(elf.data, w["offset"])
+        pos = w["offset"] + 32
+        for i, (ident, _, _) in enumerate(entries):
+            if i == len(entries) - 1:
+                (esize,) = struct.unpack_from("<Q", data, pos + 8)
+                struct.pack_into("<Q", data, pos + 8, esize + (1 << 20))
+            pos += 24 + len(ident.encode())
+    with open(args.out, "wb") as f:
+        f.write(bytes(data))
+    os.chmod(args.out, 0o755)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--llvm-bin", default=LLVM_BIN)
@@ -600,6 +645,10 @@ def main():
     bu = sub.add_parser("bundle")
     bu.add_argument("file")
     bu.add_argument("offset", nargs="?", type=lambda s: int(s, 0), default=0)
+    k = sub.add_parser("corrupt")
+    k.add_argument("file")
+    k.add_argument("out")
+    k.add_argument("kind", choices=["magic", "version", "pointer+16", "entry-size"])
     c = sub.add_parser("check-capture")
     c.add_argument("dumpdir")
     c.add_argument("files", nargs="+")
@@ -614,6 +663,8 @@ def main():
         return cmd_wrappers(args)
     if args.cmd == "bundle":
         return cmd_bundle(args)
+    if args.cmd == "corrupt":
+        return cmd_corrupt(args)
     return cmd_check_capture(args)
 
 
