@@ -21,6 +21,10 @@ Usage (lit: %fatbin is "python fatbin.py --llvm-bin DIR --cache DIR"):
       as HIP computes it and how many bytes of FILE follow it; for a plain
       bundle whether the padding around the entries is all zero, and for
       each entry the alignment of its offset (up to 4096).
+  fatbin.py extract FILE ID OUT [OFFSET]
+      Writes the entry ID of the plain bundle at OFFSET of FILE to OUT, by
+      its header alone (clang-offload-bundler 22 cannot unbundle most entries
+      of bundles whose host ID is the older "host-x86_64-unknown-linux").
   fatbin.py corrupt FILE OUT magic|version|pointer+16|entry-size
       Writes OUT, a copy of FILE whose first wrapper has a wrong magic or
       version, points 16 bytes into its bundle, or whose bundle's last entry
@@ -591,6 +595,21 @@ def cmd_check_capture(args):
     return 0 if ok == len(lines) else 1
 
 
+def cmd_extract(args):
+    """Writes the entry ID of the plain bundle at OFFSET of FILE to OUT."""
+    with open(args.file, "rb") as f:
+        data = f.read()
+    fmt, _, entries, _ = bundle_info(data, args.offset)
+    if fmt != "bundle":
+        sys.exit("fatbin.py: %s: no plain bundle at offset %d" % (args.file, args.offset))
+    for ident, eoff, esize in entries:
+        if ident == args.id:
+            with open(args.out, "wb") as f:
+                f.write(data[args.offset + eoff:args.offset + eoff + esize])
+            return 0
+    sys.exit("fatbin.py: %s: no entry '%s'" % (args.file, args.id))
+
+
 def cmd_corrupt(args):
     """Writes a copy of FILE with wrapper 0 or its bundle broken the way a
     faulty rewrite could break it, to show the fake runtime notices."""
@@ -645,6 +664,11 @@ def main():
     bu = sub.add_parser("bundle")
     bu.add_argument("file")
     bu.add_argument("offset", nargs="?", type=lambda s: int(s, 0), default=0)
+    x = sub.add_parser("extract")
+    x.add_argument("file")
+    x.add_argument("id")
+    x.add_argument("out")
+    x.add_argument("offset", nargs="?", type=lambda v: int(v, 0), default=0)
     k = sub.add_parser("corrupt")
     k.add_argument("file")
     k.add_argument("out")
@@ -665,6 +689,8 @@ def main():
         return cmd_bundle(args)
     if args.cmd == "corrupt":
         return cmd_corrupt(args)
+    if args.cmd == "extract":
+        return cmd_extract(args)
     return cmd_check_capture(args)
 
 
