@@ -46,6 +46,7 @@
 //   unregister wrapper=N
 //
 // Without FAKE_HIP_DUMP_DIR nothing is written; wrappers are still checked.
+// Use a fresh directory per process: numbering starts at 0 in each process.
 // Any inconsistency prints "fake-hip: error: ..." on stderr and exits with
 // status 70, so a broken wrapper or bundle cannot go unnoticed.
 //
@@ -290,7 +291,7 @@ EXPORT void **__hipRegisterFatBinary(const void *Data) {
   const unsigned char *B = W->Bundle;
   if (!B)
     fail("wrapper at %p: null bundle pointer", Data);
-  locate(B, 4, "bundle");
+  locate(B, 24, "bundle");
   const char *Format;
   uint64_t Size;
   if (memcmp(B, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0) {

@@ -5,17 +5,19 @@ Usage (lit: %fatbin is "python fatbin.py --llvm-bin DIR --cache DIR"):
 
   fatbin.py [--llvm-bin DIR] [--cache DIR] build VARIANT OUTDIR
       Builds VARIANT (see VARIANTS below) into OUTDIR from the sources next to
-      this script; prints "built FILE" for each product. Every variant but
-      "bare" also builds the fake HIP runtime (OUTDIR/libfakehip.so, which
-      executables link against and find through $ORIGIN); shared-library
-      variants also build the dlopen driver (OUTDIR/run-fat). These helper
+      this script; prints "built FILE" for each product. Variants that build
+      host programs or libraries also build the fake HIP runtime
+      (OUTDIR/libfakehip.so, which executables link against and find
+      through $ORIGIN); shared-library variants also build the dlopen
+      driver (OUTDIR/run-fat). These helper
       programs (and comgr-lookup) come from the --cache directory when it
       has them, built from the same sources with the same command.
   fatbin.py wrappers FILE
       Reads a host ELF without running it: one line per 24-byte wrapper in
       .hipFatBinSegment, saying where its bundle pointer's value comes from
-      (see "Where the bundle pointer lives" below), the bundle it points to
-      (file offset, format, size as HIP computes it) and its entry IDs.
+      (R_X86_64_RELATIVE addend, R_X86_64_64 symbol+addend, RELR or absolute,
+      each with the in-place value), the bundle it points to (file offset,
+      format, size as HIP computes it) and its entries.
   fatbin.py bundle FILE [OFFSET]
       Prints the header of the bundle at OFFSET (default 0) of FILE, its size
       as HIP computes it and how many bytes of FILE follow it; for a plain
@@ -36,64 +38,97 @@ Usage (lit: %fatbin is "python fatbin.py --llvm-bin DIR --cache DIR"):
       bundle is byte-identical to FILE's bytes there. Prints one line per
       capture and "N captured, N ok".
 
-Facts found with these builds (clang/lld 22, GNU ld 2.40, Debian 12), checked
-by the tests in this directory. "pointer" is where the value of the bundle
-pointer (wrapper + 8) comes from at load time:
+Variants (sources: fat-lib.hip, fat-main.hip, tu-a.hip, tu-b.hip; offload
+archs gfx90a and gfx1100 unless said otherwise; lld unless said otherwise):
 
-  variant        link                    wrappers  bundles  pointer
-  so-lld         lld -shared             1         1        R_X86_64_RELATIVE in .rela.dyn,
-                                                            addend = bundle, in-place 0
-  so-bfd         GNU ld -shared          1         1        R_X86_64_RELATIVE in .rela.dyn,
-                                                            addend = bundle = in-place value
-  so-relr        lld -z pack-relative-   1         1        .relr.dyn (a bitmap word covers
-                 relocs                                     wrapper+8), in-place value
-  so-relr-bfd    GNU ld -z pack-rel...   1         1        .relr.dyn, in-place value
-  so-gfx8-9      lld -shared             1         1        as so-lld (gfx803, gfx900:xnack-,
-                                                            gfx900:xnack+)
-  pie            lld -pie                1         1        R_X86_64_RELATIVE, in-place 0
-  pie-bfd        GNU ld -pie             1         1        R_X86_64_RELATIVE, in-place value
-  nopie          lld -no-pie             1         1        absolute in-place value, no
-                                                            dynamic relocation
-  nopie-bfd      GNU ld -no-pie          1         1        absolute in-place value
-  multi-tu       lld -pie, 3 TUs         3         3        3 x R_X86_64_RELATIVE; the bundles
-                                                            are back to back in .hip_fatbin,
-                                                            each 4096-aligned
-  rdc            -fgpu-rdc, lld -shared  2 (one    1        1st TU: R_X86_64_RELATIVE (its
-                 2 TUs + fat-lib.hip     per TU              __hip_fatbin_<cuid> is
-                                         with               PROTECTED); the others:
-                                         kernels)           R_X86_64_64 against the exported
-                                                            alias __hip_fatbin_<cuid2>
-                                                            (.set in the link step's
-                                                            assembly), in-place 0. Only one
-                                                            wrapper is registered: the
-                                                            constructors share
-                                                            __hip_gpubin_handle_<cuid>
-  rdc-exe        -fgpu-rdc, lld -pie     2         1        2 x R_X86_64_RELATIVE (the alias
-                                                            is not preemptible in an
-                                                            executable)
-  new-driver     --offload-new-driver    1         1        as so-lld; entry IDs "hip-..."
-  new-driver-rdc --offload-new-driver    1         1        R_X86_64_RELATIVE; .hip_fatbin
-                 -fgpu-rdc, lld -shared                     is only 16-byte aligned (the
-                                                            bundle need not start on a page)
-  compress-v3    --offload-compress      1         1        as so-lld; CCOB v3 (zstd)
-  compress-v2    same with COMPRESSED_BUNDLE_FORMAT_VERSION=2: CCOB v2
-  bare           a bundle file from clang --offload-device-only
-  bare-compressed  the same as CCOB v3 and (COMPRESSED_BUNDLE_FORMAT_VERSION=2) v2
-  bare-gfx8-9    "bare" for gfx803, gfx900:xnack-, gfx900:xnack+
-  bare-bundler   bundle files from clang-offload-bundler -type=o (plain and
-                 -compress: CCOB v3) of the code objects of "bare"
-  rdc-object     a -fgpu-rdc -c object (bundle entries as ELF sections)
-  hip-stand-ins  libamdhip64.so.5 stand-ins for Debian's librocrand
-  comgr-lookup   the COMGR lookup checker (comgr-lookup.cpp)
-  runtime        only the fake runtime and the dlopen driver
+  so-lld          libfat.so        -shared
+  so-bfd          libfat.so        -shared -fuse-ld=bfd (GNU ld 2.40)
+  so-relr         libfat.so        -shared -Wl,-z,pack-relative-relocs
+  so-relr-bfd     libfat.so        the same with GNU ld
+  so-gfx8-9       libfat.so        -shared, gfx803, gfx900:xnack-, gfx900:xnack+
+  pie, pie-bfd    fat-main         -fPIE -pie (lld, GNU ld)
+  nopie, nopie-bfd fat-main        -fno-pic -no-pie (lld, GNU ld)
+  multi-tu        fat-multi        -pie, three non-RDC TUs (fat-main, tu-a, tu-b)
+  rdc             libfat-rdc.so    -fgpu-rdc -shared, two TUs (tu-a, fat-lib)
+  rdc-exe         fat-rdc          -fgpu-rdc -pie, two TUs (tu-a, fat-main)
+  new-driver      libfat.so        --offload-new-driver -shared
+  new-driver-rdc  libfat-rdc.so    --offload-new-driver -fgpu-rdc -shared, two TUs
+  compress-v3     libfat.so        --offload-compress (CCOB v3, LLVM 22's default)
+  compress-v2     libfat.so        the same with COMPRESSED_BUNDLE_FORMAT_VERSION=2
+  bare            device.hipfb     clang --offload-device-only (plain bundle)
+  bare-compressed device-v3.hipfb, device-v2.hipfb (--offload-compress)
+  bare-gfx8-9     device.hipfb     "bare" for gfx803, gfx900:xnack-, gfx900:xnack+
+  bare-bundler    bundler.hipfb, bundler-v3.hipfb: clang-offload-bundler -type=o
+                  (plain, -compress) of the code objects of "bare"
+  rdc-object      rdc-object.o     -fgpu-rdc -c (bundle entries as ELF sections)
+  hip-stand-ins   stand-in/ and versioned/libamdhip64.so.5, for Debian's librocrand
+  comgr-lookup    the COMGR lookup checker (comgr-lookup.cpp)
+  runtime         only the fake runtime and the dlopen driver
 
-Entry IDs: old driver "hipv4-amdgcn-amd-amdhsa--gfxNNN[:feature]" plus
+Facts found with these builds (clang/lld 22, GNU ld 2.40, Debian 12) and
+checked by the tests in this directory. "Pointer" is where the value of the
+bundle pointer (wrapper+8) comes from at load time; "in place" is the
+8 bytes at wrapper+8 in the file.
+
+  variant         wrappers bundles pointer
+  so-lld, pie     1        1       R_X86_64_RELATIVE in .rela.dyn, addend = the
+                                   bundle (.hip_fatbin start), in place 0
+  so-bfd, pie-bfd 1        1       R_X86_64_RELATIVE, addend = in place = bundle
+  so-relr(-bfd)   1        1       a .relr.dyn entry covers wrapper+8 (a bitmap
+                                   word, with lld and GNU ld); the bundle
+                                   address is in place; no RELA for it
+  nopie(-bfd)     1        1       ET_EXEC: absolute address in place, no
+                                   dynamic relocation
+  multi-tu        3        3       3 x R_X86_64_RELATIVE, in link order; the
+                                   bundles are back to back in .hip_fatbin,
+                                   each starting 4096-aligned, zero padding
+  rdc             2        1       one R_X86_64_RELATIVE (the TU whose
+                                   __hip_fatbin_<cuid> the device link step
+                                   defines PROTECTED) and one R_X86_64_64
+                                   against __hip_fatbin_<cuid2>, an exported
+                                   GLOBAL DEFAULT alias (.set) of the same
+                                   address, addend 0, in place 0. Only the
+                                   first constructor registers (they share
+                                   __hip_gpubin_handle); all kernels register
+                                   on that one handle
+  rdc-exe         2        1       2 x R_X86_64_RELATIVE (the alias is neither
+                                   exported nor preemptible in an executable)
+  new-driver      1        1       as so-lld
+  new-driver-rdc  1        1       R_X86_64_RELATIVE; the wrapper is
+                                   ".fatbin_wrapper", the bundle ".fatbin_image"
+                                   (offload.wrapper.module from
+                                   clang-linker-wrapper); .hip_fatbin is only
+                                   16-byte aligned
+  compress-v2/v3  1        1       as so-lld; .hip_fatbin is exactly the CCOB
+                                   (total size in its header), zstd
+  Debian librocrand1 (rocRAND 5.3.3, clang 15, GNU ld, stripped): 1 wrapper,
+  1 bundle, R_X86_64_RELATIVE with the address also in place; .hip_fatbin is
+  one zero byte longer than the bundle; 8 entries (older host ID
+  "host-x86_64-unknown-linux", 7 device target IDs), 80 kernels each, one
+  metadata note per code object.
+
+Entry IDs: old driver "hipv4-amdgcn-amd-amdhsa--gfxNNN[:xnack+|-]", after
 "host-x86_64-unknown-linux-gnu-" (size 0, first, sharing the first device
-entry's offset); the device entries are sorted by ID ("gfx1100" before
-"gfx90a"), not in --offload-arch order. New driver: "hip-amdgcn-amd-
-amdhsa--gfxNNN" in --offload-arch order. -fgpu-rdc device code objects come
-out of LTO with several partitions linked together: one NT_AMDGPU_METADATA
-note per kernel (5 kernels, 5 notes) in one .note section.
+entry's offset); clang's driver sorts the device entries by ID ("gfx1100"
+before "gfx90a"), clang-offload-bundler keeps -targets order. New driver:
+"hip-amdgcn-amd-amdhsa--gfxNNN" in --offload-arch order. An -fgpu-rdc object
+(-c) has "hip-" device entries of bitcode and "host-x86_64-pc-linux-gnu-".
+Plain bundles start every entry on a 4096-byte boundary of the bundle and
+pad with zeros; the header is 193-265 bytes here.
+
+Device code objects are code object v6 (ELF ABI version 4). With -fgpu-rdc
+(old and new driver) LTO runs with clang's default partitioning
+(--lto-partitions=8) and links the partitions: the code object carries one
+NT_AMDGPU_METADATA note per kernel (5 kernels, 5 notes, one .note section,
+one PT_NOTE); non-RDC objects have one note for all kernels.
+
+Consumers: llvm-objdump --offloading extracts plain bundles from host files
+(one set per bundle, numbered), but not from bare bundle files or -fgpu-rdc
+objects, and for CCOB in a host file it writes wrong bytes (llvm-readobj
+--offloading gives the decompressed entry offsets as file offsets).
+clang-offload-bundler 22 lists and unbundles every bundle built here; on
+librocrand's it lists all entries but fails ("invalid bundle id") to unbundle
+those it reaches after the older host ID.
 """
 import argparse
 import fcntl
