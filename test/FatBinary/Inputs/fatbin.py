@@ -50,6 +50,7 @@ archs gfx90a and gfx1100 unless said otherwise; lld unless said otherwise):
   nopie, nopie-bfd fat-main        -fno-pic -no-pie (lld, GNU ld)
   multi-tu        fat-multi        -pie, three non-RDC TUs (fat-main, tu-a, tu-b)
   rdc             libfat-rdc.so    -fgpu-rdc -shared, two TUs (tu-a, fat-lib)
+  rdc-bfd         libfat-rdc.so    the same linked by GNU ld
   rdc-exe         fat-rdc          -fgpu-rdc -pie, two TUs (tu-a, fat-main)
   new-driver      libfat.so        --offload-new-driver -shared
   new-driver-rdc  libfat-rdc.so    --offload-new-driver -fgpu-rdc -shared, two TUs
@@ -91,6 +92,9 @@ bundle pointer (wrapper+8) comes from at load time; "in place" is the
                                    first constructor registers (they share
                                    __hip_gpubin_handle); all kernels register
                                    on that one handle
+  rdc-bfd         2        1       2 x R_X86_64_64, in place 0: GNU ld keeps a
+                                   symbolic relocation against the PROTECTED
+                                   symbol too
   rdc-exe         2        1       2 x R_X86_64_RELATIVE (the alias is neither
                                    exported nor preemptible in an executable)
   new-driver      1        1       as so-lld
@@ -119,8 +123,9 @@ pad with zeros; the header is 193-265 bytes here.
 Device code objects are code object v6 (ELF ABI version 4). With -fgpu-rdc
 (old and new driver) LTO runs with clang's default partitioning
 (--lto-partitions=8) and links the partitions: the code object carries one
-NT_AMDGPU_METADATA note per kernel (5 kernels, 5 notes, one .note section,
-one PT_NOTE); non-RDC objects have one note for all kernels.
+NT_AMDGPU_METADATA note per partition, in one .note section and one PT_NOTE
+(5 kernels: 5 notes of one kernel each; 12 kernels: 8 notes); non-RDC
+objects have one note for all kernels.
 
 Consumers: llvm-objdump --offloading extracts plain bundles from host files
 (one set per bundle, numbered), but not from bare bundle files or -fgpu-rdc
@@ -259,7 +264,7 @@ class Builder:
         self.run(self.hip(ARCHS, pic + ["-fuse-ld=" + linker] + list(extra) +
                           [os.path.join(HERE, s) for s in srcs] + ["-o", out] + link))
 
-    def rdc(self, name, shared, new_driver=False):
+    def rdc(self, name, shared, new_driver=False, linker="lld"):
         """-fgpu-rdc: compile each TU to a bundled object, then link."""
         self.runtime()
         if shared:
@@ -276,7 +281,7 @@ class Builder:
             objs.append(o)
         out = self.product(name)
         link = [self.tool("clang++"), "-fgpu-rdc", "--hip-link", "-no-hip-rt", "-nogpulib",
-                "-fuse-ld=lld", "-Wno-unused-command-line-argument"] + driver
+                "-fuse-ld=" + linker, "-Wno-unused-command-line-argument"] + driver
         link += ["--offload-arch=%s" % a for a in ARCHS]
         link += ["-shared"] if shared else ["-pie"] + self.exe_link()
         self.run(link + objs + ["-o", out])
@@ -362,6 +367,7 @@ VARIANTS = {
                                 srcs=("fat-main.hip", "tu-a.hip", "tu-b.hip"),
                                 extra=["-DMULTI_TU"]),
     "rdc": lambda b: b.rdc("libfat-rdc.so", shared=True),
+    "rdc-bfd": lambda b: b.rdc("libfat-rdc.so", shared=True, linker="bfd"),
     "rdc-exe": lambda b: b.rdc("fat-rdc", shared=False),
     "new-driver": lambda b: b.so("libfat.so", "lld", ["--offload-new-driver"]),
     "new-driver-rdc": lambda b: b.rdc("libfat-rdc.so", shared=True, new_driver=True),
