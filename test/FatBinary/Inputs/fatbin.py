@@ -197,13 +197,15 @@ class Builder:
         """Builds OUTDIR/NAME with argv (where the output path is "{out}"),
         through the tool cache (--cache) when there is one: the helper
         programs do not change between tests, only the fat binaries do. The
-        cache key is the command line and the sources' contents; a lock
-        serialises tests building the same entry."""
+        cache key is the command line, the compiler binary's size and time
+        and the sources' contents; a lock serialises tests building the same
+        entry."""
         out = self.path(name)
         if not self.cache:
             self.run([a.replace("{out}", out) for a in argv])
             return out
-        h = hashlib.sha256("\0".join(argv).encode())
+        st = os.stat(argv[0])
+        h = hashlib.sha256(("%s\0%d\0%d" % ("\0".join(argv), st.st_size, st.st_mtime_ns)).encode())
         for src in sources:
             with open(src, "rb") as f:
                 h.update(f.read())
