@@ -10,8 +10,9 @@
 |*    which accepts NULL.                                                     *|
 |*  - Strings and buffers returned by the library are owned by the handle     *|
 |*    they came from and stay valid until that handle is destroyed.          *|
-|*  - Not thread-safe: run one pipeline at a time per process (the library   *|
-|*    shares per-target state between runs).                                 *|
+|*  - Thread-safe: any number of runs may proceed at once on any threads, on *|
+|*    different inputs; a handle is used by one thread at a time. Runs share *|
+|*    only immutable per-target tables.                                      *|
 |*                                                                            *|
 |* The library is C++: link with a C++ linker (in CMake, enable CXX in        *|
 |* project() and link HotswapOpt::hotswap).                                  *|

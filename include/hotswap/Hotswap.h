@@ -12,9 +12,12 @@
 //     prints, never exits and never aborts on bad input (malformed objects,
 //     unknown passes, failed preconditions in strict mode).
 //   * Warnings go to PipelineOptions::Warn, or are dropped when it is unset.
-//   * Threads: the per-target MC objects (encoder, disassembler) are created
-//     once and shared by every run, and are not safe for concurrent use.
-//     Serialize calls into the library (one run at a time per process).
+//   * Threads: any number of calls may run at once, on any threads, on
+//     different inputs (of the same target or not). A run shares nothing
+//     mutable with another: each has its own MC state; only immutable
+//     per-target tables are shared. One PassBuilder may be used by
+//     concurrent calls once its passes are registered. Output bytes never
+//     depend on threads.
 //   * Inputs are never modified; outputs are new buffers or new files.
 //
 // CMake: find_package(HotswapOpt 0.1 REQUIRED) and link HotswapOpt::hotswap
@@ -73,6 +76,11 @@ struct PipelineOptions {
   /// When set, receives the counters of the run (hotswap-opt -stats), also
   /// when the run fails.
   Statistics *StatsOut = nullptr;
+  /// Workers for parallel work inside the run (SGPR scans of many kernels);
+  /// null does everything on the calling thread. Output bytes never depend
+  /// on it. The pool may be shared by concurrent runs; it must outlive the
+  /// call.
+  llvm::ThreadPoolInterface *ThreadPool = nullptr;
 };
 
 /// Parses \p Input as an AMDGPU code object, runs \p Pipeline (the text of

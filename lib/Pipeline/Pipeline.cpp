@@ -27,6 +27,7 @@ Error hotswap::runPassManager(Object &Obj, PassManager &PM,
   if (Opts.PrintOut)
     Ctx.Out = Opts.PrintOut;
   AnalysisManager AM;
+  AM.ThreadPool = Opts.ThreadPool;
   PassInstrumentation PI;
   if (Opts.Instrumentation)
     PI = *Opts.Instrumentation;
