@@ -556,6 +556,27 @@ TEST_F(ObjectTest, GrowingLoadedSectionIsAnError) {
             "0x50)");
 }
 
+TEST_F(ObjectTest, GrownSectionWithHugeAlignmentIsAnError) {
+  // A section that grows moves to the end of the file, at the alignment the
+  // input gave it: 2^40 would be a terabyte-sized file, 2^63 would wrap
+  // offsets. Outputs are limited to 4 GiB.
+  Section *C = Obj->findSection(".comment");
+  ASSERT_TRUE(C);
+  C->AddrAlign = uint64_t(1) << 40;
+  C->setContents(std::vector<uint8_t>(C->size() + 1, 'x'));
+  std::string E = errorOf(writeObjectToBuffer(*Obj));
+  EXPECT_NE(E.find("output too large: section '.comment' would start at "
+                   "0x10000000000"),
+            std::string::npos)
+      << E;
+  C->AddrAlign = uint64_t(1) << 63;
+  E = errorOf(writeObjectToBuffer(*Obj));
+  EXPECT_NE(E.find("output too large: section '.comment' would start at "
+                   "0x8000000000000000"),
+            std::string::npos)
+      << E;
+}
+
 TEST_F(ObjectTest, NewSegmentBelowLoadedMemoryIsAnError) {
   addLoadedCode(*Obj, 0x1000, 0x100);
   EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)),

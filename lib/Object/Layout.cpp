@@ -60,19 +60,6 @@ ArrayRef<std::unique_ptr<Section>> sectionsAfterNull(const Object &Obj) {
   return Obj.sections().drop_front(Obj.sections().empty() ? 0 : 1);
 }
 
-/// End of the fixed image: the ELF header, every input PT_LOAD's file bytes
-/// and every allocated input section. These bytes never move.
-uint64_t fixedImageEnd(const Object &Obj) {
-  uint64_t End = sizeof(Elf64_Ehdr);
-  for (const auto &P : Obj.segments())
-    if (!P->IsNew && P->Type == PT_LOAD)
-      End = std::max(End, P->Offset + P->FileSize);
-  for (const auto &S : sectionsAfterNull(Obj))
-    if (S->Orig && S->isAlloc() && !S->isNoBits())
-      End = std::max(End, S->Orig->Offset + S->Orig->Size);
-  return End;
-}
-
 /// Largest output the writer lays out. Alignments come from the input, and
 /// a huge sh_addralign / p_align on something that moves would otherwise
 /// ask for a terabyte-sized file (or wrap around 2^64).
@@ -229,9 +216,9 @@ Expected<Layout> computeLayout(const Object &Obj) {
   }
   L.InPlace = false;
 
-  // The fixed image, copied verbatim.
-  const uint64_t FixedEnd = fixedImageEnd(Obj);
-  uint64_t Pos = FixedEnd;
+  // Every byte of the input stays where it is (one copy, in the kernel when
+  // the output goes to a file); what is new or grew goes after its end.
+  uint64_t Pos = InSize;
 
   // New loaded segments, above every existing address.
   uint64_t MaxEnd = 0;
@@ -282,10 +269,11 @@ Expected<Layout> computeLayout(const Object &Obj) {
     MaxEnd = std::max(MaxEnd, P.VAddr + OutP.MemSize);
   }
 
-  // Program header table: in place if it still fits in its slot.
+  // Program header table: in place if it still fits in its slot (which
+  // nothing else uses: no input byte moves).
   uint64_t PhSize = Obj.segments().size() * sizeof(Elf64_Phdr);
-  bool PhInPlace = Obj.segments().size() <= Obj.inputTables().PhNum && Obj.inputTables().PhNum &&
-                   Obj.inputTables().PhOff + PhSize <= FixedEnd;
+  bool PhInPlace = Obj.inputTables().PhNum &&
+                   Obj.segments().size() <= Obj.inputTables().PhNum;
   if (Obj.segments().empty()) {
     L.PhOff = 0;
   } else if (PhInPlace) {
@@ -300,8 +288,10 @@ Expected<Layout> computeLayout(const Object &Obj) {
         P = Segment();
   }
 
-  // Non-loaded sections: those inside the fixed image that did not change
-  // stay; the rest are packed in their original file order, then new ones.
+  // Non-loaded sections that did not change stay where they are (debug
+  // information included); those that grew, then new ones, are appended in
+  // their original file order. A grown table's old bytes stay behind,
+  // unreferenced.
   std::vector<uint32_t> Tail;
   for (uint32_t I = 1; I < NSec; ++I) {
     const Section &S = *Obj.sections()[I];
@@ -311,9 +301,7 @@ Expected<Layout> computeLayout(const Object &Obj) {
     }
     if (S.isAlloc())
       continue; // new loaded sections were placed with their segment
-    if (S.Orig && (S.isNoBits() ||
-                   (S.Orig->Offset + S.Orig->Size <= FixedEnd &&
-                    outSize(S) == S.Orig->Size))) {
+    if (S.Orig && (S.isNoBits() || outSize(S) == S.Orig->Size)) {
       L.SectionOffsets[I] = S.Orig->Offset;
       continue;
     }
@@ -350,7 +338,7 @@ Expected<Layout> computeLayout(const Object &Obj) {
     return makeError("too many sections (" + Twine(NSec) + ")");
   if (Obj.segments().size() >= PN_XNUM)
     return makeError("too many program headers");
-  L.BaseLength = std::min({FixedEnd, InSize, L.FileSize});
+  L.BaseLength = std::min(InSize, L.FileSize);
   return std::move(L);
 }
 

@@ -4,15 +4,16 @@
 // computeLayout() reserves every region of the output (offsets and total
 // size) and derives the tables that changed (symbol tables, string tables,
 // section names) without writing a byte; writeObject() (Writer.h) then fills
-// one buffer. It runs once per written object. The policy:
-//   * the ELF header and everything under an input PT_LOAD keep their file
-//     offsets (the input bytes are copied verbatim);
-//   * new sections of new PT_LOADs go above the loaded image at an offset
-//     congruent to their address modulo the segment alignment;
+// one buffer. It runs once per written object. The policy: every byte of
+// the input keeps its offset, so an output starts with the whole input and
+// writing it is one copy (in the kernel, OutputFile.h) plus a small tail:
+//   * new sections of new PT_LOADs go after the input's last byte, at an
+//     offset congruent to their address modulo the segment alignment (the
+//     new segments lie above every existing address);
 //   * the program header table stays in place unless it must grow, then it
 //     follows the new segments and PT_PHDR becomes PT_NULL;
-//   * non-loaded sections that changed (or follow something that moved) are
-//     packed after that, each at its alignment;
+//   * non-loaded sections that grew (symbol and string tables) and new ones
+//     follow, each at its alignment; their old bytes stay behind, unused;
 //   * the section header table comes last, 8-byte aligned.
 // An object that needs no new layout (Object::needsNewLayout()) keeps every
 // offset of the input. An impossible layout is an error, never a move of
