@@ -123,12 +123,7 @@ Expected<PreservedAnalyses> PatchDescriptorsPass::run(Object &Obj,
   if (MetadataChanged) {
     Expected<NoteRewrite> NR = R.Metadata->rewrite();
     if (!NR)
-      return createStringError("metadata: " + toString(NR.takeError()));
-    if (!NR->SameSize)
-      return createStringError(
-          "metadata note would change size (" +
-          Twine(R.MetadataSection->size()) + " -> " + Twine(NR->Bytes.size()) +
-          " bytes) and relocating it is not supported yet");
+      return NR.takeError();
     MutableArrayRef<uint8_t> Note = R.MetadataSection->mutableContents();
     std::copy(NR->Bytes.begin(), NR->Bytes.end(), Note.begin());
   }
