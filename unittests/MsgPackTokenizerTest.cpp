@@ -38,7 +38,7 @@ std::vector<Seen> tokens(StringRef Blob, std::string &Err,
   MsgPackToken T;
   while (TS.next(T))
     Out.push_back({T.Obj.Kind, T.Offset, T.Size, T.Depth});
-  Error E = TS.takeError();
+  Error E = TS.error();
   Err = E ? toString(std::move(E)) : "";
   if (End)
     *End = TS.offset();
@@ -117,7 +117,7 @@ TEST(MsgPackTokenizerTest, WideHeadersAndUnsignedValues) {
     EXPECT_EQ(T.Size, Sizes[I]);
   }
   EXPECT_FALSE(TS.next(T));
-  EXPECT_FALSE(bool(TS.takeError()));
+  EXPECT_FALSE(bool(TS.error()));
   EXPECT_EQ(TS.offset(), Blob.size());
 }
 
@@ -140,7 +140,7 @@ TEST(MsgPackTokenizerTest, SkipReadsTheWholeValue) {
   ASSERT_TRUE(TS.skip(V));
   EXPECT_EQ(TS.offset(), Blob.size());
   EXPECT_FALSE(TS.next(V));
-  EXPECT_FALSE(bool(TS.takeError()));
+  EXPECT_FALSE(bool(TS.error()));
 }
 
 TEST(MsgPackTokenizerTest, Malformed) {
@@ -161,12 +161,13 @@ TEST(MsgPackTokenizerTest, Malformed) {
   EXPECT_EQ(errorOf(bytes({0x81, 0x90, 0x01})),
             Malformed + ": a map key is an array or a map");
   // After a failure, nothing more is read.
-  MsgPackTokenizer TS(bytes({0x92, 0xc1, 0x01}));
+  const std::string Bad = bytes({0x92, 0xc1, 0x01});
+  MsgPackTokenizer TS(Bad);
   MsgPackToken T;
   EXPECT_TRUE(TS.next(T));
   EXPECT_FALSE(TS.next(T));
   EXPECT_FALSE(TS.next(T));
-  EXPECT_EQ(toString(TS.takeError()), Malformed);
+  EXPECT_EQ(toString(TS.error()), Malformed);
 }
 
 } // namespace

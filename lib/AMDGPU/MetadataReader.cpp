@@ -278,7 +278,7 @@ Expected<NoteContents> readMetadataNote(StringRef Blob, uint64_t NoteOffset,
   NoteReader R(Blob);
   // read() stops early only where the tokenizer failed.
   if (!R.read())
-    return makeError(Note + toString(R.TS.takeError()));
+    return makeError(Note + toString(R.TS.error()));
   if (std::optional<std::string> P = R.problem())
     return makeError((NameNote ? Note : std::string()) + *P);
   return std::move(R.Contents);

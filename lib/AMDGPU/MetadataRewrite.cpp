@@ -137,7 +137,7 @@ Error compareWithEdits(StringRef Old, StringRef New, ArrayRef<Edit> Edits) {
     MsgPackTokenizer TS(New.drop_front(NewPos));
     MsgPackToken T;
     if (!TS.next(T) || T.asUnsigned() != E.Value) {
-      consumeError(TS.takeError());
+      consumeError(TS.error());
       return makeError("msgpack token at offset " + hex(NewPos) +
                        " is not the new '.sgpr_count' of kernel '" +
                        E.Kernel->Symbol + "'");

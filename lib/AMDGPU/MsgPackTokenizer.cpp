@@ -80,7 +80,7 @@ bool MsgPackTokenizer::fail(bool IsContainerKey) {
   return false;
 }
 
-Error MsgPackTokenizer::takeError() const {
+Error MsgPackTokenizer::error() const {
   if (!Failed)
     return Error::success();
   return makeError(ContainerKey ? "malformed msgpack payload: a map key is an "

@@ -61,7 +61,7 @@ public:
   explicit MsgPackTokenizer(llvm::StringRef Blob);
 
   /// Reads the next token in document order. False once the top-level object
-  /// is complete, and on failure (see takeError()); every later call is then
+  /// is complete, and on failure (see error()); every later call is then
   /// false too.
   bool next(MsgPackToken &T);
 
@@ -74,7 +74,7 @@ public:
 
   /// The reason reading failed ("malformed msgpack payload", with the cause
   /// when it is a map key that is a map or an array), or success.
-  llvm::Error takeError() const;
+  llvm::Error error() const;
 
 private:
   struct Level {
