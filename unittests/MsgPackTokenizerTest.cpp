@@ -150,8 +150,11 @@ TEST(MsgPackTokenizerTest, Malformed) {
   EXPECT_EQ(errorOf(bytes({0x92, 0x01})), Malformed);       // array ends early
   EXPECT_EQ(errorOf(bytes({0xa3, 'a'})), Malformed);        // string too
   EXPECT_EQ(errorOf(bytes({0xd4, 0x01, 0x02})), Malformed); // extension
-  // An element count beyond the bytes left.
+  // An element count beyond the bytes left; a container key found first is
+  // named.
   EXPECT_EQ(errorOf(bytes({0xdd, 0xff, 0xff, 0xff, 0xff, 0x01})), Malformed);
+  EXPECT_EQ(errorOf(bytes({0xdf, 0xff, 0xff, 0xff, 0xff, 0x01, 0x02, 0x90})),
+            Malformed + ": a map key is an array or a map");
   // Two equal keys, at any depth, in any order.
   EXPECT_EQ(errorOf(bytes({0x82, 0x01, 0xc0, 0x01, 0xc0})), Malformed);
   EXPECT_EQ(errorOf(bytes({0x91, 0x83, 0xa1, 'b', 0xc0, 0xa1, 'a', 0xc0, 0xa1,

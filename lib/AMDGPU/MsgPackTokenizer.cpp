@@ -129,13 +129,11 @@ bool MsgPackTokenizer::next(MsgPackToken &T) {
     --L.Left;
   }
   if (IsContainer) {
-    // Every element takes at least one byte: a count beyond the bytes left
-    // cannot be met (and must not drive a loop).
+    // A count beyond the bytes left is found out when they run out (not
+    // earlier, so that an earlier container key is reported as such).
     const bool IsMap = Kind == Type::Map;
-    const uint64_t Elements = (IsMap ? 2 : 1) * uint64_t(T.Obj.Length);
-    if (Elements > Blob.size() - Pos)
-      return fail();
-    Stack.push_back({Elements, IsMap, true, Keys.size()});
+    Stack.push_back(
+        {(IsMap ? 2 : 1) * uint64_t(T.Obj.Length), IsMap, true, Keys.size()});
   }
   // Close every container this token completed.
   while (!Stack.empty() && Stack.back().Left == 0) {
