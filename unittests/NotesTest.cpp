@@ -9,6 +9,9 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
+#include <iterator>
+
 using namespace llvm;
 using namespace hotswap::amdgpu;
 
@@ -153,6 +156,81 @@ TEST(NotesTest, HugeSizesDoNotOverflow) {
   rawNote(C, 0, 0xfffffffd, 1, {0, 0, 0, 0});
   EXPECT_EQ(errorOf(C), "note at offset 0x0: descriptor size 0xfffffffd "
                         "extends past end of section (size 0x10)");
+}
+
+//===-- replacing a descriptor --------------------------------------------===//
+
+/// "AMDGPU" (desc 1 2 3 4 5, padding 0xee 0xee 0xee as a producer might
+/// leave it), then "X" (desc 9).
+std::vector<uint8_t> twoNotes() {
+  std::vector<uint8_t> B;
+  rawNote(
+      B, 7, 5, 32,
+      {'A', 'M', 'D', 'G', 'P', 'U', 0, 0, 1, 2, 3, 4, 5, 0xee, 0xee, 0xee});
+  rawNote(B, 2, 1, 7, {'X', 0, 0, 0, 9, 0, 0, 0});
+  return B;
+}
+
+TEST(NotesTest, DescriptorCapacity) {
+  auto N = parseNotes(twoNotes());
+  ASSERT_OK(N);
+  EXPECT_EQ(descriptorCapacity((*N)[0]), 8u);
+  EXPECT_EQ(descriptorCapacity((*N)[1]), 4u);
+}
+
+TEST(NotesTest, ReplaceDescriptorKeepsTheNoteSize) {
+  const std::vector<uint8_t> Old = twoNotes();
+  auto N = parseNotes(Old);
+  ASSERT_OK(N);
+  const NoteRef &First = (*N)[0];
+
+  // The same size: only the descriptor changes, the padding is kept.
+  const uint8_t Reversed[] = {5, 4, 3, 2, 1};
+  std::vector<uint8_t> B = Old;
+  ASSERT_FALSE(bool(replaceDescriptor(B, First, Reversed)));
+  std::vector<uint8_t> Want = Old;
+  std::copy(std::begin(Reversed), std::end(Reversed), Want.begin() + 20);
+  EXPECT_EQ(B, Want);
+
+  // Larger, into the padding: n_descsz follows, the rest of the padding
+  // is zeroed, the next note is untouched.
+  B = Old;
+  ASSERT_FALSE(bool(replaceDescriptor(B, First, {1, 2, 3, 4, 5, 6, 7})));
+  auto M = parseNotes(B);
+  ASSERT_OK(M);
+  EXPECT_EQ((*M)[0].Desc, ArrayRef<uint8_t>({1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(B[27], 0);
+  EXPECT_EQ(B.size(), Old.size());
+  EXPECT_EQ(ArrayRef<uint8_t>(B).drop_front(28),
+            ArrayRef<uint8_t>(Old).drop_front(28));
+
+  // Smaller, within the padding.
+  std::vector<uint8_t> C = B;
+  ASSERT_FALSE(bool(replaceDescriptor(C, (*M)[0], {1, 2, 3, 4, 5})));
+  EXPECT_EQ(ArrayRef<uint8_t>(C).slice(20, 8),
+            ArrayRef<uint8_t>({1, 2, 3, 4, 5, 0, 0, 0}));
+  EXPECT_EQ(C[4], 5);
+}
+
+TEST(NotesTest, ReplaceDescriptorKeepsTheNoteSizeOrFails) {
+  const std::vector<uint8_t> Old = twoNotes();
+  auto N = parseNotes(Old);
+  ASSERT_OK(N);
+  std::vector<uint8_t> B = Old;
+  Error E = replaceDescriptor(B, (*N)[1], {1, 2, 3, 4, 5});
+  EXPECT_EQ(toString(std::move(E)),
+            "note at offset 0x1c: a descriptor of 0x5 bytes would change the "
+            "size of the note (0x4 bytes for the descriptor)");
+  E = replaceDescriptor(B, (*N)[0], {1, 2, 3, 4});
+  EXPECT_EQ(toString(std::move(E)),
+            "note at offset 0x0: a descriptor of 0x4 bytes would change the "
+            "size of the note (0x8 bytes for the descriptor)");
+  EXPECT_EQ(B, Old);
+  // A note that does not belong to the bytes given.
+  std::vector<uint8_t> Short(Old.begin(), Old.begin() + 28);
+  E = replaceDescriptor(Short, (*N)[1], {1});
+  EXPECT_EQ(toString(std::move(E)),
+            "note at offset 0x1c: extends past end of section (size 0x1c)");
 }
 
 } // namespace

@@ -7,11 +7,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/AMDGPU/Notes.h"
+#include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
 
 using namespace llvm;
 
@@ -25,7 +28,7 @@ uint32_t read32(ArrayRef<uint8_t> B, uint64_t Off) {
 }
 
 Error noteError(uint64_t NoteOffset, const Twine &Msg) {
-  return createStringError("note at offset " + hex(NoteOffset) + ": " + Msg);
+  return makeError("note at offset " + hex(NoteOffset) + ": " + Msg);
 }
 } // namespace
 
@@ -79,6 +82,34 @@ Expected<std::vector<NoteRef>> parseNotes(ArrayRef<uint8_t> SectionBytes) {
     Pos += N.Size;
   }
   return std::move(Notes);
+}
+
+uint64_t descriptorCapacity(const NoteRef &Note) {
+  return alignTo(uint64_t(Note.Desc.size()), NoteAlign);
+}
+
+Error replaceDescriptor(MutableArrayRef<uint8_t> Section, const NoteRef &Note,
+                        ArrayRef<uint8_t> NewDesc) {
+  const uint64_t Capacity = descriptorCapacity(Note);
+  if (alignTo(uint64_t(NewDesc.size()), NoteAlign) != Capacity)
+    return noteError(Note.Offset, "a descriptor of " + hex(NewDesc.size()) +
+                                      " bytes would change the size of the "
+                                      "note (" +
+                                      hex(Capacity) +
+                                      " bytes for the descriptor)");
+  if (Note.Offset > Note.DescOffset ||
+      Note.DescOffset - Note.Offset < NoteHeaderSize ||
+      Note.DescOffset > Section.size() ||
+      Capacity > Section.size() - Note.DescOffset)
+    return noteError(Note.Offset, "extends past end of section (size " +
+                                      hex(Section.size()) + ")");
+  support::endian::write32le(Section.data() + Note.Offset + 4,
+                             static_cast<uint32_t>(NewDesc.size()));
+  uint8_t *Desc = Section.data() + Note.DescOffset;
+  std::copy(NewDesc.begin(), NewDesc.end(), Desc);
+  if (NewDesc.size() != Note.Desc.size())
+    std::fill(Desc + NewDesc.size(), Desc + Capacity, 0);
+  return Error::success();
 }
 
 void appendNote(std::vector<uint8_t> &Out, StringRef Name, uint32_t Type,

@@ -180,7 +180,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
                              "are not resolved before linking; link it with "
                              "'ld.lld -shared' first");
 
-  // Metadata: the first NT_AMDGPU_METADATA note of any note section.
+  // Metadata: the NT_AMDGPU_METADATA notes of the first note section with any.
   for (const auto &S : Obj.sections()) {
     if (S->Type != ELF::SHT_NOTE || S->isNoBits())
       continue;

@@ -138,12 +138,7 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   if (MetadataChanged) {
     Expected<NoteRewrite> NR = R.Metadata->rewrite();
     if (!NR)
-      return prefixError("metadata", NR.takeError());
-    if (!NR->SameSize)
-      return makeError(
-          "metadata note would change size (" +
-          Twine(R.MetadataSection->size()) + " -> " + Twine(NR->Bytes.size()) +
-          " bytes) and relocating it is not supported yet");
+      return NR.takeError();
     if (Error E = R.MetadataSection->overwrite(0, NR->Bytes))
       return E;
   }

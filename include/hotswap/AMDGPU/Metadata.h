@@ -1,32 +1,38 @@
-//===- hotswap/AMDGPU/Metadata.h - AMDGPU metadata note ---------*- C++ -*-===//
+//===- hotswap/AMDGPU/Metadata.h - AMDGPU metadata notes --------*- C++ -*-===//
 //
-// The NT_AMDGPU_METADATA note (owner "AMDGPU", type 32) of a code object v3+:
-// a MessagePack map with amdhsa.version, amdhsa.target and amdhsa.kernels.
-// Pure bytes-in/bytes-out over the note section's contents; independent of
-// the ELF model.
+// The NT_AMDGPU_METADATA notes (owner "AMDGPU", type 32) of a code object
+// v3+: each a MessagePack map with amdhsa.version, amdhsa.target and
+// amdhsa.kernels. A note section usually holds one; an object linked with
+// LTO partitions (clang -fgpu-rdc) holds one per partition, each describing
+// its own kernels. Pure bytes-in/bytes-out over the note section's contents;
+// independent of the ELF model.
 //
-// Reading validates the structure and the types of the keys the tool uses.
-// Writing is a batch: setters record changes, rewrite() produces the new
-// note-section bytes with every change applied. The note section is loaded
-// memory, so rewrite() keeps its size whenever any same-size encoding exists
-// (see rewrite() for the exact, deterministic strategy) and otherwise says
-// that the note must be relocated. It never silently changes the size.
+// Reading validates the structure and the types of the keys below, in every
+// metadata note of the section. Writing is a batch: setSGPRCount() records
+// changes, rewrite() produces the new note-section bytes with every change
+// applied, each in the note that describes the kernel. The note section is
+// loaded memory, so rewrite() never changes its size: a value is written in
+// the width of the value it replaces (a small value in a wide form is legal
+// msgpack), or widened into the descriptor's alignment padding; when neither
+// holds it, rewrite() fails with a NoteGrowthError.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef HOTSWAP_AMDGPU_METADATA_H
 #define HOTSWAP_AMDGPU_METADATA_H
 
+#include "hotswap/AMDGPU/MsgPackTokenizer.h"
+#include "hotswap/AMDGPU/Notes.h"
+
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace hotswap {
@@ -37,7 +43,7 @@ constexpr uint32_t NT_AMDGPU_METADATA = 32;
 /// Owner name of AMDGPU notes.
 constexpr llvm::StringLiteral AMDGPUNoteOwner = "AMDGPU";
 
-/// The per-kernel keys this layer reads and may change.
+/// The per-kernel keys this layer reads and validates.
 enum class KernelField : unsigned {
   SGPRCount,
   VGPRCount,
@@ -63,39 +69,90 @@ struct KernelMD {
       WavefrontSize, GroupSegmentFixedSize, PrivateSegmentFixedSize,
       MaxFlatWorkgroupSize, SGPRSpillCount, VGPRSpillCount;
   std::optional<bool> UsesDynamicStack;
-  /// Position in amdhsa.kernels.
+  /// The note that describes the kernel (index in CodeObjectMetadata::notes())
+  /// and the kernel's position in that note's amdhsa.kernels.
+  unsigned Note = 0;
   unsigned Index = 0;
 
-  /// The value of an integer field (UsesDynamicStack reads as 0/1).
+  /// The value of a field (UsesDynamicStack reads as 0/1).
   std::optional<uint64_t> get(KernelField F) const;
 };
 
 struct MetadataVersion {
   uint64_t Major = 0, Minor = 0;
+
+  bool operator==(const MetadataVersion &O) const {
+    return Major == O.Major && Minor == O.Minor;
+  }
+};
+
+/// One NT_AMDGPU_METADATA note of the section.
+struct MetadataNote {
+  /// Offset of the note header within the section.
+  uint64_t Offset = 0;
+  /// The note's amdhsa.version and amdhsa.target, when present.
+  std::optional<MetadataVersion> Version;
+  std::optional<std::string> Target;
 };
 
 /// Result of CodeObjectMetadata::rewrite().
 struct NoteRewrite {
   enum class Method {
-    Unchanged,   // no pending change: Bytes are the input bytes
-    InPlace,     // every value fit its encoding; all other bytes identical
-    PaddingSlack, // descriptor grew into its own alignment padding
-    Compacted,   // over-wide integers elsewhere were re-encoded smaller
-    Relocate,    // no same-size encoding: the note section grows
+    Unchanged,    // no pending change: Bytes are the input bytes
+    InPlace,      // every value kept its encoded size; all other bytes equal
+    PaddingSlack, // a descriptor grew into its own alignment padding
   };
-  /// True when Bytes has the size of the input section. When false, the
-  /// caller must move the note section into new loadable memory.
-  bool SameSize = true;
   Method How = Method::Unchanged;
-  /// The complete new note section.
+  /// The complete new note section, as large as the old one.
   std::vector<uint8_t> Bytes;
+};
+
+/// A new value that no same-size encoding of its note can hold: the note
+/// would have to grow, and it is loaded memory.
+class NoteGrowthError : public llvm::ErrorInfo<NoteGrowthError> {
+public:
+  static char ID;
+  NoteGrowthError(std::string Symbol, KernelField Field, uint64_t Value,
+                  uint64_t NoteOffset)
+      : Symbol(std::move(Symbol)), Field(Field), Value(Value),
+        NoteOffset(NoteOffset) {}
+
+  /// The kernel (its .symbol), the field, the value that does not fit, and
+  /// the note that would have to grow.
+  std::string Symbol;
+  KernelField Field;
+  uint64_t Value;
+  uint64_t NoteOffset;
+
+  void log(llvm::raw_ostream &OS) const override;
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+};
+
+/// The bytes rewrite() produced fail its self-check (verifyRewrite()): a bug
+/// in this layer, never a property of the input.
+class MetadataSelfCheckError : public llvm::ErrorInfo<MetadataSelfCheckError> {
+public:
+  static char ID;
+  explicit MetadataSelfCheckError(std::string Reason)
+      : Reason(std::move(Reason)) {}
+
+  /// What differs from the expected result.
+  std::string Reason;
+
+  void log(llvm::raw_ostream &OS) const override;
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
 };
 
 class CodeObjectMetadata {
 public:
-  /// Parses and validates a note section. A section without an AMDGPU
-  /// metadata note is valid (hasMetadata() is then false). The bytes are
-  /// copied.
+  /// Parses and validates a note section: every NT_AMDGPU_METADATA note in
+  /// it. A section without one is valid (hasMetadata() is then false). Fails
+  /// when two notes describe kernels with the same .symbol, or disagree on
+  /// amdhsa.version or amdhsa.target. The bytes are copied.
   static llvm::Expected<CodeObjectMetadata>
   parse(llvm::ArrayRef<uint8_t> NoteSectionBytes);
 
@@ -103,85 +160,61 @@ public:
   CodeObjectMetadata &operator=(CodeObjectMetadata &&);
   ~CodeObjectMetadata();
 
-  bool hasMetadata() const { return HasNote; }
-  /// amdhsa.version, when present.
+  bool hasMetadata() const { return !Notes.empty(); }
+  /// The metadata notes, in section order.
+  llvm::ArrayRef<MetadataNote> notes() const { return Notes; }
+  /// amdhsa.version, when a note has it (all notes that have it agree).
   std::optional<MetadataVersion> version() const { return Version; }
-  /// amdhsa.target ("amdgcn-amd-amdhsa--gfx90a"), empty when absent.
+  /// amdhsa.target ("amdgcn-amd-amdhsa--gfx90a"), empty when no note has it.
   llvm::StringRef target() const { return Target; }
-  /// Kernels in amdhsa.kernels order. Values include pending changes.
+  /// Kernels, note by note in amdhsa.kernels order. Values include pending
+  /// changes.
   llvm::ArrayRef<KernelMD> kernels() const { return Kernels; }
   /// The kernel whose .symbol is \p Symbol, or null.
   const KernelMD *findBySymbol(llvm::StringRef Symbol) const;
 
-  /// Offset of the metadata note within the section (valid if hasMetadata()).
-  uint64_t noteOffset() const { return NoteOffset; }
-
-  /// Records a change of \p F of the kernel \p Symbol. Setting a field to the
-  /// value it already has records nothing; setting an absent field adds the
-  /// key. Fails on an unknown symbol, on a missing note, and on a value other
-  /// than 0/1 for UsesDynamicStack.
-  llvm::Error setField(llvm::StringRef Symbol, KernelField F, uint64_t Value);
-  llvm::Error setSGPRCount(llvm::StringRef Symbol, uint64_t V) {
-    return setField(Symbol, KernelField::SGPRCount, V);
-  }
-  llvm::Error setVGPRCount(llvm::StringRef Symbol, uint64_t V) {
-    return setField(Symbol, KernelField::VGPRCount, V);
-  }
-  llvm::Error setAGPRCount(llvm::StringRef Symbol, uint64_t V) {
-    return setField(Symbol, KernelField::AGPRCount, V);
-  }
-  llvm::Error setPrivateSegmentFixedSize(llvm::StringRef Symbol, uint64_t V) {
-    return setField(Symbol, KernelField::PrivateSegmentFixedSize, V);
-  }
-  llvm::Error setUsesDynamicStack(llvm::StringRef Symbol, bool V) {
-    return setField(Symbol, KernelField::UsesDynamicStack, V);
-  }
+  /// Records a new .sgpr_count for the kernel \p Symbol. Setting the value it
+  /// already has records nothing. Fails on a missing note, an unknown symbol,
+  /// and a kernel without .sgpr_count.
+  llvm::Error setSGPRCount(llvm::StringRef Symbol, uint64_t Value);
   bool hasPendingChanges() const { return NumPending != 0; }
 
   /// Produces the new note section with every pending change applied, then
-  /// checks it with verifyRewrite() before returning. Does not modify
-  /// this object. Strategy, first that succeeds:
-  ///  1. InPlace: each new integer is written over the old one with the old
-  ///     encoding width (a small value in a wide form is legal msgpack), so
-  ///     no other byte changes.
-  ///  2. PaddingSlack: values that need a wider form get the smallest one;
-  ///     the descriptor grows by G bytes. If G fits the descriptor's 4-byte
-  ///     alignment padding, n_descsz grows and the note keeps its size.
-  ///  3. Compacted: otherwise integers elsewhere in the document that use a
-  ///     wider-than-needed encoding are re-encoded smaller (same signedness
-  ///     family), in document order, until the growth fits the padding.
-  ///  4. Relocate: SameSize is false and Bytes is the section with the
-  ///     grown note (other notes unchanged).
+  /// checks it with verifyRewrite() before returning. Does not modify this
+  /// object. Fails with a NoteGrowthError when a value does not fit (see the
+  /// file comment), naming the first kernel, in document order, whose value
+  /// does not.
   llvm::Expected<NoteRewrite> rewrite() const;
 
   /// Checks that \p NewSection is this note section with exactly the pending
-  /// changes applied, as rewrite() does before returning: the section reads
-  /// as valid metadata; every kernel's fields (and amdhsa.version and
-  /// amdhsa.target) have the expected values; other notes and bytes are
-  /// unchanged; and the msgpack token streams of the old and the new
-  /// descriptor are identical (types, values, strings, element counts) except
-  /// at the changed values and at the keys added to a kernel map. Integer
-  /// encoding widths may differ.
+  /// changes applied, as rewrite() does before returning: the notes keep
+  /// their offsets and sizes, and only the descriptors of notes with changes
+  /// (and their n_descsz) differ; the section reads as valid metadata with
+  /// the expected kernels, values, versions and targets; and each changed
+  /// descriptor equals the old one byte for byte, except that the token of
+  /// each changed value is one integer token holding the new value. Fails
+  /// with a MetadataSelfCheckError.
   llvm::Error verifyRewrite(llvm::ArrayRef<uint8_t> NewSection) const;
-
-  /// The metadata (as read, without pending changes) as YAML.
-  llvm::Expected<std::string> toYAML() const;
 
 private:
   CodeObjectMetadata();
   llvm::Error load();
+  llvm::Error checkRewrite(llvm::ArrayRef<uint8_t> NewSection) const;
 
   std::vector<uint8_t> Section;
-  bool HasNote = false;
-  uint64_t NoteOffset = 0, DescOffset = 0;
-  uint32_t DescSize = 0, NameSize = 0;
+  std::vector<MetadataNote> Notes;
+  /// The framing of each of Notes (pointing into Section).
+  std::vector<NoteRef> NoteRefs;
   std::optional<MetadataVersion> Version;
   std::string Target;
   std::vector<KernelMD> Kernels;
+  /// Per kernel, the token of its .sgpr_count value in its note's
+  /// descriptor, if the kernel has one.
+  std::vector<std::optional<MsgPackToken>> SGPRCountTokens;
   llvm::StringMap<unsigned> BySymbol;
-  /// Per kernel index, the fields with a pending change (bit F for field F;
-  /// the new value is the one in Kernels). Empty until the first change.
-  std::vector<uint16_t> Pending;
+  /// Per kernel, whether its .sgpr_count has a pending change (the new
+  /// value is the one in Kernels). Empty until the first change.
+  llvm::BitVector Pending;
   unsigned NumPending = 0;
 };
 

@@ -8,6 +8,10 @@
 // Every size read from the bytes is checked against the bytes that remain
 // before it is used, so no input can cause an out-of-bounds read.
 //
+// A note section is often loaded memory, so a note's descriptor may be
+// replaced only by one that keeps the note's size: the descriptor may grow
+// into its own alignment padding (or shrink within it), nothing else moves.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef HOTSWAP_AMDGPU_NOTES_H
@@ -51,6 +55,20 @@ struct NoteRef {
 /// padding) extends past the end of the section.
 llvm::Expected<std::vector<NoteRef>>
 parseNotes(llvm::ArrayRef<uint8_t> SectionBytes);
+
+/// The most bytes a descriptor of \p Note may have without changing the
+/// note's size: its size rounded up to NoteAlign.
+uint64_t descriptorCapacity(const NoteRef &Note);
+
+/// Replaces the descriptor of \p Note (parsed from bytes laid out like
+/// \p Section) by \p NewDesc, in place: n_descsz is updated and, when the
+/// size changes, the padding after the new descriptor is zeroed (otherwise it
+/// is kept). Fails, changing nothing, when \p NewDesc would change the size
+/// of the note (it does not round up to descriptorCapacity(\p Note)) or the
+/// note does not lie within \p Section.
+llvm::Error replaceDescriptor(llvm::MutableArrayRef<uint8_t> Section,
+                              const NoteRef &Note,
+                              llvm::ArrayRef<uint8_t> NewDesc);
 
 /// Appends one note (header, name with NUL and padding, descriptor and
 /// padding) to \p Out. Padding bytes are zero.

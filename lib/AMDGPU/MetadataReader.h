@@ -1,0 +1,47 @@
+//===- lib/AMDGPU/MetadataReader.h - One metadata note's contents -*- C++ -*-=//
+//
+// Private to the AMDGPU layer: reads and validates the descriptor of one
+// NT_AMDGPU_METADATA note (CodeObjectMetadata puts the notes of a section
+// together).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_LIB_AMDGPU_METADATAREADER_H
+#define HOTSWAP_LIB_AMDGPU_METADATAREADER_H
+
+#include "hotswap/AMDGPU/Metadata.h"
+#include "hotswap/AMDGPU/MsgPackTokenizer.h"
+
+#include <optional>
+#include <vector>
+
+namespace hotswap {
+namespace amdgpu {
+
+/// A kernel as one note describes it, with the token of its .sgpr_count.
+struct NoteKernel {
+  KernelMD MD;
+  std::optional<MsgPackToken> SGPRCount;
+};
+
+struct NoteContents {
+  std::optional<MetadataVersion> Version;
+  std::optional<std::string> Target;
+  std::vector<NoteKernel> Kernels;
+};
+
+/// Reads the msgpack descriptor \p Blob of the metadata note at
+/// \p NoteOffset. Every problem is reported once the whole blob was read, so
+/// a malformed payload ("note at offset 0x0: malformed msgpack payload") wins
+/// over a problem of the content; of those, the first in this order:
+/// amdhsa.version, amdhsa.target, amdhsa.kernels, then kernel by kernel
+/// (".name", ".symbol", the fields, a .symbol seen before in this note).
+/// Content messages say "note at offset 0x..: " first only when
+/// \p NameNote. No message starts with "metadata: ".
+llvm::Expected<NoteContents>
+readMetadataNote(llvm::StringRef Blob, uint64_t NoteOffset, bool NameNote);
+
+} // namespace amdgpu
+} // namespace hotswap
+
+#endif // HOTSWAP_LIB_AMDGPU_METADATAREADER_H

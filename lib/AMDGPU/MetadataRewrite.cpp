@@ -1,0 +1,323 @@
+//===- lib/AMDGPU/MetadataRewrite.cpp - Edit metadata notes ---------------===//
+//
+// No msgpack::Document: it re-serializes with sorted keys and minimal
+// encodings, which changes bytes nobody asked to change. Instead each new
+// value is spliced over the bytes of the value it replaces (the reader
+// recorded where they are), keeping their width when the value fits it and
+// their signedness family always (LLVM's reader types the uint forms as
+// UInt and the int forms as Int, and a consumer may insist on one). The
+// framing (n_descsz, padding) is Notes.cpp's.
+//
+// The self-check reads the result again with the same reader (every value,
+// every kernel), and checks that it is the original byte for byte but for
+// the changed values, each now one integer token holding its new value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MetadataReader.h"
+#include "hotswap/AMDGPU/Metadata.h"
+#include "hotswap/AMDGPU/MsgPackTokenizer.h"
+#include "hotswap/AMDGPU/Notes.h"
+
+#include "hotswap/Support/Error.h"
+#include "hotswap/Support/Format.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+
+using namespace llvm;
+
+namespace hotswap {
+namespace amdgpu {
+
+namespace {
+
+/// Whether \p V has an encoding of \p Size bytes in the uint (or, with
+/// \p Signed, the int) family. Values here are never negative.
+bool fits(bool Signed, uint64_t V, unsigned Size) {
+  switch (Size) {
+  case 1:
+    return !Signed && V <= 0x7f; // positive fixint
+  case 2:
+    return V <= (Signed ? 0x7fu : 0xffu);
+  case 3:
+    return V <= (Signed ? 0x7fffu : 0xffffu);
+  case 5:
+    return V <= (Signed ? 0x7fffffffu : 0xffffffffu);
+  case 9:
+    return !Signed || V <= uint64_t(std::numeric_limits<int64_t>::max());
+  default:
+    return false;
+  }
+}
+
+/// Appends \p V in the smallest encoding of at least \p MinSize bytes of its
+/// family (the uint family when no int form holds it).
+void encode(bool Signed, uint64_t V, unsigned MinSize,
+            SmallVectorImpl<uint8_t> &Out) {
+  if (Signed && !fits(true, V, 9))
+    Signed = false;
+  unsigned Size = 9;
+  for (unsigned S : {1u, 2u, 3u, 5u})
+    if (S >= MinSize && fits(Signed, V, S)) {
+      Size = S;
+      break;
+    }
+  if (Size == 1) {
+    Out.push_back(uint8_t(V));
+    return;
+  }
+  const uint8_t LogSize = Size == 2 ? 0 : Size == 3 ? 1 : Size == 5 ? 2 : 3;
+  Out.push_back(uint8_t((Signed ? 0xd0 : 0xcc) + LogSize));
+  for (unsigned I = Size - 1; I != 0; --I)
+    Out.push_back(uint8_t(V >> (8 * (I - 1))));
+}
+
+/// A new value and where its predecessor is encoded in a descriptor.
+struct Edit {
+  uint64_t Offset = 0;
+  unsigned Size = 0;
+  bool Signed = false;
+  uint64_t Value = 0;
+  const KernelMD *Kernel = nullptr;
+};
+
+/// \p Desc with \p Edits (in offset order) applied; a NoteGrowthError naming
+/// the first edit after which it no longer fits \p Capacity bytes.
+Expected<std::vector<uint8_t>> applyEdits(ArrayRef<uint8_t> Desc,
+                                          ArrayRef<Edit> Edits,
+                                          uint64_t Capacity,
+                                          uint64_t NoteOffset) {
+  std::vector<uint8_t> Out;
+  Out.reserve(Capacity);
+  uint64_t Pos = 0;
+  for (const Edit &E : Edits) {
+    assert(E.Offset >= Pos && E.Size <= Desc.size() - E.Offset &&
+           "edits are in order and inside the descriptor");
+    Out.insert(Out.end(), Desc.begin() + Pos, Desc.begin() + E.Offset);
+    SmallVector<uint8_t, 9> New;
+    encode(E.Signed, E.Value, E.Size, New);
+    Out.insert(Out.end(), New.begin(), New.end());
+    Pos = E.Offset + E.Size;
+    if (Out.size() + (Desc.size() - Pos) > Capacity)
+      return make_error<NoteGrowthError>(
+          E.Kernel->Symbol, KernelField::SGPRCount, E.Value, NoteOffset);
+  }
+  Out.insert(Out.end(), Desc.begin() + Pos, Desc.end());
+  return std::move(Out);
+}
+
+/// Offset (in \p New) of the first byte where \p New, starting at
+/// \p NewPos, differs from \p Old starting at \p OldPos over \p Len bytes.
+std::optional<uint64_t> firstDifference(StringRef Old, uint64_t OldPos,
+                                        StringRef New, uint64_t NewPos,
+                                        uint64_t Len) {
+  StringRef A = Old.substr(OldPos, Len), B = New.substr(NewPos, Len);
+  if (A == B)
+    return std::nullopt;
+  auto [AI, BI] = std::mismatch(A.begin(), A.end(), B.begin(), B.end());
+  return NewPos + uint64_t(BI - B.begin());
+}
+
+/// Checks that \p New is \p Old with the tokens of \p Edits (at their
+/// offsets in \p Old, which are token boundaries) replaced, each by one
+/// msgpack integer token holding its new value: every other byte is equal.
+Error compareWithEdits(StringRef Old, StringRef New, ArrayRef<Edit> Edits) {
+  uint64_t OldPos = 0, NewPos = 0;
+  for (const Edit &E : Edits) {
+    if (std::optional<uint64_t> At =
+            firstDifference(Old, OldPos, New, NewPos, E.Offset - OldPos))
+      return makeError("byte at offset " + hex(*At) +
+                       " differs from the original");
+    NewPos += E.Offset - OldPos;
+    MsgPackTokenizer TS(New.drop_front(NewPos));
+    MsgPackToken T;
+    if (!TS.next(T) || T.asUnsigned() != E.Value) {
+      consumeError(TS.error());
+      return makeError("msgpack token at offset " + hex(NewPos) +
+                       " is not the new '.sgpr_count' of kernel '" +
+                       E.Kernel->Symbol + "'");
+    }
+    NewPos += T.Size;
+    OldPos = E.Offset + E.Size;
+  }
+  const uint64_t Rest = Old.size() - OldPos;
+  if (New.size() - NewPos != Rest)
+    return makeError("the descriptor has " + hex(New.size()) +
+                     " bytes instead of " + hex(NewPos + Rest));
+  if (std::optional<uint64_t> At =
+          firstDifference(Old, OldPos, New, NewPos, Rest))
+    return makeError("byte at offset " + hex(*At) +
+                     " differs from the original");
+  return Error::success();
+}
+
+/// The pending edits, note by note (indexed like the notes), each in
+/// document order: kernels are kept note by note and, within a note, in
+/// document order.
+std::vector<std::vector<Edit>>
+pendingEdits(ArrayRef<KernelMD> Kernels, const BitVector &Pending,
+             ArrayRef<std::optional<MsgPackToken>> Tokens, size_t NumNotes) {
+  std::vector<std::vector<Edit>> ByNote(NumNotes);
+  for (unsigned I : Pending.set_bits()) {
+    const MsgPackToken &T = *Tokens[I];
+    std::vector<Edit> &Edits = ByNote[Kernels[I].Note];
+    assert((Edits.empty() || Edits.back().Offset < T.Offset) &&
+           "kernels of a note are in document order");
+    Edits.push_back({T.Offset, unsigned(T.Size),
+                     T.Obj.Kind == msgpack::Type::Int, *Kernels[I].SGPRCount,
+                     &Kernels[I]});
+  }
+  return ByNote;
+}
+
+/// Whether \p A and \p B have the same bytes in [\p Begin, \p End).
+bool sameBytes(ArrayRef<uint8_t> A, ArrayRef<uint8_t> B, uint64_t Begin,
+               uint64_t End) {
+  return A.slice(Begin, End - Begin) == B.slice(Begin, End - Begin);
+}
+
+} // namespace
+
+Error CodeObjectMetadata::setSGPRCount(StringRef Symbol, uint64_t Value) {
+  if (!hasMetadata())
+    return makeError("metadata: no AMDGPU metadata note");
+  auto It = BySymbol.find(Symbol);
+  if (It == BySymbol.end())
+    return makeError("metadata: no kernel with symbol '" + Symbol + "'");
+  const unsigned I = It->second;
+  if (!SGPRCountTokens[I])
+    return makeError("metadata: kernel '" + Symbol +
+                     "' has no '.sgpr_count' to change");
+  if (Kernels[I].SGPRCount == Value)
+    return Error::success();
+  Kernels[I].SGPRCount = Value;
+  if (Pending.empty())
+    Pending.resize(Kernels.size());
+  if (!Pending.test(I)) {
+    Pending.set(I);
+    ++NumPending;
+  }
+  return Error::success();
+}
+
+Expected<NoteRewrite> CodeObjectMetadata::rewrite() const {
+  NoteRewrite R;
+  R.Bytes = Section;
+  if (!NumPending)
+    return std::move(R);
+  R.How = NoteRewrite::Method::InPlace;
+  const std::vector<std::vector<Edit>> ByNote =
+      pendingEdits(Kernels, Pending, SGPRCountTokens, Notes.size());
+  for (size_t N = 0; N != Notes.size(); ++N) {
+    if (ByNote[N].empty())
+      continue;
+    const NoteRef &Note = NoteRefs[N];
+    Expected<std::vector<uint8_t>> Desc =
+        applyEdits(Note.Desc, ByNote[N], descriptorCapacity(Note), Note.Offset);
+    if (!Desc)
+      return Desc.takeError();
+    if (Desc->size() != Note.Desc.size())
+      R.How = NoteRewrite::Method::PaddingSlack;
+    if (Error E = replaceDescriptor(R.Bytes, Note, *Desc))
+      return make_error<MetadataSelfCheckError>(toString(std::move(E)));
+  }
+  if (Error E = verifyRewrite(R.Bytes))
+    return std::move(E);
+  return std::move(R);
+}
+
+Error CodeObjectMetadata::verifyRewrite(ArrayRef<uint8_t> NewSection) const {
+  if (Error E = checkRewrite(NewSection))
+    return make_error<MetadataSelfCheckError>(toString(std::move(E)));
+  return Error::success();
+}
+
+Error CodeObjectMetadata::checkRewrite(ArrayRef<uint8_t> New) const {
+  // The framing: the same notes at the same offsets with the same sizes;
+  // only a changed metadata note's n_descsz, descriptor and padding differ.
+  if (New.size() != Section.size())
+    return makeError("the section size changed from " + hex(Section.size()) +
+                     " to " + hex(New.size()));
+  Expected<std::vector<NoteRef>> OldNotes = parseNotes(Section);
+  Expected<std::vector<NoteRef>> NewNotes = parseNotes(New);
+  if (!OldNotes)
+    return OldNotes.takeError();
+  if (!NewNotes)
+    return NewNotes.takeError();
+  if (OldNotes->size() != NewNotes->size())
+    return makeError("the section has " + Twine(NewNotes->size()) +
+                     " notes instead of " + Twine(OldNotes->size()));
+  const std::vector<std::vector<Edit>> ByNote =
+      pendingEdits(Kernels, Pending, SGPRCountTokens, Notes.size());
+  std::vector<NoteRef> NewMetadata;
+  for (size_t I = 0; I != OldNotes->size(); ++I) {
+    const NoteRef &O = (*OldNotes)[I], &N = (*NewNotes)[I];
+    const std::string Where = "note at offset " + hex(O.Offset) + ": ";
+    if (O.Offset != N.Offset || O.Size != N.Size ||
+        O.DescOffset != N.DescOffset)
+      return makeError(Where + "the note moved or changed its size");
+    size_t M = NewMetadata.size();
+    const bool IsMetadata =
+        M != NoteRefs.size() && NoteRefs[M].Offset == O.Offset;
+    if (IsMetadata)
+      NewMetadata.push_back(N);
+    const uint64_t SizeField = O.Offset + 4;
+    bool Same;
+    if (IsMetadata && !ByNote[M].empty())
+      Same = sameBytes(Section, New, O.Offset, SizeField) &&
+             sameBytes(Section, New, SizeField + 4, O.DescOffset);
+    else
+      Same = sameBytes(Section, New, O.Offset, O.Offset + O.Size);
+    if (!Same)
+      return makeError(Where + "bytes changed outside a changed descriptor");
+  }
+  if (NewMetadata.size() != Notes.size())
+    return makeError("the metadata notes changed");
+
+  // The content: each note reads as valid metadata with the kernels and
+  // values expected (the new values where changed, the old elsewhere:
+  // Kernels holds both), and changed descriptors equal the old ones token by
+  // token but for the new values.
+  size_t NextKernel = 0;
+  for (size_t M = 0; M != Notes.size(); ++M) {
+    const MetadataNote &Info = Notes[M];
+    const std::string Where = "note at offset " + hex(Info.Offset) + ": ";
+    Expected<NoteContents> C = readMetadataNote(
+        toStringRef(NewMetadata[M].Desc), Info.Offset, /*NameNote=*/true);
+    if (!C)
+      return C.takeError();
+    if (C->Version.has_value() != Info.Version.has_value() ||
+        (C->Version && !(*C->Version == *Info.Version)) ||
+        C->Target != Info.Target)
+      return makeError(Where + "'amdhsa.version' or 'amdhsa.target' differs");
+    for (const NoteKernel &K : C->Kernels) {
+      if (NextKernel == Kernels.size() || Kernels[NextKernel].Note != M ||
+          Kernels[NextKernel].Symbol != K.MD.Symbol ||
+          Kernels[NextKernel].Name != K.MD.Name ||
+          Kernels[NextKernel].Index != K.MD.Index)
+        return makeError(Where + "the kernel list differs");
+      const KernelMD &Want = Kernels[NextKernel++];
+      for (unsigned F = 0; F != NumKernelFields; ++F)
+        if (K.MD.get(KernelField(F)) != Want.get(KernelField(F)))
+          return makeError(Where + "kernel '" + Want.Symbol + "': '" +
+                           kernelFieldKey(KernelField(F)) +
+                           "' does not have the expected value");
+    }
+    if (NextKernel != Kernels.size() && Kernels[NextKernel].Note == M)
+      return makeError(Where + "the kernel list differs");
+    if (!ByNote[M].empty())
+      if (Error E =
+              compareWithEdits(toStringRef(NoteRefs[M].Desc),
+                               toStringRef(NewMetadata[M].Desc), ByNote[M]))
+        return makeError(Where + toString(std::move(E)));
+  }
+  return Error::success();
+}
+
+} // namespace amdgpu
+} // namespace hotswap
