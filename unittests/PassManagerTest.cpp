@@ -202,7 +202,7 @@ TEST(PreservedAnalysesTest, Semantics) {
 
 TEST_F(PassManagerTest, AnalysisManagerCachesAndInvalidates) {
   std::vector<std::string> Computed;
-  AM.OnCompute = [&](StringRef N) { Computed.push_back(N.str()); };
+  AM.BeforeCompute = [&](StringRef N) { Computed.push_back(N.str()); };
   PreservedAnalyses KeepCounting = PreservedAnalyses::none();
   KeepCounting.preserve<CountingAnalysis>();
 

@@ -28,6 +28,7 @@
 #ifndef HOTSWAP_HOTSWAP_H
 #define HOTSWAP_HOTSWAP_H
 
+#include "hotswap/Bundle/Bundle.h"
 #include "hotswap/Object/Reader.h"
 #include "hotswap/Object/OutputFile.h"
 #include "hotswap/Object/Writer.h"
@@ -49,12 +50,19 @@ llvm::StringRef getVersionString();
 /// How a pipeline runs. Every member is optional; a default-constructed
 /// PipelineOptions behaves like `hotswap-opt -passes=...` without flags,
 /// except that nothing is printed.
+///
+/// Containers (offload bundles, compressed bundles, HIP host binaries) run
+/// the pipeline once per code object they hold. Warn, PrintOut and StatsOut
+/// then receive what each code object's run produced, on the calling
+/// thread, in the order of the code objects in the container (with a
+/// ThreadPool the runs may overlap; what they report never interleaves).
 struct PipelineOptions {
   /// Receives every warning (e.g. stub-syms finding a stub's name taken by
-  /// another symbol). Passes skipped because their invariant holds or their
-  /// precondition is unmet are reported to Instrumentation->SkippedPass, not
-  /// here. Called on the calling thread, during the run; the Twine is
-  /// only valid during the call. Default: warnings are dropped.
+  /// another symbol); in a container, prefixed with the entry it concerns.
+  /// Passes skipped because their invariant holds or their precondition is
+  /// unmet are reported to Instrumentation->SkippedPass, not here. Called on
+  /// the calling thread; the Twine is only valid during the call. Default:
+  /// warnings are dropped.
   std::function<void(const llvm::Twine &)> Warn;
   /// Unmet preconditions and best-effort failures become errors instead of
   /// skipped passes and warnings (hotswap-opt --strict).
@@ -62,7 +70,9 @@ struct PipelineOptions {
   /// Run `verify` after every pass that changed the object; the first
   /// failure ends the run with an error naming the pass (-verify-each).
   bool VerifyEach = false;
-  /// Where print<...> passes write. Default: discarded.
+  /// Where print<...> passes write. Default: discarded. In a container each
+  /// code object's output follows a line naming its entry (text), or the
+  /// outputs form one JSON array of objects with an "entry" member (JSON).
   llvm::raw_ostream *PrintOut = nullptr;
   /// print<kernels> writes JSON instead of text (--kernels-format=json).
   bool JSON = false;
@@ -71,40 +81,74 @@ struct PipelineOptions {
   /// PassBuilder (PassBuilder::registerPass) and point this at it; it must
   /// outlive the call.
   const PassBuilder *Builder = nullptr;
-  /// Extra callbacks around every pass. Must outlive the call.
+  /// Extra callbacks around every pass. Must outlive the call. When set,
+  /// the code objects of a container run one after the other on the calling
+  /// thread (callbacks are never called concurrently), each preceded by a
+  /// call of OnCodeObject.
   PassInstrumentation *Instrumentation = nullptr;
+  /// Before the pipeline runs on a code object of a container, with the
+  /// entry's name ("bundle entry 'hipv4-amdgcn-amd-amdhsa--gfx90a'").
+  std::function<void(llvm::StringRef Entry)> OnCodeObject;
   /// When set, receives the counters of the run (hotswap-opt -stats), also
-  /// when the run fails.
+  /// when the run fails: added to what it holds.
   Statistics *StatsOut = nullptr;
-  /// Workers for parallel work inside the run (SGPR scans of many kernels);
-  /// null does everything on the calling thread. Output bytes never depend
-  /// on it. The pool may be shared by concurrent runs; it must outlive the
-  /// call.
+  /// Workers for parallel work inside the run: the code objects of a
+  /// container, the SGPR scans of many kernels. Null does everything on the
+  /// calling thread. Output bytes never depend on it. The pool may be shared
+  /// by concurrent runs; it must outlive the call.
   llvm::ThreadPoolInterface *ThreadPool = nullptr;
+  /// Containers: a code object whose run fails is left as it was and
+  /// reported through Warn (and counted), instead of failing the whole run
+  /// (hotswap-opt --keep-going).
+  bool KeepGoing = false;
+  /// HIP host binaries: fill the bundles the rewritten ones replace with
+  /// zeros (they stay where they were; nothing points at them any more).
+  bool ZeroOldBundles = false;
 };
 
-/// Parses \p Input as an AMDGPU code object, runs \p Pipeline (the text of
-/// `-passes=`, e.g. "trampoline,stub-syms"; empty runs nothing) and returns
-/// the bytes of the result in a new buffer.
+/// What a run found and did.
+struct RunSummary {
+  /// What the input is (detected from its content).
+  bundle::InputKind Kind = bundle::InputKind::Unknown;
+  /// Code objects the pipeline ran on (1 for a bare code object).
+  unsigned CodeObjects = 0;
+  /// Of those, how many some pass changed.
+  unsigned Changed = 0;
+  /// How many failed and were left as they were (KeepGoing).
+  unsigned Failed = 0;
+  /// Whether the output differs from the input at all.
+  bool OutputChanged = false;
+};
+
+/// Runs \p Pipeline (the text of `-passes=`, e.g. "trampoline,stub-syms";
+/// empty runs nothing) on every AMDGPU code object of \p Input -- a code
+/// object, an offload bundle (plain or compressed) or a HIP host executable
+/// or library, detected from its content -- and returns the bytes of the
+/// result, of the same kind, in a new buffer. \p Summary, when given,
+/// receives what was found and done.
 ///
 /// Requires: nothing of \p Input beyond being readable for the duration of
 /// the call (it need not be aligned or null-terminated).
-/// Guarantees: on success the result is a complete code object; when no pass
-/// changed anything it is byte-identical to \p Input. On failure the error
-/// says which element of the pipeline, which pass or which part of the input
-/// is at fault.
+/// Guarantees: on success the result is complete; when no pass changed
+/// anything it is byte-identical to \p Input. On failure the error says
+/// which element of the pipeline, which code object (entry), which pass or
+/// which part of the input is at fault.
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 runPipeline(llvm::MemoryBufferRef Input, llvm::StringRef Pipeline,
-            const PipelineOptions &Opts = {});
+            const PipelineOptions &Opts = {}, RunSummary *Summary = nullptr);
 
 /// Same, from file to file ("-" for stdin/stdout). \p OutPath may equal
-/// \p InPath. The output is written to a temporary file and renamed over
-/// \p OutPath only after everything succeeded: on any error \p OutPath is
-/// left untouched (and not created). An empty \p OutPath runs the pipeline
-/// without writing (useful for print<...> and verify).
+/// \p InPath; when it does and nothing changed, the file is not touched.
+/// The output is written to a temporary file and renamed over \p OutPath
+/// only after everything succeeded: on any error \p OutPath is left
+/// untouched (and not created). An empty \p OutPath runs the pipeline
+/// without writing (useful for print<...> and verify). Errors opening the
+/// input or writing the output are llvm::FileErrors naming that file; every
+/// other error is about the input's contents.
 llvm::Error runPipelineOnFile(llvm::StringRef InPath, llvm::StringRef OutPath,
                               llvm::StringRef Pipeline,
-                              const PipelineOptions &Opts = {});
+                              const PipelineOptions &Opts = {},
+                              RunSummary *Summary = nullptr);
 
 /// Lower level: runs a parsed pipeline on a model (what the two functions
 /// above do between reading and writing). \p Obj is modified in place; on

@@ -18,6 +18,11 @@ void Statistics::add(StringRef Pass, StringRef Name, StringRef Description,
   Entries.push_back({Pass.str(), Name.str(), Description.str(), N});
 }
 
+void Statistics::merge(const Statistics &Other) {
+  for (const Entry &E : Other.Entries)
+    add(E.Pass, E.Name, E.Description, E.Value);
+}
+
 uint64_t Statistics::get(StringRef Pass, StringRef Name) const {
   for (const Entry &E : Entries)
     if (E.Pass == Pass && E.Name == Name)

@@ -1,11 +1,8 @@
-//===- lib/Pass/Pipeline.cpp - Library entry points -----------------------===//
+//===- lib/Pipeline/Pipeline.cpp - Runs a pipeline on a model -------------===//
 
 #include "hotswap/Hotswap.h"
 
-#include "hotswap/Object/InputFile.h"
-#include "hotswap/Object/OutputFile.h"
 #include "hotswap/Object/Reader.h"
-#include "hotswap/Object/Writer.h"
 #include "hotswap/Passes/Verify.h"
 #include "hotswap/Support/Error.h"
 
@@ -31,6 +28,16 @@ Error hotswap::runPassManager(Object &Obj, PassManager &PM,
   PassInstrumentation PI;
   if (Opts.Instrumentation)
     PI = *Opts.Instrumentation;
+  if (!PI.BeforeAnalysis.empty() || !PI.AfterAnalysis.empty()) {
+    AM.BeforeCompute = [&PI](StringRef Name) {
+      for (auto &CB : PI.BeforeAnalysis)
+        CB(Name);
+    };
+    AM.AfterCompute = [&PI](StringRef Name) {
+      for (auto &CB : PI.AfterAnalysis)
+        CB(Name);
+    };
+  }
   if (Opts.VerifyEach) {
     auto V = std::make_shared<VerifyPass>();
     PI.AfterPass.push_back([&AM, &Ctx, V](const Pass &P, Object &O,
@@ -45,55 +52,8 @@ Error hotswap::runPassManager(Object &Obj, PassManager &PM,
   }
   Error E = PM.run(Obj, AM, Ctx, &PI);
   if (Opts.StatsOut)
-    *Opts.StatsOut = Ctx.Stats;
+    Opts.StatsOut->merge(Ctx.Stats);
   return E;
-}
-
-static Expected<PassManager> parse(StringRef Pipeline,
-                                   const PipelineOptions &Opts) {
-  PassManager PM;
-  if (Opts.Builder) {
-    if (Error E = Opts.Builder->parsePassPipeline(PM, Pipeline))
-      return std::move(E);
-  } else {
-    PassBuilder PB;
-    if (Error E = PB.parsePassPipeline(PM, Pipeline))
-      return std::move(E);
-  }
-  return std::move(PM);
-}
-
-Expected<std::unique_ptr<MemoryBuffer>>
-hotswap::runPipeline(MemoryBufferRef Input, StringRef Pipeline,
-                     const PipelineOptions &Opts) {
-  Expected<PassManager> PM = parse(Pipeline, Opts);
-  if (!PM)
-    return PM.takeError();
-  Expected<std::unique_ptr<Object>> Obj = readObject(Input);
-  if (!Obj)
-    return Obj.takeError();
-  if (Error E = runPassManager(**Obj, *PM, Opts))
-    return std::move(E);
-  return writeObjectToBuffer(**Obj);
-}
-
-Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
-                                 StringRef Pipeline,
-                                 const PipelineOptions &Opts) {
-  Expected<PassManager> PM = parse(Pipeline, Opts);
-  if (!PM)
-    return PM.takeError();
-  Expected<InputFile> In = InputFile::open(InPath);
-  if (!In)
-    return prefixError("cannot read file", In.takeError());
-  Expected<std::unique_ptr<Object>> Obj = readObject(In->buffer());
-  if (!Obj)
-    return Obj.takeError();
-  if (Error E = runPassManager(**Obj, *PM, Opts))
-    return E;
-  if (OutPath.empty())
-    return Error::success();
-  return writeObjectToFile(**Obj, OutPath, &*In);
 }
 
 Expected<KernelsAnalysis::Result> hotswap::getKernels(Object &Obj) {

@@ -1,43 +1,76 @@
 //===- tools/hotswap-opt/hotswap-opt.cpp - The driver ---------------------===//
 //
-// opt-shaped driver: read a code object, run a -passes= pipeline over the ELF
-// model, write the result atomically. All the work is in the library; this
-// file turns options into PipelineOptions/instrumentation and errors into
-// "hotswap-opt: error: 'FILE': message" with exit status 1.
+// opt-shaped driver: read inputs (code objects, offload bundles, HIP host
+// binaries), run a -passes= pipeline on every code object they hold, write
+// each result atomically. All the work is in the library; this file turns
+// options into PipelineOptions, schedules inputs on a thread pool, and turns
+// errors into "hotswap-opt: error: 'FILE': message" with exit status 1.
 //
 //===----------------------------------------------------------------------===//
 
-#include "hotswap/Hotswap.h"
-#include "hotswap/Object/InputFile.h"
-#include "hotswap/Object/OutputFile.h"
-#include "hotswap/Object/Reader.h"
-#include "hotswap/Object/Summary.h"
+#include "Instrument.h"
 
+#include "hotswap/Hotswap.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/Statistic.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
-#include "llvm/ADT/Statistic.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/Timer.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <mutex>
 
 using namespace llvm;
 using namespace hotswap;
 
 static cl::OptionCategory Cat("hotswap-opt options");
 
-static cl::opt<std::string> InputFilename(cl::Positional,
-                                          cl::desc("<input code object>"),
-                                          cl::init("-"), cl::cat(Cat));
+static cl::list<std::string>
+    InputFilenames(cl::Positional, cl::desc("<input>..."), cl::ZeroOrMore,
+                   cl::cat(Cat));
 static cl::opt<std::string>
-    OutputFilename("o", cl::desc("Output file ('-' for stdout; may equal the "
-                                 "input, which is replaced atomically)"),
+    OutputFilename("o", cl::desc("Output file for one input ('-' for stdout; "
+                                 "may equal the input, which is replaced "
+                                 "atomically)"),
                    cl::value_desc("filename"), cl::cat(Cat));
+static cl::opt<std::string> OutputDir(
+    "output-dir",
+    cl::desc("Write each output under its input's file name in this "
+             "directory (created if missing)"),
+    cl::value_desc("dir"), cl::cat(Cat));
+static cl::opt<bool> InPlace("in-place",
+                             cl::desc("Replace each input with its output, "
+                                      "atomically (unchanged inputs are not "
+                                      "touched)"),
+                             cl::cat(Cat));
+static cl::alias InPlaceShort("i", cl::desc("Alias for --in-place"),
+                              cl::NotHidden, cl::aliasopt(InPlace),
+                              cl::cat(Cat));
+static cl::opt<unsigned> Threads(
+    "threads",
+    cl::desc("Threads for inputs, the code objects of containers and "
+             "per-kernel work (default: all cores; 1: everything on one "
+             "thread). Outputs never depend on it"),
+    cl::value_desc("N"), cl::init(0), cl::cat(Cat));
+static cl::opt<bool> KeepGoing(
+    "keep-going",
+    cl::desc("In a container, leave a code object that fails as it was "
+             "(reported) instead of failing the whole input"),
+    cl::cat(Cat));
+static cl::opt<bool> ZeroOldBundles(
+    "zero-old-bundles",
+    cl::desc("HIP host binaries: fill the replaced bundles with zeros"),
+    cl::cat(Cat));
 static cl::opt<std::string>
     Passes("passes",
            cl::desc("Pipeline to run, e.g. 'trampoline,stub-syms' (see "
@@ -54,7 +87,8 @@ static cl::opt<bool> PrintPipelinePasses(
     cl::cat(Cat));
 static cl::opt<bool>
     DebugPM("debug-pass-manager",
-            cl::desc("Print each pass as it runs or is skipped, and why"),
+            cl::desc("Print each pass as it runs or is skipped (and why), "
+                     "and each analysis as it is computed"),
             cl::cat(Cat));
 static cl::opt<bool> PrintAfterAll(
     "print-after-all",
@@ -64,9 +98,10 @@ static cl::opt<bool> PrintAfterAll(
 static cl::list<std::string>
     PrintAfter("print-after", cl::desc("Print what the named pass changed"),
                cl::value_desc("pass"), cl::CommaSeparated, cl::cat(Cat));
-static cl::opt<bool> TimePasses("time-passes",
-                                cl::desc("Time each pass and print a report"),
-                                cl::cat(Cat));
+static cl::opt<bool>
+    TimePassesOpt("time-passes",
+                  cl::desc("Time each pass and analysis and print a report"),
+                  cl::cat(Cat));
 static cl::opt<bool>
     VerifyEach("verify-each",
                cl::desc("Run 'verify' after every pass that changed the object"),
@@ -87,11 +122,20 @@ static cl::opt<Format> KernelsFormat(
 
 static StringRef ToolName = "hotswap-opt";
 
-[[noreturn]] static void fail(StringRef File, const Twine &Msg) {
-  WithColor::error(errs(), ToolName);
+static std::string displayName(StringRef File) {
+  return File == "-" ? "<stdin>" : File.str();
+}
+
+/// "hotswap-opt: error: 'FILE': message" (without FILE when empty).
+static void reportError(raw_ostream &OS, StringRef File, const Twine &Msg) {
+  WithColor::error(OS, ToolName);
   if (!File.empty())
-    errs() << "'" << (File == "-" ? "<stdin>" : File) << "': ";
-  errs() << Msg << "\n";
+    OS << "'" << File << "': ";
+  OS << Msg << "\n";
+}
+
+[[noreturn]] static void fail(StringRef File, const Twine &Msg) {
+  reportError(errs(), File, Msg);
   errs().flush();
   exit(1);
 }
@@ -103,6 +147,53 @@ static void printVersion(raw_ostream &OS) {
         "symbols\n";
 }
 
+namespace {
+/// One input and everything its run produced.
+struct Job {
+  std::string In, Out; // Out empty: nothing is written
+  RunSummary Summary;
+  bool Failed = false;
+  /// Buffered output (several inputs at once), flushed in input order.
+  std::string Text, Diag;
+  Statistics Stats;
+  TimeRecord Time;
+  uint64_t Bytes = 0;
+};
+
+/// One updating line on a terminal: inputs done / total and MB/s.
+class Progress {
+public:
+  Progress(size_t Total)
+      : Total(Total), Enabled(Total > 1 && sys::Process::StandardErrIsDisplayed()),
+        Start(std::chrono::steady_clock::now()) {}
+  void done(uint64_t Bytes) {
+    ++Done;
+    this->Bytes += Bytes;
+    if (!Enabled)
+      return;
+    double S = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                             Start)
+                   .count();
+    if (S < 0.5 && Done < Total)
+      return; // only when the work takes more than a moment
+    errs() << format("\r%zu/%zu inputs, %.1f MB/s", Done, Total,
+                     S > 0 ? this->Bytes / S / 1e6 : 0.0);
+    Shown = true;
+  }
+  void clear() {
+    if (Shown)
+      errs() << "\r\x1b[K";
+    Shown = false;
+  }
+
+private:
+  size_t Total, Done = 0;
+  uint64_t Bytes = 0;
+  bool Enabled, Shown = false;
+  std::chrono::steady_clock::time_point Start;
+};
+} // namespace
+
 int main(int argc, char **argv) {
   InitLLVM X(argc, argv);
   cl::HideUnrelatedOptions(Cat);
@@ -113,12 +204,18 @@ int main(int argc, char **argv) {
   }
   cl::SetVersionPrinter(printVersion);
   cl::extrahelp More(R"(
-Rewrites an AMDGPU code object (ELF, EM_AMDGPU) after the compiler is done.
-Nothing that is loaded moves: new code goes into a new last PT_LOAD.
+Rewrites AMDGPU code objects after the compiler is done: bare code objects,
+offload bundles (plain or compressed) and HIP host executables and libraries,
+each written back as the same kind. Nothing that is loaded moves: new code
+goes into a new last PT_LOAD.
 
 Examples:
   hotswap-opt -passes=trampoline,stub-syms in.co -o out.co
       install a 256-byte entry stub for every kernel and name each stub
+  hotswap-opt -passes=trampoline,stub-syms --output-dir=out lib/*.co
+      many inputs at once, on all cores; each output under its input's name
+  hotswap-opt -passes=trampoline,stub-syms -i libfoo.so
+      every code object of a HIP library, replaced in place
   hotswap-opt -passes='print<kernels>' in.co
       list kernels, descriptors, entries and stubs (no output written)
   hotswap-opt -passes='synth-trampolines<prologue=gfx1250-vmem>,patch-descriptors' in.co -o out.co
@@ -177,145 +274,209 @@ output changes nothing.
   bool HasTransform = false;
   for (const auto &P : PM.passes())
     HasTransform |= P->isTransform();
+  bool Writes = !DisableOutput && (HasTransform || PM.empty());
 
-  std::string Out = OutputFilename;
-  if (DisableOutput)
-    Out.clear();
-  else if (OutputFilename.getNumOccurrences() == 0) {
-    if (!HasTransform && !PM.empty())
-      Out.clear(); // only printing/checking: like opt -disable-output
-    else {
-      Out = "-";
+  // Where each input's output goes.
+  std::vector<std::string> Inputs(InputFilenames.begin(), InputFilenames.end());
+  if (Inputs.empty())
+    Inputs.push_back("-");
+  unsigned Modes = (OutputFilename.getNumOccurrences() != 0) +
+                   (!OutputDir.empty()) + bool(InPlace);
+  if (Modes > 1)
+    fail("", "-o, --output-dir and --in-place exclude each other");
+  if (OutputFilename.getNumOccurrences() && Inputs.size() > 1)
+    fail("", "-o names one output but there are " + Twine(Inputs.size()) +
+                 " inputs; use --output-dir=DIR or --in-place");
+  std::vector<Job> Jobs(Inputs.size());
+  StringMap<std::string> Claimed;
+  for (size_t I = 0; I < Inputs.size(); ++I) {
+    Job &J = Jobs[I];
+    J.In = Inputs[I];
+    if (DisableOutput)
+      continue;
+    if (OutputFilename.getNumOccurrences()) {
+      J.Out = OutputFilename;
+    } else if (InPlace) {
+      if (J.In == "-")
+        fail("", "--in-place needs input files, not standard input");
+      J.Out = J.In;
+    } else if (!OutputDir.empty()) {
+      if (J.In == "-")
+        fail("", "--output-dir needs input files, not standard input");
+      SmallString<256> P(OutputDir);
+      sys::path::append(P, sys::path::filename(J.In));
+      J.Out = std::string(P);
+      auto [It, New] = Claimed.try_emplace(J.Out, J.In);
+      if (!New)
+        fail("", "inputs '" + It->second + "' and '" + J.In +
+                     "' would both be written to '" + J.Out + "'");
+    } else if (Writes) {
+      if (Inputs.size() > 1)
+        fail("", Twine(Inputs.size()) +
+                     " inputs need --output-dir=DIR or --in-place (or "
+                     "-disable-output)");
+      J.Out = "-";
+      // Like opt: never a binary object on a terminal.
       if (sys::Process::StandardOutIsDisplayed())
-        fail("", "refusing to write a binary code object to a terminal; use "
-                 "-o FILE (or -disable-output)");
+        fail("", "refusing to write a binary file to a terminal; use -o "
+                 "FILE, --output-dir=DIR, --in-place or -disable-output");
     }
   }
+  if (!OutputDir.empty() && !DisableOutput)
+    if (std::error_code EC = sys::fs::create_directories(OutputDir))
+      fail(OutputDir, "cannot create the output directory: " + EC.message());
 
-  Expected<InputFile> In = InputFile::open(InputFilename);
-  if (!In)
-    fail(InputFilename, toString(In.takeError()));
-  Expected<std::unique_ptr<Object>> ObjOrErr = readObject(In->buffer());
-  if (!ObjOrErr)
-    fail(InputFilename, toString(ObjOrErr.takeError()));
-  Object &Obj = **ObjOrErr;
+  // Text (print<...>, -print-after) goes to stdout, unless an object does:
+  // then to stderr, so that the object is not corrupted.
+  bool ObjectOnStdout = llvm::any_of(Jobs, [](const Job &J) {
+    return J.Out == "-";
+  });
+  raw_ostream &TextOut = ObjectOnStdout ? errs() : outs();
 
-  PipelineOptions Opts;
-  Opts.Strict = Strict;
-  Opts.VerifyEach = VerifyEach;
-  // Text (print<...>, -print-after) goes to stdout, unless the code object
-  // itself does: then to stderr, so that the object is not corrupted.
-  raw_ostream &TextOut = Out == "-" ? errs() : outs();
-  Opts.PrintOut = &TextOut;
-  Opts.JSON = KernelsFormat == Format::JSON;
-  Opts.Warn = [&](const Twine &Msg) {
-    WithColor::warning(errs(), ToolName)
-        << "'" << (InputFilename == "-" ? "<stdin>" : InputFilename.getValue())
-        << "': " << Msg << "\n";
-  };
-  Statistics RunStats;
-  Opts.StatsOut = &RunStats;
-
+  // Debugging output needs one code object at a time, in order.
+  PassTimes Times;
+  DebugPrinter Debug(errs(), TextOut, DebugPM, PrintAfterAll,
+                     std::vector<std::string>(PrintAfter.begin(),
+                                              PrintAfter.end()));
   PassInstrumentation PI;
-  if (DebugPM) {
-    PI.BeforePass.push_back([](const Pass &P, const Object &) {
-      errs() << "Running pass: " << P.name() << "\n";
-    });
-    PI.SkippedPass.push_back([](const Pass &P, StringRef Why) {
-      errs() << "Skipping pass: " << P.name() << " (" << Why << ")\n";
-    });
-    PI.AfterPass.push_back([](const Pass &P, Object &, bool Changed) {
-      if (P.isTransform())
-        errs() << "  " << P.name() << ": "
-               << (Changed ? "changed the object" : "no change") << "\n";
-      return Error::success();
-    });
-  }
+  Debug.attach(PI);
+  if (TimePassesOpt)
+    Times.attach(PI);
+  bool Instrumented = Debug.enabled() || TimePassesOpt;
 
-  // -print-after(-all): snapshot before each pass, diff after.
-  StringSet<> PrintAfterSet;
-  for (const std::string &N : PrintAfter)
-    PrintAfterSet.insert(N);
-  std::optional<ObjectSnapshot> Snap;
-  if (PrintAfterAll || !PrintAfterSet.empty()) {
-    PI.BeforePass.push_back([&](const Pass &P, const Object &O) {
-      if (PrintAfterAll || PrintAfterSet.count(P.name()))
-        Snap = ObjectSnapshot::take(O);
-    });
-    PI.AfterPass.push_back([&](const Pass &P, Object &O, bool) {
-      if (!(PrintAfterAll || PrintAfterSet.count(P.name())) || !Snap)
-        return Error::success();
-      TextOut << "*** After " << P.name() << " ***\n";
-      Snap->printDiff(O, TextOut);
-      Snap.reset();
-      return Error::success();
-    });
-  }
+  unsigned NThreads = Threads ? unsigned(Threads)
+                              : llvm::hardware_concurrency().compute_thread_count();
+  std::optional<DefaultThreadPool> Pool;
+  if (NThreads > 1)
+    Pool.emplace(llvm::hardware_concurrency(NThreads));
+  bool ParallelInputs = Pool && !Instrumented && Jobs.size() > 1;
 
-  // -time-passes.
-  struct Timing {
-    std::string Name;
-    double Seconds;
+  std::mutex Lock; // guards what jobs report while others run
+  Progress Prog(Jobs.size());
+  size_t NextToFlush = 0;
+  std::vector<bool> Done(Jobs.size(), false);
+  Statistics AllStats;
+  auto flushInOrder = [&] {
+    while (NextToFlush < Jobs.size() && Done[NextToFlush]) {
+      Job &J = Jobs[NextToFlush++];
+      Prog.clear();
+      TextOut << J.Text;
+      errs() << J.Diag;
+      AllStats.merge(J.Stats);
+    }
   };
-  std::vector<Timing> Timings;
-  std::chrono::steady_clock::time_point T0;
-  if (TimePasses) {
-    PI.BeforePass.push_back([&](const Pass &, const Object &) {
-      T0 = std::chrono::steady_clock::now();
-    });
-    PI.AfterPass.insert(
-        PI.AfterPass.begin(), [&](const Pass &P, Object &, bool) {
-          double S = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - T0)
-                         .count();
-          Timings.push_back({P.name().str(), S});
-          return Error::success();
-        });
-  }
-  Opts.Instrumentation = &PI;
 
-  if (Error E = runPassManager(Obj, PM, Opts))
-    fail(InputFilename, toString(std::move(E)));
+  auto runJob = [&](size_t Index) {
+    Job &J = Jobs[Index];
+    // Buffered when inputs run at once; direct otherwise.
+    raw_string_ostream TextBuf(J.Text), DiagBuf(J.Diag);
+    raw_ostream &T = ParallelInputs ? static_cast<raw_ostream &>(TextBuf)
+                                    : TextOut;
+    raw_ostream &D = ParallelInputs ? static_cast<raw_ostream &>(DiagBuf)
+                                    : errs();
+    PipelineOptions Opts;
+    Opts.Strict = Strict;
+    Opts.VerifyEach = VerifyEach;
+    Opts.PrintOut = &T;
+    Opts.JSON = KernelsFormat == Format::JSON;
+    Opts.Builder = &PB;
+    Opts.StatsOut = &J.Stats;
+    Opts.ThreadPool = Pool ? &*Pool : nullptr;
+    Opts.KeepGoing = KeepGoing;
+    Opts.ZeroOldBundles = ZeroOldBundles;
+    std::string Name = displayName(J.In);
+    Opts.Warn = [&D, Name](const Twine &Msg) {
+      WithColor::warning(D, ToolName) << "'" << Name << "': " << Msg << "\n";
+    };
+    if (Instrumented) {
+      Opts.Instrumentation = &PI;
+      Opts.OnCodeObject = [&Debug](StringRef Entry) {
+        Debug.beginCodeObject(Entry);
+      };
+    }
+    TimeRecord Start = TimeRecord::getCurrentTime(true);
+    if (TimePassesOpt)
+      Times.start("(read, lay out and write)");
+    Error E = runPipelineOnFile(J.In, J.Out, Passes, Opts, &J.Summary);
+    if (TimePassesOpt)
+      Times.stop();
+    J.Time = TimeRecord::getCurrentTime(false);
+    J.Time -= Start;
+    if (E) {
+      J.Failed = true;
+      handleAllErrors(
+          std::move(E),
+          [&](const FileError &FE) {
+            reportError(D, displayName(FE.getFileName()),
+                        FE.messageWithoutFileInfo());
+          },
+          [&](const ErrorInfoBase &EI) {
+            reportError(D, Name, EI.message());
+          });
+    }
+    if (!ParallelInputs)
+      D.flush();
+    sys::fs::file_status St;
+    if (J.In != "-" && !sys::fs::status(J.In, St))
+      J.Bytes = St.getSize();
+    std::lock_guard<std::mutex> G(Lock);
+    Done[Index] = true;
+    Prog.done(J.Bytes);
+    if (ParallelInputs)
+      flushInOrder();
+  };
 
-  auto WriteStart = std::chrono::steady_clock::now();
-  if (!Out.empty()) {
-    // A layout that cannot be made is the input's fault (with what the
-    // passes did to it); a write that fails is the output's.
-    Expected<Layout> L = computeLayout(Obj);
-    if (!L)
-      fail(InputFilename, toString(L.takeError()));
-    if (Error E = writeObjectToFile(Obj, *L, Out, &*In))
-      fail(Out == InputFilename ? StringRef(InputFilename) : StringRef(Out),
-           toString(std::move(E)));
+  if (ParallelInputs) {
+    ThreadPoolTaskGroup Tasks(*Pool);
+    for (size_t I = 0; I < Jobs.size(); ++I)
+      Tasks.async([&runJob, I] { runJob(I); });
+    Tasks.wait();
+  } else {
+    for (size_t I = 0; I < Jobs.size(); ++I)
+      runJob(I);
+    for (Job &J : Jobs)
+      AllStats.merge(J.Stats);
   }
-  double WriteSeconds = std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - WriteStart)
-                            .count();
+  Prog.clear();
 
-  if (TimePasses) {
-    double Total = WriteSeconds;
-    for (const Timing &T : Timings)
-      Total += T.Seconds;
-    errs() << "===" << std::string(73, '-') << "===\n"
-           << "                      ... Pass execution timing report ...\n"
-           << "===" << std::string(73, '-') << "===\n"
-           << format("  Total Execution Time: %.4f seconds\n\n", Total)
-           << "   ---Wall Time---  --- Name ---\n";
-    for (const Timing &T : Timings)
-      errs() << format("   %.4f (%5.1f%%)  ", T.Seconds,
-                       Total > 0 ? 100 * T.Seconds / Total : 0.0)
-             << T.Name << "\n";
-    errs() << format("   %.4f (%5.1f%%)  ", WriteSeconds,
-                     Total > 0 ? 100 * WriteSeconds / Total : 0.0)
-           << "(layout and write)\n";
+  // Several inputs, or a container: say what happened to each.
+  unsigned Rewritten = 0, Unchanged = 0, Failed = 0;
+  unsigned CodeObjects = 0, CodeObjectsChanged = 0, CodeObjectsFailed = 0;
+  bool AnyContainer = false;
+  for (const Job &J : Jobs) {
+    if (J.Failed)
+      ++Failed;
+    else if (J.Summary.OutputChanged)
+      ++Rewritten;
+    else
+      ++Unchanged;
+    CodeObjects += J.Summary.CodeObjects;
+    CodeObjectsChanged += J.Summary.Changed;
+    CodeObjectsFailed += J.Summary.Failed;
+    AnyContainer |= !J.Failed &&
+                    J.Summary.Kind != bundle::InputKind::CodeObject &&
+                    J.Summary.Kind != bundle::InputKind::Unknown;
   }
+  if (Jobs.size() > 1 || (AnyContainer && !Failed)) {
+    errs() << ToolName << ": " << Jobs.size()
+           << (Jobs.size() == 1 ? " input: " : " inputs: ") << Rewritten
+           << " rewritten, " << Unchanged << " unchanged, " << Failed
+           << " failed (" << CodeObjects << " code objects: "
+           << CodeObjectsChanged << " changed";
+    if (CodeObjectsFailed)
+      errs() << ", " << CodeObjectsFailed << " failed, left as they were";
+    errs() << ")\n";
+  }
+
+  if (TimePassesOpt)
+    Times.print(errs());
   // -stats is LLVM's own option (registered by libSupport); it prints our
   // per-pass counters.
   if (AreStatisticsEnabled()) {
     if (KernelsFormat == Format::JSON)
-      RunStats.printJSON(errs());
+      AllStats.printJSON(errs());
     else
-      RunStats.print(errs());
+      AllStats.print(errs());
   }
-  return 0;
+  return Failed ? 1 : 0;
 }

@@ -14,7 +14,6 @@
 #include "hotswap/Pass/Pass.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <optional>
 
@@ -29,11 +28,9 @@ namespace hotswap {
 
 class AnalysisManager {
 public:
-  /// Called whenever an analysis is (re)computed: -debug-pass-manager.
-  std::function<void(llvm::StringRef)> OnCompute;
-  /// Wraps every computation of an analysis (-time-passes times it as its
-  /// own row); called with the analysis name and the computation.
-  std::function<void(llvm::StringRef, llvm::function_ref<void()>)> Around;
+  /// Called before and after every computation (or recomputation) of an
+  /// analysis, with its name: -debug-pass-manager, -time-passes.
+  std::function<void(llvm::StringRef)> BeforeCompute, AfterCompute;
   /// Workers for parallel work inside this run (per-kernel scans); null
   /// runs it on the calling thread. Results never depend on it.
   llvm::ThreadPoolInterface *ThreadPool = nullptr;
@@ -44,14 +41,12 @@ public:
     auto It = Results.find(&AnalysisT::Key);
     if (It != Results.end())
       return static_cast<Model<ResultT> &>(*It->second).R;
-    if (OnCompute)
-      OnCompute(AnalysisT::name());
+    if (BeforeCompute)
+      BeforeCompute(AnalysisT::name());
     std::optional<llvm::Expected<ResultT>> R;
-    auto compute = [&] { R.emplace(AnalysisT::run(Obj, *this)); };
-    if (Around)
-      Around(AnalysisT::name(), compute);
-    else
-      compute();
+    R.emplace(AnalysisT::run(Obj, *this));
+    if (AfterCompute)
+      AfterCompute(AnalysisT::name());
     if (!*R)
       return R->takeError();
     auto M = std::make_unique<Model<ResultT>>(std::move(**R));

@@ -32,6 +32,12 @@ struct PassInstrumentation {
   llvm::SmallVector<
       std::function<void(const Pass &, llvm::StringRef Reason)>, 2>
       SkippedPass;
+  /// Around the computation of an analysis (by name, "kernels"), whichever
+  /// pass asked for it; nested analyses nest.
+  llvm::SmallVector<std::function<void(llvm::StringRef Analysis)>, 2>
+      BeforeAnalysis;
+  llvm::SmallVector<std::function<void(llvm::StringRef Analysis)>, 2>
+      AfterAnalysis;
 };
 
 } // namespace hotswap

@@ -29,6 +29,8 @@ public:
   void add(llvm::StringRef Pass, llvm::StringRef Name,
            llvm::StringRef Description, uint64_t N = 1);
   uint64_t get(llvm::StringRef Pass, llvm::StringRef Name) const;
+  /// Adds every counter of \p Other (runs on several code objects).
+  void merge(const Statistics &Other);
   const std::vector<Entry> &entries() const { return Entries; }
   /// LLVM `-stats` style table.
   void print(llvm::raw_ostream &OS) const;

@@ -1,0 +1,221 @@
+//===- lib/Pipeline/Bundles.cpp - The code objects of a bundle ------------===//
+//
+// Runs the pipeline on every AMDGPU code object of an offload bundle (plain
+// or compressed) and writes the bundle back with the new ones: entries,
+// IDs and their order kept, other entries copied verbatim, the input's
+// version and method for a compressed bundle. The code objects run in
+// parallel on Opts.ThreadPool unless instrumentation asks for one at a
+// time; what each run reports (warnings, print<...> output, counters) is
+// kept and handed on in entry order, so the output never depends on it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Rewrite.h"
+
+#include "hotswap/Bundle/CompressedBundle.h"
+#include "hotswap/Bundle/OffloadBundle.h"
+#include "hotswap/Object/Writer.h"
+#include "hotswap/Support/Error.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::pipeline;
+using bundle::InputKind;
+
+namespace {
+/// One code object of the bundle and what its run produced.
+struct EntryRun {
+  size_t Index = 0;
+  std::string Name; // "bundle entry 'hip-amdgcn-amd-amdhsa--gfx90a'"
+  ArrayRef<uint8_t> Payload;
+
+  Error Err = Error::success();
+  bool Changed = false;
+  std::vector<uint8_t> Output;
+  std::vector<std::string> Warnings;
+  std::string Printed;
+  Statistics Stats;
+};
+
+/// Whether a bundle entry ID names an AMDGPU (HSA) target:
+/// "<kind>-amdgcn-amd-amdhsa-<env>-<target id>".
+bool isAMDGPUEntry(StringRef ID) {
+  return ID.contains("-amdgcn-amd-amdhsa");
+}
+
+std::string entryName(StringRef Where, StringRef ID) {
+  std::string S;
+  raw_string_ostream OS(S);
+  if (!Where.empty())
+    OS << Where << " ";
+  OS << "bundle entry '";
+  printEscapedString(ID.take_front(120), OS);
+  OS << "'";
+  return S;
+}
+
+/// What a payload that is not a code object is, for the message.
+std::string notACodeObject(ArrayRef<uint8_t> Payload) {
+  StringRef S(reinterpret_cast<const char *>(Payload.data()), Payload.size());
+  if (S.starts_with("BC\xC0\xDE"))
+    return "its payload is LLVM bitcode (an -fgpu-rdc object before device "
+           "linking), not a linked AMDGPU code object";
+  return "its payload is " + bundle::describeInput(Payload) +
+         ", not an AMDGPU code object";
+}
+
+void run(EntryRun &E, const PipelineText &P, const PipelineOptions &Opts) {
+  PipelineOptions O = Opts;
+  O.Warn = [&E](const Twine &Msg) { E.Warnings.push_back(Msg.str()); };
+  raw_string_ostream PrintOS(E.Printed);
+  if (Opts.PrintOut)
+    O.PrintOut = &PrintOS;
+  O.StatsOut = &E.Stats;
+  Expected<Rewritten> R = rewriteCodeObject(E.Payload, P, O, E.Changed);
+  if (!R) {
+    E.Err = R.takeError();
+    return;
+  }
+  if (!E.Changed)
+    return;
+  const Layout &L = *R->ModelLayout;
+  E.Output.resize(L.FileSize);
+  writeObject(*R->Model, L, E.Output);
+}
+
+/// Hands on what \p E reported, in order, on the calling thread.
+void replay(EntryRun &E, const PipelineOptions &Opts,
+            std::vector<json::Value> *JSONOut) {
+  if (Opts.Warn)
+    for (const std::string &W : E.Warnings)
+      Opts.Warn(E.Name + ": " + W);
+  if (Opts.StatsOut)
+    Opts.StatsOut->merge(E.Stats);
+  if (!Opts.PrintOut || E.Printed.empty())
+    return;
+  if (!JSONOut) {
+    *Opts.PrintOut << E.Name << ":\n" << E.Printed;
+    return;
+  }
+  // Each code object's JSON, with the entry it came from.
+  Expected<json::Value> V = json::parse(E.Printed);
+  if (!V) {
+    consumeError(V.takeError());
+    json::Object O{{"entry", E.Name}, {"output", E.Printed}};
+    JSONOut->push_back(std::move(O));
+    return;
+  }
+  if (json::Object *O = V->getAsObject()) {
+    O->try_emplace("entry", E.Name);
+    JSONOut->push_back(std::move(*V));
+  } else {
+    JSONOut->push_back(json::Object{{"entry", E.Name}, {"output", *V}});
+  }
+}
+
+Expected<std::optional<std::vector<uint8_t>>>
+rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where,
+                    const PipelineText &P, const PipelineOptions &Opts,
+                    RunSummary &Summary) {
+  Expected<bundle::OffloadBundle> B = bundle::parseOffloadBundle(Bytes);
+  if (!B) {
+    if (Where.empty())
+      return B.takeError();
+    return prefixError(Where, B.takeError());
+  }
+
+  std::vector<EntryRun> Runs;
+  for (size_t I = 0; I < B->Entries.size(); ++I) {
+    const bundle::OffloadBundleEntry &Entry = B->Entries[I];
+    if (Entry.empty() || !isAMDGPUEntry(Entry.ID))
+      continue; // host and other entries are copied verbatim
+    EntryRun R;
+    R.Index = I;
+    R.Name = entryName(Where, Entry.ID);
+    R.Payload = Entry.Payload;
+    if (bundle::identifyInput(Entry.Payload) != InputKind::CodeObject)
+      R.Err = makeError(notACodeObject(Entry.Payload));
+    Runs.push_back(std::move(R));
+  }
+
+  bool Parallel = Opts.ThreadPool && !Opts.Instrumentation && Runs.size() > 1;
+  if (Parallel) {
+    ThreadPoolTaskGroup Tasks(*Opts.ThreadPool);
+    for (EntryRun &R : Runs)
+      if (!R.Err)
+        Tasks.async([&R, &P, &Opts] { run(R, P, Opts); });
+    Tasks.wait();
+  }
+
+  std::vector<json::Value> JSONEntries;
+  std::vector<std::optional<ArrayRef<uint8_t>>> Replace(B->Entries.size());
+  for (size_t K = 0; K < Runs.size(); ++K) {
+    EntryRun &R = Runs[K];
+    if (!Parallel && !R.Err) {
+      if (Opts.OnCodeObject)
+        Opts.OnCodeObject(R.Name);
+      run(R, P, Opts);
+    }
+    replay(R, Opts, Opts.JSON ? &JSONEntries : nullptr);
+    ++Summary.CodeObjects;
+    if (R.Err) {
+      if (!Opts.KeepGoing) {
+        // The first failing entry (in order) fails the bundle.
+        for (EntryRun &Rest : MutableArrayRef(Runs).drop_front(K + 1))
+          consumeError(std::move(Rest.Err));
+        return prefixError(R.Name, std::move(R.Err));
+      }
+      std::string Msg = toString(std::move(R.Err));
+      if (Opts.Warn)
+        Opts.Warn(R.Name + ": " + Msg + "; left unchanged");
+      ++Summary.Failed;
+      continue;
+    }
+    if (R.Changed) {
+      ++Summary.Changed;
+      Replace[R.Index] = ArrayRef<uint8_t>(R.Output);
+    }
+  }
+  if (!JSONEntries.empty())
+    *Opts.PrintOut << formatv("{0:2}", json::Value(std::move(JSONEntries)))
+                   << "\n";
+  if (!bundle::replacesPayload(*B, Replace))
+    return std::nullopt;
+  Expected<std::vector<uint8_t>> Out = bundle::rewriteOffloadBundle(*B, Replace);
+  if (!Out) {
+    if (Where.empty())
+      return Out.takeError();
+    return prefixError(Where, Out.takeError());
+  }
+  return std::optional<std::vector<uint8_t>>(std::move(*Out));
+}
+} // namespace
+
+Expected<std::optional<std::vector<uint8_t>>>
+pipeline::rewriteBundle(ArrayRef<uint8_t> Bytes, StringRef Where,
+                      const PipelineText &P, const PipelineOptions &Opts,
+                      RunSummary &Summary) {
+  if (bundle::identifyInput(Bytes) != InputKind::CompressedOffloadBundle)
+    return rewriteUncompressed(Bytes, Where, P, Opts, Summary);
+  // The bundle layer's messages say "compressed bundle" already.
+  auto located = [&](Error E) {
+    return Where.empty() ? std::move(E) : prefixError(Where, std::move(E));
+  };
+  Expected<bundle::DecompressedBundle> D = bundle::decompressBundle(Bytes);
+  if (!D)
+    return located(D.takeError());
+  Expected<std::optional<std::vector<uint8_t>>> Inner =
+      rewriteUncompressed(D->Bytes, Where, P, Opts, Summary);
+  if (!Inner || !*Inner)
+    return Inner;
+  Expected<std::vector<uint8_t>> Out = bundle::recompressBundle(*D, **Inner);
+  if (!Out)
+    return located(Out.takeError());
+  return std::optional<std::vector<uint8_t>>(std::move(*Out));
+}

@@ -1,0 +1,142 @@
+//===- lib/Pipeline/Rewrite.cpp - One input, any kind ---------------------===//
+
+#include "Rewrite.h"
+
+#include "hotswap/Object/Reader.h"
+#include "hotswap/Object/Writer.h"
+#include "hotswap/Support/Error.h"
+#include "hotswap/Support/Format.h"
+
+#include <cstring>
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::pipeline;
+using bundle::InputKind;
+
+PipelineText::PipelineText(StringRef Text, const PipelineOptions &Opts)
+    : Text(Text.str()) {
+  if (Opts.Builder) {
+    Registry = Opts.Builder;
+  } else {
+    Own.emplace();
+    Registry = &*Own;
+  }
+}
+
+Expected<PassManager> PipelineText::parse() const {
+  PassManager PM;
+  if (Error E = Registry->parsePassPipeline(PM, Text))
+    return std::move(E);
+  return std::move(PM);
+}
+
+OutputImage Rewritten::image(ArrayRef<uint8_t> Input) const {
+  OutputImage Image;
+  Image.Base = Input;
+  if (Model) {
+    const Object &Obj = *Model;
+    const Layout &L = *ModelLayout;
+    Image.Size = L.FileSize;
+    Image.BaseLength = L.BaseLength;
+    Image.Render = [&Obj, &L](MutableArrayRef<uint8_t> Out) {
+      return writeObjectOverBase(Obj, L, Out);
+    };
+  } else if (Bytes) {
+    const std::vector<uint8_t> &B = *Bytes;
+    Image.Size = B.size();
+    Image.BaseLength = 0;
+    Image.Render = [&B](MutableArrayRef<uint8_t> Out) {
+      memcpy(Out.data(), B.data(), B.size());
+      return std::vector<ByteRange>{{0, B.size()}};
+    };
+  } else {
+    Image.Size = Input.size();
+    Image.BaseLength = Input.size();
+    Image.Render = [](MutableArrayRef<uint8_t>) {
+      return std::vector<ByteRange>();
+    };
+  }
+  return Image;
+}
+
+Expected<Rewritten> pipeline::rewriteCodeObject(ArrayRef<uint8_t> Input,
+                                              const PipelineText &P,
+                                              const PipelineOptions &Opts,
+                                              bool &Changed) {
+  Expected<PassManager> PM = P.parse();
+  if (!PM)
+    return PM.takeError();
+  MemoryBufferRef Ref(
+      StringRef(reinterpret_cast<const char *>(Input.data()), Input.size()),
+      "");
+  Expected<std::unique_ptr<Object>> Obj = readObject(Ref);
+  if (!Obj)
+    return Obj.takeError();
+  if (Error E = runPassManager(**Obj, *PM, Opts))
+    return std::move(E);
+  Expected<Layout> L = computeLayout(**Obj);
+  if (!L)
+    return L.takeError();
+  // Changed: laid out anew, or bytes edited in place that differ.
+  Changed = !L->InPlace;
+  for (const auto &S : (*Obj)->sections())
+    if (!Changed && S->isDirty() && S->Orig && !S->isNoBits())
+      Changed = S->contents() !=
+                Input.slice(S->Orig->Offset, S->Orig->Size);
+  Rewritten R;
+  R.Model = std::move(*Obj);
+  R.ModelLayout = std::move(*L);
+  return std::move(R);
+}
+
+/// A HIP host binary: every bundle its wrappers point to is rewritten, then
+/// the host is changed to point at the new ones.
+static Expected<Rewritten> rewriteHost(ArrayRef<uint8_t> Input,
+                                       const PipelineText &P,
+                                       const PipelineOptions &Opts,
+                                       RunSummary &Summary) {
+  return makeError("HIP host binaries are not supported yet; extract their "
+                   "code objects with 'llvm-objdump --offloading'");
+}
+
+Expected<Rewritten> pipeline::rewriteInput(ArrayRef<uint8_t> Input,
+                                         const PipelineText &P,
+                                         const PipelineOptions &Opts,
+                                         RunSummary &Summary) {
+  Summary.Kind = bundle::identifyInput(Input);
+  switch (Summary.Kind) {
+  case InputKind::CodeObject:
+  case InputKind::Unknown: {
+    // Unknown input goes to the code object reader, which says what is
+    // wrong with it.
+    bool Changed = false;
+    Expected<Rewritten> R = rewriteCodeObject(Input, P, Opts, Changed);
+    if (!R)
+      return R.takeError();
+    Summary.CodeObjects = 1;
+    Summary.Changed = Changed;
+    Summary.OutputChanged = Changed;
+    return R;
+  }
+  case InputKind::OffloadBundle:
+  case InputKind::CompressedOffloadBundle: {
+    Expected<std::optional<std::vector<uint8_t>>> B =
+        rewriteBundle(Input, "", P, Opts, Summary);
+    if (!B)
+      return B.takeError();
+    Rewritten R;
+    R.Bytes = std::move(*B);
+    Summary.OutputChanged = R.Bytes.has_value();
+    return std::move(R);
+  }
+  case InputKind::HostELF: {
+    Expected<Rewritten> R = rewriteHost(Input, P, Opts, Summary);
+    if (!R)
+      return R.takeError();
+    Summary.OutputChanged = Summary.Changed != 0;
+    return R;
+  }
+  }
+  llvm_unreachable("unknown input kind");
+}

@@ -1,0 +1,76 @@
+//===- lib/Pipeline/Run.cpp - Library entry points ------------------------===//
+//
+// runPipeline and runPipelineOnFile: read, run on every code object of the
+// input (whatever kind it is), write the same kind back. A file input is
+// kept open for the write, so the bytes the output shares with it are
+// copied by the kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Rewrite.h"
+
+#include "hotswap/Object/InputFile.h"
+#include "hotswap/Object/OutputFile.h"
+#include "hotswap/Support/Error.h"
+
+#include "llvm/Support/FileSystem.h"
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::pipeline;
+
+Expected<std::unique_ptr<MemoryBuffer>>
+hotswap::runPipeline(MemoryBufferRef Input, StringRef Pipeline,
+                     const PipelineOptions &Opts, RunSummary *Summary) {
+  PipelineText P(Pipeline, Opts);
+  // Pipeline errors first, whatever the input.
+  if (Expected<PassManager> PM = P.parse(); !PM)
+    return PM.takeError();
+  ArrayRef<uint8_t> In(
+      reinterpret_cast<const uint8_t *>(Input.getBufferStart()),
+      Input.getBufferSize());
+  RunSummary S;
+  Expected<Rewritten> R = rewriteInput(In, P, Opts, S);
+  if (Summary)
+    *Summary = S;
+  if (!R)
+    return R.takeError();
+  OutputImage Image = R->image(In);
+  auto Buf = WritableMemoryBuffer::getNewUninitMemBuffer(
+      Image.Size, Input.getBufferIdentifier());
+  if (!Buf)
+    return makeError("cannot allocate " + Twine(Image.Size) +
+                     " bytes for the output");
+  MutableArrayRef<uint8_t> Out(
+      reinterpret_cast<uint8_t *>(Buf->getBufferStart()), Image.Size);
+  memcpy(Out.data(), In.data(), Image.BaseLength);
+  memset(Out.data() + Image.BaseLength, 0, Image.Size - Image.BaseLength);
+  Image.Render(Out);
+  return std::unique_ptr<MemoryBuffer>(std::move(Buf));
+}
+
+Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
+                                 StringRef Pipeline,
+                                 const PipelineOptions &Opts,
+                                 RunSummary *Summary) {
+  PipelineText P(Pipeline, Opts);
+  if (Expected<PassManager> PM = P.parse(); !PM)
+    return PM.takeError();
+  Expected<InputFile> In = InputFile::open(InPath);
+  if (!In)
+    return createFileError(InPath, In.takeError());
+  RunSummary S;
+  Expected<Rewritten> R = rewriteInput(In->bytes(), P, Opts, S);
+  if (Summary)
+    *Summary = S;
+  if (!R)
+    return R.takeError();
+  if (OutPath.empty())
+    return Error::success();
+  // Rewriting a file in place that nothing changed would only touch it.
+  if (!S.OutputChanged && OutPath != "-" && sys::fs::equivalent(InPath, OutPath))
+    return Error::success();
+  if (Error E = writeFileAtomically(OutPath, R->image(In->bytes()), &*In))
+    return createFileError(OutPath, std::move(E));
+  return Error::success();
+}
