@@ -79,7 +79,7 @@ run_suite() {
   rm -f "$build_dir/ctest-junit.xml" "$build_dir/lit-xunit.xml"
   (cd "$build_dir" && ctest --output-on-failure -j"$(nproc)" \
       --output-junit "$build_dir/ctest-junit.xml") >"$build_dir/ctest.log" 2>&1
-  [ $? -ne 0 ] && grep -E "Failed|\*\*\*|ThreadSanitizer: [a-z]" "$build_dir/ctest.log" | head -50
+  [ $? -ne 0 ] && grep -E "Failed|\*\*\*|(WARNING|ERROR): ThreadSanitizer" "$build_dir/ctest.log" | head -50
   add_results "$name gtest" "$build_dir/ctest-junit.xml"
 
   [ "$lit" = lit ] || return
