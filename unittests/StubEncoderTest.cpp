@@ -545,13 +545,22 @@ TEST(TargetMCTest, VCCFormInBothWaveSizes) {
   }
 }
 
+// Threads of two processors encode and decode at once, each with a TargetMC
+// of its own (one TargetMC is used by one thread at a time; testMC()'s are
+// not for threads): threads of one processor share only its immutable
+// tables.
 TEST(TargetMCTest, ConcurrentUse) {
   std::vector<std::thread> Threads;
   std::atomic<unsigned> Ok{0};
   for (unsigned I = 0; I < 4; ++I)
     Threads.emplace_back([&Ok, I] {
       TargetInfo TI = makeTI(I % 2 ? "gfx942" : "gfx1201");
-      auto E = StubEncoder::create(TI, testMC(TI));
+      auto MC = TargetMC::create(TI.MCPU, TI.Features);
+      if (!MC) {
+        consumeError(MC.takeError());
+        return;
+      }
+      auto E = StubEncoder::create(TI, **MC);
       if (!E) {
         consumeError(E.takeError());
         return;
@@ -566,7 +575,7 @@ TEST(TargetMCTest, ConcurrentUse) {
           consumeError(B.takeError());
           return;
         }
-        auto D = decodeStub(TI, testMC(TI), *B, S.StubAddr, {});
+        auto D = decodeStub(TI, **MC, *B, S.StubAddr, {});
         if (!D) {
           consumeError(D.takeError());
           return;

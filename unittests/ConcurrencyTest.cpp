@@ -1,0 +1,371 @@
+//===- unittests/ConcurrencyTest.cpp - Runs at once write the same bytes --===//
+//
+// The threading contract of hotswap/Hotswap.h and hotswap-c.h: any number of
+// runs at once, on any threads, of one target or of several, with or without
+// a shared PipelineOptions::ThreadPool, each write exactly the bytes of the
+// same run made alone.
+//
+// Inputs are real code objects (Inputs/concurrency-*.yaml: clang-built from
+// Inputs/concurrency.hip by Inputs/gen-concurrency-inputs.sh, kept as
+// obj2yaml text and compiled in), built in memory with yaml2obj. Every input
+// is first run serially; that output is the reference for every concurrent
+// run. utils/check.sh --tsan runs these tests under ThreadSanitizer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hotswap-c.h"
+
+#include "hotswap/Hotswap.h"
+
+#include "llvm/ObjectYAML/yaml2obj.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/YAMLTraits.h"
+#include "gtest/gtest.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <iterator>
+#include <mutex>
+#include <set>
+#include <thread>
+
+using namespace llvm;
+using namespace hotswap;
+
+namespace {
+
+struct EmbeddedInput {
+  const char *Name;
+  const char *YAML;
+};
+
+const EmbeddedInput EmbeddedInputs[] = {
+#include "UnittestInputs.inc"
+};
+
+/// Long-form stubs: on gfx8/9 without `.numbered_sgpr` symbols each scratch
+/// pair comes from a scan of the kernel's code.
+constexpr const char *LongForm =
+    "synth-trampolines<form=long>,patch-descriptors,stub-syms,verify";
+
+struct Case {
+  const char *Input;
+  const char *Pipeline;
+};
+
+const Case Cases[] = {
+    {"concurrency-gfx803.yaml", LongForm},
+    {"concurrency-gfx900.yaml", LongForm},
+    {"concurrency-gfx1030.yaml", "trampoline,stub-syms,verify"},
+    {"concurrency-gfx1100.yaml", LongForm},
+    {"concurrency-gfx1201.yaml", "trampoline,stub-syms,verify"},
+    {"concurrency-gfx1250.yaml",
+     "synth-trampolines<prologue=gfx1250-vmem>,patch-descriptors,stub-syms,"
+     "verify"},
+};
+constexpr size_t NumCases = std::size(Cases);
+/// gfx900: ~144 KiB of kernel code to scan, enough for the scans to be split
+/// among a pool's workers.
+constexpr size_t PooledCase = 1;
+
+/// Threads that run pipelines at once (more than this machine's cores, so
+/// that runs interleave everywhere).
+constexpr unsigned NumThreads = 8;
+
+/// An input and the output of its pipeline run alone.
+struct Prepared {
+  std::string Name;
+  std::string Pipeline;
+  std::vector<char> Object;
+  std::string Expected;
+};
+
+std::vector<Prepared> prepare() {
+  std::vector<Prepared> All;
+  for (const Case &C : Cases) {
+    const EmbeddedInput *In = nullptr;
+    for (const EmbeddedInput &E : EmbeddedInputs)
+      if (StringRef(E.Name) == C.Input)
+        In = &E;
+    if (!In) {
+      ADD_FAILURE() << "no embedded input '" << C.Input << "'";
+      return {};
+    }
+    Prepared P;
+    P.Name = C.Input;
+    P.Pipeline = C.Pipeline;
+    SmallVector<char, 0> Storage;
+    raw_svector_ostream OS(Storage);
+    yaml::Input YIn(In->YAML);
+    std::string Err;
+    if (!yaml::convertYAML(YIn, OS, [&](const Twine &M) { Err += M.str(); })) {
+      ADD_FAILURE() << C.Input << ": " << Err;
+      return {};
+    }
+    P.Object.assign(Storage.begin(), Storage.end());
+    auto Out = runPipeline(
+        MemoryBufferRef(StringRef(P.Object.data(), P.Object.size()), C.Input),
+        C.Pipeline);
+    if (!Out) {
+      ADD_FAILURE() << C.Input << ": " << toString(Out.takeError());
+      return {};
+    }
+    P.Expected = (*Out)->getBuffer().str();
+    All.push_back(std::move(P));
+  }
+  return All;
+}
+
+/// The objects of Cases and their serial outputs, made once per process;
+/// empty (and a test failure) when anything went wrong.
+const std::vector<Prepared> &prepared() {
+  static const std::vector<Prepared> All = prepare();
+  return All;
+}
+
+MemoryBufferRef bufferOf(const Prepared &P) {
+  return MemoryBufferRef(StringRef(P.Object.data(), P.Object.size()), P.Name);
+}
+
+/// Where \p Got differs from \p Want, or "" when they are equal.
+std::string difference(StringRef Want, StringRef Got) {
+  if (Want == Got)
+    return "";
+  size_t At = 0;
+  while (At < Want.size() && At < Got.size() && Want[At] == Got[At])
+    ++At;
+  return "output differs from the serial run's at offset " +
+         std::to_string(At) + " (size " + std::to_string(Got.size()) +
+         ", expected " + std::to_string(Want.size()) + ")";
+}
+
+/// One run through hotswap::runPipeline; "" when it wrote the expected bytes.
+std::string runCxx(const Prepared &P, ThreadPoolInterface *Pool) {
+  PipelineOptions Opts;
+  Opts.ThreadPool = Pool;
+  auto Out = runPipeline(bufferOf(P), P.Pipeline, Opts);
+  if (!Out)
+    return toString(Out.takeError());
+  return difference(P.Expected, (*Out)->getBuffer());
+}
+
+/// One run through the C API; "" when it wrote the expected bytes.
+std::string runC(const Prepared &P) {
+  hotswap_options_t Opts = hotswap_options_create();
+  hotswap_result_t R = hotswap_run_pipeline(
+      Opts, P.Object.data(), P.Object.size(), P.Pipeline.c_str());
+  std::string Problem;
+  if (!R) {
+    Problem = "hotswap_run_pipeline returned NULL";
+  } else if (!hotswap_result_succeeded(R)) {
+    Problem = hotswap_result_get_error(R);
+  } else {
+    size_t Size = 0;
+    const void *Data = hotswap_result_get_output(R, &Size);
+    Problem = difference(P.Expected,
+                         StringRef(static_cast<const char *>(Data), Size));
+  }
+  hotswap_result_destroy(R);
+  hotswap_options_destroy(Opts);
+  return Problem;
+}
+
+/// Runs \p Body(Thread, Iteration) for \p Iterations iterations on each of
+/// \p Threads threads, released together; returns what the calls reported.
+std::vector<std::string>
+runOnThreads(unsigned Threads, unsigned Iterations,
+             function_ref<std::string(unsigned, unsigned)> Body) {
+  std::mutex Lock;
+  std::condition_variable Go;
+  bool Started = false;
+  std::vector<std::string> Problems;
+  std::vector<std::thread> Workers;
+  for (unsigned T = 0; T < Threads; ++T)
+    Workers.emplace_back([&, T] {
+      {
+        std::unique_lock<std::mutex> G(Lock);
+        Go.wait(G, [&] { return Started; });
+      }
+      for (unsigned I = 0; I < Iterations; ++I) {
+        std::string Problem = Body(T, I);
+        if (!Problem.empty()) {
+          std::lock_guard<std::mutex> G(Lock);
+          Problems.push_back("thread " + std::to_string(T) + ", run " +
+                             std::to_string(I) + ": " + Problem);
+        }
+      }
+    });
+  {
+    std::lock_guard<std::mutex> G(Lock);
+    Started = true;
+  }
+  Go.notify_all();
+  for (std::thread &W : Workers)
+    W.join();
+  return Problems;
+}
+
+std::string joined(const std::vector<std::string> &Lines) {
+  std::string S;
+  for (const std::string &L : Lines)
+    S += L + "\n";
+  return S;
+}
+
+/// A DefaultThreadPool that counts the tasks it is given, to show that a run
+/// used it.
+class CountingThreadPool final : public ThreadPoolInterface {
+public:
+  explicit CountingThreadPool(unsigned Workers)
+      : Inner(hardware_concurrency(Workers)) {}
+  ~CountingThreadPool() override { Inner.wait(); }
+
+  void wait() override { Inner.wait(); }
+  void wait(ThreadPoolTaskGroup &Group) override { Inner.wait(Group); }
+  unsigned getMaxConcurrency() const override {
+    return Inner.getMaxConcurrency();
+  }
+  unsigned tasks() const { return Tasks.load(); }
+
+private:
+  void asyncEnqueue(unique_function<void()> Task,
+                    ThreadPoolTaskGroup *Group) override {
+    ++Tasks;
+    // The inner pool only uses the group as a tag for wait(Group).
+    if (Group)
+      Inner.async(*Group, std::move(Task));
+    else
+      Inner.async(std::move(Task));
+  }
+
+  DefaultThreadPool Inner;
+  std::atomic<unsigned> Tasks{0};
+};
+
+/// How the concurrent tests run a pipeline.
+enum class Api { Cxx, C, CxxSharedPool };
+
+std::string apiName(const testing::TestParamInfo<Api> &Info) {
+  switch (Info.param) {
+  case Api::Cxx:
+    return "RunPipeline";
+  case Api::C:
+    return "CAPI";
+  case Api::CxxSharedPool:
+    return "RunPipelineSharedPool";
+  }
+  return "Unknown";
+}
+
+class ConcurrentRuns : public testing::TestWithParam<Api> {
+protected:
+  void SetUp() override {
+    ASSERT_EQ(prepared().size(), NumCases);
+    // One pool for every run of the test (ThreadPoolDoesNotChangeOutput
+    // shows that the gfx900 runs hand work to a pool of this size).
+    if (GetParam() == Api::CxxSharedPool)
+      Pool = std::make_unique<DefaultThreadPool>(hardware_concurrency(4));
+  }
+
+  std::string run(const Prepared &P) {
+    switch (GetParam()) {
+    case Api::Cxx:
+      return runCxx(P, nullptr);
+    case Api::C:
+      return runC(P);
+    case Api::CxxSharedPool:
+      return runCxx(P, Pool.get());
+    }
+    return "unknown API";
+  }
+
+  std::unique_ptr<DefaultThreadPool> Pool;
+};
+
+} // namespace
+
+// The inputs do what the tests rely on: on gfx8/9 every kernel's SGPRs come
+// from a scan of its code (no .numbered_sgpr), the scans give the wide
+// kernels different counts (a result given to the wrong kernel changes the
+// output), and every pipeline changes its input.
+TEST(ConcurrencyInputs, ScansDecideTheScratchPairs) {
+  const std::vector<Prepared> &All = prepared();
+  ASSERT_EQ(All.size(), NumCases);
+  for (const Prepared &P : All) {
+    SCOPED_TRACE(P.Name);
+    EXPECT_NE(StringRef(P.Object.data(), P.Object.size()), P.Expected);
+    Expected<AnalyzedObject> A = analyzeKernels(bufferOf(P));
+    ASSERT_TRUE(static_cast<bool>(A)) << toString(A.takeError());
+    EXPECT_EQ(A->Kernels.Kernels.size(), 10u);
+    bool Scanned = P.Name == "concurrency-gfx803.yaml" ||
+                   P.Name == "concurrency-gfx900.yaml";
+    std::set<unsigned> WideCounts;
+    for (const KernelInfo &K : A->Kernels.Kernels) {
+      SCOPED_TRACE(K.Name);
+      if (!Scanned)
+        continue;
+      EXPECT_EQ(K.UsedSGPRSource, "code-scan");
+      if (StringRef(K.Name).starts_with("wide"))
+        WideCounts.insert(K.UsedSGPRs);
+    }
+    if (Scanned)
+      EXPECT_GE(WideCounts.size(), 6u);
+  }
+}
+
+// Runs alone are repeatable: the reference itself is deterministic.
+TEST(ConcurrencyInputs, SerialRunsRepeat) {
+  const std::vector<Prepared> &All = prepared();
+  ASSERT_EQ(All.size(), NumCases);
+  for (const Prepared &P : All)
+    EXPECT_EQ(runCxx(P, nullptr), "") << P.Name;
+}
+
+// A thread pool changes how the SGPR scans are split, never the bytes: pools
+// of 1 (everything on the calling thread), 2, 3 and 8 workers all give the
+// output of a run without one, and the gfx900 run does hand work to the pool.
+TEST(ConcurrencyInputs, ThreadPoolDoesNotChangeOutput) {
+  const std::vector<Prepared> &All = prepared();
+  ASSERT_EQ(All.size(), NumCases);
+  for (unsigned Workers : {1u, 2u, 3u, 8u}) {
+    for (size_t I = 0; I < NumCases; ++I) {
+      CountingThreadPool Pool(Workers);
+      EXPECT_EQ(runCxx(All[I], &Pool), "")
+          << All[I].Name << " with " << Workers << " workers";
+      if (I == PooledCase && Workers > 1)
+        EXPECT_GT(Pool.tasks(), 1u)
+            << All[I].Name << ": the scans were not split among " << Workers
+            << " workers";
+    }
+  }
+}
+
+// Several targets at once: at every moment the threads run different
+// objects (thread T's run I is case (T + I) mod NumCases).
+TEST_P(ConcurrentRuns, ManyTargetsAtOnce) {
+  const std::vector<Prepared> &All = prepared();
+  std::vector<std::string> Problems =
+      runOnThreads(NumThreads, NumCases, [&](unsigned T, unsigned I) {
+        const Prepared &P = All[(T + I) % NumCases];
+        std::string Problem = run(P);
+        return Problem.empty() ? Problem : P.Name + ": " + Problem;
+      });
+  EXPECT_TRUE(Problems.empty()) << joined(Problems);
+}
+
+// Many copies of one target at once: the object with the most MC work (SGPR
+// scans of ~144 KiB of gfx900 code), and the one whose prologue is assembled
+// per run (gfx1250).
+TEST_P(ConcurrentRuns, OneTargetManyCopies) {
+  const std::vector<Prepared> &All = prepared();
+  for (size_t C : {PooledCase, NumCases - 1}) {
+    const Prepared &P = All[C];
+    std::vector<std::string> Problems =
+        runOnThreads(NumThreads, 2, [&](unsigned, unsigned) { return run(P); });
+    EXPECT_TRUE(Problems.empty()) << P.Name << ":\n" << joined(Problems);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Concurrency, ConcurrentRuns,
+                         testing::Values(Api::Cxx, Api::C, Api::CxxSharedPool),
+                         apiName);
