@@ -1181,4 +1181,100 @@ TEST(HostBinaryReplace, NoAddressSpaceLeft) {
   EXPECT_FALSE(H.Obj->needsNewLayout());
 }
 
+//===----------------------------------------------------------------------===//
+// Damaged hosts
+//===----------------------------------------------------------------------===//
+
+/// Every byte of the headers, the tables, the relocations, the wrappers and
+/// the bundle headers of a few hosts, set to 0, 0xff and flipped: reading,
+/// analyzing, replacing and writing either fail with an error or give an
+/// output that reads back and analyzes to the new bundles. (Under the
+/// sanitizer build, also no memory error.)
+TEST(HostBinaryDamage, ErrorsOrValidOutputs) {
+  std::vector<HostSpec> Specs;
+  {
+    HostSpec S;
+    S.Bundles = {makeBundle(1), makeBundle(2)};
+    S.Wrappers = {{How::Rela, 0}, {How::Symbol, 1}, {How::RelrBitmap, 1}};
+    Specs.push_back(S);
+    S = oneWrapper(How::Absolute, ET_EXEC);
+    S.Interp = true;
+    Specs.push_back(S);
+  }
+  size_t Runs = 0, Successes = 0;
+  for (const HostSpec &S : Specs) {
+    Bytes In = yamlToBytes(hostYAML(S));
+    HostLayout L(S);
+    std::vector<std::optional<Bytes>> New = newBundles(S.Bundles.size());
+    uint64_t PhOff = read64(In, 32), ShOff = read64(In, 40);
+    std::vector<std::pair<uint64_t, uint64_t>> Ranges = {
+        {0, PhOff + 6 * 56},                     // ELF and program headers
+        {0x200, 0x48},                           // .dynsym
+        {0x400, 0x78},                           // .rela.dyn
+        {0x600, 0x10},                           // .relr.dyn
+        {L.Fatbin, 0x60},                        // the first bundle's header
+        {L.Data, 0x10 + 24 * S.Wrappers.size()}, // .data, the wrappers
+        {L.Dynamic, 0x20},
+        {ShOff, In.size() - ShOff}}; // section headers
+    for (auto [Begin, Size] : Ranges) {
+      for (uint64_t Off = Begin; Off < Begin + Size && Off < In.size(); ++Off) {
+        for (uint8_t Value : {uint8_t(0), uint8_t(In[Off] ^ 0x80)}) {
+          if (Value == In[Off])
+            continue;
+          Bytes B = In;
+          B[Off] = Value;
+          ++Runs;
+          Expected<std::unique_ptr<Object>> Obj = readHost(B);
+          if (!Obj) {
+            consumeError(Obj.takeError());
+            continue;
+          }
+          Expected<HostBinary> HB = HostBinary::analyze(**Obj);
+          if (!HB) {
+            consumeError(HB.takeError());
+            continue;
+          }
+          ArrayRef<std::optional<Bytes>> Slots(New);
+          if (Error E = HB->replaceBundles(
+                  **Obj, Slots.take_front(HB->bundles().size()))) {
+            consumeError(std::move(E));
+            continue;
+          }
+          // An executable whose .bss grew to gigabytes gets a file as large
+          // (VAddrMinusOffset): laid out, not written.
+          Expected<Layout> Lay = computeLayout(**Obj);
+          if (!Lay) {
+            consumeError(Lay.takeError());
+            continue;
+          }
+          if (Lay->FileSize > 0x1000000)
+            continue;
+          Expected<std::unique_ptr<MemoryBuffer>> Out =
+              writeObjectToBuffer(**Obj);
+          if (!Out) {
+            consumeError(Out.takeError());
+            continue;
+          }
+          ++Successes;
+          // A successful output reads back, with the new bundles.
+          StringRef O = (*Out)->getBuffer();
+          Bytes OutBytes(O.bytes_begin(), O.bytes_end());
+          Expected<std::unique_ptr<Object>> Back = readHost(OutBytes);
+          ASSERT_TRUE(bool(Back))
+              << "byte " << hx(Off) << ": " << toString(Back.takeError());
+          Expected<HostBinary> HB2 = HostBinary::analyze(**Back);
+          ASSERT_TRUE(bool(HB2))
+              << "byte " << hx(Off) << ": " << toString(HB2.takeError());
+          ASSERT_EQ(HB2->bundles().size(), HB->bundles().size());
+          for (size_t I = 0; I < HB2->bundles().size(); ++I)
+            ASSERT_EQ(HB2->bundles()[I].Bytes, ArrayRef<uint8_t>(*New[I]));
+        }
+      }
+    }
+  }
+  // Most damage is refused, some is harmless (padding, names).
+  EXPECT_GT(Runs, 1000u);
+  EXPECT_GT(Successes, 0u);
+}
+
 } // namespace
