@@ -22,7 +22,10 @@
 //     p_vaddr - p_offset equals the first PT_LOAD's, because Linux before
 //     5.18 puts AT_PHDR at that difference plus e_phoff (the file then has a
 //     gap of zeros before the segment, as large as the address space the
-//     input's segments leave unbacked by the file: .bss and page gaps);
+//     input's segments leave unbacked by the file: .bss and page gaps; and
+//     p_align is lowered, down to 0x1000, until it divides that
+//     difference). llvm-strip keeps the table in the segment but closes the
+//     gap, so a stripped executable relies on Linux 5.18 or later;
 //   * it holds one new section `.hip_fatbin` (SHF_ALLOC, 4096-aligned) with
 //     the new bundles in bundle order, each at a multiple of 4096, then the
 //     program header table.
