@@ -24,6 +24,10 @@ config.test_exec_root = os.path.join(config.hotswap_obj_root, "test")
 llvm_bin = config.llvm_tools_dir
 tools = {
     "hotswap-opt": os.path.join(config.hotswap_tools_dir, "hotswap-opt"),
+    # Test-only driver of the host half of the Bundle layer (HostBinary):
+    # test/FatBinary runs it as %rewrite_host until hotswap-opt rewrites host
+    # binaries.
+    "hotswap-host-test": os.path.join(config.hotswap_tools_dir, "hotswap-host-test"),
 }
 tools.update(required_tools.llvm_tool_paths(llvm_bin))
 del tools["lit"]  # runs the suite; not substituted

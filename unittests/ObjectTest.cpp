@@ -9,6 +9,7 @@
 #include "hotswap/Object/Object.h"
 #include "hotswap/Object/Reader.h"
 #include "hotswap/Object/Writer.h"
+#include "hotswap/Support/Format.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Object/ELF.h"
@@ -547,6 +548,131 @@ TEST_F(ObjectTest, NewSegmentReusesFreedPhdrSlot) {
   EXPECT_EQ((*Phdrs)[0].p_type, PT_PHDR);
   EXPECT_EQ((*Phdrs)[3].p_type, PT_LOAD);
   EXPECT_EQ((*Phdrs)[3].p_vaddr, 0x2000u);
+}
+
+TEST_F(ObjectTest, ReadOptionsAllowHost) {
+  auto readAs = [&](uint16_t Machine, uint8_t Class, bool AllowHost) {
+    std::vector<uint8_t> B = Input;
+    support::endian::write16le(B.data() + 18, Machine);
+    B[EI_CLASS] = Class;
+    ReadOptions Opts;
+    Opts.AllowHost = AllowHost;
+    return errorOf(readObject(MemoryBufferRef(asStringRef(B), "x"), Opts));
+  };
+  // Code-object reads keep their messages.
+  EXPECT_EQ(readAs(EM_X86_64, ELFCLASS64, false),
+            "e_machine is 62, not EM_AMDGPU (224); for a host binary, "
+            "extract its device code objects with 'llvm-objdump "
+            "--offloading'");
+  EXPECT_EQ(readAs(EM_AARCH64, ELFCLASS64, false),
+            "e_machine is 183, not EM_AMDGPU (224)");
+  EXPECT_EQ(readAs(EM_AMDGPU, ELFCLASS32, false),
+            "32-bit ELF is not an AMDGPU HSA code object (r600 is not "
+            "supported)");
+  // Host reads take x86-64 and AMDGPU, validated the same way.
+  EXPECT_EQ(readAs(EM_X86_64, ELFCLASS64, true), "<success>");
+  EXPECT_EQ(readAs(EM_AMDGPU, ELFCLASS64, true), "<success>");
+  EXPECT_EQ(readAs(EM_AARCH64, ELFCLASS64, true),
+            "e_machine is 183, neither EM_X86_64 (62) nor EM_AMDGPU (224)");
+  EXPECT_EQ(readAs(EM_X86_64, ELFCLASS32, true),
+            "32-bit ELF is not supported (a host binary must be ELF64 "
+            "little-endian x86-64)");
+}
+
+TEST_F(ObjectTest, NewSegmentHoldsProgramHeaders) {
+  // What a host binary needs: the grown table inside the new PT_LOAD, after
+  // its members, with PT_PHDR describing it there.
+  addLoadedCode(*Obj, 0x2000, 0x301);
+  Obj->segments().back()->HoldsProgramHeaders = true;
+  std::vector<uint8_t> Out = write(*Obj);
+  Expected<object::ELFFile<ELFT>> EF =
+      object::ELFFile<ELFT>::create(asStringRef(Out));
+  ASSERT_TRUE(ok(EF));
+  auto Phdrs = EF->program_headers();
+  ASSERT_TRUE(ok(Phdrs));
+  ASSERT_EQ(Phdrs->size(), 5u);
+  const ELFT::Phdr &New = (*Phdrs)[4];
+  const ELFT::Phdr &Phdr = (*Phdrs)[0];
+  uint64_t PhOff = read64(Out, 32);
+  EXPECT_EQ(New.p_vaddr, 0x2000u);
+  EXPECT_EQ(PhOff, New.p_offset + 0x308);
+  EXPECT_EQ(New.p_filesz, 0x308u + 5 * sizeof(ELFT::Phdr));
+  EXPECT_EQ(New.p_memsz, New.p_filesz);
+  EXPECT_EQ(Phdr.p_type, PT_PHDR);
+  EXPECT_EQ(Phdr.p_offset, PhOff);
+  EXPECT_EQ(Phdr.p_vaddr, 0x2308u);
+  EXPECT_EQ(Phdr.p_paddr, 0x2308u);
+  EXPECT_EQ(Phdr.p_filesz, 5 * sizeof(ELFT::Phdr));
+  EXPECT_EQ(Phdr.p_memsz, 5 * sizeof(ELFT::Phdr));
+  EXPECT_EQ(Phdr.p_align, 8u);
+  // The table sits in the new segment's bytes; nothing loaded moved.
+  EXPECT_EQ(memcmp(Out.data() + New.p_offset,
+                   Obj->findSection(".hotswap.text")->contents().data(), 0x301),
+            0);
+  expectLoadedBytesKept(*Obj, Input, Out);
+  std::unique_ptr<Object> Back = read(Out);
+  ASSERT_TRUE(Back);
+  EXPECT_EQ(write(*Back), Out);
+  EXPECT_EQ(Back->firstFreeAddress(), 0x3000u);
+}
+
+TEST_F(ObjectTest, NewSegmentWithFixedAddressMinusOffset) {
+  // p_vaddr - p_offset as asked: the file offset follows from the address,
+  // with zeros before it.
+  uint64_t InSize = Input.size();
+  uint64_t VAddr = alignTo(InSize, 0x1000) + 0x5000;
+  addLoadedCode(*Obj, VAddr, 0x100);
+  Segment &Seg = *Obj->segments().back();
+  Seg.HoldsProgramHeaders = true;
+  Seg.VAddrMinusOffset = 0x3000;
+  std::vector<uint8_t> Out = write(*Obj);
+  Expected<object::ELFFile<ELFT>> EF =
+      object::ELFFile<ELFT>::create(asStringRef(Out));
+  ASSERT_TRUE(ok(EF));
+  auto Phdrs = EF->program_headers();
+  ASSERT_TRUE(ok(Phdrs));
+  const ELFT::Phdr &New = Phdrs->back();
+  EXPECT_EQ(New.p_vaddr, VAddr);
+  EXPECT_EQ(New.p_offset, VAddr - 0x3000);
+  EXPECT_TRUE(
+      llvm::all_of(ArrayRef<uint8_t>(Out).slice(InSize, New.p_offset - InSize),
+                   [](uint8_t B) { return B == 0; }));
+  expectLoadedBytesKept(*Obj, Input, Out);
+
+  // Impossible: before the input's end, or not congruent.
+  Seg.VAddrMinusOffset = VAddr;
+  EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)),
+            "new segment at address " + hex(VAddr) +
+                " cannot have p_vaddr - p_offset " + hex(VAddr) +
+                ": its file offset would be before " + hex(InSize));
+  Seg.VAddrMinusOffset = 0x10;
+  EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)),
+            "new segment at address " + hex(VAddr) +
+                " cannot have p_vaddr - p_offset 0x10, which is not a "
+                "multiple of its alignment 0x1000");
+}
+
+TEST_F(ObjectTest, HoldingProgramHeadersRefusals) {
+  Obj->segments()[1]->HoldsProgramHeaders = true;
+  EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)),
+            "program header 1 of the input cannot be asked to hold the "
+            "program header table");
+  Obj->segments()[1]->HoldsProgramHeaders = false;
+  addLoadedCode(*Obj, 0x2000, 0x100);
+  Obj->segments().back()->HoldsProgramHeaders = true;
+  Section &Bss = addLoadedCode(*Obj, 0x3000, 0x100);
+  Obj->segments().back()->HoldsProgramHeaders = true;
+  EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)),
+            "program headers 4 and 5 both hold the program header table");
+  Obj->segments().back()->HoldsProgramHeaders = false;
+  // Memory without file contents would lie under the table.
+  Bss.Type = SHT_NOBITS;
+  Bss.setNoBitsSize(0x100);
+  Obj->segments()[4]->HoldsProgramHeaders = false;
+  Obj->segments().back()->HoldsProgramHeaders = true;
+  EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)),
+            "new segment at address 0x3000 holds the program header table but "
+            "has members without file contents");
 }
 
 TEST_F(ObjectTest, GrowingLoadedSectionIsAnError) {

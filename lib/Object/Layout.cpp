@@ -81,6 +81,23 @@ Expected<Layout> computeLayout(const Object &Obj) {
   for (const auto &P : Obj.segments())
     L.Segments.push_back(*P);
 
+  // The segment asked to hold the program header table, if any: a new one.
+  const uint64_t PhSize = Obj.segments().size() * sizeof(Elf64_Phdr);
+  std::optional<size_t> PhHolder;
+  for (size_t PI = 0; PI < Obj.segments().size(); ++PI) {
+    const Segment &P = *Obj.segments()[PI];
+    if (!P.HoldsProgramHeaders)
+      continue;
+    if (!P.IsNew)
+      return makeError("program header " + Twine(PI) +
+                       " of the input cannot be asked to hold the program "
+                       "header table");
+    if (PhHolder)
+      return makeError("program headers " + Twine(*PhHolder) + " and " +
+                       Twine(PI) + " both hold the program header table");
+    PhHolder = PI;
+  }
+
   // Derived tables first: string tables and symbol tables that changed.
   // Existing strings keep their offsets; new names are appended.
   DenseMap<const Section *, std::vector<uint8_t>> StrBlobs;
@@ -233,7 +250,7 @@ Expected<Layout> computeLayout(const Object &Obj) {
     if (!P.IsNew)
       continue;
     Segment &OutP = L.Segments[PI];
-    if (P.Members.empty()) {
+    if (P.Members.empty() && !P.HoldsProgramHeaders) {
       OutP.Offset = 0;
       OutP.FileSize = 0;
       continue;
@@ -246,9 +263,24 @@ Expected<Layout> computeLayout(const Object &Obj) {
     if (!isPowerOf2_64(Align))
       return makeError("new segment alignment " + hex(Align) +
                                " is not a power of two");
-    uint64_t Off = alignTo(Pos, Align) + P.VAddr % Align;
-    if (Off >= Align && Off - Align >= Pos)
-      Off -= Align;
+    uint64_t Off;
+    if (P.VAddrMinusOffset) {
+      uint64_t Delta = *P.VAddrMinusOffset;
+      if (Delta > P.VAddr || P.VAddr - Delta < Pos)
+        return makeError("new segment at address " + hex(P.VAddr) +
+                         " cannot have p_vaddr - p_offset " + hex(Delta) +
+                         ": its file offset would be before " + hex(Pos));
+      Off = P.VAddr - Delta;
+      if (Off % Align != P.VAddr % Align)
+        return makeError("new segment at address " + hex(P.VAddr) +
+                         " cannot have p_vaddr - p_offset " + hex(Delta) +
+                         ", which is not a multiple of its alignment " +
+                         hex(Align));
+    } else {
+      Off = alignTo(Pos, Align) + P.VAddr % Align;
+      if (Off >= Align && Off - Align >= Pos)
+        Off -= Align;
+    }
     OutP.Offset = Off;
     uint64_t MemEnd = P.VAddr, FileEnd = P.VAddr;
     for (const Section *S : P.Members) {
@@ -261,6 +293,20 @@ Expected<Layout> computeLayout(const Object &Obj) {
       if (!S->isNoBits())
         FileEnd = std::max(FileEnd, S->Addr + S->size());
     }
+    if (P.HoldsProgramHeaders) {
+      // After the members, in the file part of the segment.
+      if (MemEnd != FileEnd)
+        return makeError("new segment at address " + hex(P.VAddr) +
+                         " holds the program header table but has members "
+                         "without file contents");
+      uint64_t TableAddr = alignTo(FileEnd, 8);
+      if (TableAddr < FileEnd || PhSize > UINT64_MAX - TableAddr)
+        return makeError("no room for the program header table after "
+                         "address " +
+                         hex(FileEnd));
+      L.PhOff = Off + (TableAddr - P.VAddr);
+      FileEnd = MemEnd = TableAddr + PhSize;
+    }
     OutP.FileSize = FileEnd - P.VAddr;
     OutP.MemSize = std::max(MemEnd - P.VAddr, P.MemSize);
     if (Error E = checkOutputEnd(Off, OutP.FileSize, "new segment " + Twine(PI)))
@@ -269,13 +315,24 @@ Expected<Layout> computeLayout(const Object &Obj) {
     MaxEnd = std::max(MaxEnd, P.VAddr + OutP.MemSize);
   }
 
-  // Program header table: in place if it still fits in its slot (which
-  // nothing else uses: no input byte moves).
-  uint64_t PhSize = Obj.segments().size() * sizeof(Elf64_Phdr);
+  // Program header table: inside the segment asked to hold it (PT_PHDR
+  // follows it there), else in place if it still fits in its slot (which
+  // nothing else uses: no input byte moves), else after the new segments.
   bool PhInPlace = Obj.inputTables().PhNum &&
                    Obj.segments().size() <= Obj.inputTables().PhNum;
   if (Obj.segments().empty()) {
     L.PhOff = 0;
+  } else if (PhHolder) {
+    const Segment &H = L.Segments[*PhHolder];
+    uint64_t TableAddr = H.VAddr + (L.PhOff - H.Offset);
+    for (Segment &P : L.Segments) {
+      if (P.Type != PT_PHDR)
+        continue;
+      P.PAddr = TableAddr + (P.PAddr - P.VAddr);
+      P.VAddr = TableAddr;
+      P.Offset = L.PhOff;
+      P.FileSize = P.MemSize = PhSize;
+    }
   } else if (PhInPlace) {
     L.PhOff = Obj.inputTables().PhOff;
   } else {

@@ -1,7 +1,8 @@
 //===- lib/Object/Reader.cpp - Validating ELF reader ----------------------===//
 //
-// Reads ELF64 little-endian EM_AMDGPU objects into the model. Nothing from the
-// file is trusted: every position is checked against the file size with
+// Reads ELF64 little-endian EM_AMDGPU objects (and EM_X86_64 hosts when
+// ReadOptions::AllowHost is set) into the model. Nothing from the file is
+// trusted: every position is checked against the file size with
 // overflow-safe arithmetic before any byte is read.
 //
 //===----------------------------------------------------------------------===//
@@ -40,7 +41,8 @@ bool inFile(uint64_t Off, uint64_t Size, uint64_t FileSize) {
 
 class Reader {
 public:
-  Reader(ArrayRef<uint8_t> Bytes, Object &Obj) : B(Bytes), Obj(Obj) {
+  Reader(ArrayRef<uint8_t> Bytes, Object &Obj, const ReadOptions &Opts)
+      : B(Bytes), Obj(Obj), Opts(Opts) {
     Obj.Input = Bytes;
   }
   Error read();
@@ -58,6 +60,7 @@ private:
 
   ArrayRef<uint8_t> B;
   Object &Obj;
+  ReadOptions Opts;
   uint64_t PhOff = 0, ShOff = 0;
   uint16_t PhNum = 0, ShNum = 0, ShStrNdx = 0;
   std::vector<uint32_t> RawLinks;
@@ -98,11 +101,15 @@ Error Reader::readHeader() {
     return err("not an ELF file (bad magic)");
   FileHeader &H = Obj.Header;
   std::copy_n(B.begin(), EI_NIDENT, H.Ident.begin());
-  if (H.Ident[EI_CLASS] != ELFCLASS64)
-    return err(H.Ident[EI_CLASS] == ELFCLASS32
-                   ? "32-bit ELF is not an AMDGPU HSA code object (r600 is not "
-                     "supported)"
-                   : "invalid ELF class " + Twine(unsigned(H.Ident[EI_CLASS])));
+  if (H.Ident[EI_CLASS] != ELFCLASS64) {
+    if (H.Ident[EI_CLASS] != ELFCLASS32)
+      return err("invalid ELF class " + Twine(unsigned(H.Ident[EI_CLASS])));
+    return err(Opts.AllowHost
+                   ? "32-bit ELF is not supported (a host binary must be ELF64 "
+                     "little-endian x86-64)"
+                   : "32-bit ELF is not an AMDGPU HSA code object (r600 is not "
+                     "supported)");
+  }
   if (H.Ident[EI_DATA] != ELFDATA2LSB)
     return err("ELF data encoding is not little-endian");
   if (H.Ident[EI_VERSION] != EV_CURRENT)
@@ -122,7 +129,10 @@ Error Reader::readHeader() {
   ShNum = rd<uint16_t>(B, 60);
   ShStrNdx = rd<uint16_t>(B, 62);
 
-  if (H.Machine != EM_AMDGPU)
+  if (Opts.AllowHost && H.Machine != EM_AMDGPU && H.Machine != EM_X86_64)
+    return err("e_machine is " + Twine(H.Machine) +
+               ", neither EM_X86_64 (62) nor EM_AMDGPU (224)");
+  if (H.Machine != EM_AMDGPU && !(Opts.AllowHost && H.Machine == EM_X86_64))
     return err("e_machine is " + Twine(H.Machine) +
                ", not EM_AMDGPU (224)" +
                (H.Machine == EM_X86_64
@@ -443,20 +453,21 @@ Error Reader::read() {
   return readSections();
 }
 
-Expected<std::unique_ptr<Object>> readObject(MemoryBufferRef Buffer) {
+Expected<std::unique_ptr<Object>> readObject(MemoryBufferRef Buffer,
+                                             const ReadOptions &Opts) {
   auto Obj = std::make_unique<Object>();
   ArrayRef<uint8_t> Bytes(
       reinterpret_cast<const uint8_t *>(Buffer.getBufferStart()),
       Buffer.getBufferSize());
-  Reader R(Bytes, *Obj);
+  Reader R(Bytes, *Obj, Opts);
   if (Error E = R.read())
     return std::move(E);
   return std::move(Obj);
 }
 
 Expected<std::unique_ptr<Object>>
-readObject(std::unique_ptr<MemoryBuffer> Buffer) {
-  auto ObjOrErr = readObject(Buffer->getMemBufferRef());
+readObject(std::unique_ptr<MemoryBuffer> Buffer, const ReadOptions &Opts) {
+  auto ObjOrErr = readObject(Buffer->getMemBufferRef(), Opts);
   if (!ObjOrErr)
     return ObjOrErr.takeError();
   Reader::adopt(**ObjOrErr, std::move(Buffer));

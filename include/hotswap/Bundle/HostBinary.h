@@ -14,6 +14,26 @@
 // valid and inside it), and repoints every wrapper; nothing else that is
 // loaded changes. Wrappers that shared a bundle keep sharing one.
 //
+// The new segment (the Object layer lays it out, see Object/Layout.h):
+//   * p_align is the largest p_align of the input's PT_LOADs, at least
+//     0x1000; p_vaddr is the lowest address so aligned above every loaded
+//     address, p_offset is congruent to it and after the input's last byte;
+//   * in an executable (ET_EXEC, or ET_DYN with PT_INTERP or DF_1_PIE), its
+//     p_vaddr - p_offset equals the first PT_LOAD's, because Linux before
+//     5.18 puts AT_PHDR at that difference plus e_phoff (the file then has a
+//     gap of zeros before the segment, as large as the address space the
+//     input's segments leave unbacked by the file: .bss and page gaps; and
+//     p_align is lowered, down to 0x1000, until it divides that
+//     difference). llvm-strip keeps the table in the segment but closes the
+//     gap, so a stripped executable relies on Linux 5.18 or later;
+//   * it holds one new section `.hip_fatbin` (SHF_ALLOC, 4096-aligned) with
+//     the new bundles in bundle order, each at a multiple of 4096, then the
+//     program header table.
+// The old bundles stay where they are, unchanged unless
+// HostRewriteOptions::ZeroOldBundles; a section that held replaced bundles
+// only, and whose name contains ".hip_fat" (what roc-obj-ls looks for), is
+// renamed `.hotswap.old_fatbin` so that tools find the new bundles.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef HOTSWAP_BUNDLE_HOSTBINARY_H
@@ -22,14 +42,28 @@
 #include "hotswap/Object/Object.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace hotswap {
 namespace bundle {
+
+/// The first two fields of every wrapper.
+inline constexpr uint32_t HostWrapperMagic = 0x48495046; // "HIPF"
+inline constexpr uint32_t HostWrapperVersion = 1;
+inline constexpr uint64_t HostWrapperSize = 24;
+/// The section clang puts wrappers in, and the one it puts bundles in.
+inline constexpr llvm::StringLiteral HostWrapperSectionName =
+    ".hipFatBinSegment";
+inline constexpr llvm::StringLiteral HostBundleSectionName = ".hip_fatbin";
+/// What a section that held only replaced bundles is renamed to.
+inline constexpr llvm::StringLiteral HostOldBundleSectionName =
+    ".hotswap.old_fatbin";
 
 /// Where the value of a wrapper's bundle pointer comes from at load time.
 enum class PointerKind {
@@ -45,6 +79,9 @@ enum class PointerKind {
   Symbol,
 };
 
+/// "R_X86_64_RELATIVE", "RELR", "absolute", "R_X86_64_64".
+llvm::StringRef pointerKindName(PointerKind Kind);
+
 struct HostWrapper {
   /// Address of the 24-byte record.
   uint64_t Addr = 0;
@@ -53,6 +90,14 @@ struct HostWrapper {
   PointerKind Kind = PointerKind::Absolute;
   /// Index into HostBinary::bundles().
   size_t Bundle = 0;
+  /// Whether the pointer's value is (also) the 8 bytes at Addr + 8 in the
+  /// file, which are then rewritten with it: always for Relr and Absolute;
+  /// for relocations when the linker wrote the value there too (GNU ld).
+  bool InPlace = false;
+  /// PointerKind::Symbol: the relocation's symbol (in .dynsym, which is
+  /// loaded and never changes) and its value.
+  std::string SymbolName;
+  uint64_t SymbolValue = 0;
 };
 
 struct HostBundle {
@@ -61,6 +106,8 @@ struct HostBundle {
   /// HIP sizes it: the header and every entry of an uncompressed bundle,
   /// the total size of a compressed one.
   llvm::ArrayRef<uint8_t> Bytes;
+  /// A compressed bundle (CCOB version 2 or 3).
+  bool Compressed = false;
 };
 
 struct HostRewriteOptions {
@@ -71,27 +118,72 @@ struct HostRewriteOptions {
 
 class HostBinary {
 public:
-  /// Finds the wrappers of \p Host (read with host ELF allowed; see
-  /// ReadOptions) and the bundles they point to, validating everything: a
-  /// host that is not ELF64 little-endian x86-64, a wrapper with a wrong
-  /// magic or version, a pointer outside every file-backed PT_LOAD, a bundle
-  /// that does not parse are errors. A host without wrappers has no bundles.
+  /// Finds the wrappers of \p Host (read with ReadOptions::AllowHost) and
+  /// the bundles they point to, validating everything; each problem is one
+  /// error naming the wrapper's address and what is wrong:
+  ///   * a host that is not ELF64 little-endian x86-64, ET_EXEC or ET_DYN;
+  ///   * a `.hipFatBinSegment` without file contents, outside every
+  ///     file-backed PT_LOAD, or whose size is not a multiple of 24;
+  ///   * a wrapper with a wrong magic or version;
+  ///   * a bundle pointer with no dynamic relocation in an ET_DYN file, with
+  ///     a relocation other than R_X86_64_RELATIVE or R_X86_64_64 against a
+  ///     symbol defined in a section, relocated twice, or a dynamic
+  ///     relocation anywhere else in the record;
+  ///   * a malformed .rela.dyn / .relr.dyn (sizes, a RELR bitmap first);
+  ///   * a pointer outside every file-backed PT_LOAD or outside every
+  ///     section with file contents;
+  ///   * a bundle that does not parse, that does not fit in its section,
+  ///     a compressed bundle of version 1 (it has no total size, so HIP
+  ///     cannot size it; version 1 is refused, not sized by decompressing);
+  ///   * two bundles that overlap without being the same, or a bundle over
+  ///     a wrapper.
+  /// Wrappers are listed in section then address order; bundles by first
+  /// use. A host without `.hipFatBinSegment` has no wrappers and no bundles.
+  /// Relocations are read from every SHF_ALLOC SHT_RELA / SHT_RELR section
+  /// (`.rela.dyn`, `.rela.plt`, `.relr.dyn`). The result refers to \p Host,
+  /// which must outlive it and is the only object replaceBundles accepts.
   static llvm::Expected<HostBinary> analyze(const Object &Host);
 
   llvm::ArrayRef<HostWrapper> wrappers() const { return Wrappers; }
   llvm::ArrayRef<HostBundle> bundles() const { return Bundles; }
 
   /// Changes \p Host (the object analyze() was given) so that bundle I is
-  /// NewBundles[I] where that is set (unset: unchanged). When nothing is
-  /// set, \p Host is not changed at all.
-  llvm::Error replaceBundles(Object &Host,
-                             llvm::ArrayRef<std::optional<std::vector<uint8_t>>>
-                                 NewBundles,
-                             const HostRewriteOptions &Opts = {}) const;
+  /// NewBundles[I] where that is set (unset, or the same bytes: unchanged).
+  /// \p NewBundles is empty or has one slot per bundle. Each new bundle must
+  /// be what HIP sizes to exactly its bytes (an offload bundle with nothing
+  /// after its last entry, or a CCOB of version 2 or 3). The new bundles go
+  /// into one new section and segment (see the file comment); each wrapper
+  /// of a replaced bundle is repointed where its pointer's value lives: the
+  /// addend of its R_X86_64_RELATIVE relocation (and the bytes in place when
+  /// the linker wrote the value there), the addend of its R_X86_64_64
+  /// relocation (new address minus the symbol's value; the symbol is left
+  /// alone), or the bytes in place (RELR, absolute). When nothing changes,
+  /// \p Host is not changed at all; on error it is not changed either.
+  llvm::Error
+  replaceBundles(Object &Host,
+                 llvm::ArrayRef<std::optional<std::vector<uint8_t>>> NewBundles,
+                 const HostRewriteOptions &Opts = {}) const;
 
 private:
+  /// Where a wrapper's pointer is stored, by section index and offset in
+  /// that section.
+  struct PointerSite {
+    uint32_t WrapperSection = 0;
+    uint64_t WrapperOffset = 0;
+    /// The relocation entry (Relative, Symbol): its table and offset there.
+    uint32_t RelocSection = 0;
+    uint64_t RelocOffset = 0;
+  };
+  struct BundleSite {
+    uint32_t Section = 0;
+    uint64_t Offset = 0;
+  };
+
+  const Object *Source = nullptr;
   std::vector<HostWrapper> Wrappers;
   std::vector<HostBundle> Bundles;
+  std::vector<PointerSite> PointerSites; // parallel to Wrappers
+  std::vector<BundleSite> BundleSites;   // parallel to Bundles
 };
 
 } // namespace bundle

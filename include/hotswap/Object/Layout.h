@@ -10,8 +10,15 @@
 //   * new sections of new PT_LOADs go after the input's last byte, at an
 //     offset congruent to their address modulo the segment alignment (the
 //     new segments lie above every existing address);
-//   * the program header table stays in place unless it must grow, then it
-//     follows the new segments and PT_PHDR becomes PT_NULL;
+//   * the program header table goes inside the new segment that asks to
+//     hold it (Segment::HoldsProgramHeaders: after its members, 8-byte
+//     aligned) and PT_PHDR is updated to describe it there; without such a
+//     segment it stays in place unless it must grow, then it follows the new
+//     segments and PT_PHDR becomes PT_NULL (right for code objects, whose
+//     loader never reads PT_PHDR);
+//   * a new segment with Segment::VAddrMinusOffset gets exactly that
+//     p_vaddr - p_offset (the bytes before it are zeros), or the layout
+//     fails;
 //   * non-loaded sections that grew (symbol and string tables) and new ones
 //     follow, each at its alignment; their old bytes stay behind, unused;
 //   * the section header table comes last, 8-byte aligned.
@@ -38,7 +45,8 @@ struct Layout {
   /// Indexed like Object::sections().
   std::vector<uint64_t> SectionOffsets;
   /// Like Object::segments(), with offset, filesz and memsz of new segments
-  /// derived (and a moved-away PT_PHDR turned into PT_NULL).
+  /// derived, and PT_PHDR moved with the table (or turned into PT_NULL when
+  /// the table left it behind).
   std::vector<Segment> Segments;
   /// Bytes of symbol tables and string tables rebuilt for output.
   llvm::DenseMap<const Section *, std::vector<uint8_t>> Rebuilt;

@@ -1,7 +1,8 @@
 //===- hotswap/Object/Object.h - Mutable ELF model --------------*- C++ -*-===//
 //
-// The mutable model of an ELF64 little-endian file (an AMDGPU code object)
-// that every pass works on. Shaped like llvm-objcopy's ELF Object: sections,
+// The mutable model of an ELF64 little-endian file (an AMDGPU code object,
+// or an x86-64 HIP host binary read with ReadOptions::AllowHost) that every
+// pass works on. Shaped like llvm-objcopy's ELF Object: sections,
 // segments and symbols are plain objects that refer to each other by
 // pointer; string-table offsets and file offsets are derived only when the
 // writer lays the object out (Layout.h), once per run.
@@ -166,6 +167,21 @@ struct Segment {
   /// Members of a new segment, in address order. Empty for input segments.
   std::vector<Section *> Members;
   bool IsNew = false;
+  /// New segments only: the writer puts the program header table inside
+  /// this segment, after its members (8-byte aligned; the segment grows to
+  /// hold it), and updates PT_PHDR to describe it there. What a host binary
+  /// needs: its loader finds the table through PT_PHDR, which must stay
+  /// inside a PT_LOAD. At most one segment holds the table; its members
+  /// must all have file contents.
+  bool HoldsProgramHeaders = false;
+  /// New segments only: the layout must give this segment exactly this
+  /// p_vaddr - p_offset (its file offset is then VAddr minus it), and fails
+  /// when that offset falls before what precedes the segment in the output
+  /// (the input's end for the first new segment). Linux before 5.18 computes
+  /// an executable's AT_PHDR as the first PT_LOAD's p_vaddr - p_offset plus
+  /// e_phoff: a segment holding the moved table of an executable must have
+  /// the first PT_LOAD's value.
+  std::optional<uint64_t> VAddrMinusOffset;
 };
 
 /// ELF header fields (everything except the table positions and counts,

@@ -31,6 +31,14 @@ Usage (lit: %fatbin is "python fatbin.py --llvm-bin DIR --cache DIR"):
       Writes OUT, a copy of FILE whose first wrapper has a wrong magic or
       version, points 16 bytes into its bundle, or whose bundle's last entry
       runs 1 MiB further: the mistakes the fake runtime must catch.
+  fatbin.py segments FILE
+      Prints where the program header table is and what holds it: e_phoff
+      and e_phnum (and whether the table is inside the last PT_LOAD's file
+      bytes), the first and the last PT_LOAD (p_vaddr - p_offset of
+      each), PT_PHDR and whether it matches e_phoff and lies inside the last
+      PT_LOAD (file and memory), and whether the PT_LOADs are in ascending
+      address order with the last one above all others: what a rewritten
+      host binary must satisfy.
   fatbin.py check-capture DUMPDIR FILE...
       Checks what the fake runtime captured (DUMPDIR/index.txt) against the
       FILEs read statically: for each registered wrapper, that FILE has a
@@ -638,6 +646,46 @@ def cmd_check_capture(args):
     return 0 if ok == len(lines) else 1
 
 
+def cmd_segments(args):
+    with open(args.file, "rb") as f:
+        d = f.read()
+    (_, _, _, _, phoff, _, _, _, phentsize, phnum, _, _, _) = struct.unpack_from(
+        "<HHIQQQIHHHHHH", d, 16)
+    phdrs = [struct.unpack_from("<IIQQQQQQ", d, phoff + i * phentsize)
+             for i in range(phnum)]
+    loads = [p for p in phdrs if p[0] == PT_LOAD]
+    yes = lambda c: "yes" if c else "no"
+    signed = lambda v: "-0x%x" % -v if v < 0 else "0x%x" % v
+    if not loads:
+        print("e_phoff=0x%x e_phnum=%d no PT_LOAD" % (phoff, phnum))
+        return 1
+    first, last = loads[0], loads[-1]
+    print("e_phoff=0x%x e_phnum=%d in-last-load=%s"
+          % (phoff, phnum, yes(last[2] <= phoff and
+                              phoff + phnum * phentsize <= last[2] + last[5])))
+    print("first PT_LOAD offset=0x%x vaddr=0x%x vaddr-offset=%s"
+          % (first[2], first[3], signed(first[3] - first[2])))
+    flags = "".join(c for c, bit in (("R", 4), ("W", 2), ("E", 1)) if last[1] & bit)
+    print("last PT_LOAD offset=0x%x vaddr=0x%x filesz=0x%x memsz=0x%x flags=%s "
+          "align=0x%x vaddr-offset=%s"
+          % (last[2], last[3], last[5], last[6], flags, last[7],
+             signed(last[3] - last[2])))
+    print("loads ascending=%s last-above-all=%s"
+          % (yes(all(a[3] < b[3] for a, b in zip(loads, loads[1:]))),
+             yes(all(p[3] + p[6] <= last[3] for p in loads[:-1]))))
+    for p in phdrs:
+        if p[0] != 6:  # PT_PHDR
+            continue
+        _, _, off, vaddr, paddr, filesz, memsz, _ = p
+        print("PT_PHDR offset=0x%x vaddr=0x%x size=0x%x matches-e_phoff=%s "
+              "in-last-load=%s"
+              % (off, vaddr, filesz,
+                 yes(off == phoff and filesz == memsz == phnum * phentsize),
+                 yes(last[2] <= off and off + filesz <= last[2] + last[5] and
+                     vaddr - off == last[3] - last[2])))
+    return 0
+
+
 def cmd_extract(args):
     """Writes the entry ID of the plain bundle at OFFSET of FILE to OUT."""
     with open(args.file, "rb") as f:
@@ -716,6 +764,8 @@ def main():
     k.add_argument("file")
     k.add_argument("out")
     k.add_argument("kind", choices=["magic", "version", "pointer+16", "entry-size"])
+    sg = sub.add_parser("segments")
+    sg.add_argument("file")
     c = sub.add_parser("check-capture")
     c.add_argument("dumpdir")
     c.add_argument("files", nargs="+")
@@ -734,6 +784,8 @@ def main():
         return cmd_corrupt(args)
     if args.cmd == "extract":
         return cmd_extract(args)
+    if args.cmd == "segments":
+        return cmd_segments(args)
     return cmd_check_capture(args)
 
 

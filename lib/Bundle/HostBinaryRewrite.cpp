@@ -1,0 +1,270 @@
+//===- lib/Bundle/HostBinaryRewrite.cpp - Put new bundles in a host -------===//
+//
+// replaceBundles(): everything is checked and computed first (the new
+// bundles, the segment's address, every byte to write); only then is the
+// model changed, so an error leaves it as it was. The model does the rest
+// when it is written: the Object layer lays the new segment out after the
+// input, puts the program header table inside it and moves PT_PHDR along
+// (Segment::HoldsProgramHeaders, Segment::VAddrMinusOffset).
+//
+//===----------------------------------------------------------------------===//
+
+#include "hotswap/Bundle/HostBinary.h"
+
+#include "hotswap/Bundle/CompressedBundle.h"
+#include "hotswap/Bundle/OffloadBundle.h"
+#include "hotswap/Support/Error.h"
+#include "hotswap/Support/Format.h"
+
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+using namespace llvm;
+using namespace llvm::ELF;
+
+namespace hotswap {
+namespace bundle {
+
+namespace {
+
+/// x86-64's page size: the least alignment of the new PT_LOAD.
+constexpr uint64_t PageSize = 0x1000;
+/// Where each new bundle starts in the new section (clang's -bundle-align
+/// for HIP, and .hip_fatbin's alignment).
+constexpr uint64_t NewBundleAlign = 0x1000;
+
+bool startsWith(ArrayRef<uint8_t> B, StringRef Magic) {
+  return B.size() >= Magic.size() &&
+         std::equal(Magic.bytes_begin(), Magic.bytes_end(), B.begin());
+}
+
+/// A new bundle must be exactly what HIP will read at its address.
+Error checkNewBundle(size_t Index, ArrayRef<uint8_t> B) {
+  std::string Name = "new bundle " + std::to_string(Index);
+  if (startsWith(B, OffloadBundleMagic)) {
+    Expected<OffloadBundle> OB = parseOffloadBundle(B);
+    if (!OB)
+      return prefixError(Name, OB.takeError());
+    if (OB->Size != B.size())
+      return makeError(Name + " has " + hex(B.size() - OB->Size) +
+                       " bytes after its last entry (HIP sizes it as " +
+                       hex(OB->Size) + " bytes)");
+    return Error::success();
+  }
+  if (startsWith(B, CompressedBundleMagic)) {
+    Expected<CompressedBundleHeader> H = parseCompressedBundleHeader(B);
+    if (!H)
+      return prefixError(Name, H.takeError());
+    if (!H->TotalSize)
+      return makeError(Name + " is a compressed bundle of version " +
+                       Twine(H->Version) +
+                       ", which has no total size (HIP cannot size it)");
+    return Error::success();
+  }
+  return makeError(Name + " is neither an offload bundle nor a compressed "
+                          "one");
+}
+
+/// Executables get their AT_PHDR from the kernel (see Segment::
+/// VAddrMinusOffset): ET_EXEC, ET_DYN with an interpreter (PIE), and
+/// static PIEs, marked DF_1_PIE.
+bool isExecutable(const Object &Obj) {
+  if (Obj.Header.Type == ET_EXEC)
+    return true;
+  for (const auto &P : Obj.segments())
+    if (P->Type == PT_INTERP)
+      return true;
+  for (const auto &S : Obj.sections()) {
+    if (S->Type != SHT_DYNAMIC || S->isNoBits())
+      continue;
+    ArrayRef<uint8_t> C = S->contents();
+    for (uint64_t Off = 0; C.size() - Off >= 16; Off += 16) {
+      uint64_t Tag = support::endian::read64le(C.data() + Off);
+      if (Tag == DT_NULL)
+        break;
+      if (Tag == DT_FLAGS_1 &&
+          (support::endian::read64le(C.data() + Off + 8) & DF_1_PIE))
+        return true;
+    }
+  }
+  return false;
+}
+
+/// One write into a section of the model.
+struct Edit {
+  uint32_t Section;
+  uint64_t Offset;
+  std::vector<uint8_t> Bytes;
+};
+
+std::vector<uint8_t> le64(uint64_t V) {
+  std::vector<uint8_t> B(8);
+  support::endian::write64le(B.data(), V);
+  return B;
+}
+
+} // namespace
+
+Error HostBinary::replaceBundles(
+    Object &Host, ArrayRef<std::optional<std::vector<uint8_t>>> NewBundles,
+    const HostRewriteOptions &Opts) const {
+  if (&Host != Source)
+    return makeError("replaceBundles was given an object other than the one "
+                     "analyzed");
+  if (!NewBundles.empty() && NewBundles.size() != Bundles.size())
+    return makeError("replaceBundles was given " + Twine(NewBundles.size()) +
+                     " bundles for a host with " + Twine(Bundles.size()));
+
+  // What changes.
+  std::vector<size_t> Changed;
+  for (size_t I = 0; I < NewBundles.size(); ++I) {
+    if (!NewBundles[I] || ArrayRef<uint8_t>(*NewBundles[I]) == Bundles[I].Bytes)
+      continue;
+    if (Error E = checkNewBundle(I, *NewBundles[I]))
+      return E;
+    Changed.push_back(I);
+  }
+  if (Changed.empty())
+    return Error::success();
+
+  // The new segment: aligned like the most aligned PT_LOAD, above every
+  // loaded address; in an executable, with the first PT_LOAD's
+  // p_vaddr - p_offset, so its file offset must be past the input's end.
+  const bool Exe = isExecutable(Host);
+  uint64_t Align = PageSize, End = 0;
+  std::optional<uint64_t> Delta;
+  for (const auto &P : Host.segments()) {
+    if (P->Type != PT_LOAD)
+      continue;
+    if (!Delta && Exe) {
+      if (P->Offset > P->VAddr)
+        return makeError("the first PT_LOAD's p_offset " + hex(P->Offset) +
+                         " is above its p_vaddr " + hex(P->VAddr) +
+                         ": no new segment can share its p_vaddr - p_offset");
+      Delta = P->VAddr - P->Offset;
+    }
+    if (P->Align > Align && isPowerOf2_64(P->Align))
+      Align = P->Align;
+    End = std::max(End, P->VAddr + P->MemSize); // validated by the reader
+  }
+  for (const auto &S : Host.sections())
+    if (S->isAlloc())
+      End = std::max(End, S->Addr + S->size()); // validated by the reader
+  if (Exe && !Delta)
+    return makeError("executable has no PT_LOAD");
+  if (Delta) {
+    // The offset is VAddr - Delta: congruent to VAddr only when Delta is a
+    // multiple of the alignment.
+    while (*Delta % Align != 0 && Align > PageSize)
+      Align /= 2;
+    if (*Delta % Align != 0)
+      return makeError("the first PT_LOAD's p_vaddr - p_offset " + hex(*Delta) +
+                       " is not a multiple of the page size");
+    uint64_t InSize = Host.input().size();
+    if (InSize > UINT64_MAX - *Delta)
+      return makeError("no address space left for a new segment");
+    End = std::max(End, InSize + *Delta);
+  }
+  if (End > UINT64_MAX - (Align - 1))
+    return makeError("no address space left for a new segment above " +
+                     hex(End));
+  const uint64_t VAddr = alignTo(End, Align);
+
+  // The new section's contents: each changed bundle at a multiple of 4096.
+  std::vector<uint64_t> NewAddr(Bundles.size(), 0);
+  uint64_t Size = 0;
+  for (size_t I : Changed) {
+    uint64_t N = NewBundles[I]->size();
+    uint64_t Off = alignTo(Size, NewBundleAlign);
+    if (Off < Size || N > UINT64_MAX - Off || Off + N > UINT64_MAX - VAddr)
+      return makeError("new bundles too large for the address space");
+    NewAddr[I] = VAddr + Off;
+    Size = Off + N;
+  }
+  std::vector<uint8_t> Contents(Size, 0);
+  for (size_t I : Changed)
+    std::copy(NewBundles[I]->begin(), NewBundles[I]->end(),
+              Contents.begin() + (NewAddr[I] - VAddr));
+
+  // Every write into existing sections: each wrapper of a changed bundle
+  // repointed where its value lives, then the old bundles zeroed.
+  std::vector<bool> IsChanged(Bundles.size(), false);
+  for (size_t I : Changed)
+    IsChanged[I] = true;
+  std::vector<Edit> Edits;
+  for (size_t W = 0; W < Wrappers.size(); ++W) {
+    const HostWrapper &Wr = Wrappers[W];
+    if (!IsChanged[Wr.Bundle])
+      continue;
+    const PointerSite &Site = PointerSites[W];
+    uint64_t New = NewAddr[Wr.Bundle];
+    if (Wr.Kind == PointerKind::Relative)
+      Edits.push_back({Site.RelocSection, Site.RelocOffset + 16, le64(New)});
+    else if (Wr.Kind == PointerKind::Symbol)
+      Edits.push_back({Site.RelocSection, Site.RelocOffset + 16,
+                       le64(New - Wr.SymbolValue)});
+    if (Wr.InPlace)
+      Edits.push_back({Site.WrapperSection, Site.WrapperOffset + 8, le64(New)});
+  }
+  if (Opts.ZeroOldBundles)
+    for (size_t I : Changed)
+      Edits.push_back({BundleSites[I].Section, BundleSites[I].Offset,
+                       std::vector<uint8_t>(Bundles[I].Bytes.size(), 0)});
+  for (const Edit &E : Edits) {
+    if (E.Section >= Host.sections().size())
+      return makeError("internal error: section " + Twine(E.Section) +
+                       " is not in the object");
+    const Section &S = *Host.sections()[E.Section];
+    if (S.isNoBits() || E.Offset > S.size() ||
+        E.Bytes.size() > S.size() - E.Offset)
+      return makeError("internal error: cannot write " + hex(E.Bytes.size()) +
+                       " bytes at " + hex(E.Offset) + " of section '" + S.Name +
+                       "'");
+  }
+
+  // Sections that held only replaced bundles, and that roc-obj-ls would
+  // list, are renamed so that it lists the new bundles alone.
+  std::vector<uint32_t> Rename;
+  for (size_t I : Changed) {
+    uint32_t Sec = BundleSites[I].Section;
+    bool StillUsed = false;
+    for (size_t J = 0; J < Bundles.size(); ++J)
+      StillUsed |= !IsChanged[J] && BundleSites[J].Section == Sec;
+    if (!StillUsed &&
+        StringRef(Host.sections()[Sec]->Name).contains(".hip_fat") &&
+        !llvm::is_contained(Rename, Sec))
+      Rename.push_back(Sec);
+  }
+
+  // Nothing can fail from here on.
+  for (const Edit &E : Edits)
+    cantFail(Host.sections()[E.Section]->overwrite(E.Offset, E.Bytes));
+  for (uint32_t Sec : Rename)
+    Host.sections()[Sec]->Name = HostOldBundleSectionName.str();
+
+  auto NewSec = std::make_unique<Section>();
+  NewSec->Name = HostBundleSectionName.str();
+  NewSec->Type = SHT_PROGBITS;
+  NewSec->Flags = SHF_ALLOC;
+  NewSec->Addr = VAddr;
+  NewSec->AddrAlign = NewBundleAlign;
+  NewSec->setContents(std::move(Contents));
+  Section &Sec = Host.addSection(std::move(NewSec));
+
+  auto Seg = std::make_unique<Segment>();
+  Seg->Type = PT_LOAD;
+  Seg->Flags = PF_R;
+  Seg->VAddr = Seg->PAddr = VAddr;
+  Seg->Align = Align;
+  Seg->Members.push_back(&Sec);
+  Seg->HoldsProgramHeaders = true;
+  Seg->VAddrMinusOffset = Delta;
+  Host.addSegment(std::move(Seg));
+  return Error::success();
+}
+
+} // namespace bundle
+} // namespace hotswap
