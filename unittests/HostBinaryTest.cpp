@@ -696,9 +696,10 @@ TEST(HostBinaryAnalyze, BadHeaders) {
             "EM_AMDGPU)");
   EXPECT_EQ(ErrorWith([](FileHeader &F) { F.Machine = EM_AARCH64; }),
             "host binary e_machine is 183, not EM_X86_64 (62)");
+  // The test host has a .hip_fatbin section: the message says so.
   EXPECT_EQ(ErrorWith([](FileHeader &F) { F.Type = ET_REL; }),
-            "relocatable host objects (ET_REL) are not supported: link them "
-            "first");
+            "relocatable object with a '.hip_fatbin' section: link the "
+            "program or library first (its wrappers are only resolved then)");
   EXPECT_EQ(ErrorWith([](FileHeader &F) { F.Type = ET_CORE; }),
             "host binary e_type is 4, not ET_EXEC or ET_DYN");
   EXPECT_EQ(ErrorWith([](FileHeader &F) { F.Ident[EI_CLASS] = ELFCLASS32; }),

@@ -92,9 +92,20 @@ Error checkHeader(const Object &Obj) {
   if (H.Machine != EM_X86_64)
     return makeError("host binary e_machine is " + Twine(H.Machine) +
                      ", not EM_X86_64 (62)");
-  if (H.Type == ET_REL)
+  if (H.Type == ET_REL) {
+    // What compilers leave in objects before the final link.
+    if (Obj.findSection(".llvm.offloading"))
+      return makeError("relocatable object with an '.llvm.offloading' "
+                       "section (OffloadBinary of the new offload driver): "
+                       "its device code is not linked yet; link the program "
+                       "or library first");
+    if (Obj.findSection(".hip_fatbin"))
+      return makeError("relocatable object with a '.hip_fatbin' section: "
+                       "link the program or library first (its wrappers are "
+                       "only resolved then)");
     return makeError("relocatable host objects (ET_REL) are not supported: "
                      "link them first");
+  }
   if (H.Type != ET_EXEC && H.Type != ET_DYN)
     return makeError("host binary e_type is " + Twine(H.Type) +
                      ", not ET_EXEC or ET_DYN");

@@ -52,9 +52,7 @@ bool isAMDGPUEntry(StringRef ID) {
 std::string entryName(StringRef Where, StringRef ID) {
   std::string S;
   raw_string_ostream OS(S);
-  if (!Where.empty())
-    OS << Where << " ";
-  OS << "bundle entry '";
+  OS << (Where.empty() ? StringRef("bundle") : Where) << " entry '";
   printEscapedString(ID.take_front(120), OS);
   OS << "'";
   return S;

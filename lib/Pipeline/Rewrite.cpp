@@ -2,6 +2,8 @@
 
 #include "Rewrite.h"
 
+#include "hotswap/Bundle/HostBinary.h"
+
 #include "hotswap/Object/Reader.h"
 #include "hotswap/Object/Writer.h"
 #include "hotswap/Support/Error.h"
@@ -96,8 +98,36 @@ static Expected<Rewritten> rewriteHost(ArrayRef<uint8_t> Input,
                                        const PipelineText &P,
                                        const PipelineOptions &Opts,
                                        RunSummary &Summary) {
-  return makeError("HIP host binaries are not supported yet; extract their "
-                   "code objects with 'llvm-objdump --offloading'");
+  MemoryBufferRef Ref(
+      StringRef(reinterpret_cast<const char *>(Input.data()), Input.size()),
+      "");
+  ReadOptions RO;
+  RO.AllowHost = true;
+  Expected<std::unique_ptr<Object>> Host = readObject(Ref, RO);
+  if (!Host)
+    return Host.takeError();
+  Expected<bundle::HostBinary> HB = bundle::HostBinary::analyze(**Host);
+  if (!HB)
+    return HB.takeError();
+  std::vector<std::optional<std::vector<uint8_t>>> New;
+  for (const bundle::HostBundle &B : HB->bundles()) {
+    Expected<std::optional<std::vector<uint8_t>>> NB = rewriteBundle(
+        B.Bytes, "bundle at " + hex(B.Addr), P, Opts, Summary);
+    if (!NB)
+      return NB.takeError();
+    New.push_back(std::move(*NB));
+  }
+  bundle::HostRewriteOptions HO;
+  HO.ZeroOldBundles = Opts.ZeroOldBundles;
+  if (Error E = HB->replaceBundles(**Host, New, HO))
+    return std::move(E);
+  Expected<Layout> L = computeLayout(**Host);
+  if (!L)
+    return L.takeError();
+  Rewritten R;
+  R.Model = std::move(*Host);
+  R.ModelLayout = std::move(*L);
+  return std::move(R);
 }
 
 Expected<Rewritten> pipeline::rewriteInput(ArrayRef<uint8_t> Input,
