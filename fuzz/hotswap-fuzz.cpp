@@ -42,8 +42,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   }
   Obj->reset();
 
-  // The full pipeline, writing to memory.
+  // The full pipeline, writing to memory, checking that the kernels
+  // analysis passes keep is the one a fresh computation gives.
   PipelineOptions Opts;
+  Opts.VerifyAnalysisPreservation = true;
   Expected<std::unique_ptr<MemoryBuffer>> Out = runPipeline(In, Pipeline, Opts);
   if (!Out) {
     consumeError(Out.takeError());

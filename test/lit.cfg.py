@@ -48,6 +48,10 @@ config.substitutions.append(("%src_root", config.hotswap_src_root))
 config.environment["PATH"] = os.pathsep.join(
     [config.hotswap_tools_dir, llvm_bin, config.environment.get("PATH", "")])
 config.environment["LC_ALL"] = "C"
+# Every hotswap-opt run of the suite (scripts included) also checks that
+# passes keep the kernels analysis exactly as a fresh computation gives it
+# (the driver reads extra options from HOTSWAP_OPT_OPTIONS).
+config.environment["HOTSWAP_OPT_OPTIONS"] = "-verify-analysis-preservation"
 
 
 def clang_can_target_amdgpu():

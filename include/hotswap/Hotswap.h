@@ -67,9 +67,17 @@ struct PipelineOptions {
   /// Unmet preconditions and best-effort failures become errors instead of
   /// skipped passes and warnings (hotswap-opt --strict).
   bool Strict = false;
-  /// Run `verify` after every pass that changed the object; the first
-  /// failure ends the run with an error naming the pass (-verify-each).
+  /// Run `verify` after every pass that changed the object, and check that
+  /// the pass's invariant now holds (unless it warned: best-effort passes
+  /// may leave it unmet); the first failure ends the run with an error
+  /// naming the pass (-verify-each).
   bool VerifyEach = false;
+  /// After every pass that changed the object but kept the kernels analysis
+  /// up to date instead of having it recomputed, compare the kept result
+  /// with a fresh one, field by field; a difference is an error naming the
+  /// pass and the field (-verify-analysis-preservation; on in the test
+  /// suite and the fuzzer).
+  bool VerifyAnalysisPreservation = false;
   /// Where print<...> passes write. Default: discarded. In a container each
   /// code object's output follows a line naming its entry (text), or the
   /// outputs form one JSON array of objects with an "entry" member (JSON).

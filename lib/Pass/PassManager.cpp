@@ -41,11 +41,30 @@ Error PassManager::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx,
     if (PI)
       for (auto &CB : PI->BeforePass)
         CB(*P, Obj);
+    // Count the pass's warnings: a best-effort pass that warned may leave
+    // its invariant unmet.
+    unsigned Warnings = 0;
+    auto Warn = Ctx.Warn;
+    Ctx.Warn = [&Warnings, &Warn](const Twine &Msg) {
+      ++Warnings;
+      Warn(Msg);
+    };
     Expected<PreservedAnalyses> PA = P->run(Obj, AM, Ctx);
+    Ctx.Warn = Warn;
     if (!PA)
       return PA.takeError();
     AM.invalidate(*PA);
     bool Changed = PA->modified();
+    if (Ctx.CheckInvariants && Changed && P->isTransform() && !Warnings &&
+        !P->invariantDescription().empty()) {
+      Expected<bool> Holds = P->isSatisfied(Obj, AM, Ctx);
+      if (!Holds)
+        return Holds.takeError();
+      if (!*Holds)
+        return createStringError("after pass '" + P->name() +
+                                 "': its invariant does not hold (" +
+                                 P->invariantDescription() + ")");
+    }
     if (PI)
       for (auto &CB : PI->AfterPass)
         if (Error E = CB(*P, Obj, Changed))

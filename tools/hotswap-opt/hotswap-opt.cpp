@@ -106,6 +106,11 @@ static cl::opt<bool>
     VerifyEach("verify-each",
                cl::desc("Run 'verify' after every pass that changed the object"),
                cl::cat(Cat));
+static cl::opt<bool> VerifyAnalysisPreservation(
+    "verify-analysis-preservation", cl::Hidden,
+    cl::desc("After each pass that kept the kernels analysis up to date, "
+             "compare it with a fresh one (for testing the passes)"),
+    cl::cat(Cat));
 static cl::opt<bool> Strict(
     "strict",
     cl::desc("Treat unmet preconditions and best-effort failures as errors"),
@@ -239,8 +244,11 @@ Every pass declares the invariant it establishes and is skipped when it
 already holds (-debug-pass-manager shows it), so running a pipeline on its own
 output changes nothing.
 )");
+  // Options may also come from HOTSWAP_OPT_OPTIONS (the test suite turns
+  // on -verify-analysis-preservation that way).
   cl::ParseCommandLineOptions(argc, argv,
-                              "hotswap-opt: AMDGPU code object rewriter\n");
+                              "hotswap-opt: AMDGPU code object rewriter\n",
+                              nullptr, nullptr, "HOTSWAP_OPT_OPTIONS");
 
   PassBuilder PB;
   if (PrintPasses) {
@@ -377,6 +385,7 @@ output changes nothing.
     PipelineOptions Opts;
     Opts.Strict = Strict;
     Opts.VerifyEach = VerifyEach;
+    Opts.VerifyAnalysisPreservation = VerifyAnalysisPreservation;
     Opts.PrintOut = &T;
     Opts.JSON = KernelsFormat == Format::JSON;
     Opts.Builder = &PB;

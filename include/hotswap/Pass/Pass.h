@@ -76,6 +76,9 @@ struct PassContext {
   Statistics Stats;
   /// Machine-readable output for print passes (--kernels-format=json).
   bool JSON = false;
+  /// After a transform changed the object without warning, its invariant
+  /// must hold (the pass manager asks; -verify-each).
+  bool CheckInvariants = false;
 };
 
 class Pass {

@@ -120,6 +120,11 @@ public:
                             llvm::ArrayRef<size_t> Indices);
     /// The same for every kernel.
     llvm::Error refineAllSGPRs(Object &Obj, AnalysisManager &AM);
+
+    /// The first field in which this result (kept up to date by passes)
+    /// differs from \p Fresh (computed anew on the same object, refined for
+    /// the same kernels), or nullopt: -verify-analysis-preservation.
+    std::optional<std::string> firstDifference(const Result &Fresh) const;
   };
 
   static llvm::Expected<Result> run(Object &Obj, AnalysisManager &AM);
