@@ -22,7 +22,10 @@ Usage (lit: %bundle is "python bundle.py"):
       relies on: header within 4096 bytes, payload offsets increasing, zero
       padding, no trailing bytes.
   bundle.py md5low FILE
-      The low 64 bits of FILE's MD5 as a CCOB header stores it (0x%016x).
+      "md5low=0x%016x size=0x%x": the low 64 bits of FILE's MD5 as a CCOB
+      header stores it, and FILE's size.
+  bundle.py decompress FILE OUT
+      Writes the bundle inside a zlib CCOB.
   bundle.py extract FILE ID OUT
       Writes the payload of entry ID (plain bundle, or zlib CCOB).
   bundle.py edit IN OUT EDIT...
@@ -231,6 +234,9 @@ def main():
     lo.add_argument("file")
     m = sub.add_parser("md5low")
     m.add_argument("file")
+    d = sub.add_parser("decompress")
+    d.add_argument("file")
+    d.add_argument("out")
     x = sub.add_parser("extract")
     x.add_argument("file")
     x.add_argument("id")
@@ -261,7 +267,17 @@ def main():
     elif args.cmd == "layout":
         print_layout(open(args.file, "rb").read())
     elif args.cmd == "md5low":
-        print("0x%016x" % md5low(open(args.file, "rb").read()))
+        data = open(args.file, "rb").read()
+        print("md5low=0x%016x size=0x%x" % (md5low(data), len(data)))
+    elif args.cmd == "decompress":
+        data = open(args.file, "rb").read()
+        if data[:4] != CCOB:
+            fail("not a CCOB")
+        inner = decompress(data)
+        if inner is None:
+            fail("zstd CCOB: not decompressed here")
+        with open(args.out, "wb") as f:
+            f.write(inner)
     elif args.cmd == "extract":
         data = open(args.file, "rb").read()
         if data[:4] == CCOB:
