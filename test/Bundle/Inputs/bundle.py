@@ -28,9 +28,11 @@ Usage (lit: %bundle is "python bundle.py"):
       Writes the bundle inside a zlib CCOB.
   bundle.py extract FILE ID OUT
       Writes the payload of entry ID (plain bundle, or zlib CCOB).
-  bundle.py edit IN OUT EDIT...
+  bundle.py edit IN OUT [--section NAME] EDIT...
       Applies each EDIT in order to the bytes of IN (positions from the
-      bytes as edited so far):
+      bytes as edited so far). With --section, IN is an ELF64 file (a HIP
+      host binary) and the edits apply to the bundle at the start of its
+      section NAME, in place (edits that change the size are refused):
         count=V  entry[N].offset=V  entry[N].size=V  entry[N].idlen=V
                                  (plain bundle header fields)
         version=V  method=V  total=V  uncompressed=V  hash=V
@@ -218,6 +220,22 @@ def edit(data, edits):
     return bytes(data)
 
 
+def section_range(data, name):
+    """(file offset, size) of the ELF64 little-endian section NAME."""
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        fail("--section needs an ELF64 little-endian file")
+    shoff, = struct.unpack_from("<Q", data, 40)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 58)
+    hdrs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
+            for i in range(shnum)]
+    strtab = hdrs[shstrndx][4]
+    for h in hdrs:
+        start = strtab + h[0]
+        if data[start:data.index(b"\0", start)].decode() == name:
+            return h[4], h[5]
+    fail("no section '%s'" % name)
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -244,6 +262,7 @@ def main():
     e = sub.add_parser("edit")
     e.add_argument("input")
     e.add_argument("out")
+    e.add_argument("--section")
     e.add_argument("edits", nargs="+")
     args = ap.parse_args()
 
@@ -291,8 +310,17 @@ def main():
                 return 0
         fail("no entry '%s'" % args.id)
     elif args.cmd == "edit":
+        data = open(args.input, "rb").read()
+        if args.section:
+            off, size = section_range(data, args.section)
+            inner = edit(data[off:off + size], args.edits)
+            if len(inner) != size:
+                fail("edits inside a section must keep its size")
+            data = data[:off] + inner + data[off + size:]
+        else:
+            data = edit(data, args.edits)
         with open(args.out, "wb") as f:
-            f.write(edit(open(args.input, "rb").read(), args.edits))
+            f.write(data)
     return 0
 
 
