@@ -101,10 +101,17 @@ Error hotswap::writeFileAtomically(StringRef Path, const OutputImage &Image,
                                    const InputFile *Source) {
   if (Image.BaseLength > Image.Base.size() || Image.BaseLength > Image.Size)
     return makeError("internal error: output base is larger than its input");
+  // Only a regular file (or none yet) is replaced by rename: anything else
+  // (/dev/null, a FIFO, a terminal) is written to, which FileOutputBuffer
+  // does, and a directory is its error.
+  sys::fs::file_status St;
+  bool RegularOrMissing =
+      sys::fs::status(Path, St) ||
+      St.type() == sys::fs::file_type::regular_file;
   bool CanCopy = Source && Source->descriptor() && Path != "-" &&
                  Source->bytes().data() == Image.Base.data() &&
                  Source->bytes().size() == Image.Base.size() &&
-                 !sys::fs::is_directory(Path);
+                 RegularOrMissing;
   if (CanCopy) {
     Expected<bool> Done = writeByCopying(Path, Image, *Source);
     if (!Done)

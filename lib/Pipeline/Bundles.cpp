@@ -120,7 +120,7 @@ void replay(EntryRun &E, const PipelineOptions &Opts,
 Expected<std::optional<std::vector<uint8_t>>>
 rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where,
                     const PipelineText &P, const PipelineOptions &Opts,
-                    RunSummary &Summary) {
+                    RunSummary &Summary, std::vector<json::Value> *JSONOut) {
   Expected<bundle::OffloadBundle> B = bundle::parseOffloadBundle(Bytes);
   if (!B) {
     if (Where.empty())
@@ -151,7 +151,9 @@ rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where,
     Tasks.wait();
   }
 
-  std::vector<json::Value> JSONEntries;
+  // The JSON of every entry, for the caller's array or one of our own.
+  std::vector<json::Value> OwnJSON;
+  std::vector<json::Value> *JSONEntries = JSONOut ? JSONOut : &OwnJSON;
   std::vector<std::optional<ArrayRef<uint8_t>>> Replace(B->Entries.size());
   for (size_t K = 0; K < Runs.size(); ++K) {
     EntryRun &R = Runs[K];
@@ -160,7 +162,7 @@ rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where,
         Opts.OnCodeObject(R.Name);
       run(R, P, Opts);
     }
-    replay(R, Opts, Opts.JSON ? &JSONEntries : nullptr);
+    replay(R, Opts, Opts.JSON ? JSONEntries : nullptr);
     ++Summary.CodeObjects;
     if (R.Err) {
       if (!Opts.KeepGoing) {
@@ -180,9 +182,7 @@ rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where,
       Replace[R.Index] = ArrayRef<uint8_t>(R.Output);
     }
   }
-  if (!JSONEntries.empty())
-    *Opts.PrintOut << formatv("{0:2}", json::Value(std::move(JSONEntries)))
-                   << "\n";
+  printJSONEntries(OwnJSON, Opts);
   if (!bundle::replacesPayload(*B, Replace))
     return std::nullopt;
   Expected<std::vector<uint8_t>> Out = bundle::rewriteOffloadBundle(*B, Replace);
@@ -195,12 +195,20 @@ rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where,
 }
 } // namespace
 
+void pipeline::printJSONEntries(std::vector<json::Value> &Entries,
+                                const PipelineOptions &Opts) {
+  if (Entries.empty() || !Opts.PrintOut)
+    return;
+  *Opts.PrintOut << formatv("{0:2}", json::Value(std::move(Entries))) << "\n";
+  Entries.clear();
+}
+
 Expected<std::optional<std::vector<uint8_t>>>
 pipeline::rewriteBundle(ArrayRef<uint8_t> Bytes, StringRef Where,
                       const PipelineText &P, const PipelineOptions &Opts,
-                      RunSummary &Summary) {
+                      RunSummary &Summary, std::vector<json::Value> *JSONOut) {
   if (bundle::identifyInput(Bytes) != InputKind::CompressedOffloadBundle)
-    return rewriteUncompressed(Bytes, Where, P, Opts, Summary);
+    return rewriteUncompressed(Bytes, Where, P, Opts, Summary, JSONOut);
   // The bundle layer's messages say "compressed bundle" already.
   auto located = [&](Error E) {
     return Where.empty() ? std::move(E) : prefixError(Where, std::move(E));
@@ -209,7 +217,7 @@ pipeline::rewriteBundle(ArrayRef<uint8_t> Bytes, StringRef Where,
   if (!D)
     return located(D.takeError());
   Expected<std::optional<std::vector<uint8_t>>> Inner =
-      rewriteUncompressed(D->Bytes, Where, P, Opts, Summary);
+      rewriteUncompressed(D->Bytes, Where, P, Opts, Summary, JSONOut);
   if (!Inner || !*Inner)
     return Inner;
   Expected<std::vector<uint8_t>> Out = bundle::recompressBundle(*D, **Inner);

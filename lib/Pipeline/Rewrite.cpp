@@ -110,13 +110,17 @@ static Expected<Rewritten> rewriteHost(ArrayRef<uint8_t> Input,
   if (!HB)
     return HB.takeError();
   std::vector<std::optional<std::vector<uint8_t>>> New;
+  // print<...> JSON: one array for the whole host, whatever its bundles.
+  std::vector<json::Value> JSONEntries;
   for (const bundle::HostBundle &B : HB->bundles()) {
-    Expected<std::optional<std::vector<uint8_t>>> NB = rewriteBundle(
-        B.Bytes, "bundle at " + hex(B.Addr), P, Opts, Summary);
+    Expected<std::optional<std::vector<uint8_t>>> NB =
+        rewriteBundle(B.Bytes, "bundle at " + hex(B.Addr), P, Opts, Summary,
+                      &JSONEntries);
     if (!NB)
       return NB.takeError();
     New.push_back(std::move(*NB));
   }
+  printJSONEntries(JSONEntries, Opts);
   bundle::HostRewriteOptions HO;
   HO.ZeroOldBundles = Opts.ZeroOldBundles;
   if (Error E = HB->replaceBundles(**Host, New, HO))

@@ -14,6 +14,8 @@
 #include "hotswap/Hotswap.h"
 #include "hotswap/Object/Layout.h"
 
+#include "llvm/Support/JSON.h"
+
 #include <optional>
 #include <vector>
 
@@ -63,11 +65,19 @@ llvm::Expected<Rewritten> rewriteCodeObject(llvm::ArrayRef<uint8_t> Input,
 
 /// Runs \p P on every AMDGPU code object of the bundle \p Bytes (plain or
 /// compressed). \p Where names the bundle in messages ("" for a bundle that
-/// is the input). nullopt: nothing changed.
+/// is the input). nullopt: nothing changed. With Opts.JSON, each entry's
+/// print<...> JSON goes to \p JSONOut when given (a host collects those of
+/// all its bundles into one array), else the bundle prints its own array.
 llvm::Expected<std::optional<std::vector<uint8_t>>>
 rewriteBundle(llvm::ArrayRef<uint8_t> Bytes, llvm::StringRef Where,
               const PipelineText &P, const PipelineOptions &Opts,
-              RunSummary &Summary);
+              RunSummary &Summary,
+              std::vector<llvm::json::Value> *JSONOut = nullptr);
+
+/// Prints \p Entries as one JSON array to Opts.PrintOut (nothing when there
+/// are none).
+void printJSONEntries(std::vector<llvm::json::Value> &Entries,
+                      const PipelineOptions &Opts);
 
 } // namespace pipeline
 } // namespace hotswap

@@ -295,6 +295,9 @@ output changes nothing.
   if (OutputFilename.getNumOccurrences() && Inputs.size() > 1)
     fail("", "-o names one output but there are " + Twine(Inputs.size()) +
                  " inputs; use --output-dir=DIR or --in-place");
+  // Standard input can be read once.
+  if (llvm::count(Inputs, "-") > 1)
+    fail("", "standard input ('-') is given more than once");
   std::vector<Job> Jobs(Inputs.size());
   StringMap<std::string> Claimed;
   for (size_t I = 0; I < Inputs.size(); ++I) {
@@ -324,11 +327,11 @@ output changes nothing.
                      " inputs need --output-dir=DIR or --in-place (or "
                      "-disable-output)");
       J.Out = "-";
-      // Like opt: never a binary object on a terminal.
-      if (sys::Process::StandardOutIsDisplayed())
-        fail("", "refusing to write a binary file to a terminal; use -o "
-                 "FILE, --output-dir=DIR, --in-place or -disable-output");
     }
+    // Like opt: never a binary object on a terminal (-o - included).
+    if (J.Out == "-" && sys::Process::StandardOutIsDisplayed())
+      fail("", "refusing to write a binary file to a terminal; use -o "
+               "FILE, --output-dir=DIR, --in-place or -disable-output");
   }
   if (!OutputDir.empty() && !DisableOutput)
     if (std::error_code EC = sys::fs::create_directories(OutputDir))

@@ -3,6 +3,8 @@
 // Writes a file atomically: into a temporary file next to the destination,
 // renamed over it only when everything succeeded. On any error the
 // destination is neither created nor changed. "-" writes to standard output.
+// A destination that exists and is not a regular file (/dev/null, a FIFO, a
+// terminal) is written to directly, never replaced.
 //
 // When the output starts with a prefix of an input the caller holds open
 // (InputFile), that prefix is copied by the kernel from the input's
