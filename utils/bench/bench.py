@@ -360,6 +360,17 @@ def exec_bytes(path):
 # ------------------------------------------------------------- profile ---
 
 def perf_works():
+    """perf can sample (cpu-clock: a software event, also in VMs without a
+    PMU)."""
+    if not shutil.which("perf"):
+        return False
+    p = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-o",
+                        os.devnull, "true"], capture_output=True, text=True)
+    return p.returncode == 0
+
+
+def hw_counters():
+    """Whether perf has hardware counters (`perf stat -e instructions`)."""
     if not shutil.which("perf"):
         return False
     p = subprocess.run(["perf", "stat", "-e", "instructions", "true"],
@@ -367,61 +378,79 @@ def perf_works():
     return p.returncode == 0 and "not supported" not in p.stderr
 
 
-def profile(tool, inp, work, runs=5):
-    """Where hotswap-opt's time goes on inp (--threads=1, `runs` runs under
-    perf record): the top functions by self time and the project's own
-    functions by inclusive time. Falls back to callgrind."""
-    out = os.path.join(work, "prof.co")
-    cmd = " ".join("'{}'".format(a) for a in
-                   [tool, "-passes=" + PIPELINE, "--threads=1", inp, "-o",
-                    out])
+def callgrind(tool, args, work, top=15):
+    """Instructions by function (self), one run under callgrind."""
+    if not shutil.which("valgrind"):
+        return "(valgrind is not available)"
+    cg = os.path.join(work, "callgrind.out")
+    subprocess.run(["valgrind", "--tool=callgrind",
+                    "--callgrind-out-file=" + cg, tool] + args,
+                   capture_output=True, check=True)
+    rep = subprocess.run(["callgrind_annotate", "--inclusive=no", cg],
+                         capture_output=True, text=True).stdout
+    os.unlink(cg)
+    lines = []
+    for l in rep.splitlines():
+        m = re.match(r"\s*([\d,]+) \(\s*([\d.]+)%\)\s+(.*)", l)
+        if not m:
+            continue
+        name = m.group(3)
+        if "PROGRAM TOTALS" in name:
+            lines.append("  {} instructions in all".format(m.group(1)))
+            continue
+        name = re.sub(r"^\?\?\?:|^\S+/[^:]*:", "", name)
+        name = re.sub(r" \[/.*\]$", "", name)
+        lines.append("  {:>6}%  {}".format(m.group(2), name[:110]))
+        if len(lines) > top:
+            break
+    return "\n".join(lines)
+
+
+def profile(tool, args, work, runs=5):
+    """Where hotswap-opt's time goes (`tool args`, `runs` runs under perf
+    record with DWARF call graphs, so that inclusive times are right without
+    frame pointers): the top functions by self time and the project's own
+    functions (and the MC disassembler) by inclusive time."""
+    cmd = " ".join("'{}'".format(x) for x in [tool] + args)
     lines = []
     if perf_works():
         data = os.path.join(work, "perf.data")
-        subprocess.run(["perf", "record", "-q", "-F", "4000", "-g", "-o", data,
-                        "--", "sh", "-c", "for i in $(seq {}); do {}; done"
-                        .format(runs, cmd)], capture_output=True, check=True)
+        subprocess.run(["perf", "record", "-q", "-F", "500", "--call-graph",
+                        "dwarf,16384", "-o", data, "--", "sh", "-c",
+                        "for i in $(seq {}); do {} 2>/dev/null; done".format(
+                            runs, cmd)], capture_output=True, check=True)
+        comm = ["--comm", os.path.basename(tool)]
         self_ = subprocess.run(
             ["perf", "report", "-i", data, "--stdio", "--no-children",
-             "--sort", "dso,symbol", "-g", "none", "--percent-limit", "1",
-             "--comm", os.path.basename(tool)],
+             "--sort", "symbol", "-g", "none", "--percent-limit", "1"] + comm,
             capture_output=True, text=True).stdout
         incl = subprocess.run(
             ["perf", "report", "-i", data, "--stdio", "--children", "--sort",
-             "symbol", "-g", "none", "--comm", os.path.basename(tool)],
+             "symbol", "-g", "none"] + comm,
             capture_output=True, text=True).stdout
-        m = re.search(r"Samples: (\S+)", self_)
-        lines.append("perf record -g, {} runs with --threads=1, {} samples; "
-                     "self time (>= 1%):".format(runs,
-                                                m.group(1) if m else "?"))
+        m = re.search(r"# Samples: (\S+)", self_)
+        lines.append("perf record --call-graph dwarf, {} runs, {} samples; "
+                     "self time (>= 1%):".format(runs, m.group(1) if m else "?"))
         for l in self_.splitlines():
             if re.match(r"\s+\d+\.\d+%", l):
-                lines.append("  " + re.sub(r"\s+", " ", l.strip()))
-        lines.append("inclusive time of the project's functions and the MC "
-                     "disassembler (>= 2%):")
+                l = re.sub(r"(\s+-)+\s*$", "", l.strip())
+                lines.append("  " + re.sub(r"\s+", " ", l)[:120])
+        lines.append("inclusive time (>= 2%) of the project's functions, the "
+                     "MC disassembler, memset/memmove, page faults and file "
+                     "writes:")
+        keep = re.compile(r"hotswap::|Disassembler|memset|memmove|"
+                          r"exc_page_fault|copy_file_range|pwrite|^main$")
         for l in incl.splitlines():
-            m = re.match(r"\s+(\d+\.\d+)%\s+(\d+\.\d+)%\s+\[\.\]\s+(.*)", l)
-            if not m or float(m.group(1)) < 2:
+            mm = re.match(r"\s+(\d+\.\d+)%\s+(\d+\.\d+)%\s+\[.\]\s+(.*)",
+                          l)
+            if not mm or float(mm.group(1)) < 2:
                 continue
-            name = m.group(3).strip()
-            if "hotswap::" in name or "Disassembler" in name or name == "main":
-                lines.append("  {:>6}%  {}".format(m.group(1), name[:110]))
+            name = mm.group(3).strip()
+            if keep.search(name):
+                lines.append("  {:>6}%  {}".format(mm.group(1), name[:110]))
         os.unlink(data)
-    elif shutil.which("valgrind"):
-        cg = os.path.join(work, "callgrind.out")
-        subprocess.run(["valgrind", "--tool=callgrind",
-                        "--callgrind-out-file=" + cg, tool,
-                        "-passes=" + PIPELINE, "--threads=1", inp, "-o", out],
-                       capture_output=True, check=True)
-        rep = subprocess.run(["callgrind_annotate", "--inclusive=no", cg],
-                             capture_output=True, text=True).stdout
-        lines.append("callgrind (instructions, self):")
-        lines += ["  " + l for l in rep.splitlines()[:40]]
-        os.unlink(cg)
     else:
-        lines.append("(neither perf nor valgrind is available)")
-    if os.path.exists(out):
-        os.unlink(out)
+        lines.append("(perf cannot sample here)")
     return "\n".join(lines)
 
 
@@ -808,9 +837,23 @@ def suite_real(a, work, corpus):
         print("\n".join(l for l in p.stderr.splitlines()
                         if re.match(r"\s+\d+ ", l)))
         if a.profile:
+            out = os.path.join(work, "prof.co")
             print()
-            print("Profile of {}:".format(big))
-            print(profile(a.tool, path, work))
+            print("Profile of {} (--threads=1):".format(big))
+            print(profile(a.tool, ["-passes=" + PIPELINE, "--threads=1", path,
+                                   "-o", out], work))
+            small = min((k for k in rows), key=lambda k: (
+                rows[k]["scans"] is None or rows[k]["scans"][0] == 0,
+                rows[k]["size"]))
+            print()
+            print("Instructions (callgrind, --threads=1) on {}, a smaller "
+                  "object with SGPR scans; perf hardware counters here: {}"
+                  .format(small, "yes" if hw_counters() else
+                          "not supported (perf stat -e instructions)"))
+            print(callgrind(a.tool, ["-passes=" + PIPELINE, "--threads=1",
+                                     rows[small]["path"], "-o", out], work))
+            if os.path.exists(out):
+                os.unlink(out)
 
 
 # ---------------------------------------------------------------- many ---
@@ -1045,10 +1088,14 @@ def suite_libs(a, work, corpus):
                 filecmp.cmp(new, again, shallow=False))
         second = (p2.stderr.strip().splitlines() or [""])[-1]
         loads = load_check(a, fh, lib, new, d) if fh else "(no fake runtime)"
+        prof = ""
+        if a.profile and not big:
+            prof = profile(a.tool, ["-passes=" + PIPELINE, "--threads=1", lib,
+                                    "-o", new], d)
         rows.append(dict(pkg=pkg, name=name, size=size, out=os.path.getsize(new),
                          med=med, rss=rss, reps=reps, load=load,
                          summary=summary, readelf=readelf, idem=idem,
-                         second=second, loads=loads))
+                         second=second, loads=loads, prof=prof))
         shutil.rmtree(d, ignore_errors=True)
 
     print()
@@ -1075,6 +1122,9 @@ def suite_libs(a, work, corpus):
         print("  second run on the output: {} ({})".format(
             "byte-identical" if r["idem"] else "DIFFERENT BYTES", r["second"]))
         print("  " + r["loads"])
+        if r["prof"]:
+            print("  profile (--threads=1):")
+            print("\n".join("  " + l for l in r["prof"].splitlines()))
     print()
     print("Targets:")
     for r in rows:
