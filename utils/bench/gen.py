@@ -7,8 +7,18 @@ in .rodata, and one NT_AMDGPU_METADATA note (from the .amdgpu_metadata YAML
 block) that lists each kernel with its .name, .symbol and register counts.
 
 Usage: gen.py N OUT.s [--body-words W] [--debug-bytes B] [--mcpu gfx90a]
-  --body-words W   extra s_nop words per kernel body (large kernels)
+                [--sgprs K] [--no-numbered-sgpr]
+  --body-words W   extra words per kernel body (large kernels): s_nop, or
+                   with --sgprs, instructions naming SGPRs
   --debug-bytes B  size of a non-loaded .debug_info-like section
+  --sgprs K        kernel bodies name s0..s(K-1) (SALU, VALU with an SGPR
+                   operand, SMEM loads): .amdhsa_next_free_sgpr K, VCC
+                   reserved, metadata .sgpr_count K + 6 (VCC, FLAT_SCRATCH,
+                   XNACK_MASK, as clang counts them on gfx9)
+  --no-numbered-sgpr  no `<kernel>.numbered_sgpr` symbols (as ROCm 5.x
+                   builds): the SGPR usage of a long-form stub's kernel comes
+                   from the metadata or, when that leaves no free pair, from
+                   an MC scan of the kernel's code
 """
 
 import argparse
@@ -30,8 +40,7 @@ KERNEL = """\
 \ts_endpgm
 .Lfunc_end{i}:
 \t.size\t{k}, .Lfunc_end{i}-{k}
-\t.set {k}.numbered_sgpr, 6
-\t.section\t.rodata,"a",@progbits
+{numbered}\t.section\t.rodata,"a",@progbits
 \t.p2align\t6, 0x0
 \t.amdhsa_kernel {k}
 \t\t.amdhsa_kernarg_size 8
@@ -40,9 +49,9 @@ KERNEL = """\
 \t\t.amdhsa_user_sgpr_kernarg_segment_ptr 1
 \t\t.amdhsa_system_sgpr_workgroup_id_x 1
 \t\t.amdhsa_next_free_vgpr 2
-\t\t.amdhsa_next_free_sgpr 6
+\t\t.amdhsa_next_free_sgpr {nsgpr}
 \t\t.amdhsa_accum_offset 4
-\t\t.amdhsa_reserve_vcc 0
+\t\t.amdhsa_reserve_vcc {vcc}
 \t\t.amdhsa_reserve_flat_scratch 0
 \t.end_amdhsa_kernel
 """
@@ -65,7 +74,7 @@ KERNEL_MD = """\
     .max_flat_workgroup_size: 256
     .name:           {k}
     .private_segment_fixed_size: 0
-    .sgpr_count:     10
+    .sgpr_count:     {sgpr_count}
     .sgpr_spill_count: 0
     .symbol:         {k}.kd
     .uniform_work_group_size: 1
@@ -76,6 +85,26 @@ KERNEL_MD = """\
 """
 
 
+def sgpr_macro(k):
+    """A 64-word macro whose instructions name s0..s(k-1): per 4 words an
+    s_add_u32, a v_add_u32 reading an SGPR and an 8-byte s_load_dwordx2."""
+    lines = ["\t.macro sgpr_body"]
+    for j in range(16):
+        a, b, c = (3 * j) % k, (3 * j + 1) % k, (3 * j + 2) % k
+        # The highest SGPRs are named in every block so that each scan
+        # finds all K.
+        if j == 15:
+            a = k - 1
+        d = ((5 * j) % (k - 1)) & ~1
+        if j == 14:
+            d = (k - 2) & ~1
+        lines.append("\ts_add_u32 s{}, s{}, s{}".format(a, b, c))
+        lines.append("\tv_add_u32_e32 v1, s{}, v1".format(b))
+        lines.append("\ts_load_dwordx2 s[{}:{}], s[4:5], 0x0".format(d, d + 1))
+    lines.append("\t.endm")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("n", type=int)
@@ -83,18 +112,35 @@ def main():
     ap.add_argument("--body-words", type=int, default=0)
     ap.add_argument("--debug-bytes", type=int, default=0)
     ap.add_argument("--mcpu", default="gfx90a")
+    ap.add_argument("--sgprs", type=int, default=0)
+    ap.add_argument("--no-numbered-sgpr", action="store_true")
     a = ap.parse_args()
+    if a.sgprs and not 8 <= a.sgprs <= 96:
+        ap.error("--sgprs must be in 8..96")
 
     body = ""
-    if a.body_words:
+    macro = ""
+    if a.body_words and a.sgprs:
+        # 64 words naming every SGPR below K, repeated.
+        macro = sgpr_macro(a.sgprs)
+        reps = (a.body_words + 63) // 64
+        body = "\t.rept {}\n\tsgpr_body\n\t.endr\n".format(reps)
+    elif a.body_words:
         body = "\t.fill {}, 4, 0x{:08x}\n".format(a.body_words, S_NOP_0)
+    nsgpr = a.sgprs or 6
+    sgpr_count = a.sgprs + 6 if a.sgprs else 10
+    vcc = 1 if a.sgprs else 0
     with open(a.out, "w") as f:
         w = f.write
         w('\t.amdgcn_target "amdgcn-amd-amdhsa--{}"\n'.format(a.mcpu))
         w("\t.amdhsa_code_object_version 5\n")
+        w(macro)
         for i in range(a.n):
             k = "bench_kernel_{}".format(i)
-            w(KERNEL.format(k=k, i=i, imm=i & 0x3F, body=body))
+            numbered = ("" if a.no_numbered_sgpr else
+                        "\t.set {}.numbered_sgpr, {}\n".format(k, nsgpr))
+            w(KERNEL.format(k=k, i=i, imm=i & 0x3F, body=body,
+                            numbered=numbered, nsgpr=nsgpr, vcc=vcc))
         # The instruction-prefetch guard clang puts after the last function.
         w("\t.text\n\t.p2alignl 6, 3212836864\n\t.fill 256, 4, 3212836864\n")
         if a.debug_bytes:
@@ -102,7 +148,8 @@ def main():
             w("\t.fill {}, 1, 0x5a\n".format(a.debug_bytes))
         w("\t.amdgpu_metadata\n---\namdhsa.kernels:\n")
         for i in range(a.n):
-            w(KERNEL_MD.format(k="bench_kernel_{}".format(i)))
+            w(KERNEL_MD.format(k="bench_kernel_{}".format(i),
+                               sgpr_count=sgpr_count))
         w("amdhsa.target:   amdgcn-amd-amdhsa--{}\n".format(a.mcpu))
         w("amdhsa.version:\n  - 1\n  - 2\n...\n\t.end_amdgpu_metadata\n")
     return 0
