@@ -92,11 +92,46 @@ TEST(CAPI, UnalignedGarbageInputIsAnError) {
   hotswap_options_destroy(O);
 }
 
+TEST(CAPI, KindAndCountsOfAnInputThatIsNotAnObject) {
+  ResultPtr R(hotswap_run_pipeline(nullptr, "not an object", 13, ""));
+  expectFailed(R.get());
+  EXPECT_EQ(hotswap_result_get_input_kind(R.get()), HOTSWAP_INPUT_UNKNOWN);
+  size_t Changed = 7, Failed = 7;
+  EXPECT_EQ(hotswap_result_get_code_objects(R.get(), &Changed, &Failed), 0u);
+  EXPECT_EQ(Changed, 0u);
+  EXPECT_EQ(Failed, 0u);
+  // A bundle magic is recognised even when the rest is missing.
+  const char Magic[] = "__CLANG_OFFLOAD_BUNDLE__";
+  ResultPtr B(hotswap_run_pipeline(nullptr, Magic, sizeof(Magic) - 1, ""));
+  expectFailed(B.get());
+  EXPECT_EQ(hotswap_result_get_input_kind(B.get()),
+            HOTSWAP_INPUT_OFFLOAD_BUNDLE);
+}
+
+TEST(CAPI, InputKindNames) {
+  EXPECT_STREQ(hotswap_input_kind_name(HOTSWAP_INPUT_CODE_OBJECT),
+               "AMDGPU code object");
+  EXPECT_STREQ(hotswap_input_kind_name(HOTSWAP_INPUT_OFFLOAD_BUNDLE),
+               "offload bundle");
+  EXPECT_STREQ(
+      hotswap_input_kind_name(HOTSWAP_INPUT_COMPRESSED_OFFLOAD_BUNDLE),
+      "compressed offload bundle");
+  EXPECT_STREQ(hotswap_input_kind_name(HOTSWAP_INPUT_HOST_BINARY),
+               "host ELF (x86-64)");
+  EXPECT_STREQ(hotswap_input_kind_name(HOTSWAP_INPUT_UNKNOWN),
+               "unknown input");
+  EXPECT_STREQ(hotswap_input_kind_name(static_cast<hotswap_input_kind>(99)),
+               "unknown input");
+}
+
 TEST(CAPI, NullHandlesAreHarmless) {
   hotswap_options_destroy(nullptr);
   hotswap_result_destroy(nullptr);
   hotswap_options_set_strict(nullptr, 1);
   hotswap_options_set_verify_each(nullptr, 1);
+  hotswap_options_set_keep_going(nullptr, 1);
+  EXPECT_EQ(hotswap_result_get_input_kind(nullptr), HOTSWAP_INPUT_UNKNOWN);
+  EXPECT_EQ(hotswap_result_get_code_objects(nullptr, nullptr, nullptr), 0u);
   hotswap_options_set_warning_callback(nullptr, nullptr, nullptr);
   EXPECT_FALSE(hotswap_result_succeeded(nullptr));
   size_t Size = 7;

@@ -1,8 +1,11 @@
 /* examples/c-api/main.c - Using libhotswap from C.
  *
- * Usage: c-api-example [--strict] [--verify-each] IN OUT PIPELINE
+ * Usage: c-api-example [--strict] [--verify-each] [--keep-going]
+ *                      IN OUT PIPELINE
  *
- * Reads IN, runs PIPELINE on it through hotswap-c.h, writes OUT. Warnings
+ * Reads IN (a code object, an offload bundle or a HIP host binary), runs
+ * PIPELINE on it through hotswap-c.h, says what the input was and how many
+ * code objects changed, writes OUT. Warnings
  * are printed as "warning: ..." and counted through the callback's user data;
  * an error is printed as "error: ..." (exit 1, OUT not written). */
 
@@ -42,10 +45,10 @@ static unsigned char *read_file(const char *path, size_t *size) {
 }
 
 int main(int argc, char **argv) {
-  int strict = 0, verify_each = 0, argi = 1, status = 1;
+  int strict = 0, verify_each = 0, keep_going = 0, argi = 1, status = 1;
   const char *in, *out, *pipeline;
   unsigned char *input;
-  size_t input_size = 0, output_size = 0;
+  size_t input_size = 0, output_size = 0, code_objects, changed, failed;
   const void *output;
   struct warning_counter warnings = {0};
   hotswap_options_t options;
@@ -57,12 +60,14 @@ int main(int argc, char **argv) {
       strict = 1;
     else if (strcmp(argv[argi], "--verify-each") == 0)
       verify_each = 1;
+    else if (strcmp(argv[argi], "--keep-going") == 0)
+      keep_going = 1;
     else
       break;
   }
   if (argc - argi != 3) {
-    fprintf(stderr, "usage: c-api-example [--strict] [--verify-each] IN OUT "
-                    "PIPELINE\n");
+    fprintf(stderr, "usage: c-api-example [--strict] [--verify-each] "
+                    "[--keep-going] IN OUT PIPELINE\n");
     return 1;
   }
   in = argv[argi];
@@ -85,6 +90,7 @@ int main(int argc, char **argv) {
   }
   hotswap_options_set_strict(options, strict);
   hotswap_options_set_verify_each(options, verify_each);
+  hotswap_options_set_keep_going(options, keep_going);
   hotswap_options_set_warning_callback(options, on_warning, &warnings);
 
   result = hotswap_run_pipeline(options, input, input_size, pipeline);
@@ -95,6 +101,11 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  code_objects = hotswap_result_get_code_objects(result, &changed, &failed);
+  printf("input: %s, %lu code object(s): %lu changed, %lu failed\n",
+         hotswap_input_kind_name(hotswap_result_get_input_kind(result)),
+         (unsigned long)code_objects, (unsigned long)changed,
+         (unsigned long)failed);
   if (!hotswap_result_succeeded(result)) {
     printf("error: %s\n", hotswap_result_get_error(result));
   } else {

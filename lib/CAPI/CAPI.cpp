@@ -7,6 +7,7 @@
 
 #include "hotswap-c.h"
 
+#include "hotswap/Bundle/Bundle.h"
 #include "hotswap/Hotswap.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -19,6 +20,7 @@ using namespace llvm;
 struct hotswap_options {
   bool Strict = false;
   bool VerifyEach = false;
+  bool KeepGoing = false;
   hotswap_warning_callback Warn = nullptr;
   void *WarnData = nullptr;
 };
@@ -27,7 +29,27 @@ struct hotswap_result {
   std::unique_ptr<MemoryBuffer> Output;
   std::string Error;
   bool Succeeded = false;
+  hotswap::RunSummary Summary;
 };
+
+namespace {
+hotswap_input_kind toC(hotswap::bundle::InputKind K) {
+  using hotswap::bundle::InputKind;
+  switch (K) {
+  case InputKind::CodeObject:
+    return HOTSWAP_INPUT_CODE_OBJECT;
+  case InputKind::OffloadBundle:
+    return HOTSWAP_INPUT_OFFLOAD_BUNDLE;
+  case InputKind::CompressedOffloadBundle:
+    return HOTSWAP_INPUT_COMPRESSED_OFFLOAD_BUNDLE;
+  case InputKind::HostELF:
+    return HOTSWAP_INPUT_HOST_BINARY;
+  case InputKind::Unknown:
+    break;
+  }
+  return HOTSWAP_INPUT_UNKNOWN;
+}
+} // namespace
 
 extern "C" {
 
@@ -51,6 +73,11 @@ void hotswap_options_set_verify_each(hotswap_options_t Options,
                                      int VerifyEach) {
   if (Options)
     Options->VerifyEach = VerifyEach != 0;
+}
+
+void hotswap_options_set_keep_going(hotswap_options_t Options, int KeepGoing) {
+  if (Options)
+    Options->KeepGoing = KeepGoing != 0;
 }
 
 void hotswap_options_set_warning_callback(hotswap_options_t Options,
@@ -81,6 +108,7 @@ hotswap_result_t hotswap_run_pipeline(hotswap_options_t Options,
   if (Options) {
     Opts.Strict = Options->Strict;
     Opts.VerifyEach = Options->VerifyEach;
+    Opts.KeepGoing = Options->KeepGoing;
     if (hotswap_warning_callback CB = Options->Warn) {
       void *UserData = Options->WarnData;
       Opts.Warn = [CB, UserData](const Twine &Msg) {
@@ -95,7 +123,7 @@ hotswap_result_t hotswap_run_pipeline(hotswap_options_t Options,
       StringRef(Data ? static_cast<const char *>(Data) : Empty, Size),
       "<memory>");
   Expected<std::unique_ptr<MemoryBuffer>> Out =
-      hotswap::runPipeline(Input, Pipeline, Opts);
+      hotswap::runPipeline(Input, Pipeline, Opts, &R->Summary);
   if (!Out) {
     R->Error = toString(Out.takeError());
     if (R->Error.empty())
@@ -120,6 +148,31 @@ const void *hotswap_result_get_output(hotswap_result_t Result, size_t *Size) {
   if (Size)
     *Size = Result->Output->getBufferSize();
   return Result->Output->getBufferStart();
+}
+
+const char *hotswap_input_kind_name(hotswap_input_kind Kind) {
+  using hotswap::bundle::InputKind;
+  for (InputKind K : {InputKind::CodeObject, InputKind::OffloadBundle,
+                      InputKind::CompressedOffloadBundle, InputKind::HostELF})
+    if (toC(K) == Kind)
+      // inputKindName() returns string literals: null-terminated.
+      return hotswap::bundle::inputKindName(K).data();
+  return hotswap::bundle::inputKindName(InputKind::Unknown).data();
+}
+
+hotswap_input_kind hotswap_result_get_input_kind(hotswap_result_t Result) {
+  return Result ? toC(Result->Summary.Kind) : HOTSWAP_INPUT_UNKNOWN;
+}
+
+size_t hotswap_result_get_code_objects(hotswap_result_t Result,
+                                       size_t *Changed, size_t *Failed) {
+  const hotswap::RunSummary Empty;
+  const hotswap::RunSummary &S = Result ? Result->Summary : Empty;
+  if (Changed)
+    *Changed = S.Changed;
+  if (Failed)
+    *Failed = S.Failed;
+  return S.CodeObjects;
 }
 
 const char *hotswap_result_get_error(hotswap_result_t Result) {
