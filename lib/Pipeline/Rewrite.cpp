@@ -134,6 +134,23 @@ static Expected<Rewritten> rewriteHost(ArrayRef<uint8_t> Input,
   return std::move(R);
 }
 
+/// -stats on a container: the code objects it held, after their passes'
+/// counters.
+static void countCodeObjects(const RunSummary &Summary,
+                             const PipelineOptions &Opts) {
+  if (!Opts.StatsOut)
+    return;
+  Opts.StatsOut->add("containers", "code-objects",
+                     "code objects in bundles and host binaries",
+                     Summary.CodeObjects);
+  Opts.StatsOut->add("containers", "code-objects-changed",
+                     "code objects changed", Summary.Changed);
+  if (Summary.Failed)
+    Opts.StatsOut->add("containers", "code-objects-failed",
+                       "code objects that failed, left as they were",
+                       Summary.Failed);
+}
+
 Expected<Rewritten> pipeline::rewriteInput(ArrayRef<uint8_t> Input,
                                          const PipelineText &P,
                                          const PipelineOptions &Opts,
@@ -157,6 +174,7 @@ Expected<Rewritten> pipeline::rewriteInput(ArrayRef<uint8_t> Input,
   case InputKind::CompressedOffloadBundle: {
     Expected<std::optional<std::vector<uint8_t>>> B =
         rewriteBundle(Input, "", P, Opts, Summary);
+    countCodeObjects(Summary, Opts);
     if (!B)
       return B.takeError();
     Rewritten R;
@@ -166,6 +184,7 @@ Expected<Rewritten> pipeline::rewriteInput(ArrayRef<uint8_t> Input,
   }
   case InputKind::HostELF: {
     Expected<Rewritten> R = rewriteHost(Input, P, Opts, Summary);
+    countCodeObjects(Summary, Opts);
     if (!R)
       return R.takeError();
     Summary.OutputChanged = Summary.Changed != 0;

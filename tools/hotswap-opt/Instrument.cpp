@@ -60,8 +60,11 @@ void PassTimes::addOther(StringRef Row, const TimeRecord &T) {
   It->second += T;
 }
 
-void PassTimes::print(raw_ostream &OS) {
-  TimerGroup TG("pass", "Pass execution timing report", Rows,
+void PassTimes::print(raw_ostream &OS, unsigned CodeObjects) {
+  std::string Title = "Pass execution timing report";
+  if (CodeObjects > 1)
+    Title += " (" + std::to_string(CodeObjects) + " code objects)";
+  TimerGroup TG("pass", Title, Rows,
                 /*PrintOnExit=*/false);
   TG.print(OS);
 }

@@ -35,8 +35,9 @@ public:
   /// Starts / stops a row by hand (nests like passes and analyses).
   void start(llvm::StringRef Row);
   void stop();
-  /// LLVM's pass execution timing report.
-  void print(llvm::raw_ostream &OS);
+  /// LLVM's pass execution timing report; its title counts the code objects
+  /// the rows add up when there are several.
+  void print(llvm::raw_ostream &OS, unsigned CodeObjects);
 
 private:
   struct Open {

@@ -481,7 +481,7 @@ output changes nothing.
   }
 
   if (TimePassesOpt)
-    Times.print(errs());
+    Times.print(errs(), CodeObjects);
   // -stats is LLVM's own option (registered by libSupport); it prints our
   // per-pass counters.
   if (AreStatisticsEnabled()) {
