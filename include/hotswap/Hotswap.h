@@ -97,6 +97,11 @@ struct PipelineOptions {
   /// Before the pipeline runs on a code object of a container, with the
   /// entry's name ("bundle entry 'hipv4-amdgcn-amd-amdhsa--gfx90a'").
   std::function<void(llvm::StringRef Entry)> OnCodeObject;
+  /// After the pipeline ran on a code object of a container (successfully
+  /// or not), with the code object's size in bytes: progress reports. Called
+  /// on the threads of ThreadPool when it is set, possibly concurrently: the
+  /// callee synchronises.
+  std::function<void(uint64_t Bytes)> OnCodeObjectDone;
   /// When set, receives the counters of the run (hotswap-opt -stats), also
   /// when the run fails: added to what it holds.
   Statistics *StatsOut = nullptr;

@@ -76,6 +76,8 @@ void run(EntryRun &E, const PipelineText &P, const PipelineOptions &Opts) {
     O.PrintOut = &PrintOS;
   O.StatsOut = &E.Stats;
   Expected<Rewritten> R = rewriteCodeObject(E.Payload, P, O, E.Changed);
+  if (Opts.OnCodeObjectDone)
+    Opts.OnCodeObjectDone(E.Payload.size());
   if (!R) {
     E.Err = R.takeError();
     return;

@@ -62,6 +62,11 @@ static cl::opt<unsigned> Threads(
              "per-kernel work (default: all cores; 1: everything on one "
              "thread). Outputs never depend on it"),
     cl::value_desc("N"), cl::init(0), cl::cat(Cat));
+static cl::opt<unsigned> ProgressAfter(
+    "progress-after", cl::Hidden,
+    cl::desc("On a terminal, show progress once the work has taken this "
+             "many milliseconds (default 500)"),
+    cl::value_desc("ms"), cl::init(500), cl::cat(Cat));
 static cl::opt<bool> KeepGoing(
     "keep-going",
     cl::desc("In a container, leave a code object that fails as it was "
@@ -165,25 +170,29 @@ struct Job {
   uint64_t Bytes = 0;
 };
 
-/// One updating line on a terminal: inputs done / total and MB/s.
+/// One updating line on a terminal: inputs done / total (when there are
+/// several), code objects of containers done (when there are any) and MB/s.
+/// Shown once the work has taken ProgressAfter; every call is made with the
+/// driver's lock held.
 class Progress {
 public:
   Progress(size_t Total)
-      : Total(Total), Enabled(Total > 1 && sys::Process::StandardErrIsDisplayed()),
+      : Total(Total), Enabled(sys::Process::StandardErrIsDisplayed()),
         Start(std::chrono::steady_clock::now()) {}
-  void done(uint64_t Bytes) {
+  /// An input is done; \p Bytes is its size, \p InFlight what of it was
+  /// already counted by codeObjectDone.
+  void inputDone(uint64_t Bytes, uint64_t InFlight) {
     ++Done;
+    this->Bytes += Bytes - std::min(Bytes, InFlight);
+    // A single bare code object has nothing to show.
+    if (Total > 1 || CodeObjects)
+      show(/*Final=*/Done == Total && Total > 1);
+  }
+  /// A code object of a container is done.
+  void codeObjectDone(uint64_t Bytes) {
+    ++CodeObjects;
     this->Bytes += Bytes;
-    if (!Enabled)
-      return;
-    double S = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                             Start)
-                   .count();
-    if (S < 0.5 && Done < Total)
-      return; // only when the work takes more than a moment
-    errs() << format("\r%zu/%zu inputs, %.1f MB/s", Done, Total,
-                     S > 0 ? this->Bytes / S / 1e6 : 0.0);
-    Shown = true;
+    show(/*Final=*/false);
   }
   void clear() {
     if (Shown)
@@ -192,7 +201,24 @@ public:
   }
 
 private:
-  size_t Total, Done = 0;
+  void show(bool Final) {
+    if (!Enabled)
+      return;
+    double S = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                             Start)
+                   .count();
+    if (S * 1000 < ProgressAfter && !Final)
+      return; // only when the work takes more than a moment
+    errs() << "\r";
+    if (Total > 1)
+      errs() << format("%zu/%zu inputs, ", Done, Total);
+    if (CodeObjects)
+      errs() << CodeObjects
+             << (CodeObjects == 1 ? " code object, " : " code objects, ");
+    errs() << format("%.1f MB/s", S > 0 ? Bytes / S / 1e6 : 0.0);
+    Shown = true;
+  }
+  size_t Total, Done = 0, CodeObjects = 0;
   uint64_t Bytes = 0;
   bool Enabled, Shown = false;
   std::chrono::steady_clock::time_point Start;
@@ -396,8 +422,23 @@ output changes nothing.
     Opts.ThreadPool = Pool ? &*Pool : nullptr;
     Opts.KeepGoing = KeepGoing;
     Opts.ZeroOldBundles = ZeroOldBundles;
+    uint64_t InFlight = 0; // code object bytes the progress line counted
+    Opts.OnCodeObjectDone = [&](uint64_t Bytes) {
+      std::lock_guard<std::mutex> G(Lock);
+      InFlight += Bytes;
+      Prog.codeObjectDone(Bytes);
+    };
     std::string Name = displayName(J.In);
-    Opts.Warn = [&D, Name](const Twine &Msg) {
+    // Written straight to the terminal, a diagnostic first erases the
+    // progress line.
+    auto clearProgress = [&] {
+      if (!ParallelInputs) {
+        std::lock_guard<std::mutex> G(Lock);
+        Prog.clear();
+      }
+    };
+    Opts.Warn = [&D, Name, &clearProgress](const Twine &Msg) {
+      clearProgress();
       WithColor::warning(D, ToolName) << "'" << Name << "': " << Msg << "\n";
     };
     if (Instrumented) {
@@ -416,6 +457,7 @@ output changes nothing.
     J.Time -= Start;
     if (E) {
       J.Failed = true;
+      clearProgress();
       handleAllErrors(
           std::move(E),
           [&](const FileError &FE) {
@@ -433,7 +475,7 @@ output changes nothing.
       J.Bytes = St.getSize();
     std::lock_guard<std::mutex> G(Lock);
     Done[Index] = true;
-    Prog.done(J.Bytes);
+    Prog.inputDone(J.Bytes, InFlight);
     if (ParallelInputs)
       flushInOrder();
   };
@@ -473,7 +515,8 @@ output changes nothing.
     errs() << ToolName << ": " << Jobs.size()
            << (Jobs.size() == 1 ? " input: " : " inputs: ") << Rewritten
            << " rewritten, " << Unchanged << " unchanged, " << Failed
-           << " failed (" << CodeObjects << " code objects: "
+           << " failed (" << CodeObjects
+           << (CodeObjects == 1 ? " code object: " : " code objects: ")
            << CodeObjectsChanged << " changed";
     if (CodeObjectsFailed)
       errs() << ", " << CodeObjectsFailed << " failed, left as they were";
