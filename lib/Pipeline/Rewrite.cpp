@@ -144,7 +144,7 @@ static Expected<Rewritten> rewriteHost(ArrayRef<uint8_t> Input,
 static std::optional<std::string> whyUnknown(ArrayRef<uint8_t> Input) {
   using namespace llvm::ELF;
   if (Input.empty())
-    return std::string("file is empty");
+    return std::string("input is empty");
   StringRef S(reinterpret_cast<const char *>(Input.data()), Input.size());
   // An offload bundle cut short in its 24-byte magic (4 bytes at least, so
   // that a stray byte is not taken for one).
