@@ -163,8 +163,11 @@ static std::optional<std::string> whyUnknown(ArrayRef<uint8_t> Input) {
   const uint16_t Machine = Data == ELFDATA2MSB
                                ? support::endian::read16be(Input.data() + 18)
                                : support::endian::read16le(Input.data() + 18);
-  if (Machine == EM_AMDGPU || (Class == ELFCLASS64 && Data == ELFDATA2LSB &&
-                               Machine == EM_X86_64))
+  // Either byte order: a code object with only EI_DATA flipped is still one.
+  const bool AMDGPU = Machine == EM_AMDGPU ||
+                      support::endian::read16le(Input.data() + 18) == EM_AMDGPU;
+  if (AMDGPU || (Class == ELFCLASS64 && Data == ELFDATA2LSB &&
+                 Machine == EM_X86_64))
     return std::nullopt;
   std::string What = Class == ELFCLASS32   ? "ELF32"
                      : Class == ELFCLASS64 ? "ELF64"
