@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Builds the seed corpus of hotswap-fuzz into a directory (never committed).
+"""Builds the seed corpus of a fuzz target into a directory (never committed).
 
-Seeds:
+--kind code (hotswap-fuzz, the default) seeds:
   * every ELF YAML fixture under test/ that yaml2obj accepts as is: *.yaml
     files, and the parts of split-file tests;
   * real clang-22 code objects of test/Inputs/two-kernels.cl for a few
@@ -10,7 +10,18 @@ Seeds:
   * each linked object after `trampoline,stub-syms` (when --hotswap-opt is
     given), so the fuzzer also starts from objects that already carry stubs.
 
-Usage: build-corpus.py OUTDIR [--hotswap-opt PATH] [--llvm-bin DIR]
+--kind bundle (hotswap-fuzz-bundle) seeds: the well-formed bundles of
+test/Malformed (test/Malformed/Inputs/malformed.py base: a plain bundle of
+two yaml2obj code objects, zstd CCOB v2 and v3 from clang-offload-bundler,
+zlib CCOB v2 and v3), small plain bundles of one code object (16-byte
+aligned, with and without the empty host entry) and their zlib CCOBs, and
+each after `trampoline,stub-syms` (with --hotswap-opt).
+
+--kind host (hotswap-fuzz-host) seeds: test/Malformed's host library
+(Inputs/host.yaml) around each of those bundles, and each rewritten.
+
+Usage: build-corpus.py OUTDIR [--kind code|bundle|host] [--hotswap-opt PATH]
+                       [--llvm-bin DIR]
 """
 import argparse
 import hashlib
@@ -108,20 +119,80 @@ def clang_seeds(outdir, bin_dir, tool, tmp, stats):
                 stats["stubbed"] += 1
 
 
+def load_module(name, path):
+    import importlib.util
+    sys.dont_write_bytecode = True  # keep the source tree clean
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def container_seeds(outdir, kind, bin_dir, tool, tmp, stats):
+    """Bundles (kind "bundle") or host libraries around them ("host")."""
+    malformed = load_module("malformed", os.path.join(
+        ROOT, "test", "Malformed", "Inputs", "malformed.py"))
+    bundle = malformed.load_bundle_py()
+    base = os.path.join(tmp, "base")
+    malformed.base(bin_dir, base)
+    p = lambda name: os.path.join(base, name)
+    bundles = [p(n) for n in ("plain.hipfb", "zstd-v2.hipfb", "zstd-v3.hipfb",
+                              "zlib-v2.hipfb", "zlib-v3.hipfb")]
+    # Small ones: one code object, 16-byte aligned, with and without the
+    # host entry; and their zlib CCOBs.
+    co = open(p("gfx900.co"), "rb").read()
+    for name, entries in (("one.hipfb", [(malformed.DEVICE_IDS[0].encode(), co)]),
+                          ("host-one.hipfb", [(malformed.HOST_ID.encode(), b""),
+                                              (malformed.DEVICE_IDS[0].encode(), co)])):
+        with open(p(name), "wb") as f:
+            f.write(bundle.build(entries, 16))
+        bundles.append(p(name))
+        for v in (2, 3):
+            z = p("zlib-v%d-%s" % (v, name))
+            if run([sys.executable, os.path.join(ROOT, "test", "Bundle", "Inputs", "bundle.py"),
+                    "compress", p(name), z, "--version", str(v)]).returncode == 0:
+                bundles.append(z)
+    inputs = bundles
+    if kind == "host":
+        inputs = []
+        for b in bundles:
+            h = b + ".so"
+            malformed.host(bin_dir, b, h, [])
+            inputs.append(h)
+    for i in inputs:
+        add_seed(outdir, open(i, "rb").read(), stats)
+        stats["containers"] += 1
+        if tool:
+            out = i + ".stubbed"
+            if run([tool, "-passes=trampoline,stub-syms", i, "-o", out]).returncode == 0:
+                add_seed(outdir, open(out, "rb").read(), stats)
+                stats["stubbed"] += 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
+    ap.add_argument("--kind", choices=["code", "bundle", "host"], default="code")
     ap.add_argument("--hotswap-opt", default=None)
     ap.add_argument("--llvm-bin", default="/usr/lib/llvm-22/bin")
     args = ap.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
-    stats = dict(seeds=0, yaml=0, yaml_skipped=0, clang=0, clang_failed=0, stubbed=0, too_big=0)
+    stats = dict(seeds=0, yaml=0, yaml_skipped=0, clang=0, clang_failed=0, stubbed=0, too_big=0,
+                 containers=0)
     tmp = tempfile.mkdtemp(prefix="hotswap-corpus-")
     try:
-        yaml_seeds(args.outdir, args.llvm_bin, tmp, stats)
-        clang_seeds(args.outdir, args.llvm_bin, args.hotswap_opt, tmp, stats)
+        if args.kind == "code":
+            yaml_seeds(args.outdir, args.llvm_bin, tmp, stats)
+            clang_seeds(args.outdir, args.llvm_bin, args.hotswap_opt, tmp, stats)
+        else:
+            container_seeds(args.outdir, args.kind, args.llvm_bin, args.hotswap_opt, tmp,
+                            stats)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    if args.kind != "code":
+        print("build-corpus: %(seeds)d new seeds (%(containers)d inputs, "
+              "%(stubbed)d rewritten, over 64 KiB %(too_big)d)" % stats)
+        return 0 if stats["seeds"] else 1
     print("build-corpus: %(seeds)d new seeds (yaml %(yaml)d, skipped yaml %(yaml_skipped)d, "
           "clang objects %(clang)d, clang failures %(clang_failed)d, with stubs %(stubbed)d, "
           "over 64 KiB %(too_big)d)" % stats)

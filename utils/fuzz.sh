@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target (separate build dir, clang-22, ASan+UBSan,
-# -DHOTSWAP_FUZZ=ON), rebuilds the seed corpus, fuzzes for SECONDS and prints
-# executions and coverage. Crashing inputs are left in $BUILD_DIR/fuzz-artifacts.
+# Builds a libFuzzer target (separate build dir, clang-22, ASan+UBSan,
+# -DHOTSWAP_FUZZ=ON), rebuilds its seed corpus, fuzzes for SECONDS and prints
+# executions and coverage. Crashing inputs are left in
+# $BUILD_DIR/fuzz-artifacts[-TARGET].
 # Usage: utils/fuzz.sh SECONDS [JOBS]     (JOBS parallel processes, default 1)
+#   FUZZ_TARGET picks the target: code (hotswap-fuzz, code objects; the
+#     default), bundle (hotswap-fuzz-bundle: plain bundles and CCOBs) or host
+#     (hotswap-fuzz-host: HIP host binaries); each has its own corpus,
+#     artifacts and log;
 #   FUZZ_BUILD_DIR overrides the build directory (default ROOT/build-fuzz);
 #   FUZZ_ARGS adds libFuzzer flags.
 # Runs libFuzzer's fork mode (-fork=JOBS): like -jobs it runs JOBS processes,
@@ -13,6 +18,12 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SECONDS_TO_RUN="${1:?usage: utils/fuzz.sh SECONDS [JOBS]}"
 JOBS="${2:-1}"
 BUILD_DIR="${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
+TARGET="${FUZZ_TARGET:-code}"
+case "$TARGET" in
+  code) FUZZER=hotswap-fuzz; SUFFIX= ;;
+  bundle|host) FUZZER=hotswap-fuzz-$TARGET; SUFFIX=-$TARGET ;;
+  *) echo "utils/fuzz.sh: FUZZ_TARGET must be code, bundle or host" >&2; exit 2 ;;
+esac
 
 "$ROOT/utils/bootstrap.sh" >&2
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
@@ -22,15 +33,23 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DCMAKE_CXX_COMPILER=/usr/lib/llvm-22/bin/clang++ \
     -DHOTSWAP_FUZZ=ON -DHOTSWAP_BUILD_TESTS=OFF >&2
 fi
-cmake --build "$BUILD_DIR" --target hotswap-fuzz hotswap-opt -- -j2 >&2
+cmake --build "$BUILD_DIR" --target "$FUZZER" hotswap-opt -- -j2 >&2
 
-SEEDS="$BUILD_DIR/fuzz-seeds"
-CORPUS="$BUILD_DIR/fuzz-corpus"
-ARTIFACTS="$BUILD_DIR/fuzz-artifacts"
-LOG="$BUILD_DIR/fuzz.log"
+SEEDS="$BUILD_DIR/fuzz-seeds$SUFFIX"
+CORPUS="$BUILD_DIR/fuzz-corpus$SUFFIX"
+ARTIFACTS="$BUILD_DIR/fuzz-artifacts$SUFFIX"
+LOG="$BUILD_DIR/fuzz$SUFFIX.log"
 rm -rf "$SEEDS"
 mkdir -p "$SEEDS" "$CORPUS" "$ARTIFACTS"
-python3 "$ROOT/fuzz/build-corpus.py" "$SEEDS" --hotswap-opt "$BUILD_DIR/bin/hotswap-opt" >&2
+python3 "$ROOT/fuzz/build-corpus.py" "$SEEDS" --kind "$TARGET" \
+  --hotswap-opt "$BUILD_DIR/bin/hotswap-opt" >&2
+# One dictionary per run: ELF tokens, bundle tokens, or both for hosts.
+DICT="$BUILD_DIR/fuzz$SUFFIX.dict"
+case "$TARGET" in
+  code) cp "$ROOT/fuzz/elf-amdgpu.dict" "$DICT" ;;
+  bundle) cp "$ROOT/fuzz/bundle.dict" "$DICT" ;;
+  host) cat "$ROOT/fuzz/elf-amdgpu.dict" "$ROOT/fuzz/bundle.dict" > "$DICT" ;;
+esac
 
 # Leaks are bugs too (detect_leaks is on by default under ASan); UBSan reports
 # abort (-fno-sanitize-recover=all), so libFuzzer sees them as crashes.
@@ -40,8 +59,8 @@ before=$(ls "$ARTIFACTS" | wc -l)
 cd "$BUILD_DIR"
 set +e
 # shellcheck disable=SC2086
-"$BUILD_DIR/bin/hotswap-fuzz" \
-  -dict="$ROOT/fuzz/elf-amdgpu.dict" -max_len=65536 -timeout=20 \
+"$BUILD_DIR/bin/$FUZZER" \
+  -dict="$DICT" -max_len=65536 -timeout=20 \
   -max_total_time="$SECONDS_TO_RUN" -fork="$JOBS" \
   -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
   -artifact_prefix="$ARTIFACTS/" -print_final_stats=1 ${FUZZ_ARGS:-} \
@@ -56,7 +75,7 @@ cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
 ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
 otc=$(sed -n 's|.*oom/timeout/crash: \([0-9/]*\).*|\1|p' <<<"$last")
 after=$(ls "$ARTIFACTS" | wc -l)
-echo "fuzz: ${SECONDS_TO_RUN}s, $JOBS job(s): executions ${execs:-?}, cov ${cov:-?}, ft ${ft:-?}, corpus $(ls "$CORPUS" | wc -l) files, oom/timeout/crash ${otc:-?}"
+echo "fuzz: $FUZZER, ${SECONDS_TO_RUN}s, $JOBS job(s): executions ${execs:-?}, cov ${cov:-?}, ft ${ft:-?}, corpus $(ls "$CORPUS" | wc -l) files, oom/timeout/crash ${otc:-?}"
 echo "fuzz: $((after - before)) new artifact(s) in $ARTIFACTS (log: $LOG)"
 if [ "$after" -gt "$before" ]; then
   ls -t "$ARTIFACTS" | head -n $((after - before)) | sed 's/^/  /'

@@ -180,8 +180,10 @@ bool Object::needsNewLayout() const {
   for (const auto &T : SymbolTables)
     if (T->isModified())
       return true;
-  // Section 0's header is written back as read; it has no contents.
-  for (const auto &S : llvm::drop_begin(Sections))
+  // Section 0's header is written back as read; it has no contents. (No
+  // drop_begin: a file without section headers has no section 0 either.)
+  for (const auto &S :
+       ArrayRef(Sections).drop_front(Sections.empty() ? 0 : 1))
     if (S->isNew() || (!S->isNoBits() && S->size() != S->Orig->Size))
       return true;
   // A renamed section needs a new name in the section name string table.

@@ -298,7 +298,7 @@ Error Reader::readSections() {
     S->AddrAlign = R.Align;
     S->EntSize = R.EntSize;
     S->Info = R.Info;
-    S->Orig = Section::Origin{R.Name, R.Offset, R.Size};
+    S->Orig = Section::Origin{R.Name, R.Offset, R.Size, R.Link};
     S->Index = I;
     Obj.Sections.push_back(std::move(S));
   }

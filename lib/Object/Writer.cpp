@@ -119,7 +119,9 @@ static void render(const Object &Obj, const Layout &L,
     wr<uint64_t>(D + 24, I == 0 && S.Orig ? S.Orig->Offset
                                           : L.SectionOffsets[I]);
     wr<uint64_t>(D + 32, I == 0 && S.Orig ? S.Orig->Size : Size);
-    wr<uint32_t>(D + 40, S.Link ? S.Link->index() : 0);
+    wr<uint32_t>(D + 40, S.Link    ? S.Link->index()
+                         : I == 0 && S.Orig ? S.Orig->RawLink
+                                            : 0);
     wr<uint32_t>(D + 44, Info);
     wr<uint64_t>(D + 48, S.AddrAlign);
     wr<uint64_t>(D + 56, S.EntSize);

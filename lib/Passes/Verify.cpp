@@ -55,7 +55,8 @@ static void checkStructure(const Object &Obj, std::vector<std::string> &P) {
   // Loaded sections inside a PT_LOAD: input sections at the matching file
   // offset of an input segment, new ones inside the new segment that holds
   // them (the writer places members at their address).
-  for (const auto &SP : llvm::drop_begin(Obj.sections())) {
+  for (const auto &SP :
+       Obj.sections().drop_front(Obj.sections().empty() ? 0 : 1)) {
     const Section &S = *SP;
     if (!S.isAlloc() || S.size() == 0 || Obj.segments().empty())
       continue;

@@ -119,12 +119,19 @@ void replay(EntryRun &E, const PipelineOptions &Opts,
   }
 }
 
+/// \p Decompressed: \p Bytes came out of a CCOB (the offsets and sizes a
+/// parse error names are in those bytes, not in the input's).
 Expected<std::optional<std::vector<uint8_t>>>
 rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where,
-                    const PipelineText &P, const PipelineOptions &Opts,
-                    RunSummary &Summary, std::vector<json::Value> *JSONOut) {
+                    bool Decompressed, const PipelineText &P,
+                    const PipelineOptions &Opts, RunSummary &Summary,
+                    std::vector<json::Value> *JSONOut) {
   Expected<bundle::OffloadBundle> B = bundle::parseOffloadBundle(Bytes);
   if (!B) {
+    if (Decompressed)
+      return prefixError(Where.empty() ? Twine("decompressed bundle")
+                                       : Where + ", decompressed",
+                         B.takeError());
     if (Where.empty())
       return B.takeError();
     return prefixError(Where, B.takeError());
@@ -210,7 +217,8 @@ pipeline::rewriteBundle(ArrayRef<uint8_t> Bytes, StringRef Where,
                       const PipelineText &P, const PipelineOptions &Opts,
                       RunSummary &Summary, std::vector<json::Value> *JSONOut) {
   if (bundle::identifyInput(Bytes) != InputKind::CompressedOffloadBundle)
-    return rewriteUncompressed(Bytes, Where, P, Opts, Summary, JSONOut);
+    return rewriteUncompressed(Bytes, Where, /*Decompressed=*/false, P, Opts,
+                               Summary, JSONOut);
   // The bundle layer's messages say "compressed bundle" already.
   auto located = [&](Error E) {
     return Where.empty() ? std::move(E) : prefixError(Where, std::move(E));
@@ -219,7 +227,8 @@ pipeline::rewriteBundle(ArrayRef<uint8_t> Bytes, StringRef Where,
   if (!D)
     return located(D.takeError());
   Expected<std::optional<std::vector<uint8_t>>> Inner =
-      rewriteUncompressed(D->Bytes, Where, P, Opts, Summary, JSONOut);
+      rewriteUncompressed(D->Bytes, Where, /*Decompressed=*/true, P, Opts,
+                          Summary, JSONOut);
   if (!Inner || !*Inner)
     return Inner;
   Expected<std::vector<uint8_t>> Out = bundle::recompressBundle(*D, **Inner);

@@ -63,6 +63,10 @@ public:
     uint32_t NameOffset = 0;
     uint64_t Offset = 0;
     uint64_t Size = 0;
+    /// The raw sh_link. Only section 0's is written back from here (its
+    /// link names no section; Link stays null), so that a file is
+    /// rewritten byte for byte whatever that field holds.
+    uint32_t RawLink = 0;
   };
   std::optional<Origin> Orig;
 

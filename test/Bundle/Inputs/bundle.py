@@ -34,7 +34,8 @@ Usage (lit: %bundle is "python bundle.py"):
       host binary) and the edits apply to the bundle at the start of its
       section NAME, in place (edits that change the size are refused):
         count=V  entry[N].offset=V  entry[N].size=V  entry[N].idlen=V
-                                 (plain bundle header fields)
+                                 (plain bundle header fields; entries=V is
+                                 count=V for lit, which substitutes 'count')
         version=V  method=V  total=V  uncompressed=V  hash=V
                                  (CCOB header fields; total=size is the
                                  current size; v2 fields are 32-bit)
@@ -201,7 +202,7 @@ def edit(data, edits):
             v = parse_value(value, data)
             struct.pack_into("<" + fmt, data, off, v & (0xffffffff if fmt == "I" else
                                                         0xffffffffffffffff))
-        elif key == "count":
+        elif key in ("count", "entries"):
             struct.pack_into("<Q", data, 24, int(value, 0) & 0xffffffffffffffff)
         elif key.startswith("entry["):
             n = int(key[6:key.index("]")])

@@ -1,0 +1,97 @@
+//===- fuzz/FuzzContainer.h - Shared body of the container targets -*- C++ -*-===//
+//
+// hotswap-fuzz-bundle and hotswap-fuzz-host feed bytes to runPipeline (the
+// library entry that takes any input kind) with the pipeline hotswap-opt
+// users run, and check what a successful run promises:
+//   * the output is of the input's kind (a plain bundle stays plain, a CCOB
+//     stays a CCOB, a host stays a host);
+//   * a run that changed nothing returns the input's bytes;
+//   * `verify` passes on the output, and the pipeline run again on the
+//     output succeeds and returns it byte for byte (idempotence).
+// Errors are the expected outcome for most inputs. Anything else -- a crash,
+// a sanitizer report, a leak, a broken promise -- aborts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_FUZZ_FUZZCONTAINER_H
+#define HOTSWAP_FUZZ_FUZZCONTAINER_H
+
+#include "hotswap/Hotswap.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <initializer_list>
+
+namespace hotswap {
+namespace fuzz {
+
+inline const char *const ContainerPipeline = "trampoline,stub-syms,verify";
+
+[[noreturn]] inline void bug(const llvm::Twine &What) {
+  llvm::errs() << "hotswap-fuzz: " << What << "\n";
+  llvm::errs().flush();
+  abort();
+}
+
+[[noreturn]] inline void bug(const llvm::Twine &What, llvm::Error E) {
+  bug(What + ": " + llvm::toString(std::move(E)));
+}
+
+/// Runs the pipeline on \p Data when its kind is one of \p Kinds (other
+/// inputs return at once, so the fuzzer spends its time on the target's
+/// containers) and checks the promises above.
+inline int runContainer(const uint8_t *Data, size_t Size,
+                        std::initializer_list<bundle::InputKind> Kinds) {
+  using namespace llvm;
+  ArrayRef<uint8_t> Bytes(Data, Size);
+  const bundle::InputKind Kind = bundle::identifyInput(Bytes);
+  if (!is_contained(Kinds, Kind))
+    return 0;
+  MemoryBufferRef In(StringRef(reinterpret_cast<const char *>(Data), Size),
+                     "fuzz-input");
+  PipelineOptions Opts;
+  Opts.VerifyAnalysisPreservation = true;
+  RunSummary Summary;
+  Expected<std::unique_ptr<MemoryBuffer>> Out =
+      runPipeline(In, ContainerPipeline, Opts, &Summary);
+  if (!Out) {
+    consumeError(Out.takeError());
+    return 0;
+  }
+  MemoryBufferRef OutRef = (*Out)->getMemBufferRef();
+  ArrayRef<uint8_t> OutBytes(
+      reinterpret_cast<const uint8_t *>(OutRef.getBufferStart()),
+      OutRef.getBufferSize());
+  if (Summary.Kind != Kind)
+    bug("the run saw a " + bundle::inputKindName(Summary.Kind) + ", not a " +
+        bundle::inputKindName(Kind));
+  if (bundle::identifyInput(OutBytes) != Kind)
+    bug("a " + bundle::inputKindName(Kind) + " became a " +
+        bundle::describeInput(OutBytes));
+  if (!Summary.OutputChanged && OutRef.getBuffer() != In.getBuffer())
+    bug("a run that changed nothing returned other bytes");
+  if (Expected<std::unique_ptr<MemoryBuffer>> V =
+          runPipeline(OutRef, "verify", Opts);
+      !V)
+    bug("output of a successful run fails verify", V.takeError());
+  RunSummary Again;
+  Expected<std::unique_ptr<MemoryBuffer>> Twice =
+      runPipeline(OutRef, ContainerPipeline, Opts, &Again);
+  if (!Twice)
+    bug("pipeline fails on its own output", Twice.takeError());
+  if ((*Twice)->getBuffer() != OutRef.getBuffer() || Again.OutputChanged)
+    bug("pipeline changed its own output");
+  if (Again.CodeObjects != Summary.CodeObjects)
+    bug("the output holds " + Twine(Again.CodeObjects) +
+        " code objects, the input " + Twine(Summary.CodeObjects));
+  return 0;
+}
+
+} // namespace fuzz
+} // namespace hotswap
+
+#endif // HOTSWAP_FUZZ_FUZZCONTAINER_H
