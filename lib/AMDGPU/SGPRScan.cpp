@@ -8,6 +8,7 @@
 #include "llvm/MC/MCInst.h"
 #include "llvm/MC/MCInstrInfo.h"
 #include "llvm/MC/MCRegisterInfo.h"
+#include "llvm/Support/Endian.h"
 
 using namespace llvm;
 using namespace hotswap;
@@ -27,58 +28,92 @@ static std::optional<unsigned> sgprIndex(StringRef Name) {
   return std::nullopt;
 }
 
-Expected<SGPRScan> amdgpu::scanSGPRs(const TargetInfo &TI, const TargetMC &MC,
-                                     ArrayRef<uint8_t> Code, uint64_t Addr) {
-  if (TI.Gen == Generation::GFX6 || TI.Gen == Generation::GFX7)
-    return createStringError("LLVM 22 cannot disassemble " + TI.Name +
-                             " code");
-  const MCRegisterInfo &MRI = MC.regInfo();
-  // Highest SGPR index covered by each register (memoized: few distinct).
-  DenseMap<unsigned, int> Memo;
-  auto maxSGPR = [&](MCRegister R) -> int {
-    auto It = Memo.find(R.id());
-    if (It != Memo.end())
-      return It->second;
-    int Max = -1;
-    for (MCPhysReg Sub : MRI.subregs_inclusive(R))
-      if (std::optional<unsigned> I = sgprIndex(MRI.getName(Sub)))
-        Max = std::max<int>(Max, *I);
-    Memo[R.id()] = Max;
-    return Max;
-  };
-  const MCInstrInfo &MII = MC.instrInfo();
-  DenseMap<unsigned, bool> IsCall;
-  auto isCall = [&](unsigned Opc) {
-    auto It = IsCall.find(Opc);
-    if (It != IsCall.end())
-      return It->second;
-    StringRef N = MII.getName(Opc);
+SGPRScanner::InstSummary SGPRScanner::summarize(ArrayRef<uint8_t> Bytes,
+                                                uint64_t Addr) {
+  InstSummary R;
+  std::optional<DecodedInst> D = MC.decodeOne(Bytes, Addr);
+  ++Decoded;
+  if (!D || D->Size == 0)
+    return R;
+  R.Size = static_cast<uint8_t>(D->Size);
+  unsigned Opc = D->Inst.getOpcode();
+  auto KI = OpcodeKind.find(Opc);
+  if (KI == OpcodeKind.end()) {
+    StringRef N = MC.instrInfo().getName(Opc);
     bool C = N.starts_with("S_SWAPPC") || N.starts_with("S_SETPC") ||
              N.starts_with("S_CALL") || N.starts_with("S_SWAP_PC") ||
              N.starts_with("S_SET_PC");
-    IsCall[Opc] = C;
-    return C;
-  };
+    // Relative SGPR addressing (s[base + M0]) may reach any SGPR.
+    bool M = N.starts_with("S_MOVREL");
+    KI = OpcodeKind.try_emplace(Opc, C, M).first;
+  }
+  R.Call = KI->second.first;
+  R.MovRel = KI->second.second;
+  const MCRegisterInfo &MRI = MC.regInfo();
+  for (const MCOperand &Op : D->Inst) {
+    if (!Op.isReg() || !Op.getReg())
+      continue;
+    MCRegister Reg = Op.getReg();
+    auto RI = RegMax.find(Reg.id());
+    if (RI == RegMax.end()) {
+      int Max = -1;
+      for (MCPhysReg Sub : MRI.subregs_inclusive(Reg))
+        if (std::optional<unsigned> I = sgprIndex(MRI.getName(Sub)))
+          Max = std::max<int>(Max, *I);
+      RI = RegMax.try_emplace(Reg.id(), Max).first;
+    }
+    R.MaxSGPR = std::max(R.MaxSGPR, RI->second);
+  }
+  return R;
+}
+
+Expected<SGPRScan> SGPRScanner::scan(ArrayRef<uint8_t> Code, uint64_t Addr) {
+  if (TI.Gen == Generation::GFX6 || TI.Gen == Generation::GFX7)
+    return createStringError("LLVM 22 cannot disassemble " + TI.Name +
+                             " code");
+  // The memo is sound where the instruction is at most 8 bytes (gfx8-9, the
+  // only targets scanned) and decodeOne() sees the bytes themselves, not a
+  // padded copy (at least 32 bytes left).
+  const bool Memo = TI.Gen == Generation::GFX8 || TI.Gen == Generation::GFX9;
+  constexpr uint64_t Reach = 32;
+  using KeyInfo = DenseMapInfo<uint64_t>;
   SGPRScan S;
   int Max = -1;
   uint64_t Off = 0;
   while (Off + 4 <= Code.size()) {
-    std::optional<DecodedInst> D = MC.decodeOne(Code.drop_front(Off), Addr + Off);
-    if (!D || D->Size == 0) {
+    InstSummary I;
+    uint64_t Key = 0;
+    bool UseMemo = Memo && Code.size() - Off >= Reach;
+    if (UseMemo) {
+      Key = support::endian::read64le(Code.data() + Off);
+      UseMemo = Key != KeyInfo::getEmptyKey() &&
+                Key != KeyInfo::getTombstoneKey();
+    }
+    auto It = UseMemo ? ByWords.find(Key) : ByWords.end();
+    if (It != ByWords.end()) {
+      I = It->second;
+      ++Remembered;
+    } else {
+      I = summarize(Code.drop_front(Off), Addr + Off);
+      if (UseMemo)
+        ByWords.try_emplace(Key, I);
+    }
+    if (I.Size == 0) {
       ++S.UndecodedWords;
       Off += 4;
       continue;
     }
-    if (isCall(D->Inst.getOpcode()))
-      S.HasCalls = true;
-    // Relative SGPR addressing (s[base + M0]) may reach any SGPR.
-    if (MII.getName(D->Inst.getOpcode()).starts_with("S_MOVREL"))
-      S.IndexesSGPRs = true;
-    for (const MCOperand &Op : D->Inst)
-      if (Op.isReg() && Op.getReg())
-        Max = std::max(Max, maxSGPR(Op.getReg()));
-    Off += D->Size;
+    S.HasCalls |= I.Call;
+    S.IndexesSGPRs |= I.MovRel;
+    Max = std::max(Max, I.MaxSGPR);
+    Off += I.Size;
   }
   S.NumSGPRs = static_cast<unsigned>(Max + 1);
   return S;
+}
+
+Expected<SGPRScan> amdgpu::scanSGPRs(const TargetInfo &TI, const TargetMC &MC,
+                                     ArrayRef<uint8_t> Code, uint64_t Addr) {
+  SGPRScanner Scanner(TI, MC);
+  return Scanner.scan(Code, Addr);
 }

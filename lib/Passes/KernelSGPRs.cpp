@@ -18,6 +18,7 @@
 #include "llvm/Support/ThreadPool.h"
 
 #include <algorithm>
+#include <atomic>
 
 using namespace llvm;
 using namespace hotswap;
@@ -27,22 +28,23 @@ namespace {
 using Range = std::pair<uint64_t, uint64_t>; // address, size
 
 /// Scans \p Ranges of \p Obj's code. With a thread pool, contiguous groups
-/// of ranges of about equal size go to the workers, each creating its own
-/// TargetMC; results are stored by index, so they do not depend on how the
-/// work was split.
+/// of ranges of about equal size are taken in turn by the workers, each with
+/// its own TargetMC and SGPRScanner (whose memo of decoded encodings lasts
+/// for all the groups it scans); results are stored by index, so they do
+/// not depend on how the work was split.
 Expected<std::vector<SGPRScan>> scanRanges(const Object &Obj,
                                            const TargetInfo &TI,
                                            TargetMC &MC, ArrayRef<Range> Ranges,
                                            ThreadPoolInterface *Pool) {
   std::vector<std::optional<Expected<SGPRScan>>> Out(Ranges.size());
-  auto scanOne = [&](const TargetMC &M, size_t I) {
+  auto scanOne = [&](SGPRScanner &Sc, size_t I) {
     Expected<ArrayRef<uint8_t>> Code = Obj.bytesAt(Ranges[I].first,
                                                    Ranges[I].second);
     if (!Code) {
       Out[I].emplace(Code.takeError());
       return;
     }
-    Out[I].emplace(scanSGPRs(TI, M, *Code, Ranges[I].first));
+    Out[I].emplace(Sc.scan(*Code, Ranges[I].first));
   };
 
   unsigned Workers = Pool ? Pool->getMaxConcurrency() : 1;
@@ -52,8 +54,9 @@ Expected<std::vector<SGPRScan>> scanRanges(const Object &Obj,
   // Below ~64 KiB of code per worker, setting up MC states costs more
   // than it saves.
   if (Workers <= 1 || Ranges.size() < 2 || Total < 64 * 1024 * 2) {
+    SGPRScanner Sc(TI, MC);
     for (size_t I = 0; I < Ranges.size(); ++I)
-      scanOne(MC, I);
+      scanOne(Sc, I);
   } else {
     // Groups of consecutive ranges, about Total / (4 * Workers) bytes each.
     uint64_t Target = std::max<uint64_t>(Total / (4 * Workers), 1);
@@ -68,26 +71,32 @@ Expected<std::vector<SGPRScan>> scanRanges(const Object &Obj,
         Bytes = 0;
       }
     }
-    std::vector<Error> GroupErrors;
-    GroupErrors.reserve(Groups.size());
-    for (size_t G = 0; G < Groups.size(); ++G)
-      GroupErrors.push_back(Error::success());
-    ThreadPoolTaskGroup Tasks(*Pool);
-    for (size_t G = 0; G < Groups.size(); ++G)
-      Tasks.async([&, G] {
+    unsigned Tasks = std::min<size_t>(Workers, Groups.size());
+    std::vector<Error> TaskErrors;
+    TaskErrors.reserve(Tasks);
+    for (unsigned T = 0; T < Tasks; ++T)
+      TaskErrors.push_back(Error::success());
+    std::atomic<size_t> NextGroup{0};
+    ThreadPoolTaskGroup TG(*Pool);
+    for (unsigned T = 0; T < Tasks; ++T)
+      TG.async([&, T] {
         Expected<std::unique_ptr<TargetMC>> M =
             TargetMC::create(TI.MCPU, TI.Features);
         if (!M) {
-          GroupErrors[G] = M.takeError();
+          TaskErrors[T] = M.takeError();
           return;
         }
-        for (size_t I = Groups[G].first; I < Groups[G].second; ++I)
-          scanOne(**M, I);
+        SGPRScanner Sc(TI, **M);
+        for (size_t G; (G = NextGroup.fetch_add(1)) < Groups.size();)
+          for (size_t I = Groups[G].first; I < Groups[G].second; ++I)
+            scanOne(Sc, I);
       });
-    Tasks.wait();
-    for (Error &E : GroupErrors)
-      if (E)
-        return std::move(E);
+    TG.wait();
+    Error First = Error::success();
+    for (Error &E : TaskErrors)
+      First = joinErrors(std::move(First), std::move(E));
+    if (First)
+      return std::move(First);
   }
 
   std::vector<SGPRScan> Result;
@@ -104,20 +113,23 @@ Expected<std::vector<SGPRScan>> scanRanges(const Object &Obj,
 bool exact(const SGPRScan &S) { return !S.IndexesSGPRs && !S.UndecodedWords; }
 } // namespace
 
-Error KernelsAnalysis::Result::refineAllSGPRs(Object &Obj,
-                                              AnalysisManager &AM) {
+Error KernelsAnalysis::Result::refineAllSGPRs(Object &Obj, AnalysisManager &AM,
+                                              size_t *Scanned) {
   std::vector<size_t> All(Kernels.size());
   for (size_t I = 0; I < All.size(); ++I)
     All[I] = I;
-  return refineSGPRs(Obj, AM, All);
+  return refineSGPRs(Obj, AM, All, Scanned);
 }
 
 Error KernelsAnalysis::Result::refineSGPRs(Object &Obj, AnalysisManager &AM,
-                                           ArrayRef<size_t> Indices) {
+                                           ArrayRef<size_t> Indices,
+                                           size_t *Scanned) {
   std::vector<size_t> Todo;
   for (size_t I : Indices)
     if (Kernels[I].canRefineSGPRs(Target))
       Todo.push_back(I);
+  if (Scanned)
+    *Scanned = Todo.size();
   if (Todo.empty())
     return Error::success();
   auto TA = AM.getResult<TargetAnalysis>(Obj);

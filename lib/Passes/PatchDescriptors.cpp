@@ -77,8 +77,13 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
         !boundSuffices(TI, K, *K.PendingStub))
       Refine.push_back(I);
   }
-  if (Error E = R.refineSGPRs(Obj, AM, Refine))
+  size_t Scanned = 0;
+  if (Error E = R.refineSGPRs(Obj, AM, Refine, &Scanned))
     return std::move(E);
+  if (Scanned)
+    Ctx.Stats.add(name(), "sgpr-scanned",
+                  "kernels whose SGPR usage came from a scan of their code",
+                  Scanned);
 
   bool MetadataChanged = false;
   std::vector<size_t> Patched;

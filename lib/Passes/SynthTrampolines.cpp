@@ -241,8 +241,13 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
         !boundFitsAllocation(TI, K))
       Refine.push_back(I);
   }
-  if (Error E = R.refineSGPRs(Obj, AM, Refine))
+  size_t Scanned = 0;
+  if (Error E = R.refineSGPRs(Obj, AM, Refine, &Scanned))
     return std::move(E);
+  if (Scanned)
+    Ctx.Stats.add(name(), "sgpr-scanned",
+                  "kernels whose SGPR usage came from a scan of their code",
+                  Scanned);
 
   std::vector<uint8_t> Pool;
   // What each new stub is, as the kernels analysis would decode it.
@@ -261,9 +266,15 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     if (shortReaches(Spec)) {
       Spec.Form = StubSpec::Short;
     } else {
-      if (K.canRefineSGPRs(TI) && !boundFitsAllocation(TI, K))
-        if (Error E = R.refineSGPRs(Obj, AM, {I}))
+      if (K.canRefineSGPRs(TI) && !boundFitsAllocation(TI, K)) {
+        if (Error E = R.refineSGPRs(Obj, AM, {I}, &Scanned))
           return std::move(E);
+        if (Scanned)
+          Ctx.Stats.add(name(), "sgpr-scanned",
+                        "kernels whose SGPR usage came from a scan of their "
+                        "code",
+                        Scanned);
+      }
       Expected<ScratchChoice> SC =
           chooseScratch(TI, K.KD, K.UsedSGPRs, K.ReservedTopSGPRs);
       if (!SC) {

@@ -11,7 +11,7 @@ child. Suites (--suite, comma-separated, or "all"):
              and objects without `.numbered_sgpr` whose kernels get scanned
   real       real code objects: librocsparse0's largest gfx803, gfx90a and
              gfx1030 objects and librocrand1's seven; SGPR scans counted
-             (gdb), -time-passes and a perf profile of the largest
+             (-stats), -time-passes and a perf profile of the largest
   many       librocsparse0's 777 code objects as inputs of one command,
              --threads=1 and --threads=N against cp -r; outputs compared
              between thread counts
@@ -299,45 +299,12 @@ class LoadMeter:
 
 # ---------------------------------------------------------- SGPR scans ---
 
-GDB_SCANS = """set pagination off
-set breakpoint pending on
-set print thread-events off
-break hotswap::amdgpu::scanSGPRs
-commands
-silent
-printf "SCAN 0x%lx %lu\\n", $r9, $r8
-continue
-end
-run
-"""
-
-
 def count_scans(tool, inp, work):
-    """How many code ranges hotswap-opt scans with the MC disassembler
-    (calls of hotswap::amdgpu::scanSGPRs, counted with a gdb breakpoint:
-    the library has no counter for it) and how many bytes they cover.
-    None without gdb or on another ABI than x86-64 SysV (the function
-    returns its result through a hidden pointer, so the code range's size
-    is the 5th integer argument, %r8, and its address the 6th, %r9)."""
-    if not shutil.which("gdb") or os.uname().machine != "x86_64":
-        return None
-    script = os.path.join(work, "scans.gdb")
-    with open(script, "w") as f:
-        f.write(GDB_SCANS)
-    out = os.path.join(work, "scans.co")
-    p = subprocess.run(["gdb", "-nx", "-batch", "-x", script, "--args", tool,
-                        "-passes=" + PIPELINE, "--threads=1", inp, "-o", out],
-                       capture_output=True, text=True)
-    if os.path.exists(out):
-        os.unlink(out)
-    n = size = 0
-    for line in p.stdout.splitlines():
-        if line.startswith("SCAN "):
-            n += 1
-            size += int(line.split()[2])
-    if "exited normally" not in p.stdout + p.stderr:
-        return None
-    return n, size
+    """How many kernels had their SGPR usage taken from an MC scan of their
+    code (the sgpr-scanned counters of -stats), as (kernels, None)."""
+    stats, _ = stats_json(tool, inp, work)
+    n = sum(v for k, v in stats.items() if k.endswith(".sgpr-scanned"))
+    return n, None
 
 
 def exec_bytes(path):
@@ -636,17 +603,15 @@ def suite_synthetic(a, work):
     scanned = [k for k in ("big-640", "nosgpr-40", "nosgpr-640") if k in rows]
     if scanned:
         print()
-        print("SGPR scans (calls of scanSGPRs counted with gdb; -stats has no "
-              "counter for them):")
+        print("SGPR scans (kernels counted by -stats' sgpr-scanned):")
         for k in scanned:
             c = count_scans(a.tool, paths[k][0], work)
             code = exec_bytes(paths[k][0])
             if c is None:
                 print("  {:<12} (gdb unavailable)".format(k))
             else:
-                print("  {:<12} {:>4} of {} kernels scanned, {} of {} KiB of "
-                      "code".format(k, c[0], rows[k]["n"], c[1] // 1024,
-                                    code // 1024))
+                print("  {:<12} {:>4} of {} kernels scanned, {} KiB of "
+                      "code".format(k, c[0], rows[k]["n"], code // 1024))
 
     # Scaling.
     scale = [k for k in ("k10", "k1000", "k10000", "k100000") if k in rows]
@@ -785,10 +750,10 @@ def suite_real(a, work, corpus):
                          ms(m["hotswap-cpu"]), mib(rs_["hotswap"]),
                          "?" if sc is None else str(sc[0])))
     print()
-    print("scanned = code ranges the SGPR scan disassembled (calls of "
-          "scanSGPRs, counted with gdb: -stats has no counter for it).")
+    print("scanned = kernels whose SGPR usage came from an MC scan of their "
+          "code (-stats, sgpr-scanned).")
     print("Stubs (from -stats): short / long (SGPR pair) / VCC; granules "
-          "raised; bytes scanned")
+          "raised; executable bytes")
     for name, r in rows.items():
         st = r["stats"]
         stubs = st.get("synth-trampolines.stubs", 0)
@@ -798,8 +763,7 @@ def suite_real(a, work, corpus):
         print("  {:<24} {:>4} short {:>4} long {:>3} vcc {:>4} granule+  "
               "{}".format(name, short, stubs - short - vcc, vcc,
                           st.get("patch-descriptors.granule-raised", 0),
-                          "?" if sc is None else "{} of {} KiB of code".format(
-                              sc[1] // 1024, r["code"] // 1024)))
+                          "{} KiB of code".format(r["code"] // 1024)))
 
     print()
     print("Targets:")

@@ -17,6 +17,7 @@
 #include "hotswap/AMDGPU/TargetInfo.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace hotswap {
 namespace amdgpu {
@@ -35,8 +36,50 @@ struct SGPRScan {
 
 class TargetMC;
 
-/// Scans \p Code (at address \p Addr) with \p MC. Error when the target has
-/// no disassembler in LLVM 22 (gfx6/gfx7).
+/// Scans code ranges with one MC state (one thread at a time), remembering
+/// what each instruction word decoded to: compiled code repeats a small set
+/// of encodings (librocsparse0's largest gfx803 object: 600 000 words, 120 000
+/// distinct 8-byte windows), and the MC disassembler tries dozens of decoder
+/// tables per instruction. On gfx8-9 an instruction is at most 8 bytes (a
+/// 32-bit literal is the second word of a 32-bit encoding; 64-bit encodings
+/// take none), so what the scan needs of it -- its size, the highest SGPR it
+/// names, whether it calls or indexes SGPRs -- depends on its first 8 bytes
+/// only, as long as the bytes do not end within the decoder's reach (there
+/// the scan decodes as before).
+class SGPRScanner {
+public:
+  SGPRScanner(const TargetInfo &TI, const TargetMC &MC) : TI(TI), MC(MC) {}
+
+  /// Scans \p Code (at address \p Addr). Error when the target has no
+  /// disassembler in LLVM 22 (gfx6/gfx7).
+  llvm::Expected<SGPRScan> scan(llvm::ArrayRef<uint8_t> Code, uint64_t Addr);
+
+  /// Instructions decoded with the MC disassembler, and those whose
+  /// encoding was seen before (for tests and profiling).
+  uint64_t decoded() const { return Decoded; }
+  uint64_t remembered() const { return Remembered; }
+
+private:
+  /// What the scan takes from one instruction; Size 0: not an instruction.
+  struct InstSummary {
+    uint8_t Size = 0;
+    bool Call = false;
+    bool MovRel = false;
+    int MaxSGPR = -1;
+  };
+  InstSummary summarize(llvm::ArrayRef<uint8_t> Bytes, uint64_t Addr);
+
+  const TargetInfo &TI;
+  const TargetMC &MC;
+  llvm::DenseMap<uint64_t, InstSummary> ByWords; // first 8 bytes -> summary
+  llvm::DenseMap<unsigned, int> RegMax;          // register -> highest SGPR
+  llvm::DenseMap<unsigned, std::pair<bool, bool>> OpcodeKind; // call, movrel
+  uint64_t Decoded = 0, Remembered = 0;
+};
+
+/// Scans \p Code (at address \p Addr) with \p MC (one SGPRScanner for this
+/// range alone). Error when the target has no disassembler in LLVM 22
+/// (gfx6/gfx7).
 llvm::Expected<SGPRScan> scanSGPRs(const TargetInfo &TI, const TargetMC &MC,
                                    llvm::ArrayRef<uint8_t> Code, uint64_t Addr);
 

@@ -116,10 +116,15 @@ public:
     /// canRefineSGPRs()) and derives their SGPR usage again from the exact
     /// counts. Scans run on the analysis manager's thread pool, each worker
     /// with its own MC state; results never depend on the thread count.
+    /// \p Scanned, when given, receives how many kernels had their SGPR
+    /// usage taken from a scan (of their own function, or of all the code
+    /// when they call or have no function symbol).
     llvm::Error refineSGPRs(Object &Obj, AnalysisManager &AM,
-                            llvm::ArrayRef<size_t> Indices);
+                            llvm::ArrayRef<size_t> Indices,
+                            size_t *Scanned = nullptr);
     /// The same for every kernel.
-    llvm::Error refineAllSGPRs(Object &Obj, AnalysisManager &AM);
+    llvm::Error refineAllSGPRs(Object &Obj, AnalysisManager &AM,
+                               size_t *Scanned = nullptr);
 
     /// The first field in which this result (kept up to date by passes)
     /// differs from \p Fresh (computed anew on the same object, refined for
