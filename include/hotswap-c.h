@@ -1,7 +1,7 @@
 /*===- hotswap-c.h - C API of libhotswap --------------------------*- C -*-===*\
 |*                                                                            *|
 |* A small, stable C interface to hotswap-opt's pipelines: run a pipeline on  *|
-|* a code object held in memory and get the resulting bytes back.             *|
+|* an input held in memory and get the resulting bytes back.                  *|
 |*                                                                            *|
 |* Contract:                                                                  *|
 |*  - No function throws, prints or exits. Every failure is reported as a     *|
@@ -62,20 +62,23 @@ void hotswap_options_set_warning_callback(hotswap_options_t options,
 /* The outcome of a run: either output bytes or an error message. */
 typedef struct hotswap_result *hotswap_result_t;
 
-/* Parses the `size` bytes at `data` as an AMDGPU code object, runs
-   `pipeline` (the text of hotswap-opt's -passes=, e.g.
-   "trampoline,stub-syms"; "" runs nothing) and returns the outcome. The input
-   is only read during the call and need not be aligned. `options` may be NULL
-   (defaults). Returns NULL only if memory is exhausted; invalid arguments
-   (NULL data with a non-zero size, NULL pipeline) give an error result. */
+/* Runs `pipeline` (the text of hotswap-opt's -passes=, e.g.
+   "trampoline,stub-syms"; "" runs nothing) on every AMDGPU code object of
+   the `size` bytes at `data` -- a code object, an offload bundle (plain or
+   compressed) or a HIP host binary, detected from its content -- and returns
+   the outcome, an output of the same kind (runPipeline in Hotswap.h). The
+   input is only read during the call and need not be aligned. `options` may
+   be NULL (defaults). Returns NULL only if memory is exhausted; invalid
+   arguments (NULL data with a non-zero size, NULL pipeline) give an error
+   result. */
 hotswap_result_t hotswap_run_pipeline(hotswap_options_t options,
                                       const void *data, size_t size,
                                       const char *pipeline);
 
 /* Non-zero when the run succeeded. */
 int hotswap_result_succeeded(hotswap_result_t result);
-/* The output code object of a successful run (NULL and *size = 0 after a
-   failure). `size` may be NULL. */
+/* The output of a successful run (NULL and *size = 0 after a failure).
+   `size` may be NULL. */
 const void *hotswap_result_get_output(hotswap_result_t result, size_t *size);
 /* The error message of a failed run, NULL after a success. */
 const char *hotswap_result_get_error(hotswap_result_t result);

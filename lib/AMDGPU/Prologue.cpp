@@ -51,7 +51,7 @@ static std::string asmRegName(StringRef Name) {
   return Name.lower();
 }
 
-/// Whether writing \p Reg at kernel entry is harmless.
+/// Whether writing the register named \p Name at kernel entry is harmless.
 static bool writableAtEntry(const TargetInfo &TI, StringRef Name) {
   if (Name == "scc")
     return true;
