@@ -35,7 +35,7 @@ Expected<SGPRScan> amdgpu::scanSGPRs(const TargetInfo &TI, const TargetMC &MC,
   const MCRegisterInfo &MRI = MC.regInfo();
   // Highest SGPR index covered by each register (memoized: few distinct).
   DenseMap<unsigned, int> Memo;
-  auto maxSGPR = [&](MCRegister R) -> int {
+  auto MaxSGPR = [&](MCRegister R) -> int {
     auto It = Memo.find(R.id());
     if (It != Memo.end())
       return It->second;
@@ -48,7 +48,7 @@ Expected<SGPRScan> amdgpu::scanSGPRs(const TargetInfo &TI, const TargetMC &MC,
   };
   const MCInstrInfo &MII = MC.instrInfo();
   DenseMap<unsigned, bool> IsCall;
-  auto isCall = [&](unsigned Opc) {
+  auto IsCallOpcode = [&](unsigned Opc) {
     auto It = IsCall.find(Opc);
     if (It != IsCall.end())
       return It->second;
@@ -69,14 +69,14 @@ Expected<SGPRScan> amdgpu::scanSGPRs(const TargetInfo &TI, const TargetMC &MC,
       Off += 4;
       continue;
     }
-    if (isCall(D->Inst.getOpcode()))
+    if (IsCallOpcode(D->Inst.getOpcode()))
       S.HasCalls = true;
     // Relative SGPR addressing (s[base + M0]) may reach any SGPR.
     if (MII.getName(D->Inst.getOpcode()).starts_with("S_MOVREL"))
       S.IndexesSGPRs = true;
     for (const MCOperand &Op : D->Inst)
       if (Op.isReg() && Op.getReg())
-        Max = std::max(Max, maxSGPR(Op.getReg()));
+        Max = std::max(Max, MaxSGPR(Op.getReg()));
     Off += D->Size;
   }
   S.NumSGPRs = static_cast<unsigned>(Max + 1);
