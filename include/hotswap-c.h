@@ -98,8 +98,8 @@ hotswap_result_t hotswap_run_pipeline(hotswap_options_t options,
 
 /* Non-zero when the run succeeded. */
 int hotswap_result_succeeded(hotswap_result_t result);
-/* The output code object of a successful run (NULL and *size = 0 after a
-   failure). `size` may be NULL. */
+/* The output of a successful run (NULL and *size = 0 after a failure).
+   `size` may be NULL. */
 const void *hotswap_result_get_output(hotswap_result_t result, size_t *size);
 /* The kind of the input (also after a failure, when it was recognised).
    Since C API 2. */

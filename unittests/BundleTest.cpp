@@ -1,7 +1,8 @@
 //===- unittests/BundleTest.cpp - Offload bundles, plain and compressed ---===//
 //
 // Inputs are laid out in memory by helpers written here from the format
-// (docs/reference/fat-binaries.md), independently of the code under test, or
+// (clang/docs/ClangOffloadBundler.rst; summarised in the headers of
+// include/hotswap/Bundle/), independently of the code under test, or
 // are small bundles clang-offload-bundler 22 wrote (kept as hex, with the
 // command). Outputs are checked against those helpers, against LLVM's own
 // reader (llvm::object::OffloadBundleFatBin) and LLVM's CCOB compressor and

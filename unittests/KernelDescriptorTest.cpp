@@ -1,8 +1,8 @@
 //===- unittests/KernelDescriptorTest.cpp - KernelDescriptor tests --------===//
 //
 // Round trips of the 64-byte descriptor, field offsets, and the bit-field
-// helpers on hand-built descriptors (values as LLVM 22 emits them, see
-// shared/docs/reference/amdgpu-format.md section 5).
+// helpers on hand-built descriptors (values as LLVM 22 emits them; layout
+// from llvm/Support/AMDHSAKernelDescriptor.h, fields from AMDGPUUsage.rst).
 //
 //===----------------------------------------------------------------------===//
 

@@ -551,7 +551,7 @@ TEST_F(ObjectTest, NewSegmentReusesFreedPhdrSlot) {
 }
 
 TEST_F(ObjectTest, ReadOptionsAllowHost) {
-  auto readAs = [&](uint16_t Machine, uint8_t Class, bool AllowHost) {
+  auto ReadAs = [&](uint16_t Machine, uint8_t Class, bool AllowHost) {
     std::vector<uint8_t> B = Input;
     support::endian::write16le(B.data() + 18, Machine);
     B[EI_CLASS] = Class;
@@ -560,21 +560,21 @@ TEST_F(ObjectTest, ReadOptionsAllowHost) {
     return errorOf(readObject(MemoryBufferRef(asStringRef(B), "x"), Opts));
   };
   // Code-object reads keep their messages.
-  EXPECT_EQ(readAs(EM_X86_64, ELFCLASS64, false),
+  EXPECT_EQ(ReadAs(EM_X86_64, ELFCLASS64, false),
             "e_machine is 62, not EM_AMDGPU (224); for a host binary, "
             "extract its device code objects with 'llvm-objdump "
             "--offloading'");
-  EXPECT_EQ(readAs(EM_AARCH64, ELFCLASS64, false),
+  EXPECT_EQ(ReadAs(EM_AARCH64, ELFCLASS64, false),
             "e_machine is 183, not EM_AMDGPU (224)");
-  EXPECT_EQ(readAs(EM_AMDGPU, ELFCLASS32, false),
+  EXPECT_EQ(ReadAs(EM_AMDGPU, ELFCLASS32, false),
             "32-bit ELF is not an AMDGPU HSA code object (r600 is not "
             "supported)");
   // Host reads take x86-64 and AMDGPU, validated the same way.
-  EXPECT_EQ(readAs(EM_X86_64, ELFCLASS64, true), "<success>");
-  EXPECT_EQ(readAs(EM_AMDGPU, ELFCLASS64, true), "<success>");
-  EXPECT_EQ(readAs(EM_AARCH64, ELFCLASS64, true),
+  EXPECT_EQ(ReadAs(EM_X86_64, ELFCLASS64, true), "<success>");
+  EXPECT_EQ(ReadAs(EM_AMDGPU, ELFCLASS64, true), "<success>");
+  EXPECT_EQ(ReadAs(EM_AARCH64, ELFCLASS64, true),
             "e_machine is 183, neither EM_X86_64 (62) nor EM_AMDGPU (224)");
-  EXPECT_EQ(readAs(EM_X86_64, ELFCLASS32, true),
+  EXPECT_EQ(ReadAs(EM_X86_64, ELFCLASS32, true),
             "32-bit ELF is not supported (a host binary must be ELF64 "
             "little-endian x86-64)");
 }

@@ -491,7 +491,7 @@ TEST(TargetMCTest, GFX6And7DecodeViaGFX10) {
 }
 
 TEST(TargetMCTest, KnownEncodings) {
-  // amdgpu-format.md §10.
+  // The long-stub instructions as `llvm-mc -show-encoding` gives them.
   auto MC = testMC("gfx90a", "");
   ASSERT_TRUE(isOk(MC));
   auto B = MC->assemble("s_getpc_b64 s[8:9]\ns_add_u32 s8, s8, 0x12345678\n"

@@ -2,7 +2,8 @@
 //
 // Checks getTargetInfo against LLVM itself (processor names from the ELF
 // reader, ISA versions from TargetParser, -mcpu acceptance by the AMDGPU MC
-// layer) and against the facts in shared/docs/reference/amdgpu-format.md.
+// layer) and against facts from LLVM's ELF.h, AMDGPUUsage.rst and the
+// AMDGPU backend (see include/hotswap/AMDGPU/TargetInfo.h).
 //
 //===----------------------------------------------------------------------===//
 

@@ -2,8 +2,9 @@
 # The one test command: bootstrap, configure, build, run every gtest and lit
 # test -- once in the release build and once built with ASan+UBSan -- every
 # gtest once more built with ThreadSanitizer, plus the real-world run over
-# librocrand1's code objects, and finish with a plain "N passed, N failed,
-# N skipped" line (non-zero exit on any failure).
+# librocrand1's code objects, plus the style check (utils/format.sh --check:
+# every C/C++ file formatted as .clang-format says), and finish with a plain
+# "N passed, N failed, N skipped" line (non-zero exit on any failure).
 #
 # Results are read from the runners' machine-readable reports (ctest
 # --output-junit, lit --xunit-xml-output) by utils/test-results.py. With
@@ -12,15 +13,20 @@
 # Elsewhere, skipped tests and why are listed in the closing lines.
 #
 # The TSan suite runs the gtests only. Nothing but the library's
-# PipelineOptions::ThreadPool and its callers' own threads starts a thread:
-# hotswap-opt, the examples and therefore every lit test run on one thread,
-# where ThreadSanitizer has nothing to find: the whole lit suite under TSan
-# took 16 min on 2 busy cores (the release lit suite 10 min there), for 147
-# passes and no report. The threads are
-# in the gtests (unittests/ConcurrencyTest.cpp, TargetMCTest.ConcurrentUse);
-# all of them run under TSan (~1.5 min; the threaded ones alone ~10 s).
+# PipelineOptions::ThreadPool and its callers' own threads starts a thread.
+# The gtests that use threads (unittests/ConcurrencyTest.cpp,
+# TargetMCTest.ConcurrentUse) all run under TSan (~1.5 min; the threaded
+# ones alone ~10 s). hotswap-opt now runs inputs, bundle entries and SGPR
+# scans on a pool (--threads, all cores by default), so lit tests on
+# several inputs or on containers use threads too; those paths are checked
+# for identical bytes (test/Driver/many-threads-bytes.test,
+# test/Bundle/threads.test) but not under TSan. (The whole lit suite under
+# TSan took 16 min on 2 busy cores, for no report, when the driver still
+# ran on one thread.)
 # TSan exits with status 66 after any report, so ctest fails the test that
 # raced.
+#
+# The style check runs whatever suites are asked for; it counts as one test.
 #
 # Usage: utils/check.sh            every suite (what CI runs)
 #        utils/check.sh --fast     the release build only
@@ -123,6 +129,21 @@ run_real_world() {
   total_passed=$((total_passed + p)); total_failed=$((total_failed + f))
 }
 
+# Style: clang-format (LLVM style, .clang-format) over every C/C++ file.
+run_format_check() {
+  echo "== style (utils/format.sh --check)"
+  local out
+  if out="$("$ROOT/utils/format.sh" --check 2>&1)"; then
+    echo "style: every C/C++ file is formatted"
+    total_passed=$((total_passed + 1))
+  else
+    grep -v '^format.sh:' <<<"$out" | head -n 20
+    grep '^format.sh:' <<<"$out"
+    echo "style: FAILED (utils/format.sh --fix formats the files listed)"
+    total_failed=$((total_failed + 1))
+  fi
+}
+
 for s in "${SUITES[@]}"; do
   case "$s" in
     release)
@@ -132,6 +153,10 @@ for s in "${SUITES[@]}"; do
     tsan) run_suite tsan no-lit --tsan ;;
   esac
 done
+
+# After the suites: their build has run utils/bootstrap.sh, which installs
+# clang-format-22.
+run_format_check
 
 if [ ${#SKIP_LINES[@]} -ne 0 ]; then
   echo "== skipped (a missing feature or download; in CI these fail)"

@@ -32,7 +32,7 @@ amdgpu::assembleErratumPrologue(const TargetInfo &TI, const TargetMC &MC) {
 static std::string asmRegName(StringRef Name) {
   SmallVector<StringRef, 4> Parts;
   Name.split(Parts, '_');
-  auto one = [](StringRef P, std::string &Kind, std::string &Num) {
+  auto One = [](StringRef P, std::string &Kind, std::string &Num) {
     for (StringRef Pre : {"SGPR", "VGPR", "AGPR", "TTMP"})
       if (P.starts_with(Pre) && P.size() > Pre.size() &&
           isDigit(P[Pre.size()])) {
@@ -43,15 +43,15 @@ static std::string asmRegName(StringRef Name) {
     return false;
   };
   std::string K1, N1, K2, N2;
-  if (Parts.size() >= 2 && one(Parts.front(), K1, N1) &&
-      one(Parts.back(), K2, N2) && K1 == K2)
+  if (Parts.size() >= 2 && One(Parts.front(), K1, N1) &&
+      One(Parts.back(), K2, N2) && K1 == K2)
     return K1 + "[" + N1 + ":" + N2 + "]";
-  if (Parts.size() == 1 && one(Parts.front(), K1, N1))
+  if (Parts.size() == 1 && One(Parts.front(), K1, N1))
     return K1 + N1;
   return Name.lower();
 }
 
-/// Whether writing \p Reg at kernel entry is harmless.
+/// Whether writing the register named \p Name at kernel entry is harmless.
 static bool writableAtEntry(const TargetInfo &TI, StringRef Name) {
   if (Name == "scc")
     return true;
@@ -89,7 +89,7 @@ Error amdgpu::checkPrologue(const TargetInfo &TI, const TargetMC &MC,
       return createStringError("prologue: '" + T +
                                "' changes control flow; a prologue must "
                                "fall through to the jump");
-    auto check = [&](MCRegister R) -> Error {
+    auto Check = [&](MCRegister R) -> Error {
       std::string Name = asmRegName(MC.regName(R));
       if (writableAtEntry(TI, Name))
         return Error::success();
@@ -98,11 +98,11 @@ Error amdgpu::checkPrologue(const TargetInfo &TI, const TargetMC &MC,
     };
     for (unsigned K = 0; K < Desc.getNumDefs() && K < I.getNumOperands(); ++K)
       if (I.getOperand(K).isReg() && I.getOperand(K).getReg())
-        if (Error E = check(I.getOperand(K).getReg()))
+        if (Error E = Check(I.getOperand(K).getReg()))
           return E;
     for (MCPhysReg R : Desc.implicit_defs()) {
       // EXEC/M0 and friends are live; SCC/VCC are not.
-      if (Error E = check(R))
+      if (Error E = Check(R))
         return E;
     }
     Off += D->Size;

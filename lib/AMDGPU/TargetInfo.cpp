@@ -2,8 +2,11 @@
 //
 // Decodes EF_AMDGPU_MACH, the XNACK/SRAMECC selectors and the generic version
 // from e_flags and fills TargetInfo from one table row per processor plus
-// per-generation rules. Every fact here is sourced or measured in
-// shared/docs/reference/amdgpu-format.md (sections 1, 2.2, 5, 6 and 10).
+// per-generation rules. The sources are those of TargetInfo.h: LLVM 22's
+// ELF.h for the e_flags encoding, AMDGPUUsage.rst for the descriptor and the
+// wave state at entry, AMDGPUBaseInfo.cpp for SGPR limits and granules,
+// AMDGPUTargetStreamer::EmitCodeEnd for the guard after code
+// (unittests/TargetInfoTest.cpp pins the values per target).
 //
 //===----------------------------------------------------------------------===//
 

@@ -101,7 +101,7 @@ Expected<Layout> computeLayout(const Object &Obj) {
   // Derived tables first: string tables and symbol tables that changed.
   // Existing strings keep their offsets; new names are appended.
   DenseMap<const Section *, std::vector<uint8_t>> StrBlobs;
-  auto blobFor = [&](const Section *S) -> std::vector<uint8_t> & {
+  auto BlobFor = [&](const Section *S) -> std::vector<uint8_t> & {
     auto It = StrBlobs.find(S);
     if (It == StrBlobs.end()) {
       ArrayRef<uint8_t> C = S->contents();
@@ -121,7 +121,7 @@ Expected<Layout> computeLayout(const Object &Obj) {
         continue;
       }
       if (!Blob) {
-        Blob = &blobFor(Obj.sectionNames());
+        Blob = &BlobFor(Obj.sectionNames());
         App.emplace(*Blob);
       }
       NameOffsets[S.get()] = App->add(S->Name);
@@ -143,7 +143,7 @@ Expected<Layout> computeLayout(const Object &Obj) {
     if (TSec.isAlloc())
       return makeError("cannot change allocated symbol table '" + TSec.Name +
                        "' without moving loaded bytes");
-    std::vector<uint8_t> &Blob = blobFor(&T.stringTable());
+    std::vector<uint8_t> &Blob = BlobFor(&T.stringTable());
     StrTabAppender App(Blob);
     std::vector<uint8_t> Out((T.size() + 1) * sizeof(Elf64_Sym), 0);
     // Locals first, each group in its current order.
@@ -196,7 +196,7 @@ Expected<Layout> computeLayout(const Object &Obj) {
     L.Rebuilt[KV.first] = std::move(KV.second);
   }
 
-  auto outSize = [&](const Section &S) -> uint64_t {
+  auto OutSize = [&](const Section &S) -> uint64_t {
     if (S.isNoBits())
       return 0;
     auto It = L.Rebuilt.find(&S);
@@ -206,17 +206,17 @@ Expected<Layout> computeLayout(const Object &Obj) {
   // Loaded sections of the input never change size.
   for (const auto &S : sectionsAfterNull(Obj))
     if (S->Orig && S->isAlloc() && !S->isNoBits() &&
-        outSize(*S) != S->Orig->Size)
+        OutSize(*S) != S->Orig->Size)
       return makeError(
           "section '" + S->Name + "' is loaded and cannot change size (" +
-          hex(S->Orig->Size) + " -> " + hex(outSize(*S)) + ")");
+          hex(S->Orig->Size) + " -> " + hex(OutSize(*S)) + ")");
 
   // The model decides (its passes' invariants depend on the same answer);
   // what was derived above must agree with it.
   bool Changed = Obj.needsNewLayout();
   if (!Changed)
     for (const auto &S : sectionsAfterNull(Obj))
-      if (!S->isNoBits() && outSize(*S) != S->Orig->Size)
+      if (!S->isNoBits() && OutSize(*S) != S->Orig->Size)
         return makeError("internal error: section '" + S->Name +
                          "' changed size but the object keeps its layout");
 
@@ -358,7 +358,7 @@ Expected<Layout> computeLayout(const Object &Obj) {
     }
     if (S.isAlloc())
       continue; // new loaded sections were placed with their segment
-    if (S.Orig && (S.isNoBits() || outSize(S) == S.Orig->Size)) {
+    if (S.Orig && (S.isNoBits() || OutSize(S) == S.Orig->Size)) {
       L.SectionOffsets[I] = S.Orig->Offset;
       continue;
     }
@@ -378,10 +378,10 @@ Expected<Layout> computeLayout(const Object &Obj) {
     if (S.Type == SHT_SYMTAB || S.Type == SHT_DYNSYM)
       A = std::max<uint64_t>(A, 8);
     Pos = alignUp(Pos, A);
-    if (Error E = checkOutputEnd(Pos, outSize(S), "section '" + S.Name + "'"))
+    if (Error E = checkOutputEnd(Pos, OutSize(S), "section '" + S.Name + "'"))
       return std::move(E);
     L.SectionOffsets[I] = Pos;
-    Pos += outSize(S);
+    Pos += OutSize(S);
   }
 
   Pos = alignTo(Pos, 8);

@@ -10,7 +10,7 @@ Pass::~Pass() = default;
 Error PassManager::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx,
                        PassInstrumentation *PI) {
   for (const std::unique_ptr<Pass> &P : Passes) {
-    auto skip = [&](StringRef Why) {
+    auto Skip = [&](StringRef Why) {
       if (PI)
         for (auto &CB : PI->SkippedPass)
           CB(*P, Why);
@@ -23,7 +23,7 @@ Error PassManager::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx,
         std::string Why = "invariant holds";
         if (!P->invariantDescription().empty())
           Why += ": " + P->invariantDescription().str();
-        skip(Why);
+        Skip(Why);
         continue;
       }
       Expected<std::optional<std::string>> Unmet =
@@ -34,7 +34,7 @@ Error PassManager::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx,
         if (Ctx.Strict)
           return createStringError("pass '" + P->name() +
                                    "' cannot run: " + **Unmet);
-        skip("precondition not met: " + **Unmet);
+        Skip("precondition not met: " + **Unmet);
         continue;
       }
     }

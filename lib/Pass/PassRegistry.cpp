@@ -31,7 +31,7 @@ Error PassRegistry::parseInto(PassManager &PM, StringRef Text, StringRef Whole,
                              size_t Base, unsigned Depth) const {
   if (Depth > 8)
     return makeError("pipeline alias nesting is too deep");
-  auto fail = [&](size_t Col, const Twine &Msg) {
+  auto Fail = [&](size_t Col, const Twine &Msg) {
     return makeError("invalid pipeline '" + Whole + "': " + Msg +
                              " (at column " + Twine(Base + Col + 1) + ")");
   };
@@ -49,26 +49,26 @@ Error PassRegistry::parseInto(PassManager &PM, StringRef Text, StringRef Whole,
         ++Angle;
       else if (C == '>') {
         if (--Angle < 0)
-          return fail(End, "unbalanced '>'");
+          return Fail(End, "unbalanced '>'");
       } else if (C == ',' && Angle == 0)
         break;
     }
     if (Angle != 0)
-      return fail(Start, "missing '>'");
+      return Fail(Start, "missing '>'");
     StringRef Elem = Text.slice(Start, End);
     if (Elem.trim().empty())
-      return fail(Start, "empty pass name");
+      return Fail(Start, "empty pass name");
     StringRef Name = Elem, Params;
     size_t LT = Elem.find('<');
     if (LT != StringRef::npos) {
       if (!Elem.ends_with(">"))
-        return fail(Start + Elem.rfind('>') + 1,
+        return Fail(Start + Elem.rfind('>') + 1,
                     "unexpected text after '>' in '" + Elem + "'");
       Name = Elem.take_front(LT);
       Params = Elem.drop_front(LT + 1).drop_back();
     }
     if (Name.trim() != Name)
-      return fail(Start, "unexpected space in pass name '" + Name + "'");
+      return Fail(Start, "unexpected space in pass name '" + Name + "'");
     if (Name == "print") {
       auto It = AnalysisByName.find(Params);
       if (It == AnalysisByName.end()) {
@@ -76,7 +76,7 @@ Error PassRegistry::parseInto(PassManager &PM, StringRef Text, StringRef Whole,
         for (const Entry &E : Entries)
           if (E.K == Kind::Analysis)
             Known.push_back(E.Name);
-        return fail(Start, "unknown analysis '" + Params +
+        return Fail(Start, "unknown analysis '" + Params +
                                "' in 'print<...>' (known: " +
                                join(Known, ", ") + ")");
       }
@@ -87,18 +87,18 @@ Error PassRegistry::parseInto(PassManager &PM, StringRef Text, StringRef Whole,
     } else {
       auto It = ByName.find(Name);
       if (It == ByName.end())
-        return fail(Start, "unknown pass name '" + Name + "'");
+        return Fail(Start, "unknown pass name '" + Name + "'");
       const Entry &E = Entries[It->second];
       if (E.K == Kind::Alias) {
         if (LT != StringRef::npos)
-          return fail(Start, "pipeline alias '" + Name +
+          return Fail(Start, "pipeline alias '" + Name +
                                  "' takes no parameters");
         if (Error Err = parseInto(PM, E.Expansion, E.Expansion, 0, Depth + 1))
           return Err;
       } else {
         Expected<std::unique_ptr<Pass>> P = E.Factory(Params);
         if (!P)
-          return fail(Start, "pass '" + Name + "': " + toString(P.takeError()));
+          return Fail(Start, "pass '" + Name + "': " + toString(P.takeError()));
         PM.addPass(std::move(*P));
       }
     }
@@ -106,13 +106,13 @@ Error PassRegistry::parseInto(PassManager &PM, StringRef Text, StringRef Whole,
       break;
     Pos = End + 1;
     if (Pos >= Text.size())
-      return fail(Pos, "empty pass name");
+      return Fail(Pos, "empty pass name");
   }
   return Error::success();
 }
 
 void PassRegistry::printPassNames(raw_ostream &OS) const {
-  auto section = [&](StringRef Title, Kind K) {
+  auto PrintSection = [&](StringRef Title, Kind K) {
     OS << Title << ":\n";
     for (const Entry &E : Entries) {
       if (E.K != K)
@@ -124,13 +124,13 @@ void PassRegistry::printPassNames(raw_ostream &OS) const {
       OS << "\n";
     }
   };
-  section("Transform passes", Kind::Transform);
-  section("Pipeline aliases", Kind::Alias);
-  section("Check passes", Kind::Check);
-  section("Analyses (print<name>)", Kind::Analysis);
+  PrintSection("Transform passes", Kind::Transform);
+  PrintSection("Pipeline aliases", Kind::Alias);
+  PrintSection("Check passes", Kind::Check);
+  PrintSection("Analyses (print<name>)", Kind::Analysis);
   bool AnyCustom = false;
   for (const Entry &E : Entries)
     AnyCustom |= E.K == Kind::Custom;
   if (AnyCustom)
-    section("Registered by the embedding program", Kind::Custom);
+    PrintSection("Registered by the embedding program", Kind::Custom);
 }

@@ -250,7 +250,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
   }
   // A kernel that needs a dual stub uses slot I (-> T) and slot I+256
   // (-> T+256).
-  auto withDual = [&](PoolStub P, const KernelInfo &K) {
+  auto WithDual = [&](PoolStub P, const KernelInfo &K) {
     if (!K.needsDualStub(R.Target))
       return P;
     auto Next = StubByAddr.find(P.Addr + StubSlotSize);
@@ -313,7 +313,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
 
     auto SI = StubByAddr.find(K.Entry);
     if (SI != StubByAddr.end()) {
-      K.EntryStub = withDual(R.PoolStubs[SI->second], K);
+      K.EntryStub = WithDual(R.PoolStubs[SI->second], K);
     } else {
       // A stub outside our pool sections (written by another tool). Only
       // bytes that start like one are decoded (decodeStub checks them
@@ -340,7 +340,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
       K.CodeEntry = K.Entry;
       auto PI = StubByTarget.find(K.Entry);
       if (PI != StubByTarget.end())
-        K.PendingStub = withDual(R.PoolStubs[PI->second], K);
+        K.PendingStub = WithDual(R.PoolStubs[PI->second], K);
     }
 
     if (R.Metadata)

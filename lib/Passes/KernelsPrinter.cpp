@@ -48,7 +48,7 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
                      {"used_sgprs_source", K.UsedSGPRSource},
                      {"kernarg_preload_length", K.KD.kernargPreloadLength()},
                      {"wave32", K.KD.isWave32()}};
-      auto stubJSON = [](const PoolStub &P) {
+      auto StubJSON = [](const PoolStub &P) {
         json::Object S{{"address", static_cast<int64_t>(P.Addr)},
                        {"target", static_cast<int64_t>(P.Decoded.Target)},
                        {"form", stubFormName(P.Decoded)},
@@ -60,9 +60,9 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
         return S;
       };
       if (K.EntryStub)
-        O["stub"] = stubJSON(*K.EntryStub);
+        O["stub"] = StubJSON(*K.EntryStub);
       if (K.PendingStub)
-        O["pending_stub"] = stubJSON(*K.PendingStub);
+        O["pending_stub"] = StubJSON(*K.PendingStub);
       if (K.MD) {
         json::Object M;
         if (K.MD->SGPRCount)
@@ -120,16 +120,16 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
     if (K.MD) {
       OS << "  metadata:    ";
       bool First = true;
-      auto field = [&](StringRef N, const std::optional<uint64_t> &V) {
+      auto Field = [&](StringRef N, const std::optional<uint64_t> &V) {
         if (!V)
           return;
         OS << (First ? "" : ", ") << N << " " << *V;
         First = false;
       };
-      field(".sgpr_count", K.MD->SGPRCount);
-      field(".vgpr_count", K.MD->VGPRCount);
-      field(".kernarg_segment_size", K.MD->KernargSegmentSize);
-      field(".wavefront_size", K.MD->WavefrontSize);
+      Field(".sgpr_count", K.MD->SGPRCount);
+      Field(".vgpr_count", K.MD->VGPRCount);
+      Field(".kernarg_segment_size", K.MD->KernargSegmentSize);
+      Field(".wavefront_size", K.MD->WavefrontSize);
       OS << "\n";
     }
   }

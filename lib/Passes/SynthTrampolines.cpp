@@ -213,7 +213,7 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   // The pool's address is fixed before anything is encoded: stub addresses,
   // deltas, descriptor offsets and symbol values all derive from it.
   const uint64_t PoolAddr = Obj.firstFreeAddress(0x1000);
-  auto shortReaches = [&](const StubSpec &Spec) {
+  auto ShortReaches = [&](const StubSpec &Spec) {
     return !Opts.ForceLong &&
            (*Enc)->shortFormReaches(Spec.StubAddr, Spec.Target) &&
            (!Spec.Dual ||
@@ -237,7 +237,7 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     Spec.Target = K.CodeEntry;
     Spec.Dual = K.needsDualStub(TI);
     Next += stubSize(Spec.Dual);
-    if (!shortReaches(Spec) && K.canRefineSGPRs(TI) &&
+    if (!ShortReaches(Spec) && K.canRefineSGPRs(TI) &&
         !boundFitsAllocation(TI, K))
       Refine.push_back(I);
   }
@@ -263,7 +263,7 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     Spec.StubAddr = PoolAddr + Pool.size();
     Spec.Target = K.CodeEntry;
     Spec.Dual = K.needsDualStub(TI);
-    if (shortReaches(Spec)) {
+    if (ShortReaches(Spec)) {
       Spec.Form = StubSpec::Short;
     } else {
       if (K.canRefineSGPRs(TI) && !boundFitsAllocation(TI, K)) {
@@ -335,7 +335,7 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   // pool slot by slot would (the verifier decodes the bytes themselves).
   uint64_t PrologueSize = (*Enc)->prologue().size();
   for (const NewStub &N : Added) {
-    auto slot = [&](uint64_t Addr, uint64_t Target) {
+    auto Slot = [&](uint64_t Addr, uint64_t Target) {
       PoolStub P;
       P.Addr = Addr;
       P.Sec = &PoolSec;
@@ -348,10 +348,10 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       P.Decoded.PrologueSize = PrologueSize;
       return P;
     };
-    PoolStub First = slot(N.Spec.StubAddr, N.Spec.Target);
+    PoolStub First = Slot(N.Spec.StubAddr, N.Spec.Target);
     R.PoolStubs.push_back(First);
     if (N.Spec.Dual) {
-      R.PoolStubs.push_back(slot(N.Spec.StubAddr + StubSlotSize,
+      R.PoolStubs.push_back(Slot(N.Spec.StubAddr + StubSlotSize,
                                  N.Spec.Target + StubSlotSize));
       First.Dual = true;
       First.Decoded.HalfTarget2 = N.Spec.Target + StubSlotSize;

@@ -210,7 +210,7 @@ static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
       Syms[S.Name].push_back(&S);
   // Where a kernel's code is: its own function symbol when there is one
   // (independent of the stub the descriptor uses), else where it is entered.
-  auto codeOf = [&](const KernelInfo &K) {
+  auto CodeOf = [&](const KernelInfo &K) {
     auto FI = Syms.find(K.Name);
     if (FI != Syms.end())
       for (const Symbol *F : FI->second)
@@ -232,7 +232,7 @@ static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
     ByName[K.Name] = &K;
     if (!K.needsDualStub(T))
       continue;
-    uint64_t Code = codeOf(K);
+    uint64_t Code = CodeOf(K);
     for (const PoolStub &S : R.PoolStubs) {
       if (S.Decoded.Target != Code)
         continue;

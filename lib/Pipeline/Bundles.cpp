@@ -220,12 +220,12 @@ pipeline::rewriteBundle(ArrayRef<uint8_t> Bytes, StringRef Where,
     return rewriteUncompressed(Bytes, Where, /*Decompressed=*/false, P, Opts,
                                Summary, JSONOut);
   // The bundle layer's messages say "compressed bundle" already.
-  auto located = [&](Error E) {
+  auto Located = [&](Error E) {
     return Where.empty() ? std::move(E) : prefixError(Where, std::move(E));
   };
   Expected<bundle::DecompressedBundle> D = bundle::decompressBundle(Bytes);
   if (!D)
-    return located(D.takeError());
+    return Located(D.takeError());
   Expected<std::optional<std::vector<uint8_t>>> Inner =
       rewriteUncompressed(D->Bytes, Where, /*Decompressed=*/true, P, Opts,
                           Summary, JSONOut);
@@ -233,6 +233,6 @@ pipeline::rewriteBundle(ArrayRef<uint8_t> Bytes, StringRef Where,
     return Inner;
   Expected<std::vector<uint8_t>> Out = bundle::recompressBundle(*D, **Inner);
   if (!Out)
-    return located(Out.takeError());
+    return Located(Out.takeError());
   return std::optional<std::vector<uint8_t>>(std::move(*Out));
 }

@@ -1,8 +1,9 @@
 //===- tools/hotswap-host-test/hotswap-host-test.cpp - HostBinary driver --===//
 //
-// Test-only: does to a HIP host binary what the pipeline will do, with a
-// stand-in for the code-object rewrite, so that real executables and
-// libraries can be rewritten and run before the pipeline handles them:
+// Test-only: does to a HIP host binary what the pipeline does, with a
+// stand-in for the code-object rewrite, so that HostBinary can be tested
+// with rewrites the passes never make (padded code objects, some bundles
+// only):
 //
 //   hotswap-host-test [--print] [--pad=N] [--only=I,...]
 //                     [--zero-old-bundles] IN [-o OUT]
@@ -66,7 +67,7 @@ static const char *ToolName = "hotswap-host-test";
   exit(1);
 }
 
-/// \p Bytes (an uncompressed bundle) with \p Pad zero bytes after each
+/// \p Bytes (an uncompressed bundle) with --pad zero bytes after each
 /// non-empty payload, laid out again as clang would.
 static Expected<std::vector<uint8_t>> padEntries(ArrayRef<uint8_t> Bytes) {
   Expected<OffloadBundle> OB = parseOffloadBundle(Bytes);

@@ -393,7 +393,7 @@ output changes nothing.
   size_t NextToFlush = 0;
   std::vector<bool> Done(Jobs.size(), false);
   Statistics AllStats;
-  auto flushInOrder = [&] {
+  auto FlushInOrder = [&] {
     while (NextToFlush < Jobs.size() && Done[NextToFlush]) {
       Job &J = Jobs[NextToFlush++];
       Prog.clear();
@@ -403,7 +403,7 @@ output changes nothing.
     }
   };
 
-  auto runJob = [&](size_t Index) {
+  auto RunJob = [&](size_t Index) {
     Job &J = Jobs[Index];
     // Buffered when inputs run at once; direct otherwise.
     raw_string_ostream TextBuf(J.Text), DiagBuf(J.Diag);
@@ -477,17 +477,17 @@ output changes nothing.
     Done[Index] = true;
     Prog.inputDone(J.Bytes, InFlight);
     if (ParallelInputs)
-      flushInOrder();
+      FlushInOrder();
   };
 
   if (ParallelInputs) {
     ThreadPoolTaskGroup Tasks(*Pool);
     for (size_t I = 0; I < Jobs.size(); ++I)
-      Tasks.async([&runJob, I] { runJob(I); });
+      Tasks.async([&RunJob, I] { RunJob(I); });
     Tasks.wait();
   } else {
     for (size_t I = 0; I < Jobs.size(); ++I)
-      runJob(I);
+      RunJob(I);
     for (Job &J : Jobs)
       AllStats.merge(J.Stats);
   }

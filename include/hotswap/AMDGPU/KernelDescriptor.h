@@ -2,9 +2,10 @@
 //
 // The 64-byte AMDHSA kernel descriptor (KD) as plain named fields, with a
 // lossless little-endian reader/writer and decode helpers for the bit fields
-// the passes need. Field layout: LLVM's AMDHSAKernelDescriptor.h; per-target
-// meaning of the bit fields: shared/docs/reference/amdgpu-format.md, sections
-// 5 and 6. Helpers that depend on the processor take a TargetInfo.
+// the passes need. Field layout: LLVM's llvm/Support/AMDHSAKernelDescriptor.h;
+// per-target meaning of the bit fields: llvm/docs/AMDGPUUsage.rst ("Kernel
+// Descriptor", "Initial Kernel Execution State"). Helpers that depend on the
+// processor take a TargetInfo.
 //
 //===----------------------------------------------------------------------===//
 

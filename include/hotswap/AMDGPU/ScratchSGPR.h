@@ -1,6 +1,6 @@
 //===- hotswap/AMDGPU/ScratchSGPR.h - Scratch pair for stubs ----*- C++ -*-===//
 //
-// Chooses the SGPR pair a long-form stub may clobber (trampolines.md §3):
+// Chooses the SGPR pair a long-form stub may clobber:
 // the first even pair at or above everything the kernel uses (live-ins
 // included). gfx10+: any pair up to s[104:105], else VCC (undefined at entry,
 // separate from the SGPR file). gfx6-9: VCC, FLAT_SCRATCH and XNACK_MASK sit

@@ -2,8 +2,14 @@
 //
 // Encodes the 256-byte kernel-entry trampoline (stub) that jumps from a pool
 // address to a kernel's original entry, and recognizes one again by decoding
-// it with the MC disassembler and emulating it. Layout and rules:
-// shared/docs/trampolines.md §2 and reference/amdgpu-format.md §10.
+// it with the MC disassembler and emulating it. The rules: an entry must be
+// 256-byte aligned (AMDGPUUsage.rst, kernel_code_entry_byte_offset);
+// s_getpc_b64 yields the address of the next instruction and both adds use
+// the forced 32-bit literal form, as LLVM's own long branch does
+// (SIInstrInfo::insertIndirectBranch), so every long stub has the same size;
+// s_add_pc_i64 is never used (ROCm COMGR's HotSwap avoids it: gfx1250 A0
+// silicon cannot execute it). Where stubs go in the object:
+// docs/ARCHITECTURE.md and Passes/SynthTrampolines.h.
 //
 //   long form:  [prologue] GetPC s[N:N+1]            (4 bytes)
 //                          AddLo sN,   sN,   lit(lo)  (8 bytes)

@@ -1,8 +1,13 @@
 //===- hotswap/AMDGPU/TargetInfo.h - Per-target AMDGPU facts ----*- C++ -*-===//
 //
 // Everything the passes need to know about one AMDGPU processor, derived from
-// the ELF header (e_flags, EI_OSABI, EI_ABIVERSION). Facts and their sources:
-// shared/docs/reference/amdgpu-format.md.
+// the ELF header (e_flags, EI_OSABI, EI_ABIVERSION). Sources: LLVM 22's
+// llvm/BinaryFormat/ELF.h (EF_AMDGPU_MACH values, e_flags selectors,
+// ELFABIVERSION_AMDGPU_HSA_*), llvm/docs/AMDGPUUsage.rst (kernel descriptor,
+// initial kernel execution state) and the AMDGPU backend (AMDGPUBaseInfo.cpp:
+// addressable SGPRs and granules; AMDGPUTargetStreamer::EmitCodeEnd: the
+// padding after code; AMDGPU.td: per-processor features). Each field says
+// its values; unittests/TargetInfoTest.cpp checks them against LLVM itself.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,7 +107,7 @@ llvm::Expected<TargetInfo> getTargetInfo(uint32_t EFlags, uint8_t OSABI,
                                          uint8_t ABIVersion);
 
 /// Every EF_AMDGPU_MACH value LLVM 22 defines (excluding reserved slots), for
-/// tests and `--print-targets`.
+/// tests.
 llvm::ArrayRef<unsigned> allKnownMachs();
 
 } // namespace amdgpu

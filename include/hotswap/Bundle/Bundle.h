@@ -1,8 +1,9 @@
 //===- hotswap/Bundle/Bundle.h - What kind of input is this -----*- C++ -*-===//
 //
 // The Bundle layer reads and writes the containers AMDGPU code objects come
-// in (docs/reference/fat-binaries.md). This header says which container, if
-// any, a buffer is, from its leading bytes alone:
+// in (formats: OffloadBundle.h, CompressedBundle.h, HostBinary.h; how the
+// pipeline uses them: docs/ARCHITECTURE.md). This header says which
+// container, if any, a buffer is, from its leading bytes alone:
 //
 //   \x7fELF, ELFCLASS64, little-endian, e_machine EM_AMDGPU   code object
 //   \x7fELF, ELFCLASS64, little-endian, e_machine EM_X86_64   host ELF

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Builds, reads and breaks offload bundles for test/Bundle, independently of
-the library under test (docs/reference/fat-binaries.md has the formats).
+the library under test (clang/docs/ClangOffloadBundler.rst has the formats;
+include/hotswap/Bundle/OffloadBundle.h and CompressedBundle.h sum them up).
 
 Usage (lit: %bundle is "python bundle.py"):
 
