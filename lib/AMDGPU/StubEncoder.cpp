@@ -363,8 +363,6 @@ decodeHalf(const TargetInfo &TI, const TargetMC &MC, ArrayRef<uint8_t> Bytes,
   uint64_t P = Prologue.size();
   if (!looksLikeStubStart(Bytes.drop_front(P)))
     return Result();
-  uint32_t First = read32(Bytes, P);
-  bool IsSOPP = (First >> 23) == 0x17f; // s_branch
 
   auto OpcOrErr = stubOpcodes(TI, MC);
   if (!OpcOrErr)
