@@ -1,4 +1,5 @@
-//===- fuzz/FuzzContainer.h - Shared body of the container targets -*- C++ -*-===//
+//===- fuzz/FuzzContainer.h - Shared body of the container targets -*- C++
+//-*-===//
 //
 // hotswap-fuzz-bundle and hotswap-fuzz-host feed bytes to runPipeline (the
 // library entry that takes any input kind) with the pipeline hotswap-opt

@@ -54,13 +54,12 @@ public:
   StringRef name() const override { return "liar"; }
   Expected<PreservedAnalyses> run(Object &Obj, AnalysisManager &AM,
                                   PassContext &) override {
-    Expected<KernelsAnalysis::Result &> R =
-        AM.getResult<KernelsAnalysis>(Obj);
+    Expected<KernelsAnalysis::Result &> R = AM.getResult<KernelsAnalysis>(Obj);
     if (!R)
       return R.takeError();
     const KernelInfo &K = R->Kernels.at(0);
-    ArrayRef<uint8_t> Old = K.KDSection->contents().slice(
-        K.KDAddr - K.KDSection->Addr, 4);
+    ArrayRef<uint8_t> Old =
+        K.KDSection->contents().slice(K.KDAddr - K.KDSection->Addr, 4);
     uint32_t V = support::endian::read32le(Old.data()) + 16;
     uint8_t New[4];
     support::endian::write32le(New, V);
@@ -102,11 +101,11 @@ struct AnalysisPreservationTest : ::testing::Test {
         "unfinished", "", [](StringRef) -> Expected<std::unique_ptr<Pass>> {
           return std::make_unique<UnfinishedPass>(false);
         })));
-    ASSERT_FALSE(errorToBool(PB.registerPass(
-        "unfinished-warns", "",
-        [](StringRef) -> Expected<std::unique_ptr<Pass>> {
-          return std::make_unique<UnfinishedPass>(true);
-        })));
+    ASSERT_FALSE(errorToBool(
+        PB.registerPass("unfinished-warns", "",
+                        [](StringRef) -> Expected<std::unique_ptr<Pass>> {
+                          return std::make_unique<UnfinishedPass>(true);
+                        })));
     Opts.Builder = &PB;
     Opts.Warn = [this](const Twine &M) { Warnings.push_back(M.str()); };
   }
@@ -154,8 +153,7 @@ TEST_F(AnalysisPreservationTest, VerifyEachChecksTheInvariantAfterATransform) {
             "holds)");
   // A pass that warned is best-effort: its invariant may stay unmet.
   EXPECT_EQ(run("unfinished-warns"), "");
-  EXPECT_EQ(Warnings,
-            std::vector<std::string>{"gave up on one kernel"});
+  EXPECT_EQ(Warnings, std::vector<std::string>{"gave up on one kernel"});
 }
 
 } // namespace

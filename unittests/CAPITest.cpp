@@ -36,8 +36,7 @@ void expectFailed(hotswap_result_t R) {
 }
 
 TEST(CAPI, VersionMatchesLibrary) {
-  EXPECT_EQ(std::string(hotswap_version()),
-            hotswap::getVersionString().str());
+  EXPECT_EQ(std::string(hotswap_version()), hotswap::getVersionString().str());
   EXPECT_EQ(std::string(hotswap_version()), "0.1.0");
 }
 
@@ -112,13 +111,11 @@ TEST(CAPI, InputKindNames) {
                "AMDGPU code object");
   EXPECT_STREQ(hotswap_input_kind_name(HOTSWAP_INPUT_OFFLOAD_BUNDLE),
                "offload bundle");
-  EXPECT_STREQ(
-      hotswap_input_kind_name(HOTSWAP_INPUT_COMPRESSED_OFFLOAD_BUNDLE),
-      "compressed offload bundle");
+  EXPECT_STREQ(hotswap_input_kind_name(HOTSWAP_INPUT_COMPRESSED_OFFLOAD_BUNDLE),
+               "compressed offload bundle");
   EXPECT_STREQ(hotswap_input_kind_name(HOTSWAP_INPUT_HOST_BINARY),
                "host ELF (x86-64)");
-  EXPECT_STREQ(hotswap_input_kind_name(HOTSWAP_INPUT_UNKNOWN),
-               "unknown input");
+  EXPECT_STREQ(hotswap_input_kind_name(HOTSWAP_INPUT_UNKNOWN), "unknown input");
   EXPECT_STREQ(hotswap_input_kind_name(static_cast<hotswap_input_kind>(99)),
                "unknown input");
 }

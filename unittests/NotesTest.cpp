@@ -90,11 +90,10 @@ TEST(NotesTest, AppendNoteRoundTrips) {
   const uint8_t Desc[] = {0x81, 0xa1, 'a', 0x01, 0xc0};
   appendNote(B, "AMDGPU", 32, Desc);
   appendNote(B, "X", 7, {});
-  std::vector<uint8_t> Expected = {7, 0, 0, 0, 5, 0, 0, 0, 32, 0, 0, 0,
-                                   'A', 'M', 'D', 'G', 'P', 'U', 0, 0,
-                                   0x81, 0xa1, 'a', 0x01, 0xc0, 0, 0, 0,
-                                   2, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0,
-                                   'X', 0, 0, 0};
+  std::vector<uint8_t> Expected = {
+      7,   0,   0,   0, 5, 0,    0,    0,   32,   0,    0,   0, 'A', 'M', 'D',
+      'G', 'P', 'U', 0, 0, 0x81, 0xa1, 'a', 0x01, 0xc0, 0,   0, 0,   2,   0,
+      0,   0,   0,   0, 0, 0,    7,    0,   0,    0,    'X', 0, 0,   0};
   EXPECT_EQ(B, Expected);
   auto N = parseNotes(B);
   ASSERT_OK(N);

@@ -156,9 +156,8 @@ std::vector<uint8_t> yamlToBytes(StringRef YAML) {
   raw_svector_ostream OS(Storage);
   yaml::Input YIn(YAML);
   std::string Errors;
-  bool OK = yaml::convertYAML(YIn, OS, [&](const Twine &Msg) {
-    Errors += Msg.str() + "\n";
-  });
+  bool OK = yaml::convertYAML(
+      YIn, OS, [&](const Twine &Msg) { Errors += Msg.str() + "\n"; });
   EXPECT_TRUE(OK) << Errors;
   return std::vector<uint8_t>(Storage.begin(), Storage.end());
 }
@@ -376,7 +375,7 @@ TEST_F(ObjectTest, SymbolTableAddPartitionsAndDerivesInfo) {
     EXPECT_EQ(S.getBinding() == STB_LOCAL, I < SymSec->sh_info) << N->str();
   }
   EXPECT_EQ(Names, (std::vector<std::string>{"", "local_sym", "new_local", "k",
-                                              "k.kd", "k.stub"}));
+                                             "k.kd", "k.stub"}));
   EXPECT_EQ((*Syms)[5].st_shndx, 5u);
   EXPECT_EQ((*Syms)[5].st_value, 0x1000u);
 
@@ -427,8 +426,8 @@ TEST_F(ObjectTest, StringTablesAppendAndKeepOffsets) {
   auto StrBytes = EF->getSectionContents(StrSec);
   ASSERT_TRUE(ok(StrBytes));
   ASSERT_GT(StrBytes->size(), OldStrBytes.size());
-  EXPECT_TRUE(std::equal(OldStrBytes.begin(), OldStrBytes.end(),
-                         StrBytes->begin()));
+  EXPECT_TRUE(
+      std::equal(OldStrBytes.begin(), OldStrBytes.end(), StrBytes->begin()));
   EXPECT_EQ(asStringRef(StrBytes->drop_front(OldStrBytes.size())).str(),
             std::string("brand_new\0kd\0", 13));
 
@@ -462,8 +461,8 @@ TEST_F(ObjectTest, NewSegmentLeavesLoadedBytesInPlace) {
   uint64_t Addr = Obj->firstFreeAddress();
   ASSERT_EQ(Addr, 0x2000u);
   // Grow a non-loaded section too, so that the tail is repacked.
-  Obj->findSection(".comment")->setContents({'h', 'e', 'l', 'l', 'o', ' ',
-                                              'a', 'g', 'a', 'i', 'n', 0});
+  Obj->findSection(".comment")
+      ->setContents({'h', 'e', 'l', 'l', 'o', ' ', 'a', 'g', 'a', 'i', 'n', 0});
   addLoadedCode(*Obj, Addr, 0x300);
 
   std::vector<uint8_t> Out = write(*Obj);

@@ -54,9 +54,9 @@ TEST(PassBuilderTest, AliasExpands) {
   PassBuilder PB;
   PassManager PM;
   ASSERT_FALSE(errorToBool(PB.parsePassPipeline(PM, "trampoline,stub-syms")));
-  EXPECT_EQ(names(PM), (std::vector<std::string>{
-                           "synth-trampolines", "patch-descriptors",
-                           "stub-syms"}));
+  EXPECT_EQ(names(PM),
+            (std::vector<std::string>{"synth-trampolines", "patch-descriptors",
+                                      "stub-syms"}));
   EXPECT_EQ(parse(PB, "stub-syms,trampoline,trampoline"),
             "stub-syms,synth-trampolines,patch-descriptors,synth-trampolines,"
             "patch-descriptors");
@@ -148,10 +148,10 @@ std::vector<std::string> listedPasses(const PassBuilder &PB) {
 TEST(PassBuilderTest, PrintPipelineRoundTripsEveryRegisteredPass) {
   PassBuilder PB;
   std::vector<std::string> Listed = listedPasses(PB);
-  EXPECT_EQ(Listed, (std::vector<std::string>{
-                        "synth-trampolines", "patch-descriptors", "stub-syms",
-                        "realign-shdrs", "trampoline", "verify",
-                        "print<kernels>"}));
+  EXPECT_EQ(Listed, (std::vector<std::string>{"synth-trampolines",
+                                              "patch-descriptors", "stub-syms",
+                                              "realign-shdrs", "trampoline",
+                                              "verify", "print<kernels>"}));
   std::vector<std::string> Texts(Listed);
   // Every parameter of synth-trampolines, alone and together.
   for (const char *P :

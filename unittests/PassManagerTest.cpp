@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hotswap/Pass/PassManager.h"
 #include "hotswap/Hotswap.h"
 #include "hotswap/Object/Reader.h"
 #include "hotswap/Pass/AnalysisManager.h"
-#include "hotswap/Pass/PassManager.h"
 
 #include "llvm/ObjectYAML/yaml2obj.h"
 #include "llvm/Support/YAMLTraits.h"
@@ -65,9 +65,7 @@ std::vector<char> makeObject() {
   std::string Err;
   yaml::Input YIn(MinimalYAML);
   raw_svector_ostream OS(Storage);
-  bool Ok = yaml::convertYAML(YIn, OS, [&](const Twine &M) {
-    Err += M.str();
-  });
+  bool Ok = yaml::convertYAML(YIn, OS, [&](const Twine &M) { Err += M.str(); });
   EXPECT_TRUE(Ok) << Err;
   return std::vector<char>(Storage.begin(), Storage.end());
 }
@@ -140,8 +138,8 @@ public:
 struct PassManagerTest : ::testing::Test {
   void SetUp() override {
     Bytes = makeObject();
-    auto O = readObject(MemoryBufferRef(StringRef(Bytes.data(), Bytes.size()),
-                                        "test.co"));
+    auto O = readObject(
+        MemoryBufferRef(StringRef(Bytes.data(), Bytes.size()), "test.co"));
     ASSERT_TRUE(bool(O)) << toString(O.takeError());
     Obj = std::move(*O);
     CountingAnalysis::Runs = 0;
@@ -270,8 +268,7 @@ TEST_F(PassManagerTest, SatisfiedWithoutDescription) {
   PassInstrumentation PI = record();
   ASSERT_FALSE(errorToBool(PM.run(*Obj, AM, Ctx, &PI)));
   EXPECT_EQ(P.Runs, 0u);
-  EXPECT_EQ(Events,
-            std::vector<std::string>{"skipped done: invariant holds"});
+  EXPECT_EQ(Events, std::vector<std::string>{"skipped done: invariant holds"});
 }
 
 TEST_F(PassManagerTest, UnmetPreconditionSkipsOrFailsInStrictMode) {
@@ -318,12 +315,12 @@ TEST_F(PassManagerTest, InstrumentationOrder) {
   add("five").Result = PreservedAnalyses::changedPreservingAll();
   PassInstrumentation PI = record();
   ASSERT_FALSE(errorToBool(PM.run(*Obj, AM, Ctx, &PI)));
-  EXPECT_EQ(Events, (std::vector<std::string>{
-                        "before one", "after one changed",
-                        "skipped two: invariant holds: two holds",
-                        "skipped three: precondition not met: no three",
-                        "before four", "after four unchanged", "before five",
-                        "after five changed"}));
+  EXPECT_EQ(Events,
+            (std::vector<std::string>{
+                "before one", "after one changed",
+                "skipped two: invariant holds: two holds",
+                "skipped three: precondition not met: no three", "before four",
+                "after four unchanged", "before five", "after five changed"}));
 }
 
 TEST_F(PassManagerTest, ErrorsStopThePipeline) {
@@ -334,9 +331,8 @@ TEST_F(PassManagerTest, ErrorsStopThePipeline) {
   Error E = PM.run(*Obj, AM, Ctx, &PI);
   EXPECT_EQ(toString(std::move(E)), "pass failed");
   EXPECT_EQ(Three.Runs, 0u);
-  EXPECT_EQ(Events,
-            (std::vector<std::string>{"before one", "after one unchanged",
-                                      "before bad"}));
+  EXPECT_EQ(Events, (std::vector<std::string>{
+                        "before one", "after one unchanged", "before bad"}));
 
   // An AfterPass callback error stops it too.
   PassManager PM2;

@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/AMDGPU/KernelDescriptor.h"
 #include "hotswap/AMDGPU/Prologue.h"
 #include "hotswap/AMDGPU/SGPRScan.h"
-#include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/AMDGPU/TargetInfo.h"
 #include "hotswap/AMDGPU/TargetMC.h"
 
@@ -125,7 +125,8 @@ TEST(ScratchSGPRTest, SGPRInitBugPartsCannotGrow) {
 
 TEST(ScratchSGPRTest, OddPairIsRejected) {
   TargetInfo TI = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX900);
-  Expected<std::optional<unsigned>> G = granuleForPair(TI, withGranule(1), 9, 0);
+  Expected<std::optional<unsigned>> G =
+      granuleForPair(TI, withGranule(1), 9, 0);
   ASSERT_FALSE(bool(G));
   EXPECT_EQ(toString(G.takeError()),
             "scratch pair s[9:10] is not even-aligned");
@@ -164,8 +165,7 @@ TEST(SGPRScanTest, NoDisassemblerBeforeGFX8) {
   TargetInfo TI = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX700);
   Expected<SGPRScan> S = scanSGPRs(TI, testMC(TI), {0, 0, 0x80, 0xbf}, 0);
   ASSERT_FALSE(bool(S));
-  EXPECT_EQ(toString(S.takeError()),
-            "LLVM 22 cannot disassemble gfx700 code");
+  EXPECT_EQ(toString(S.takeError()), "LLVM 22 cannot disassemble gfx700 code");
 }
 
 TEST(PrologueTest, ErratumPrologueIsAcceptedOnGFX1250Only) {
@@ -214,9 +214,9 @@ TEST(SGPRScanTest, LiteralCutOffByTheEndIsNotDecoded) {
   // v_add_f32 v2, <literal>, v2 with its 32-bit literal missing: LLVM 22's
   // disassembler crashes on it unless the bytes are padded (found by the
   // fuzzer). The word is not an instruction that fits, so it is skipped.
-  for (unsigned Mach : {ELF::EF_AMDGPU_MACH_AMDGCN_GFX803,
-                        ELF::EF_AMDGPU_MACH_AMDGCN_GFX900,
-                        ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A}) {
+  for (unsigned Mach :
+       {ELF::EF_AMDGPU_MACH_AMDGCN_GFX803, ELF::EF_AMDGPU_MACH_AMDGCN_GFX900,
+        ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A}) {
     TargetInfo TI = target(Mach);
     Expected<TargetMC &> MC = testMC(TI.MCPU, TI.Features);
     ASSERT_TRUE(bool(MC)) << toString(MC.takeError());
@@ -239,9 +239,9 @@ TEST(SGPRScanTest, LiteralFieldsOf64BitEncodingsBeforeGFX10) {
   // They are undecodable words, never a crash; legal neighbours still decode.
   const uint8_t VOP3Lit[] = {0x04, 0x00, 0x8f, 0xd2, 0xff, 0x0c, 0x02, 0x00};
   const uint8_t MUBUFLit[] = {0x00, 0x03, 0x00, 0xe0, 0x00, 0x01, 0xf8, 0xff};
-  for (unsigned Mach : {ELF::EF_AMDGPU_MACH_AMDGCN_GFX803,
-                        ELF::EF_AMDGPU_MACH_AMDGCN_GFX900,
-                        ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A}) {
+  for (unsigned Mach :
+       {ELF::EF_AMDGPU_MACH_AMDGCN_GFX803, ELF::EF_AMDGPU_MACH_AMDGCN_GFX900,
+        ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A}) {
     TargetInfo TI = target(Mach);
     Expected<TargetMC &> MC = testMC(TI.MCPU, TI.Features);
     ASSERT_TRUE(bool(MC)) << toString(MC.takeError());

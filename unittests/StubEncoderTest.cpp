@@ -82,12 +82,12 @@ TargetInfo makeTI(StringRef Name) {
 }
 
 const char *const AllTargets[] = {
-    "gfx600",          "gfx700",        "gfx801",        "gfx802",
-    "gfx803",          "gfx900",        "gfx906",        "gfx908",
-    "gfx90a",          "gfx942",        "gfx950",        "gfx1010",
-    "gfx1030",         "gfx1100",       "gfx1102",       "gfx1151",
-    "gfx1200",         "gfx1201",       "gfx1250",       "gfx1251",
-    "gfx9-generic",    "gfx10-3-generic", "gfx11-generic", "gfx12-generic"};
+    "gfx600",       "gfx700",          "gfx801",        "gfx802",
+    "gfx803",       "gfx900",          "gfx906",        "gfx908",
+    "gfx90a",       "gfx942",          "gfx950",        "gfx1010",
+    "gfx1030",      "gfx1100",         "gfx1102",       "gfx1151",
+    "gfx1200",      "gfx1201",         "gfx1250",       "gfx1251",
+    "gfx9-generic", "gfx10-3-generic", "gfx11-generic", "gfx12-generic"};
 
 uint32_t read32(ArrayRef<uint8_t> B, uint64_t Off) {
   return support::endian::read32le(B.data() + Off);
@@ -176,14 +176,14 @@ protected:
 
 TEST_P(StubTest, LongFormRoundTrips) {
   const std::pair<uint64_t, uint64_t> Jumps[] = {
-      {0x20000, 0x1000},                     // backward
-      {0x1000, 0x7fff00001100},              // far forward
-      {0x7fff00001100 & ~0xffull, 0x1000},   // far backward
-      {0xffffff00, 0x100001000},             // carry across 4 GiB
-      {0x100001000, 0xffffff00},             // borrow across 4 GiB
-      {0x100000000, 0xfffff000},             // just below 4 GiB
-      {0xffffffffffffff00, 0x100},           // wraps the address space
-      {0x4000, 0x4004},                      // delta 0
+      {0x20000, 0x1000},                   // backward
+      {0x1000, 0x7fff00001100},            // far forward
+      {0x7fff00001100 & ~0xffull, 0x1000}, // far backward
+      {0xffffff00, 0x100001000},           // carry across 4 GiB
+      {0x100001000, 0xffffff00},           // borrow across 4 GiB
+      {0x100000000, 0xfffff000},           // just below 4 GiB
+      {0xffffffffffffff00, 0x100},         // wraps the address space
+      {0x4000, 0x4004},                    // delta 0
   };
   for (const std::string &PT : prologueTexts()) {
     SCOPED_TRACE("prologue: " + PT);
@@ -210,8 +210,8 @@ TEST_P(StubTest, LongFormRoundTrips) {
 TEST_P(StubTest, LiteralSizeIsConstant) {
   auto E = encoder();
   ASSERT_TRUE(E);
-  for (int64_t Delta : {0ll, 1ll, 64ll, -1ll, -16ll, 0x7fffffffll,
-                        0x80000000ll, 0x100000000ll, -0x100000000ll}) {
+  for (int64_t Delta : {0ll, 1ll, 64ll, -1ll, -16ll, 0x7fffffffll, 0x80000000ll,
+                        0x100000000ll, -0x100000000ll}) {
     uint64_t D = static_cast<uint64_t>(Delta);
     for (StubSpec::RegKind Form : {StubSpec::SGPRPair, StubSpec::VCC}) {
       std::string Text =
@@ -243,8 +243,8 @@ TEST_P(StubTest, TemplateMatchesMC) {
       auto Bytes = E->encode(S);
       ASSERT_TRUE(isOk(Bytes));
       for (unsigned H = 0; H < (S.Dual ? 2u : 1u); ++H) {
-        uint64_t Delta = S.Target + 256 * H - (S.StubAddr + 256 * H +
-                                              Prologue.size() + 4);
+        uint64_t Delta =
+            S.Target + 256 * H - (S.StubAddr + 256 * H + Prologue.size() + 4);
         std::vector<uint8_t> Want =
             assemble(PT + E->longFormAsm(S.Form, S.SGPR, uint32_t(Delta),
                                          uint32_t(Delta >> 32)));
@@ -354,7 +354,8 @@ TEST_P(StubTest, BadSpecs) {
   S.Dual = true; // wraps
   EXPECT_TRUE(failed(E->encode(S)));
   EXPECT_TRUE(failed(StubEncoder::create(TI, testMC(TI), {0, 0, 0x80})));
-  EXPECT_TRUE(failed(StubEncoder::create(TI, testMC(TI), std::vector<uint8_t>(236, 0))));
+  EXPECT_TRUE(failed(
+      StubEncoder::create(TI, testMC(TI), std::vector<uint8_t>(236, 0))));
 }
 
 TEST_P(StubTest, NotAStub) {
@@ -396,10 +397,10 @@ TEST_P(StubTest, NotAStub) {
   ExpectNot(Pad(assemble(GetPC + " s[8:9]\n" + Add + " s8, s8, lit(0x10)\n" +
                          Addc + " s11, s11, lit(0x0)\n" + SetPC + " s[8:9]\n")),
             "addc on another register");
-  ExpectNot(Pad(assemble(GetPC + " s[8:9]\n" + Add + " s8, s8, lit(0x10)\n" +
-                         Addc + " vcc_hi, vcc_hi, lit(0x0)\n" + SetPC +
-                         " s[8:9]\n")),
-            "mix of sgpr pair and vcc");
+  ExpectNot(
+      Pad(assemble(GetPC + " s[8:9]\n" + Add + " s8, s8, lit(0x10)\n" + Addc +
+                   " vcc_hi, vcc_hi, lit(0x0)\n" + SetPC + " s[8:9]\n")),
+      "mix of sgpr pair and vcc");
   ExpectNot(Pad(assemble(GetPC + " s[8:9]\n" + Add + " s8, s8, 16\n" + Addc +
                          " s9, s9, 0\n" + SetPC + " s[8:9]\n")),
             "inline constants instead of literals");
@@ -517,8 +518,8 @@ TEST(TargetMCTest, KnownEncodings) {
 
 // VCC is a 64-bit pair usable by getpc/setpc in wave32 mode too.
 TEST(TargetMCTest, VCCFormInBothWaveSizes) {
-  for (const char *CPU : {"gfx1010", "gfx1030", "gfx1100", "gfx1201",
-                          "gfx1250"}) {
+  for (const char *CPU :
+       {"gfx1010", "gfx1030", "gfx1100", "gfx1201", "gfx1250"}) {
     for (const char *Features : {"+wavefrontsize32", "+wavefrontsize64"}) {
       TargetInfo TI = makeTI(CPU);
       TI.Features = Features;

@@ -29,13 +29,13 @@
 #define HOTSWAP_HOTSWAP_H
 
 #include "hotswap/Bundle/Bundle.h"
-#include "hotswap/Object/Reader.h"
 #include "hotswap/Object/OutputFile.h"
+#include "hotswap/Object/Reader.h"
 #include "hotswap/Object/Writer.h"
-#include "hotswap/Passes/PassBuilder.h"
 #include "hotswap/Pass/PassInstrumentation.h"
 #include "hotswap/Pass/Statistics.h"
 #include "hotswap/Passes/Kernels.h"
+#include "hotswap/Passes/PassBuilder.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 

@@ -189,10 +189,9 @@ bool KernelDescriptor::setEntryAddress(uint64_t KDAddr, uint64_t Entry) {
   // -INT64_MIN == INT64_MAX + 1 is representable as a negative offset.
   if (Delta > static_cast<uint64_t>(INT64_MAX) + 1)
     return false;
-  KernelCodeEntryByteOffset =
-      Delta == static_cast<uint64_t>(INT64_MAX) + 1
-          ? INT64_MIN
-          : -static_cast<int64_t>(Delta);
+  KernelCodeEntryByteOffset = Delta == static_cast<uint64_t>(INT64_MAX) + 1
+                                  ? INT64_MIN
+                                  : -static_cast<int64_t>(Delta);
   return true;
 }
 
@@ -282,10 +281,9 @@ bool KernelDescriptor::enablesWorkgroupInfo() const {
 }
 
 unsigned KernelDescriptor::systemSGPRCount(const TargetInfo &TI) const {
-  unsigned Count = unsigned(enablesWorkgroupIDX()) +
-                   unsigned(enablesWorkgroupIDY()) +
-                   unsigned(enablesWorkgroupIDZ()) +
-                   unsigned(enablesWorkgroupInfo());
+  unsigned Count =
+      unsigned(enablesWorkgroupIDX()) + unsigned(enablesWorkgroupIDY()) +
+      unsigned(enablesWorkgroupIDZ()) + unsigned(enablesWorkgroupInfo());
   // The scratch wave offset SGPR exists only without architected flat
   // scratch; with it, the hardware sets FLAT_SCRATCH itself.
   if (enablesPrivateSegment() && !TI.ArchitectedFlatScratch)
@@ -314,8 +312,7 @@ unsigned KernelDescriptor::maxInstPrefSize(const TargetInfo &TI) {
 void KernelDescriptor::setInstPrefSize(const TargetInfo &TI, unsigned Value) {
   if (TI.InstPrefWidth == 0)
     return;
-  ComputePgmRsrc3 = setBits(ComputePgmRsrc3, TI.InstPrefShift,
-                            TI.InstPrefWidth,
+  ComputePgmRsrc3 = setBits(ComputePgmRsrc3, TI.InstPrefShift, TI.InstPrefWidth,
                             std::min(Value, maxInstPrefSize(TI)));
 }
 

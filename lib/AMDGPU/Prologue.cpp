@@ -36,7 +36,10 @@ static std::string asmRegName(StringRef Name) {
     for (StringRef Pre : {"SGPR", "VGPR", "AGPR", "TTMP"})
       if (P.starts_with(Pre) && P.size() > Pre.size() &&
           isDigit(P[Pre.size()])) {
-        Kind = Pre == "SGPR" ? "s" : Pre == "VGPR" ? "v" : Pre == "AGPR" ? "a" : "ttmp";
+        Kind = Pre == "SGPR"   ? "s"
+               : Pre == "VGPR" ? "v"
+               : Pre == "AGPR" ? "a"
+                               : "ttmp";
         Num = P.drop_front(Pre.size()).str();
         return true;
       }
@@ -62,7 +65,7 @@ static bool writableAtEntry(const TargetInfo &TI, StringRef Name) {
 }
 
 Error amdgpu::checkPrologue(const TargetInfo &TI, const TargetMC &MC,
-                           ArrayRef<uint8_t> Bytes) {
+                            ArrayRef<uint8_t> Bytes) {
   const MCInstrInfo &MII = MC.instrInfo();
   if (Bytes.size() % 4 != 0)
     return createStringError("prologue size " + Twine(Bytes.size()) +

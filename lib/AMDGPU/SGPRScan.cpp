@@ -69,8 +69,7 @@ SGPRScanner::InstSummary SGPRScanner::summarize(ArrayRef<uint8_t> Bytes,
 
 Expected<SGPRScan> SGPRScanner::scan(ArrayRef<uint8_t> Code, uint64_t Addr) {
   if (TI.Gen == Generation::GFX6 || TI.Gen == Generation::GFX7)
-    return createStringError("LLVM 22 cannot disassemble " + TI.Name +
-                             " code");
+    return createStringError("LLVM 22 cannot disassemble " + TI.Name + " code");
   // The memo is sound where the instruction is at most 8 bytes (gfx8-9, the
   // only targets scanned) and decodeOne() sees the bytes themselves, not a
   // padded copy (at least 32 bytes left).
@@ -86,8 +85,8 @@ Expected<SGPRScan> SGPRScanner::scan(ArrayRef<uint8_t> Code, uint64_t Addr) {
     bool UseMemo = Memo && Code.size() - Off >= Reach;
     if (UseMemo) {
       Key = support::endian::read64le(Code.data() + Off);
-      UseMemo = Key != KeyInfo::getEmptyKey() &&
-                Key != KeyInfo::getTombstoneKey();
+      UseMemo =
+          Key != KeyInfo::getEmptyKey() && Key != KeyInfo::getTombstoneKey();
     }
     auto It = UseMemo ? ByWords.find(Key) : ByWords.end();
     if (It != ByWords.end()) {

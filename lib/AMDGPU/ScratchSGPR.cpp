@@ -16,22 +16,21 @@ amdgpu::granuleForPair(const TargetInfo &TI, const KernelDescriptor &KD,
   if (!TI.HasSGPRGranule)
     return std::nullopt;
   if (N % 2 != 0)
-    return createStringError("scratch pair s[" + Twine(N) + ":" +
-                             Twine(N + 1) + "] is not even-aligned");
+    return createStringError("scratch pair s[" + Twine(N) + ":" + Twine(N + 1) +
+                             "] is not even-aligned");
   if (N + 2 > TI.AddressableSGPRs)
-    return createStringError("scratch pair s[" + Twine(N) + ":" +
-                             Twine(N + 1) + "] is above the " +
-                             Twine(TI.AddressableSGPRs) +
+    return createStringError("scratch pair s[" + Twine(N) + ":" + Twine(N + 1) +
+                             "] is above the " + Twine(TI.AddressableSGPRs) +
                              " addressable SGPRs of " + TI.Name);
   unsigned Need = sgprsNeededForPair(N, ReservedTop);
   unsigned Have = (KD.sgprGranule() + 1) * 8;
   if (Need <= Have)
     return std::nullopt;
   if (TI.HasSGPRInitBug)
-    return createStringError(
-        "scratch pair s[" + Twine(N) + ":" + Twine(N + 1) +
-        "] needs " + Twine(Need) + " SGPRs but " + TI.Name +
-        " has a fixed SGPR allocation (SGPR init bug)");
+    return createStringError("scratch pair s[" + Twine(N) + ":" + Twine(N + 1) +
+                             "] needs " + Twine(Need) + " SGPRs but " +
+                             TI.Name +
+                             " has a fixed SGPR allocation (SGPR init bug)");
   unsigned G = static_cast<unsigned>(divideCeil(Need, 8)) - 1;
   if (G > maxSGPRGranule(TI))
     return createStringError("SGPR granule " + Twine(G) + " out of range");
@@ -99,12 +98,13 @@ Expected<ScratchChoice> amdgpu::chooseScratch(const TargetInfo &TI,
   }
   std::string PairErr = toString(G.takeError());
   // Every SGPR taken: VCC, if the specials stay above the kernel's SGPRs.
-  Expected<std::optional<unsigned>> V = granuleForVCC(TI, KD, UsedSGPRs, ReservedTop);
+  Expected<std::optional<unsigned>> V =
+      granuleForVCC(TI, KD, UsedSGPRs, ReservedTop);
   if (V) {
     C.UseVCC = true;
     return C;
   }
   return createStringError("no free SGPR pair: the kernel uses " +
-                           Twine(UsedSGPRs) + " SGPRs; " + PairErr +
-                           "; " + toString(V.takeError()));
+                           Twine(UsedSGPRs) + " SGPRs; " + PairErr + "; " +
+                           toString(V.takeError()));
 }

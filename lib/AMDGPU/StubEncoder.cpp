@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/AMDGPU/StubEncoder.h"
-#include "hotswap/Support/Format.h"
-#include "hotswap/Support/Error.h"
 #include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Support/Error.h"
+#include "hotswap/Support/Format.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/MC/MCExpr.h"
@@ -25,8 +25,6 @@ namespace hotswap {
 namespace amdgpu {
 
 namespace {
-
-
 
 uint32_t read32(ArrayRef<uint8_t> B, uint64_t Off) {
   return endian::read32le(B.data() + Off);
@@ -258,8 +256,7 @@ Error StubEncoder::encodeHalf(const StubSpec &Spec, uint64_t HalfAddr,
   return Error::success();
 }
 
-Expected<std::vector<uint8_t>>
-StubEncoder::encode(const StubSpec &Spec) const {
+Expected<std::vector<uint8_t>> StubEncoder::encode(const StubSpec &Spec) const {
   if (Error E = checkSpec(Spec))
     return std::move(E);
   unsigned Halves = Spec.Dual ? 2 : 1;
@@ -319,8 +316,7 @@ std::optional<Pair> parsePair(StringRef Name, unsigned AddressableSGPRs) {
     return std::nullopt;
   if (AddressableSGPRs != 0 && NB >= AddressableSGPRs)
     return std::nullopt;
-  return Pair{StubSpec::SGPRPair, NA, "SGPR" + utostr(NA),
-              "SGPR" + utostr(NB)};
+  return Pair{StubSpec::SGPRPair, NA, "SGPR" + utostr(NA), "SGPR" + utostr(NB)};
 }
 
 /// The literal of an add that computes Reg = Reg + literal, where Reg is
@@ -404,8 +400,7 @@ decodeHalf(const TargetInfo &TI, const TargetMC &MC, ArrayRef<uint8_t> Bytes,
     D = Next();
     if (!D || D->Inst.getOpcode() != Opc.AddLo)
       return Result();
-    std::optional<uint32_t> LitLo =
-        addLiteral(MC, *D, R->Lo);
+    std::optional<uint32_t> LitLo = addLiteral(MC, *D, R->Lo);
     if (!LitLo)
       return Result();
     uint64_t Sum = uint64_t(Lo) + *LitLo;
@@ -415,8 +410,7 @@ decodeHalf(const TargetInfo &TI, const TargetMC &MC, ArrayRef<uint8_t> Bytes,
     D = Next();
     if (!D || D->Inst.getOpcode() != Opc.AddHi)
       return Result();
-    std::optional<uint32_t> LitHi =
-        addLiteral(MC, *D, R->Hi);
+    std::optional<uint32_t> LitHi = addLiteral(MC, *D, R->Hi);
     if (!LitHi)
       return Result();
     Hi = static_cast<uint32_t>(uint64_t(Hi) + *LitHi + Carry);
@@ -449,7 +443,7 @@ bool looksLikeStubStart(ArrayRef<uint8_t> Bytes) {
   if (Bytes.size() < 4)
     return false;
   uint32_t First = support::endian::read32le(Bytes.data());
-  return (First >> 23) == 0x17d  // SOP1: s_getpc_b64 / s_get_pc_i64
+  return (First >> 23) == 0x17d     // SOP1: s_getpc_b64 / s_get_pc_i64
          || (First >> 23) == 0x17f; // SOPP: s_branch
 }
 

@@ -11,8 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/AMDGPU/TargetInfo.h"
-#include "hotswap/Support/Format.h"
 #include "hotswap/Support/Error.h"
+#include "hotswap/Support/Format.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/ELF.h"
@@ -76,8 +76,7 @@ constexpr MachEntry MachTable[] = {
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX908, "gfx908", Generation::GFX9, MF_None},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX909, "gfx909", Generation::GFX9, MF_None},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX90C, "gfx90c", Generation::GFX9, MF_None},
-    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A, "gfx90a", Generation::GFX9,
-     MF_GFX90A},
+    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A, "gfx90a", Generation::GFX9, MF_GFX90A},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX942, "gfx942", Generation::GFX9,
      MF_GFX90A | MF_ArchFlatScratch},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX950, "gfx950", Generation::GFX9,
@@ -143,8 +142,6 @@ const MachEntry *lookupMach(unsigned Mach) {
       return &E;
   return nullptr;
 }
-
-
 
 StringRef osabiName(uint8_t OSABI) {
   switch (OSABI) {

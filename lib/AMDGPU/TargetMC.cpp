@@ -76,7 +76,6 @@ void initializeAMDGPUOnce() {
   });
 }
 
-
 /// A streamer that encodes every instruction it is given and collects the
 /// bytes; it refuses anything that would need an object file to resolve.
 class CollectingStreamer final : public MCStreamer {
@@ -414,8 +413,10 @@ Expected<unsigned> TargetMC::decodedOpcodeOf(StringRef AsmText) const {
     return BytesOrErr.takeError();
   std::optional<DecodedInst> D = decodeOne(*BytesOrErr, 0);
   if (!D || D->Size != BytesOrErr->size())
-    return makeError("'" + AsmText + "' does not decode back to one "
-                     "instruction on " + T.MCPU);
+    return makeError("'" + AsmText +
+                     "' does not decode back to one "
+                     "instruction on " +
+                     T.MCPU);
   OpcodeMemo[AsmText] = D->Inst.getOpcode();
   return D->Inst.getOpcode();
 }

@@ -172,8 +172,8 @@ Expected<FoundBundle> findBundle(const Object &Obj, uint64_t Addr) {
                        " bytes left in its section");
     if (Total < *HeaderSize)
       return makeError(Where + ": compressed bundle total size " + hex(Total) +
-                       " is smaller than its v" + Twine(Version) +
-                       " header (" + hex(*HeaderSize) + " bytes)");
+                       " is smaller than its v" + Twine(Version) + " header (" +
+                       hex(*HeaderSize) + " bytes)");
     ArrayRef<uint8_t> C = B.take_front(Total);
     Expected<CompressedBundleHeader> H = parseCompressedBundleHeader(C);
     if (!H)

@@ -164,8 +164,8 @@ hotswap_input_kind hotswap_result_get_input_kind(hotswap_result_t Result) {
   return Result ? toC(Result->Summary.Kind) : HOTSWAP_INPUT_UNKNOWN;
 }
 
-size_t hotswap_result_get_code_objects(hotswap_result_t Result,
-                                       size_t *Changed, size_t *Failed) {
+size_t hotswap_result_get_code_objects(hotswap_result_t Result, size_t *Changed,
+                                       size_t *Failed) {
   const hotswap::RunSummary Empty;
   const hotswap::RunSummary &S = Result ? Result->Summary : Empty;
   if (Changed)

@@ -5,9 +5,9 @@
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -69,8 +69,8 @@ Error checkOutputEnd(uint64_t Start, uint64_t Size, const Twine &What) {
   if (Start <= MaxOutputSize && Size <= MaxOutputSize - Start)
     return Error::success();
   return makeError("output too large: " + What + " would start at " +
-                           hex(Start) + " with size " + hex(Size) +
-                           " (the limit is " + hex(MaxOutputSize) + " bytes)");
+                   hex(Start) + " with size " + hex(Size) + " (the limit is " +
+                   hex(MaxOutputSize) + " bytes)");
 }
 } // namespace
 
@@ -130,8 +130,8 @@ Expected<Layout> computeLayout(const Object &Obj) {
     for (const auto &S : Obj.sections())
       if (S->Type != SHT_NULL && (S->isNew() || !S->Name.empty()))
         return makeError("object has no section name string table "
-                                 "to name section '" +
-                                 S->Name + "'");
+                         "to name section '" +
+                         S->Name + "'");
   }
   L.SectionNameOffsets = std::move(NameOffsets);
 
@@ -162,9 +162,8 @@ Expected<Layout> computeLayout(const Object &Obj) {
       uint8_t *P = Out.data() + (K + 1) * sizeof(Elf64_Sym);
       uint32_t NameOff;
       if (S.OrigNameOffset && *S.OrigNameOffset < OrigStr.size() &&
-          StringRef(reinterpret_cast<const char *>(OrigStr.data() +
-                                                   *S.OrigNameOffset)) ==
-              S.Name)
+          StringRef(reinterpret_cast<const char *>(
+              OrigStr.data() + *S.OrigNameOffset)) == S.Name)
         NameOff = *S.OrigNameOffset;
       else
         NameOff = App.add(S.Name);
@@ -173,8 +172,8 @@ Expected<Layout> computeLayout(const Object &Obj) {
         uint32_t Idx = S.Sec->index();
         if (Idx == 0 || Idx >= SHN_LORESERVE)
           return makeError("symbol '" + S.Name +
-                                   "' refers to a section that is not in "
-                                   "the object");
+                           "' refers to a section that is not in "
+                           "the object");
         Shndx = static_cast<uint16_t>(Idx);
       }
       wr<uint32_t>(P + 0, NameOff);
@@ -188,11 +187,9 @@ Expected<Layout> computeLayout(const Object &Obj) {
     L.SymtabInfo[&TSec] = FirstGlobal;
   }
   for (auto &KV : StrBlobs) {
-    if (KV.first->isAlloc() &&
-        KV.second.size() != KV.first->contents().size())
-      return makeError("cannot grow allocated string table '" +
-                               KV.first->Name +
-                               "' without moving loaded bytes");
+    if (KV.first->isAlloc() && KV.second.size() != KV.first->contents().size())
+      return makeError("cannot grow allocated string table '" + KV.first->Name +
+                       "' without moving loaded bytes");
     L.Rebuilt[KV.first] = std::move(KV.second);
   }
 
@@ -207,9 +204,9 @@ Expected<Layout> computeLayout(const Object &Obj) {
   for (const auto &S : sectionsAfterNull(Obj))
     if (S->Orig && S->isAlloc() && !S->isNoBits() &&
         OutSize(*S) != S->Orig->Size)
-      return makeError(
-          "section '" + S->Name + "' is loaded and cannot change size (" +
-          hex(S->Orig->Size) + " -> " + hex(OutSize(*S)) + ")");
+      return makeError("section '" + S->Name +
+                       "' is loaded and cannot change size (" +
+                       hex(S->Orig->Size) + " -> " + hex(OutSize(*S)) + ")");
 
   // The model decides (its passes' invariants depend on the same answer);
   // what was derived above must agree with it.
@@ -257,12 +254,11 @@ Expected<Layout> computeLayout(const Object &Obj) {
     }
     if (P.VAddr < MaxEnd)
       return makeError("new segment at address " + hex(P.VAddr) +
-                               " would overlap loaded memory ending at " +
-                               hex(MaxEnd));
+                       " would overlap loaded memory ending at " + hex(MaxEnd));
     uint64_t Align = std::max<uint64_t>(P.Align, 1);
     if (!isPowerOf2_64(Align))
       return makeError("new segment alignment " + hex(Align) +
-                               " is not a power of two");
+                       " is not a power of two");
     uint64_t Off;
     if (P.VAddrMinusOffset) {
       uint64_t Delta = *P.VAddrMinusOffset;
@@ -286,7 +282,7 @@ Expected<Layout> computeLayout(const Object &Obj) {
     for (const Section *S : P.Members) {
       if (S->Addr < P.VAddr)
         return makeError("section '" + S->Name +
-                                 "' lies below its segment's address");
+                         "' lies below its segment's address");
       uint32_t Idx = S->index();
       L.SectionOffsets[Idx] = Off + (S->Addr - P.VAddr);
       MemEnd = std::max(MemEnd, S->Addr + S->size());
@@ -309,7 +305,8 @@ Expected<Layout> computeLayout(const Object &Obj) {
     }
     OutP.FileSize = FileEnd - P.VAddr;
     OutP.MemSize = std::max(MemEnd - P.VAddr, P.MemSize);
-    if (Error E = checkOutputEnd(Off, OutP.FileSize, "new segment " + Twine(PI)))
+    if (Error E =
+            checkOutputEnd(Off, OutP.FileSize, "new segment " + Twine(PI)))
       return std::move(E);
     Pos = Off + OutP.FileSize;
     MaxEnd = std::max(MaxEnd, P.VAddr + OutP.MemSize);
@@ -387,7 +384,7 @@ Expected<Layout> computeLayout(const Object &Obj) {
   Pos = alignTo(Pos, 8);
   L.ShOff = NSec ? Pos : 0;
   if (Error E = checkOutputEnd(Pos, NSec * sizeof(Elf64_Shdr),
-                              "the section header table"))
+                               "the section header table"))
     return std::move(E);
   Pos += NSec * sizeof(Elf64_Shdr);
   L.FileSize = Pos;
@@ -405,6 +402,5 @@ uint64_t Layout::outputSize(const Section &S) const {
   auto It = Rebuilt.find(&S);
   return It != Rebuilt.end() ? It->second.size() : S.contents().size();
 }
-
 
 } // namespace hotswap

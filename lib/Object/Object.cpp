@@ -182,8 +182,7 @@ bool Object::needsNewLayout() const {
       return true;
   // Section 0's header is written back as read; it has no contents. (No
   // drop_begin: a file without section headers has no section 0 either.)
-  for (const auto &S :
-       ArrayRef(Sections).drop_front(Sections.empty() ? 0 : 1))
+  for (const auto &S : ArrayRef(Sections).drop_front(Sections.empty() ? 0 : 1))
     if (S->isNew() || (!S->isNoBits() && S->size() != S->Orig->Size))
       return true;
   // A renamed section needs a new name in the section name string table.
@@ -200,7 +199,8 @@ bool Object::keepsInputName(const Section &S) const {
   ArrayRef<uint8_t> Names = SectionNames->contents();
   if (S.Orig->NameOffset >= Names.size())
     return false;
-  const char *P = reinterpret_cast<const char *>(Names.data()) + S.Orig->NameOffset;
+  const char *P =
+      reinterpret_cast<const char *>(Names.data()) + S.Orig->NameOffset;
   return StringRef(P, strnlen(P, Names.size() - S.Orig->NameOffset)) == S.Name;
 }
 

@@ -105,9 +105,8 @@ Error hotswap::writeFileAtomically(StringRef Path, const OutputImage &Image,
   // (/dev/null, a FIFO, a terminal) is written to, which FileOutputBuffer
   // does, and a directory is its error.
   sys::fs::file_status St;
-  bool RegularOrMissing =
-      sys::fs::status(Path, St) ||
-      St.type() == sys::fs::file_type::regular_file;
+  bool RegularOrMissing = sys::fs::status(Path, St) ||
+                          St.type() == sys::fs::file_type::regular_file;
   bool CanCopy = Source && Source->descriptor() && Path != "-" &&
                  Source->bytes().data() == Image.Base.data() &&
                  Source->bytes().size() == Image.Base.size() &&
@@ -121,8 +120,8 @@ Error hotswap::writeFileAtomically(StringRef Path, const OutputImage &Image,
   }
   // FileOutputBuffer writes a temporary file next to Path and renames it on
   // commit(); on any error the temporary is removed and Path is untouched.
-  Expected<std::unique_ptr<FileOutputBuffer>> FOB =
-      FileOutputBuffer::create(Path, Image.Size, FileOutputBuffer::F_executable);
+  Expected<std::unique_ptr<FileOutputBuffer>> FOB = FileOutputBuffer::create(
+      Path, Image.Size, FileOutputBuffer::F_executable);
   if (!FOB)
     return FOB.takeError();
   MutableArrayRef<uint8_t> Out((*FOB)->getBufferStart(),

@@ -133,8 +133,7 @@ Error Reader::readHeader() {
     return err("e_machine is " + Twine(H.Machine) +
                ", neither EM_X86_64 (62) nor EM_AMDGPU (224)");
   if (H.Machine != EM_AMDGPU && !(Opts.AllowHost && H.Machine == EM_X86_64))
-    return err("e_machine is " + Twine(H.Machine) +
-               ", not EM_AMDGPU (224)" +
+    return err("e_machine is " + Twine(H.Machine) + ", not EM_AMDGPU (224)" +
                (H.Machine == EM_X86_64
                     ? Twine("; for a host binary, extract its device code "
                             "objects with 'llvm-objdump --offloading'")
@@ -162,13 +161,13 @@ Error Reader::readHeader() {
   if (ShNum != 0 && ShStrNdx >= ShNum)
     return err("e_shstrndx " + Twine(ShStrNdx) + " is out of range (" +
                Twine(ShNum) + " sections)");
-  if (PhNum != 0 && !inFile(PhOff, uint64_t(PhNum) * sizeof(Elf64_Phdr),
-                            B.size()))
+  if (PhNum != 0 &&
+      !inFile(PhOff, uint64_t(PhNum) * sizeof(Elf64_Phdr), B.size()))
     return err("program header table at offset " + hex(PhOff) + " with " +
                Twine(PhNum) + " entries extends past end of file (size " +
                hex(B.size()) + ")");
-  if (ShNum != 0 && !inFile(ShOff, uint64_t(ShNum) * sizeof(Elf64_Shdr),
-                            B.size()))
+  if (ShNum != 0 &&
+      !inFile(ShOff, uint64_t(ShNum) * sizeof(Elf64_Shdr), B.size()))
     return err("section header table at offset " + hex(ShOff) + " with " +
                Twine(ShNum) + " entries extends past end of file (size " +
                hex(B.size()) + ")");
@@ -200,8 +199,8 @@ Error Reader::readSegments() {
         return err(Name + " (PT_LOAD) has p_filesz " + hex(P->FileSize) +
                    " larger than p_memsz " + hex(P->MemSize));
       if (P->MemSize > UINT64_MAX - P->VAddr)
-        return err(Name + " (PT_LOAD) address range " + hex(P->VAddr) +
-                   " + " + hex(P->MemSize) + " overflows");
+        return err(Name + " (PT_LOAD) address range " + hex(P->VAddr) + " + " +
+                   hex(P->MemSize) + " overflows");
       if (P->Align > 1) {
         if (!isPowerOf2_64(P->Align))
           return err(Name + " (PT_LOAD) alignment " + hex(P->Align) +
@@ -313,9 +312,9 @@ Error Reader::readSections() {
       S.NoBitsSize = R.Size;
     } else {
       if (!inFile(R.Offset, R.Size, B.size()))
-        return err(secName(I) + " at offset " + hex(R.Offset) +
-                   " with size " + hex(R.Size) +
-                   " extends past end of file (size " + hex(B.size()) + ")");
+        return err(secName(I) + " at offset " + hex(R.Offset) + " with size " +
+                   hex(R.Size) + " extends past end of file (size " +
+                   hex(B.size()) + ")");
       S.Borrowed = B.slice(R.Offset, R.Size);
     }
     if (S.isAlloc()) {
@@ -402,8 +401,7 @@ Error Reader::readSymbolTable(Section &Sec) {
   uint64_t Count = Sec.size() / sizeof(Elf64_Sym);
   if (Sec.Info > Count)
     return err(secName(I) + " sh_info " + Twine(Sec.Info) +
-               " is larger than the number of symbols (" + Twine(Count) +
-               ")");
+               " is larger than the number of symbols (" + Twine(Count) + ")");
   auto T = std::make_unique<SymbolTable>(Sec, *Sec.Link);
   ArrayRef<uint8_t> D = Sec.contents();
   T->Symbols.reserve(Count ? Count - 1 : 0);
@@ -421,7 +419,8 @@ Error Reader::readSymbolTable(Section &Sec) {
     if (NameOff != 0 || !Str.empty()) {
       if (NameOff >= Str.size())
         return err(secName(I) + " symbol " + Twine(K) + " name offset " +
-                   hex(NameOff) + " is past the end of the string table "
+                   hex(NameOff) +
+                   " is past the end of the string table "
                    "(size " +
                    hex(Str.size()) + ")");
       S.Name = reinterpret_cast<const char *>(Str.data() + NameOff);

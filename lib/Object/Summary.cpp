@@ -10,17 +10,24 @@
 using namespace llvm;
 using namespace hotswap;
 
-
 static std::string phdrType(uint32_t T) {
   switch (T) {
-  case ELF::PT_NULL: return "PT_NULL";
-  case ELF::PT_LOAD: return "PT_LOAD";
-  case ELF::PT_DYNAMIC: return "PT_DYNAMIC";
-  case ELF::PT_NOTE: return "PT_NOTE";
-  case ELF::PT_PHDR: return "PT_PHDR";
-  case ELF::PT_GNU_STACK: return "PT_GNU_STACK";
-  case ELF::PT_GNU_RELRO: return "PT_GNU_RELRO";
-  default: return hex(T);
+  case ELF::PT_NULL:
+    return "PT_NULL";
+  case ELF::PT_LOAD:
+    return "PT_LOAD";
+  case ELF::PT_DYNAMIC:
+    return "PT_DYNAMIC";
+  case ELF::PT_NOTE:
+    return "PT_NOTE";
+  case ELF::PT_PHDR:
+    return "PT_PHDR";
+  case ELF::PT_GNU_STACK:
+    return "PT_GNU_STACK";
+  case ELF::PT_GNU_RELRO:
+    return "PT_GNU_RELRO";
+  default:
+    return hex(T);
   }
 }
 
@@ -80,13 +87,11 @@ void ObjectSnapshot::printDiff(const Object &Now, raw_ostream &OS) const {
   for (size_t I = 0; I < Now.segments().size(); ++I) {
     const Segment &P = *Now.segments()[I];
     if (I >= Segments.size()) {
-      OS << "  + segment [" << I << "] "
-         << phdrType(P.Type) << " vaddr "
+      OS << "  + segment [" << I << "] " << phdrType(P.Type) << " vaddr "
          << hex(P.VAddr) << "\n";
       Any = true;
     } else if (Segments[I].Type != P.Type) {
-      OS << "  ~ segment [" << I << "] type "
-         << phdrType(Segments[I].Type)
+      OS << "  ~ segment [" << I << "] type " << phdrType(Segments[I].Type)
          << " -> " << phdrType(P.Type) << "\n";
       Any = true;
     }

@@ -74,9 +74,9 @@ static void render(const Object &Obj, const Layout &L,
                              : (H.ShEntSize ? H.ShEntSize
                                             : uint16_t(sizeof(Elf64_Shdr))));
   wr<uint16_t>(Buf + 60, static_cast<uint16_t>(Obj.sections().size()));
-  wr<uint16_t>(Buf + 62, static_cast<uint16_t>(
-                             Obj.sectionNames() ? Obj.sectionNames()->index()
-                                                : 0));
+  wr<uint16_t>(Buf + 62, static_cast<uint16_t>(Obj.sectionNames()
+                                                   ? Obj.sectionNames()->index()
+                                                   : 0));
 
   // Program headers.
   if (Touched && !L.Segments.empty())
@@ -105,7 +105,7 @@ static void render(const Object &Obj, const Layout &L,
                            ? NI->second
                            : (S.Orig ? S.Orig->NameOffset : 0);
     auto RI = L.Rebuilt.find(&S);
-    uint64_t Size = S.isNoBits()              ? S.size()
+    uint64_t Size = S.isNoBits()            ? S.size()
                     : RI != L.Rebuilt.end() ? RI->second.size()
                                             : S.contents().size();
     uint32_t Info = S.Info;
@@ -116,10 +116,10 @@ static void render(const Object &Obj, const Layout &L,
     wr<uint32_t>(D + 4, S.Type);
     wr<uint64_t>(D + 8, S.Flags);
     wr<uint64_t>(D + 16, S.Addr);
-    wr<uint64_t>(D + 24, I == 0 && S.Orig ? S.Orig->Offset
-                                          : L.SectionOffsets[I]);
+    wr<uint64_t>(D + 24,
+                 I == 0 && S.Orig ? S.Orig->Offset : L.SectionOffsets[I]);
     wr<uint64_t>(D + 32, I == 0 && S.Orig ? S.Orig->Size : Size);
-    wr<uint32_t>(D + 40, S.Link    ? S.Link->index()
+    wr<uint32_t>(D + 40, S.Link             ? S.Link->index()
                          : I == 0 && S.Orig ? S.Orig->RawLink
                                             : 0);
     wr<uint32_t>(D + 44, Info);
@@ -127,7 +127,6 @@ static void render(const Object &Obj, const Layout &L,
     wr<uint64_t>(D + 56, S.EntSize);
   }
 }
-
 
 void writeObject(const Object &Obj, const Layout &L,
                  MutableArrayRef<uint8_t> Out) {

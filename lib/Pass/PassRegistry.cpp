@@ -17,8 +17,8 @@ Error PassRegistry::add(Kind K, StringRef Name, StringRef Description,
   StringMap<size_t> &Names = K == Kind::Analysis ? AnalysisByName : ByName;
   if (Names.count(Name))
     return makeError("pass name '" + Name + "' is already registered");
-  Entries.push_back({Name.str(), Description.str(), K, std::move(Factory),
-                     Expansion.str()});
+  Entries.push_back(
+      {Name.str(), Description.str(), K, std::move(Factory), Expansion.str()});
   Names[Name] = Entries.size() - 1;
   return Error::success();
 }
@@ -28,12 +28,12 @@ Error PassRegistry::parsePassPipeline(PassManager &PM, StringRef Text) const {
 }
 
 Error PassRegistry::parseInto(PassManager &PM, StringRef Text, StringRef Whole,
-                             size_t Base, unsigned Depth) const {
+                              size_t Base, unsigned Depth) const {
   if (Depth > 8)
     return makeError("pipeline alias nesting is too deep");
   auto Fail = [&](size_t Col, const Twine &Msg) {
     return makeError("invalid pipeline '" + Whole + "': " + Msg +
-                             " (at column " + Twine(Base + Col + 1) + ")");
+                     " (at column " + Twine(Base + Col + 1) + ")");
   };
   if (Text.trim().empty())
     return Error::success();
@@ -76,9 +76,9 @@ Error PassRegistry::parseInto(PassManager &PM, StringRef Text, StringRef Whole,
         for (const Entry &E : Entries)
           if (E.K == Kind::Analysis)
             Known.push_back(E.Name);
-        return Fail(Start, "unknown analysis '" + Params +
-                               "' in 'print<...>' (known: " +
-                               join(Known, ", ") + ")");
+        return Fail(Start,
+                    "unknown analysis '" + Params +
+                        "' in 'print<...>' (known: " + join(Known, ", ") + ")");
       }
       Expected<std::unique_ptr<Pass>> P = Entries[It->second].Factory("");
       if (!P)
@@ -91,8 +91,8 @@ Error PassRegistry::parseInto(PassManager &PM, StringRef Text, StringRef Whole,
       const Entry &E = Entries[It->second];
       if (E.K == Kind::Alias) {
         if (LT != StringRef::npos)
-          return Fail(Start, "pipeline alias '" + Name +
-                                 "' takes no parameters");
+          return Fail(Start,
+                      "pipeline alias '" + Name + "' takes no parameters");
         if (Error Err = parseInto(PM, E.Expansion, E.Expansion, 0, Depth + 1))
           return Err;
       } else {

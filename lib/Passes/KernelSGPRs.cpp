@@ -33,13 +33,13 @@ using Range = std::pair<uint64_t, uint64_t>; // address, size
 /// for all the groups it scans); results are stored by index, so they do
 /// not depend on how the work was split.
 Expected<std::vector<SGPRScan>> scanRanges(const Object &Obj,
-                                           const TargetInfo &TI,
-                                           TargetMC &MC, ArrayRef<Range> Ranges,
+                                           const TargetInfo &TI, TargetMC &MC,
+                                           ArrayRef<Range> Ranges,
                                            ThreadPoolInterface *Pool) {
   std::vector<std::optional<Expected<SGPRScan>>> Out(Ranges.size());
   auto scanOne = [&](SGPRScanner &Sc, size_t I) {
-    Expected<ArrayRef<uint8_t>> Code = Obj.bytesAt(Ranges[I].first,
-                                                   Ranges[I].second);
+    Expected<ArrayRef<uint8_t>> Code =
+        Obj.bytesAt(Ranges[I].first, Ranges[I].second);
     if (!Code) {
       Out[I].emplace(Code.takeError());
       return;

@@ -20,7 +20,6 @@ using namespace hotswap::amdgpu;
 
 AnalysisKey KernelsAnalysis::Key;
 
-
 bool KernelInfo::canRefineSGPRs(const TargetInfo &TI) const {
   // LLVM 22 has no disassembler for gfx6/gfx7.
   return TI.HasSGPRGranule && !NumberedSGPR && !ScannedSGPRs &&
@@ -57,7 +56,8 @@ void KernelInfo::deriveSGPRUse(const TargetInfo &T) {
   // former, the difference is the specials; a count below what the
   // metadata implies (more than the worst-case specials) is raised.
   ReservedTopSGPRs = T.SGPRGranuleExtra;
-  bool Exact = UsedSGPRSource == "numbered_sgpr" || UsedSGPRSource == "code-scan";
+  bool Exact =
+      UsedSGPRSource == "numbered_sgpr" || UsedSGPRSource == "code-scan";
   if (!Exact || !MD || !MD->SGPRCount || *MD->SGPRCount > 1024)
     return;
   unsigned Count = static_cast<unsigned>(*MD->SGPRCount);
@@ -96,11 +96,9 @@ decodeSlot(const TargetInfo &TI, const TargetMC &MC, ArrayRef<uint8_t> Slot,
 }
 
 /// Decodes the stub at \p Addr if there is one.
-static Expected<std::optional<PoolStub>> stubAt(const Object &Obj,
-                                                const TargetInfo &TI,
-                                                const TargetMC &MC,
-                                                uint64_t Addr,
-                                                bool AnyPrologue) {
+static Expected<std::optional<PoolStub>>
+stubAt(const Object &Obj, const TargetInfo &TI, const TargetMC &MC,
+       uint64_t Addr, bool AnyPrologue) {
   Section *S = Obj.sectionForAddress(Addr);
   if (!S || !S->isExec() || S->isNoBits())
     return std::nullopt;
@@ -142,9 +140,8 @@ stubAtIfShaped(const Object &Obj, const TargetInfo &TI,
 /// Every stub slot of the pool sections. Whether two slots form a dual stub
 /// is decided per kernel (only a kernarg-preload kernel has one), never from
 /// adjacency alone: two kernels 256 bytes apart look the same.
-static Expected<std::vector<PoolStub>> scanPools(const Object &Obj,
-                                                 const TargetInfo &TI,
-                                                 TargetAnalysis::Result &TA) {
+static Expected<std::vector<PoolStub>>
+scanPools(const Object &Obj, const TargetInfo &TI, TargetAnalysis::Result &TA) {
   std::vector<PoolStub> Out;
   for (const auto &SP : Obj.sections()) {
     const Section &S = *SP;
@@ -177,8 +174,8 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
   R.Target = TA->info();
   if (Obj.Header.Type == ELF::ET_REL)
     return makeError("relocatable object (ET_REL): kernel descriptors "
-                             "are not resolved before linking; link it with "
-                             "'ld.lld -shared' first");
+                     "are not resolved before linking; link it with "
+                     "'ld.lld -shared' first");
 
   // Metadata: the NT_AMDGPU_METADATA notes of the first note section with any.
   for (const auto &S : Obj.sections()) {
@@ -186,8 +183,8 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
       continue;
     Expected<CodeObjectMetadata> MD = CodeObjectMetadata::parse(S->contents());
     if (!MD)
-      return makeError("section '" + S->Name + "': " +
-                               toString(MD.takeError()));
+      return makeError("section '" + S->Name +
+                       "': " + toString(MD.takeError()));
     if (!MD->hasMetadata())
       continue;
     R.Metadata.emplace(std::move(*MD));
@@ -229,10 +226,9 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
       }
       const Found &Prev = KDs[It->second];
       if (Prev.Addr != S.Value)
-        return makeError(
-            "kernel descriptor symbol '" + N + "' is ambiguous: " +
-            hex(Prev.Addr) + " in " + Prev.Table + ", " + hex(S.Value) +
-            " in " + TableName);
+        return makeError("kernel descriptor symbol '" + N +
+                         "' is ambiguous: " + hex(Prev.Addr) + " in " +
+                         Prev.Table + ", " + hex(S.Value) + " in " + TableName);
     }
   }
   llvm::sort(KDs, [](const Found &A, const Found &B) {
@@ -254,9 +250,8 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     if (!K.needsDualStub(R.Target))
       return P;
     auto Next = StubByAddr.find(P.Addr + StubSlotSize);
-    if (Next != StubByAddr.end() &&
-        R.PoolStubs[Next->second].Decoded.Target ==
-            P.Decoded.Target + StubSlotSize) {
+    if (Next != StubByAddr.end() && R.PoolStubs[Next->second].Decoded.Target ==
+                                        P.Decoded.Target + StubSlotSize) {
       P.Dual = true;
       P.Decoded.HalfTarget2 = P.Decoded.Target + StubSlotSize;
     }
@@ -276,8 +271,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
                        Twine(kd::Alignment) + "-byte aligned");
     Expected<ArrayRef<uint8_t>> Bytes = Obj.bytesAt(F.Addr, kd::Size);
     if (!Bytes)
-      return makeError(Who + ": descriptor: " +
-                               toString(Bytes.takeError()));
+      return makeError(Who + ": descriptor: " + toString(Bytes.takeError()));
     // patch-descriptors writes through the symbol's section: it must hold
     // the very bytes read here (sections may overlap).
     const Section &KDSec = *F.Sec;
@@ -287,18 +281,17 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
         KDSec.contents().slice(F.Addr - KDSec.Addr, kd::Size).data() !=
             Bytes->data())
       return makeError(Who + ": descriptor at " + hex(F.Addr) +
-                               " is not inside its symbol's section '" +
-                               KDSec.Name + "'");
+                       " is not inside its symbol's section '" + KDSec.Name +
+                       "'");
     if (!Obj.segments().empty() && !Obj.loadSegmentFor(F.Addr, kd::Size))
       return makeError(Who + ": descriptor at " + hex(F.Addr) +
-                               " is not inside a loaded segment");
+                       " is not inside a loaded segment");
     K.KD = KernelDescriptor::read(*Bytes);
     std::optional<uint64_t> Entry = K.KD.entryAddress(F.Addr);
     if (!Entry)
-      return makeError(
-          Who + ": kernel_code_entry_byte_offset " +
-          Twine(K.KD.KernelCodeEntryByteOffset) + " from descriptor at " +
-          hex(F.Addr) + " overflows");
+      return makeError(Who + ": kernel_code_entry_byte_offset " +
+                       Twine(K.KD.KernelCodeEntryByteOffset) +
+                       " from descriptor at " + hex(F.Addr) + " overflows");
     K.Entry = *Entry;
     if (K.Entry % kd::EntryAlignment != 0)
       return makeError(Who + ": entry " + hex(K.Entry) + " is not " +
@@ -306,10 +299,10 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     Section *ES = Obj.sectionForAddress(K.Entry);
     if (!ES || !ES->isExec() || ES->isNoBits())
       return makeError(Who + ": entry " + hex(K.Entry) +
-                               " is not inside an executable section");
+                       " is not inside an executable section");
     if (!Obj.segments().empty() && !Obj.loadSegmentFor(K.Entry, 4))
       return makeError(Who + ": entry " + hex(K.Entry) +
-                               " is not inside a loaded segment");
+                       " is not inside a loaded segment");
 
     auto SI = StubByAddr.find(K.Entry);
     if (SI != StubByAddr.end()) {
@@ -329,13 +322,11 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
       K.CodeEntry = K.EntryStub->Decoded.Target;
       Section *CS = Obj.sectionForAddress(K.CodeEntry);
       if (!CS || !CS->isExec())
-        return makeError(Who + ": stub at " + hex(K.Entry) +
-                                 " leads to " + hex(K.CodeEntry) +
-                                 ", outside executable code");
+        return makeError(Who + ": stub at " + hex(K.Entry) + " leads to " +
+                         hex(K.CodeEntry) + ", outside executable code");
       if (StubByAddr.count(K.CodeEntry))
         return makeError(Who + ": stub at " + hex(K.Entry) +
-                                 " leads to another stub at " +
-                                 hex(K.CodeEntry));
+                         " leads to another stub at " + hex(K.CodeEntry));
     } else {
       K.CodeEntry = K.Entry;
       auto PI = StubByTarget.find(K.Entry);
@@ -358,4 +349,3 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
   }
   return std::move(R);
 }
-

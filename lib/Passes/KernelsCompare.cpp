@@ -112,8 +112,8 @@ KernelsAnalysis::Result::firstDifference(const Result &Fresh) const {
     D.field(K + "used SGPR source (" + A.UsedSGPRSource + " kept, " +
                 B.UsedSGPRSource + " fresh)",
             A.UsedSGPRSource, B.UsedSGPRSource);
-    D.field(K + "reserved top SGPRs (" + Twine(A.ReservedTopSGPRs) +
-                " kept, " + Twine(B.ReservedTopSGPRs) + " fresh)",
+    D.field(K + "reserved top SGPRs (" + Twine(A.ReservedTopSGPRs) + " kept, " +
+                Twine(B.ReservedTopSGPRs) + " fresh)",
             A.ReservedTopSGPRs, B.ReservedTopSGPRs);
   }
   if (!D.found())

@@ -78,11 +78,12 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
       }
       Ks.push_back(std::move(O));
     }
-    json::Object Root{{"target", T.targetID()},
-                      {"processor", T.Name},
-                      {"code_object_version", T.CodeObjectVersion},
-                      {"pool_stub_slots", static_cast<int64_t>(R.PoolStubs.size())},
-                      {"kernels", std::move(Ks)}};
+    json::Object Root{
+        {"target", T.targetID()},
+        {"processor", T.Name},
+        {"code_object_version", T.CodeObjectVersion},
+        {"pool_stub_slots", static_cast<int64_t>(R.PoolStubs.size())},
+        {"kernels", std::move(Ks)}};
     OS << formatv("{0:2}", json::Value(std::move(Root))) << "\n";
     return Error::success();
   }
@@ -105,8 +106,8 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
     if (K.PendingStub)
       OS << "  pool stub:   " << hex(K.PendingStub->Addr)
          << " (descriptor not yet patched)\n";
-    OS << "  sgprs:       live-in " << K.LiveInSGPRs << ", used "
-       << K.UsedSGPRs << " (" << K.UsedSGPRSource << ")\n";
+    OS << "  sgprs:       live-in " << K.LiveInSGPRs << ", used " << K.UsedSGPRs
+       << " (" << K.UsedSGPRSource << ")\n";
     OS << "  rsrc1/2/3:   " << format_hex(K.KD.ComputePgmRsrc1, 10) << " "
        << format_hex(K.KD.ComputePgmRsrc2, 10) << " "
        << format_hex(K.KD.ComputePgmRsrc3, 10) << "\n";

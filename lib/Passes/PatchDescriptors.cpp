@@ -7,15 +7,14 @@
 #include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 
-
 using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::amdgpu;
 
-
 Expected<bool> PatchDescriptorsPass::holds(Object &Obj,
                                            KernelsAnalysis::Result &R,
-                                           AnalysisManager &AM, PassContext &Ctx) {
+                                           AnalysisManager &AM,
+                                           PassContext &Ctx) {
   // Without any stub the invariant holds vacuously: let the precondition
   // say why nothing happens (and fail under --strict).
   if (R.PoolStubs.empty())
@@ -94,14 +93,15 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     const PoolStub &S = *K.PendingStub;
     std::string Who = "kernel '" + K.Name + "'";
     if (K.needsDualStub(TI) && !S.Dual)
-      return makeError(Who + " preloads kernel arguments (entered at "
-                               "+256 by the firmware) but its stub at " +
-                               hex(S.Addr) + " is not a dual stub");
+      return makeError(Who +
+                       " preloads kernel arguments (entered at "
+                       "+256 by the firmware) but its stub at " +
+                       hex(S.Addr) + " is not a dual stub");
     KernelDescriptor KD = K.KD;
     if (!KD.setEntryAddress(K.KDAddr, S.Addr))
       return makeError(Who + ": stub " + hex(S.Addr) +
-                               " is not reachable from the descriptor at " +
-                               hex(K.KDAddr) + " with a signed 64-bit offset");
+                       " is not reachable from the descriptor at " +
+                       hex(K.KDAddr) + " with a signed 64-bit offset");
     if (TI.InstPrefWidth) {
       unsigned Max = static_cast<unsigned>(S.size() / 128);
       if (KD.instPrefSize(TI) > Max) {
@@ -159,11 +159,10 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   // are derived exactly as KernelsAnalysis::run derives them.
   for (size_t I : Patched) {
     KernelInfo &K = R.Kernels[I];
-    K.KD = KernelDescriptor::read(K.KDSection->contents().slice(
-        K.KDAddr - K.KDSection->Addr, kd::Size));
+    K.KD = KernelDescriptor::read(
+        K.KDSection->contents().slice(K.KDAddr - K.KDSection->Addr, kd::Size));
     std::optional<uint64_t> Entry = K.KD.entryAddress(K.KDAddr);
-    if (!Entry || *Entry != K.PendingStub->Addr)
-    {
+    if (!Entry || *Entry != K.PendingStub->Addr) {
       PreservedAnalyses Recompute = PreservedAnalyses::none();
       return preserveTargetAndCode(Recompute);
     }

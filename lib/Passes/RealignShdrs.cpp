@@ -10,9 +10,8 @@ Expected<bool> RealignShdrsPass::isSatisfied(Object &Obj, AnalysisManager &AM,
   return Obj.sectionHeadersWillBeLastAndAligned();
 }
 
-Expected<PreservedAnalyses> RealignShdrsPass::run(Object &Obj,
-                                                  AnalysisManager &AM,
-                                                  PassContext &Ctx) {
+Expected<PreservedAnalyses>
+RealignShdrsPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   Obj.requestSectionHeadersLast();
   Ctx.Stats.add(name(), "realigned", "section header tables moved");
   // Only file offsets of non-loaded data change: every analysis stays valid.

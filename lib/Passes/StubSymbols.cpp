@@ -4,13 +4,11 @@
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
-
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
 using namespace llvm;
 using namespace hotswap;
-
 
 static std::string stubName(const KernelInfo &K) { return K.Name + ".stub"; }
 

@@ -3,9 +3,9 @@
 #include "hotswap/Passes/SynthTrampolines.h"
 
 #include "hotswap/AMDGPU/Prologue.h"
+#include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/AMDGPU/StubEncoder.h"
 #include "hotswap/AMDGPU/TargetMC.h"
-#include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 
 #include "hotswap/Support/Error.h"
@@ -24,8 +24,7 @@ SynthTrampolinesPass::SynthTrampolinesPass(TrampolineOptions O)
     OnlyRE.emplace(Opts.Only);
 }
 
-Expected<std::unique_ptr<Pass>>
-SynthTrampolinesPass::create(StringRef Params) {
+Expected<std::unique_ptr<Pass>> SynthTrampolinesPass::create(StringRef Params) {
   TrampolineOptions O;
   SmallVector<StringRef, 4> Parts;
   Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
@@ -41,21 +40,21 @@ SynthTrampolinesPass::create(StringRef Params) {
         O.PrologueFile = Value.drop_front(4).str();
       } else
         return makeError("invalid prologue '" + Value +
-                                 "' (expected none, gfx1250-vmem or "
-                                 "asm:FILE)");
+                         "' (expected none, gfx1250-vmem or "
+                         "asm:FILE)");
     } else if (Key == "only") {
       std::string Err;
       Regex RE(Value);
       if (!RE.isValid(Err))
         return makeError("invalid regular expression '" + Value +
-                                 "' in only=: " + Err);
+                         "' in only=: " + Err);
       O.Only = Value.str();
     } else if (Key == "form") {
       if (Value == "long")
         O.ForceLong = true;
       else if (Value != "auto")
         return makeError("invalid form '" + Value +
-                                 "' (expected auto or long)");
+                         "' (expected auto or long)");
     } else if (Key == "skip-unwrappable" && P == Key) {
       O.SkipUnwrappable = true;
     } else {
@@ -94,13 +93,12 @@ SynthTrampolinesPass::prologueBytes(const TargetInfo &TI,
     ErrorOr<std::unique_ptr<MemoryBuffer>> B =
         MemoryBuffer::getFile(Opts.PrologueFile, /*IsText=*/true);
     if (!B)
-      return makeError("cannot read prologue file '" +
-                               Opts.PrologueFile +
-                               "': " + B.getError().message());
+      return makeError("cannot read prologue file '" + Opts.PrologueFile +
+                       "': " + B.getError().message());
     Expected<std::vector<uint8_t>> Bytes = MC.assemble((*B)->getBuffer());
     if (!Bytes)
       return makeError("prologue '" + Opts.PrologueFile +
-                               "': " + toString(Bytes.takeError()));
+                       "': " + toString(Bytes.takeError()));
     return std::move(*Bytes);
   }
   }
@@ -108,8 +106,7 @@ SynthTrampolinesPass::prologueBytes(const TargetInfo &TI,
 }
 
 Expected<std::vector<uint8_t>>
-SynthTrampolinesPass::prologueFor(Object &Obj,
-                                  const KernelsAnalysis::Result &R,
+SynthTrampolinesPass::prologueFor(Object &Obj, const KernelsAnalysis::Result &R,
                                   AnalysisManager &AM) const {
   if (Opts.Prologue == TrampolineOptions::PrologueKind::None)
     return std::vector<uint8_t>();
@@ -154,7 +151,8 @@ SynthTrampolinesPass::candidates(Object &Obj, const KernelsAnalysis::Result &R,
 
 Expected<bool> SynthTrampolinesPass::holds(Object &Obj,
                                            KernelsAnalysis::Result &R,
-                                           AnalysisManager &AM, PassContext &Ctx) {
+                                           AnalysisManager &AM,
+                                           PassContext &Ctx) {
   Expected<std::vector<uint8_t>> Prologue = prologueFor(Obj, R, AM);
   if (!Prologue)
     return Prologue.takeError();
@@ -216,9 +214,8 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   auto ShortReaches = [&](const StubSpec &Spec) {
     return !Opts.ForceLong &&
            (*Enc)->shortFormReaches(Spec.StubAddr, Spec.Target) &&
-           (!Spec.Dual ||
-            (*Enc)->shortFormReaches(Spec.StubAddr + StubSlotSize,
-                                     Spec.Target + StubSlotSize));
+           (!Spec.Dual || (*Enc)->shortFormReaches(Spec.StubAddr + StubSlotSize,
+                                                   Spec.Target + StubSlotSize));
   };
 
   // The form of each stub comes first: the short form needs no SGPRs. For
@@ -351,8 +348,8 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     PoolStub First = Slot(N.Spec.StubAddr, N.Spec.Target);
     R.PoolStubs.push_back(First);
     if (N.Spec.Dual) {
-      R.PoolStubs.push_back(Slot(N.Spec.StubAddr + StubSlotSize,
-                                 N.Spec.Target + StubSlotSize));
+      R.PoolStubs.push_back(
+          Slot(N.Spec.StubAddr + StubSlotSize, N.Spec.Target + StubSlotSize));
       First.Dual = true;
       First.Decoded.HalfTarget2 = N.Spec.Target + StubSlotSize;
     }

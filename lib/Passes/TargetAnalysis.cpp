@@ -11,8 +11,8 @@ AnalysisKey SGPRScanAnalysis::Key;
 
 Expected<TargetAnalysis::Result> TargetAnalysis::run(Object &Obj,
                                                      AnalysisManager &AM) {
-  Expected<TargetInfo> TI = getTargetInfo(
-      Obj.Header.Flags, Obj.Header.osABI(), Obj.Header.abiVersion());
+  Expected<TargetInfo> TI = getTargetInfo(Obj.Header.Flags, Obj.Header.osABI(),
+                                          Obj.Header.abiVersion());
   if (!TI)
     return TI.takeError();
   return Result(std::move(*TI));

@@ -4,8 +4,8 @@
 #include "hotswap/Support/Format.h"
 
 #include "hotswap/AMDGPU/ScratchSGPR.h"
-#include "hotswap/Passes/Kernels.h"
 #include "hotswap/Pass/AnalysisManager.h"
+#include "hotswap/Passes/Kernels.h"
 #include "hotswap/Support/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -16,7 +16,6 @@
 using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::amdgpu;
-
 
 /// ELF structure the writer relies on, checked on the model: the input's
 /// segments as read, new segments by their addresses (the writer derives
@@ -31,15 +30,13 @@ static void checkStructure(const Object &Obj, std::vector<std::string> &P) {
       continue;
     if (!S.IsNew) {
       if (S.Align > 1 && S.Offset % S.Align != S.VAddr % S.Align)
-        P.push_back("PT_LOAD at " + hex(S.VAddr) + ": offset " +
-                    hex(S.Offset) +
+        P.push_back("PT_LOAD at " + hex(S.VAddr) + ": offset " + hex(S.Offset) +
                     " is not congruent to its address modulo " + hex(S.Align));
       if (S.FileSize > S.MemSize)
         P.push_back("PT_LOAD at " + hex(S.VAddr) +
                     ": p_filesz exceeds p_memsz");
       if (S.Offset + S.FileSize > Obj.input().size())
-        P.push_back("PT_LOAD at " + hex(S.VAddr) +
-                    " extends past end of file");
+        P.push_back("PT_LOAD at " + hex(S.VAddr) + " extends past end of file");
     }
     if (Prev) {
       if (S.VAddr < Prev->VAddr)
@@ -47,8 +44,8 @@ static void checkStructure(const Object &Obj, std::vector<std::string> &P) {
                     " comes after the higher PT_LOAD at " + hex(Prev->VAddr) +
                     " in the program header table");
       else if (Prev->VAddr + Prev->MemSize > S.VAddr)
-        P.push_back("PT_LOADs at " + hex(Prev->VAddr) + " and " +
-                    hex(S.VAddr) + " overlap");
+        P.push_back("PT_LOADs at " + hex(Prev->VAddr) + " and " + hex(S.VAddr) +
+                    " overlap");
     }
     Prev = &S;
   }
@@ -70,9 +67,8 @@ static void checkStructure(const Object &Obj, std::vector<std::string> &P) {
         Ok = llvm::is_contained(G.Members, &S);
       else
         Ok = S.Orig &&
-             (S.isNoBits() ||
-              (S.Orig->Offset - G.Offset == S.Addr - G.VAddr &&
-               S.Addr + S.size() <= G.VAddr + G.FileSize));
+             (S.isNoBits() || (S.Orig->Offset - G.Offset == S.Addr - G.VAddr &&
+                               S.Addr + S.size() <= G.VAddr + G.FileSize));
       if (Ok)
         break;
     }
@@ -107,11 +103,10 @@ static void checkStructure(const Object &Obj, std::vector<std::string> &P) {
         if (!FirstGlobal)
           FirstGlobal = I;
       } else if (FirstGlobal) {
-        P.push_back("symbol table '" + T->section().Name +
-                    "': local symbol '" + S.Name + "' (index " +
-                    Twine(I + 1).str() + ") follows a global symbol ('" +
-                    Syms[*FirstGlobal].Name + "', index " +
-                    Twine(*FirstGlobal + 1).str() + ")");
+        P.push_back("symbol table '" + T->section().Name + "': local symbol '" +
+                    S.Name + "' (index " + Twine(I + 1).str() +
+                    ") follows a global symbol ('" + Syms[*FirstGlobal].Name +
+                    "', index " + Twine(*FirstGlobal + 1).str() + ")");
         break;
       }
     }
@@ -136,9 +131,8 @@ static std::string pairName(unsigned N) {
 
 /// What is wrong with the registers the stub of \p K clobbers, judged with
 /// the SGPR usage \p K has now.
-static std::vector<std::string> sgprProblems(const TargetInfo &T,
-                                             const KernelInfo &K,
-                                             const std::string &Who) {
+static std::vector<std::string>
+sgprProblems(const TargetInfo &T, const KernelInfo &K, const std::string &Who) {
   std::vector<std::string> P;
   const PoolStub &S = *K.EntryStub;
   const DecodedStub &D = S.Decoded;
@@ -147,8 +141,8 @@ static std::vector<std::string> sgprProblems(const TargetInfo &T,
     unsigned Floor = K.LiveInSGPRs;
     if (K.NumberedSGPR)
       Floor = std::max<unsigned>(Floor, *K.NumberedSGPR);
-    std::string Uses = Who + ": stub at " + hex(S.Addr) +
-                       " uses scratch pair " + pairName(N);
+    std::string Uses =
+        Who + ": stub at " + hex(S.Addr) + " uses scratch pair " + pairName(N);
     if (N < Floor) {
       std::string Basis = Twine(K.LiveInSGPRs).str() + " set at launch";
       if (K.NumberedSGPR)

@@ -45,9 +45,7 @@ struct EntryRun {
 
 /// Whether a bundle entry ID names an AMDGPU (HSA) target:
 /// "<kind>-amdgcn-amd-amdhsa-<env>-<target id>".
-bool isAMDGPUEntry(StringRef ID) {
-  return ID.contains("-amdgcn-amd-amdhsa");
-}
+bool isAMDGPUEntry(StringRef ID) { return ID.contains("-amdgcn-amd-amdhsa"); }
 
 std::string entryName(StringRef Where, StringRef ID) {
   std::string S;
@@ -122,10 +120,9 @@ void replay(EntryRun &E, const PipelineOptions &Opts,
 /// \p Decompressed: \p Bytes came out of a CCOB (the offsets and sizes a
 /// parse error names are in those bytes, not in the input's).
 Expected<std::optional<std::vector<uint8_t>>>
-rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where,
-                    bool Decompressed, const PipelineText &P,
-                    const PipelineOptions &Opts, RunSummary &Summary,
-                    std::vector<json::Value> *JSONOut) {
+rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where, bool Decompressed,
+                    const PipelineText &P, const PipelineOptions &Opts,
+                    RunSummary &Summary, std::vector<json::Value> *JSONOut) {
   Expected<bundle::OffloadBundle> B = bundle::parseOffloadBundle(Bytes);
   if (!B) {
     if (Decompressed)
@@ -194,7 +191,8 @@ rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where,
   printJSONEntries(OwnJSON, Opts);
   if (!bundle::replacesPayload(*B, Replace))
     return std::nullopt;
-  Expected<std::vector<uint8_t>> Out = bundle::rewriteOffloadBundle(*B, Replace);
+  Expected<std::vector<uint8_t>> Out =
+      bundle::rewriteOffloadBundle(*B, Replace);
   if (!Out) {
     if (Where.empty())
       return Out.takeError();
@@ -214,8 +212,9 @@ void pipeline::printJSONEntries(std::vector<json::Value> &Entries,
 
 Expected<std::optional<std::vector<uint8_t>>>
 pipeline::rewriteBundle(ArrayRef<uint8_t> Bytes, StringRef Where,
-                      const PipelineText &P, const PipelineOptions &Opts,
-                      RunSummary &Summary, std::vector<json::Value> *JSONOut) {
+                        const PipelineText &P, const PipelineOptions &Opts,
+                        RunSummary &Summary,
+                        std::vector<json::Value> *JSONOut) {
   if (bundle::identifyInput(Bytes) != InputKind::CompressedOffloadBundle)
     return rewriteUncompressed(Bytes, Where, /*Decompressed=*/false, P, Opts,
                                Summary, JSONOut);
@@ -226,9 +225,8 @@ pipeline::rewriteBundle(ArrayRef<uint8_t> Bytes, StringRef Where,
   Expected<bundle::DecompressedBundle> D = bundle::decompressBundle(Bytes);
   if (!D)
     return Located(D.takeError());
-  Expected<std::optional<std::vector<uint8_t>>> Inner =
-      rewriteUncompressed(D->Bytes, Where, /*Decompressed=*/true, P, Opts,
-                          Summary, JSONOut);
+  Expected<std::optional<std::vector<uint8_t>>> Inner = rewriteUncompressed(
+      D->Bytes, Where, /*Decompressed=*/true, P, Opts, Summary, JSONOut);
   if (!Inner || !*Inner)
     return Inner;
   Expected<std::vector<uint8_t>> Out = bundle::recompressBundle(*D, **Inner);

@@ -39,42 +39,42 @@ Error hotswap::runPassManager(Object &Obj, PassManager &PM,
     };
   }
   if (Opts.VerifyAnalysisPreservation)
-    PI.AfterPass.push_back([&AM](const Pass &P, Object &O,
-                                 bool Changed) -> Error {
-      KernelsAnalysis::Result *Kept =
-          AM.getCachedResult<KernelsAnalysis>();
-      if (!Changed || !Kept)
-        return Error::success();
-      Expected<KernelsAnalysis::Result> Fresh = KernelsAnalysis::run(O, AM);
-      if (!Fresh)
-        return prefixError("after pass '" + P.name() +
-                               "': the kernels analysis it kept cannot be "
-                               "computed anew",
-                           Fresh.takeError());
-      std::vector<size_t> Scanned;
-      for (size_t I = 0; I < Kept->Kernels.size(); ++I)
-        if (Kept->Kernels[I].ScannedSGPRs)
-          Scanned.push_back(I);
-      if (Fresh->Kernels.size() == Kept->Kernels.size())
-        if (Error E = Fresh->refineSGPRs(O, AM, Scanned))
-          return E;
-      if (std::optional<std::string> D = Kept->firstDifference(*Fresh))
-        return makeError("after pass '" + P.name() +
-                         "': the kernels analysis it kept differs from a "
-                         "fresh one in " + *D);
-      return Error::success();
-    });
+    PI.AfterPass.push_back(
+        [&AM](const Pass &P, Object &O, bool Changed) -> Error {
+          KernelsAnalysis::Result *Kept = AM.getCachedResult<KernelsAnalysis>();
+          if (!Changed || !Kept)
+            return Error::success();
+          Expected<KernelsAnalysis::Result> Fresh = KernelsAnalysis::run(O, AM);
+          if (!Fresh)
+            return prefixError("after pass '" + P.name() +
+                                   "': the kernels analysis it kept cannot be "
+                                   "computed anew",
+                               Fresh.takeError());
+          std::vector<size_t> Scanned;
+          for (size_t I = 0; I < Kept->Kernels.size(); ++I)
+            if (Kept->Kernels[I].ScannedSGPRs)
+              Scanned.push_back(I);
+          if (Fresh->Kernels.size() == Kept->Kernels.size())
+            if (Error E = Fresh->refineSGPRs(O, AM, Scanned))
+              return E;
+          if (std::optional<std::string> D = Kept->firstDifference(*Fresh))
+            return makeError("after pass '" + P.name() +
+                             "': the kernels analysis it kept differs from a "
+                             "fresh one in " +
+                             *D);
+          return Error::success();
+        });
   if (Opts.VerifyEach) {
     auto V = std::make_shared<VerifyPass>();
-    PI.AfterPass.push_back([&AM, &Ctx, V](const Pass &P, Object &O,
-                                          bool Changed) -> Error {
-      if (!Changed || !P.isTransform())
-        return Error::success();
-      Expected<PreservedAnalyses> R = V->run(O, AM, Ctx);
-      if (!R)
-        return prefixError("after pass '" + P.name() + "'", R.takeError());
-      return Error::success();
-    });
+    PI.AfterPass.push_back(
+        [&AM, &Ctx, V](const Pass &P, Object &O, bool Changed) -> Error {
+          if (!Changed || !P.isTransform())
+            return Error::success();
+          Expected<PreservedAnalyses> R = V->run(O, AM, Ctx);
+          if (!R)
+            return prefixError("after pass '" + P.name() + "'", R.takeError());
+          return Error::success();
+        });
     Ctx.CheckInvariants = true;
   }
   Error E = PM.run(Obj, AM, Ctx, &PI);

@@ -67,9 +67,9 @@ OutputImage Rewritten::image(ArrayRef<uint8_t> Input) const {
 }
 
 Expected<Rewritten> pipeline::rewriteCodeObject(ArrayRef<uint8_t> Input,
-                                              const PipelineText &P,
-                                              const PipelineOptions &Opts,
-                                              bool &Changed) {
+                                                const PipelineText &P,
+                                                const PipelineOptions &Opts,
+                                                bool &Changed) {
   Expected<PassManager> PM = P.parse();
   if (!PM)
     return PM.takeError();
@@ -88,8 +88,7 @@ Expected<Rewritten> pipeline::rewriteCodeObject(ArrayRef<uint8_t> Input,
   Changed = !L->InPlace;
   for (const auto &S : (*Obj)->sections())
     if (!Changed && S->isDirty() && S->Orig && !S->isNoBits())
-      Changed = S->contents() !=
-                Input.slice(S->Orig->Offset, S->Orig->Size);
+      Changed = S->contents() != Input.slice(S->Orig->Offset, S->Orig->Size);
   Rewritten R;
   R.Model = std::move(*Obj);
   R.ModelLayout = std::move(*L);
@@ -117,9 +116,8 @@ static Expected<Rewritten> rewriteHost(ArrayRef<uint8_t> Input,
   // print<...> JSON: one array for the whole host, whatever its bundles.
   std::vector<json::Value> JSONEntries;
   for (const bundle::HostBundle &B : HB->bundles()) {
-    Expected<std::optional<std::vector<uint8_t>>> NB =
-        rewriteBundle(B.Bytes, "bundle at " + hex(B.Addr), P, Opts, Summary,
-                      &JSONEntries);
+    Expected<std::optional<std::vector<uint8_t>>> NB = rewriteBundle(
+        B.Bytes, "bundle at " + hex(B.Addr), P, Opts, Summary, &JSONEntries);
     if (!NB)
       return NB.takeError();
     New.push_back(std::move(*NB));
@@ -183,12 +181,13 @@ static std::optional<std::string> whyUnknown(ArrayRef<uint8_t> Input) {
   // Either byte order: a code object with only EI_DATA flipped is still one.
   const bool AMDGPU = Machine == EM_AMDGPU ||
                       support::endian::read16le(Input.data() + 18) == EM_AMDGPU;
-  if (AMDGPU || (Class == ELFCLASS64 && Data == ELFDATA2LSB &&
-                 Machine == EM_X86_64))
+  if (AMDGPU ||
+      (Class == ELFCLASS64 && Data == ELFDATA2LSB && Machine == EM_X86_64))
     return std::nullopt;
-  std::string What = Class == ELFCLASS32   ? "ELF32"
-                     : Class == ELFCLASS64 ? "ELF64"
-                                           : "ELF class " + std::to_string(Class);
+  std::string What = Class == ELFCLASS32 ? "ELF32"
+                     : Class == ELFCLASS64
+                         ? "ELF64"
+                         : "ELF class " + std::to_string(Class);
   What += Data == ELFDATA2LSB   ? " little-endian"
           : Data == ELFDATA2MSB ? " big-endian"
                                 : ", data encoding " + std::to_string(Data);
@@ -201,9 +200,9 @@ static std::optional<std::string> whyUnknown(ArrayRef<uint8_t> Input) {
 }
 
 Expected<Rewritten> pipeline::rewriteInput(ArrayRef<uint8_t> Input,
-                                         const PipelineText &P,
-                                         const PipelineOptions &Opts,
-                                         RunSummary &Summary) {
+                                           const PipelineText &P,
+                                           const PipelineOptions &Opts,
+                                           RunSummary &Summary) {
   Summary.Kind = bundle::identifyInput(Input);
   switch (Summary.Kind) {
   case InputKind::CodeObject:

@@ -68,7 +68,8 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
   if (OutPath.empty())
     return Error::success();
   // Rewriting a file in place that nothing changed would only touch it.
-  if (!S.OutputChanged && OutPath != "-" && sys::fs::equivalent(InPath, OutPath))
+  if (!S.OutputChanged && OutPath != "-" &&
+      sys::fs::equivalent(InPath, OutPath))
     return Error::success();
   if (Error E = writeFileAtomically(OutPath, R->image(In->bytes()), &*In))
     return createFileError(OutPath, std::move(E));

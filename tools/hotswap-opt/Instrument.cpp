@@ -43,11 +43,11 @@ void PassTimes::stop() {
 void PassTimes::attach(PassInstrumentation &PI) {
   PI.BeforePass.push_back(
       [this](const Pass &P, const Object &) { start(P.name()); });
-  PI.AfterPass.insert(PI.AfterPass.begin(), [this](const Pass &, Object &,
-                                                   bool) {
-    stop();
-    return Error::success();
-  });
+  PI.AfterPass.insert(PI.AfterPass.begin(),
+                      [this](const Pass &, Object &, bool) {
+                        stop();
+                        return Error::success();
+                      });
   PI.BeforeAnalysis.push_back(
       [this](StringRef Name) { start((Name + " analysis").str()); });
   PI.AfterAnalysis.push_back([this](StringRef) { stop(); });
@@ -76,8 +76,7 @@ void PassTimes::print(raw_ostream &OS, unsigned CodeObjects) {
 DebugPrinter::DebugPrinter(raw_ostream &Debug, raw_ostream &Text, bool DebugPM,
                            bool PrintAfterAll,
                            std::vector<std::string> PrintAfterNames)
-    : Debug(Debug), Text(Text), DebugPM(DebugPM),
-      PrintAfterAll(PrintAfterAll) {
+    : Debug(Debug), Text(Text), DebugPM(DebugPM), PrintAfterAll(PrintAfterAll) {
   for (const std::string &N : PrintAfterNames)
     PrintAfter.insert(N);
 }

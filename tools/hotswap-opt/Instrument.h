@@ -53,9 +53,8 @@ private:
 /// -debug-pass-manager and -print-after(-all).
 class DebugPrinter {
 public:
-  DebugPrinter(llvm::raw_ostream &Debug, llvm::raw_ostream &Text,
-               bool DebugPM, bool PrintAfterAll,
-               std::vector<std::string> PrintAfter);
+  DebugPrinter(llvm::raw_ostream &Debug, llvm::raw_ostream &Text, bool DebugPM,
+               bool PrintAfterAll, std::vector<std::string> PrintAfter);
   void attach(PassInstrumentation &PI);
   bool enabled() const;
   /// Before a container's code object runs.

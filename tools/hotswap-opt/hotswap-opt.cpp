@@ -35,19 +35,20 @@ using namespace hotswap;
 
 static cl::OptionCategory Cat("hotswap-opt options");
 
-static cl::list<std::string>
-    InputFilenames(cl::Positional, cl::desc("<input>..."), cl::ZeroOrMore,
-                   cl::cat(Cat));
+static cl::list<std::string> InputFilenames(cl::Positional,
+                                            cl::desc("<input>..."),
+                                            cl::ZeroOrMore, cl::cat(Cat));
 static cl::opt<std::string>
-    OutputFilename("o", cl::desc("Output file for one input ('-' for stdout; "
-                                 "may equal the input, which is replaced "
-                                 "atomically)"),
+    OutputFilename("o",
+                   cl::desc("Output file for one input ('-' for stdout; "
+                            "may equal the input, which is replaced "
+                            "atomically)"),
                    cl::value_desc("filename"), cl::cat(Cat));
-static cl::opt<std::string> OutputDir(
-    "output-dir",
-    cl::desc("Write each output under its input's file name in this "
-             "directory (created if missing)"),
-    cl::value_desc("dir"), cl::cat(Cat));
+static cl::opt<std::string>
+    OutputDir("output-dir",
+              cl::desc("Write each output under its input's file name in this "
+                       "directory (created if missing)"),
+              cl::value_desc("dir"), cl::cat(Cat));
 static cl::opt<bool> InPlace("in-place",
                              cl::desc("Replace each input with its output, "
                                       "atomically (unchanged inputs are not "
@@ -83,9 +84,9 @@ static cl::opt<std::string>
            cl::value_desc("pipeline"), cl::cat(Cat));
 static cl::alias PassesShort("p", cl::desc("Alias for -passes"), cl::NotHidden,
                              cl::aliasopt(Passes), cl::cat(Cat));
-static cl::opt<bool> PrintPasses("print-passes",
-                                 cl::desc("Print every available pass and exit"),
-                                 cl::cat(Cat));
+static cl::opt<bool>
+    PrintPasses("print-passes", cl::desc("Print every available pass and exit"),
+                cl::cat(Cat));
 static cl::opt<bool> PrintPipelinePasses(
     "print-pipeline-passes",
     cl::desc("Print the canonical form of the -passes pipeline and exit"),
@@ -107,10 +108,10 @@ static cl::opt<bool>
     TimePassesOpt("time-passes",
                   cl::desc("Time each pass and analysis and print a report"),
                   cl::cat(Cat));
-static cl::opt<bool>
-    VerifyEach("verify-each",
-               cl::desc("Run 'verify' after every pass that changed the object"),
-               cl::cat(Cat));
+static cl::opt<bool> VerifyEach(
+    "verify-each",
+    cl::desc("Run 'verify' after every pass that changed the object"),
+    cl::cat(Cat));
 static cl::opt<bool> VerifyAnalysisPreservation(
     "verify-analysis-preservation", cl::Hidden,
     cl::desc("After each pass that kept the kernels analysis up to date, "
@@ -151,8 +152,8 @@ static void reportError(raw_ostream &OS, StringRef File, const Twine &Msg) {
 }
 
 static void printVersion(raw_ostream &OS) {
-  OS << "hotswap-opt " << getVersionString() << " (LLVM "
-     << LLVM_VERSION_STRING << ")\n"
+  OS << "hotswap-opt " << getVersionString() << " (LLVM " << LLVM_VERSION_STRING
+     << ")\n"
      << "  AMDGPU code object rewriter: kernel-entry trampolines, stub "
         "symbols\n";
 }
@@ -204,9 +205,9 @@ private:
   void show(bool Final) {
     if (!Enabled)
       return;
-    double S = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                             Start)
-                   .count();
+    double S =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+            .count();
     if (S * 1000 < ProgressAfter && !Final)
       return; // only when the work takes more than a moment
     errs() << "\r";
@@ -293,14 +294,14 @@ output changes nothing.
     // The canonical text must parse back to the same pipeline.
     PassManager Again;
     if (Error E = PB.parsePassPipeline(Again, Text))
-      fail("", "canonical pipeline does not parse back: " +
-                   toString(std::move(E)));
+      fail("",
+           "canonical pipeline does not parse back: " + toString(std::move(E)));
     std::string Text2;
     raw_string_ostream OS2(Text2);
     Again.printPipeline(OS2);
     if (Text2 != Text)
-      fail("", "canonical pipeline '" + Text + "' prints back as '" + Text2 +
-                   "'");
+      fail("",
+           "canonical pipeline '" + Text + "' prints back as '" + Text2 + "'");
     outs() << Text << "\n";
     return 0;
   }
@@ -365,24 +366,24 @@ output changes nothing.
 
   // Text (print<...>, -print-after) goes to stdout, unless an object does:
   // then to stderr, so that the object is not corrupted.
-  bool ObjectOnStdout = llvm::any_of(Jobs, [](const Job &J) {
-    return J.Out == "-";
-  });
+  bool ObjectOnStdout =
+      llvm::any_of(Jobs, [](const Job &J) { return J.Out == "-"; });
   raw_ostream &TextOut = ObjectOnStdout ? errs() : outs();
 
   // Debugging output needs one code object at a time, in order.
   PassTimes Times;
-  DebugPrinter Debug(errs(), TextOut, DebugPM, PrintAfterAll,
-                     std::vector<std::string>(PrintAfter.begin(),
-                                              PrintAfter.end()));
+  DebugPrinter Debug(
+      errs(), TextOut, DebugPM, PrintAfterAll,
+      std::vector<std::string>(PrintAfter.begin(), PrintAfter.end()));
   PassInstrumentation PI;
   Debug.attach(PI);
   if (TimePassesOpt)
     Times.attach(PI);
   bool Instrumented = Debug.enabled() || TimePassesOpt;
 
-  unsigned NThreads = Threads ? unsigned(Threads)
-                              : llvm::hardware_concurrency().compute_thread_count();
+  unsigned NThreads = Threads
+                          ? unsigned(Threads)
+                          : llvm::hardware_concurrency().compute_thread_count();
   std::optional<DefaultThreadPool> Pool;
   if (NThreads > 1)
     Pool.emplace(llvm::hardware_concurrency(NThreads));
@@ -407,10 +408,10 @@ output changes nothing.
     Job &J = Jobs[Index];
     // Buffered when inputs run at once; direct otherwise.
     raw_string_ostream TextBuf(J.Text), DiagBuf(J.Diag);
-    raw_ostream &T = ParallelInputs ? static_cast<raw_ostream &>(TextBuf)
-                                    : TextOut;
-    raw_ostream &D = ParallelInputs ? static_cast<raw_ostream &>(DiagBuf)
-                                    : errs();
+    raw_ostream &T =
+        ParallelInputs ? static_cast<raw_ostream &>(TextBuf) : TextOut;
+    raw_ostream &D =
+        ParallelInputs ? static_cast<raw_ostream &>(DiagBuf) : errs();
     PipelineOptions Opts;
     Opts.Strict = Strict;
     Opts.VerifyEach = VerifyEach;
@@ -464,9 +465,7 @@ output changes nothing.
             reportError(D, displayName(FE.getFileName()),
                         FE.messageWithoutFileInfo());
           },
-          [&](const ErrorInfoBase &EI) {
-            reportError(D, Name, EI.message());
-          });
+          [&](const ErrorInfoBase &EI) { reportError(D, Name, EI.message()); });
     }
     if (!ParallelInputs)
       D.flush();

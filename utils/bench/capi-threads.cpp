@@ -59,8 +59,8 @@ std::string loadavg() {
 
 /// One run; false (and a message) when it fails or writes other bytes.
 bool runOne(Input &In, const char *Passes, bool Record, std::string &Err) {
-  hotswap_result_t R = hotswap_run_pipeline(nullptr, In.Bytes.data(),
-                                            In.Bytes.size(), Passes);
+  hotswap_result_t R =
+      hotswap_run_pipeline(nullptr, In.Bytes.data(), In.Bytes.size(), Passes);
   if (!R) {
     Err = In.Path + ": hotswap_run_pipeline returned NULL";
     return false;
@@ -129,8 +129,7 @@ int main(int argc, char **argv) {
   }
 
   std::printf("hotswap %s, pipeline %s, %zu inputs, %u threads, %u reps\n",
-              hotswap_version(), Passes.c_str(), Inputs.size(), Threads,
-              Reps);
+              hotswap_version(), Passes.c_str(), Inputs.size(), Threads, Reps);
   for (const Input &In : Inputs)
     std::printf("  %s (%zu bytes)\n", In.Path.c_str(), In.Bytes.size());
   std::printf("loadavg before: %s\n", loadavg().c_str());

@@ -110,12 +110,12 @@ struct KernelDescriptor {
 
   /// \name COMPUTE_PGM_RSRC2 and the initial SGPR layout
   /// @{
-  bool enablesPrivateSegment() const;      ///< bit 0
+  bool enablesPrivateSegment() const;                 ///< bit 0
   unsigned userSGPRCount(const TargetInfo &TI) const; ///< bits 1.. (5 or 6)
-  bool enablesWorkgroupIDX() const;        ///< bit 7
-  bool enablesWorkgroupIDY() const;        ///< bit 8
-  bool enablesWorkgroupIDZ() const;        ///< bit 9
-  bool enablesWorkgroupInfo() const;       ///< bit 10
+  bool enablesWorkgroupIDX() const;                   ///< bit 7
+  bool enablesWorkgroupIDY() const;                   ///< bit 8
+  bool enablesWorkgroupIDZ() const;                   ///< bit 9
+  bool enablesWorkgroupInfo() const;                  ///< bit 10
   /// System SGPRs CP/SPI write after the user SGPRs: workgroup IDs,
   /// workgroup info, and the scratch wave offset when the private segment is
   /// enabled and the target has no architected flat scratch. The workgroup
@@ -138,8 +138,8 @@ struct KernelDescriptor {
 
   /// \name KERNEL_CODE_PROPERTIES and KERNARG_PRELOAD
   /// @{
-  bool isWave32() const;          ///< ENABLE_WAVEFRONT_SIZE32 (bit 10)
-  bool usesDynamicStack() const;  ///< USES_DYNAMIC_STACK (bit 11)
+  bool isWave32() const;         ///< ENABLE_WAVEFRONT_SIZE32 (bit 10)
+  bool usesDynamicStack() const; ///< USES_DYNAMIC_STACK (bit 11)
   /// 32 or 64: the wave size the KD selects (wave64 unless bit 10 is set).
   unsigned wavefrontSize() const;
   unsigned kernargPreloadLength() const; ///< dwords (bits 0-6)

@@ -72,8 +72,8 @@ llvm::Error replaceDescriptor(llvm::MutableArrayRef<uint8_t> Section,
 
 /// Appends one note (header, name with NUL and padding, descriptor and
 /// padding) to \p Out. Padding bytes are zero.
-void appendNote(std::vector<uint8_t> &Out, llvm::StringRef Name,
-                uint32_t Type, llvm::ArrayRef<uint8_t> Desc);
+void appendNote(std::vector<uint8_t> &Out, llvm::StringRef Name, uint32_t Type,
+                llvm::ArrayRef<uint8_t> Desc);
 
 } // namespace amdgpu
 } // namespace hotswap

@@ -118,8 +118,7 @@ public:
   static constexpr uint64_t ShortBodySize = 4;
 
 private:
-  StubEncoder(const TargetInfo &TI, std::vector<uint8_t> Prologue,
-              TargetMC &MC)
+  StubEncoder(const TargetInfo &TI, std::vector<uint8_t> Prologue, TargetMC &MC)
       : TI(TI), Prologue(std::move(Prologue)), MC(MC) {}
 
   /// Jump sequence with literal (or simm16) fields set to zero, and where
@@ -137,8 +136,7 @@ private:
                                          unsigned SGPR) const;
   llvm::Error encodeHalf(const StubSpec &Spec, uint64_t HalfAddr,
                          uint64_t Target, uint8_t *Out) const;
-  std::optional<int16_t> branchOffset(uint64_t StubAddr,
-                                      uint64_t Target) const;
+  std::optional<int16_t> branchOffset(uint64_t StubAddr, uint64_t Target) const;
 
   TargetInfo TI;
   std::vector<uint8_t> Prologue;

@@ -92,10 +92,10 @@ struct TargetInfo {
   unsigned DefaultWavefrontSize = 64;
 
   /// Mnemonics the assembler accepts for this target.
-  std::string GetPC;  // s_getpc_b64 | s_get_pc_i64
-  std::string SetPC;  // s_setpc_b64 | s_set_pc_i64
-  std::string AddLo;  // s_add_u32 | s_add_co_u32
-  std::string AddHi;  // s_addc_u32 | s_add_co_ci_u32
+  std::string GetPC; // s_getpc_b64 | s_get_pc_i64
+  std::string SetPC; // s_setpc_b64 | s_set_pc_i64
+  std::string AddLo; // s_add_u32 | s_add_co_u32
+  std::string AddHi; // s_addc_u32 | s_add_co_ci_u32
 
   /// "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-" style target ID.
   std::string targetID() const;

@@ -221,13 +221,9 @@ public:
   FileHeader Header;
 
   /// Sections in section-header-table order; entry 0 is the null section.
-  llvm::ArrayRef<std::unique_ptr<Section>> sections() const {
-    return Sections;
-  }
+  llvm::ArrayRef<std::unique_ptr<Section>> sections() const { return Sections; }
   /// Program headers in table order.
-  llvm::ArrayRef<std::unique_ptr<Segment>> segments() const {
-    return Segments;
-  }
+  llvm::ArrayRef<std::unique_ptr<Segment>> segments() const { return Segments; }
   llvm::ArrayRef<std::unique_ptr<SymbolTable>> symbolTables() const {
     return SymbolTables;
   }

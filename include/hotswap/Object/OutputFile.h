@@ -34,8 +34,7 @@ struct OutputImage {
   uint64_t Size = 0;
   llvm::ArrayRef<uint8_t> Base; // the input's bytes (first BaseLength used)
   uint64_t BaseLength = 0;
-  std::function<std::vector<ByteRange>(llvm::MutableArrayRef<uint8_t>)>
-      Render;
+  std::function<std::vector<ByteRange>(llvm::MutableArrayRef<uint8_t>)> Render;
 };
 
 /// Writes \p Image to \p Path atomically (see the file comment). With

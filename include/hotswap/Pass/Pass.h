@@ -103,9 +103,8 @@ public:
     return std::nullopt;
   }
   /// Does the work. Returning PreservedAnalyses::all() means "no change".
-  virtual llvm::Expected<PreservedAnalyses> run(Object &Obj,
-                                                AnalysisManager &AM,
-                                                PassContext &Ctx) = 0;
+  virtual llvm::Expected<PreservedAnalyses>
+  run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) = 0;
   /// Passes that only read (print<...>, verify) are not reported as changes.
   virtual bool isTransform() const { return true; }
 };

@@ -29,8 +29,8 @@ struct PassInstrumentation {
       std::function<llvm::Error(const Pass &, Object &, bool Changed)>, 2>
       AfterPass;
   /// A pass was not run: its invariant holds or a precondition is unmet.
-  llvm::SmallVector<
-      std::function<void(const Pass &, llvm::StringRef Reason)>, 2>
+  llvm::SmallVector<std::function<void(const Pass &, llvm::StringRef Reason)>,
+                    2>
       SkippedPass;
   /// Around the computation of an analysis (by name, "kernels"), whichever
   /// pass asked for it; nested analyses nest.

@@ -24,8 +24,8 @@
 
 namespace hotswap {
 
-using PassFactory =
-    std::function<llvm::Expected<std::unique_ptr<Pass>>(llvm::StringRef Params)>;
+using PassFactory = std::function<llvm::Expected<std::unique_ptr<Pass>>(
+    llvm::StringRef Params)>;
 
 class PassRegistry {
 public:

@@ -39,8 +39,7 @@ public:
     return derived().holds(Obj, *R, AM, Ctx);
   }
   llvm::Expected<std::optional<std::string>>
-  unmetPrecondition(Object &Obj, AnalysisManager &AM,
-                    PassContext &Ctx) final {
+  unmetPrecondition(Object &Obj, AnalysisManager &AM, PassContext &Ctx) final {
     auto R = AM.getResult<KernelsAnalysis>(Obj);
     if (!R)
       return R.takeError();

@@ -64,8 +64,7 @@ private:
   prologueFor(Object &Obj, const KernelsAnalysis::Result &R,
               AnalysisManager &AM) const;
   llvm::Expected<std::vector<uint8_t>>
-  prologueBytes(const amdgpu::TargetInfo &TI,
-                const amdgpu::TargetMC &MC) const;
+  prologueBytes(const amdgpu::TargetInfo &TI, const amdgpu::TargetMC &MC) const;
 
   TrampolineOptions Opts;
   std::optional<llvm::Regex> OnlyRE;

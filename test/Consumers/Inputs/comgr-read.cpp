@@ -73,7 +73,8 @@ std::string metaString(amd_comgr_metadata_node_t Node) {
 
 amd_comgr_metadata_kind_t metaKind(amd_comgr_metadata_node_t Node) {
   amd_comgr_metadata_kind_t Kind;
-  check(amd_comgr_get_metadata_kind(Node, &Kind), "amd_comgr_get_metadata_kind");
+  check(amd_comgr_get_metadata_kind(Node, &Kind),
+        "amd_comgr_get_metadata_kind");
   return Kind;
 }
 
@@ -168,9 +169,8 @@ void printKernels(amd_comgr_metadata_node_t Root) {
     amd_comgr_metadata_node_t K;
     check(amd_comgr_index_list_metadata(Kernels, I, &K),
           "amd_comgr_index_list_metadata");
-    Lines.push_back("kernel " + lookupString(K, ".name") +
-                    " symbol=" + lookupString(K, ".symbol") +
-                    " kernarg_segment_size=" +
+    Lines.push_back("kernel " + lookupString(K, ".name") + " symbol=" +
+                    lookupString(K, ".symbol") + " kernarg_segment_size=" +
                     lookupString(K, ".kernarg_segment_size") +
                     " sgpr_count=" + lookupString(K, ".sgpr_count") +
                     " vgpr_count=" + lookupString(K, ".vgpr_count") +
@@ -196,14 +196,22 @@ struct Symbol {
 
 const char *typeName(int Type) {
   switch (Type) {
-  case AMD_COMGR_SYMBOL_TYPE_NOTYPE: return "NOTYPE";
-  case AMD_COMGR_SYMBOL_TYPE_OBJECT: return "OBJECT";
-  case AMD_COMGR_SYMBOL_TYPE_FUNC: return "FUNC";
-  case AMD_COMGR_SYMBOL_TYPE_SECTION: return "SECTION";
-  case AMD_COMGR_SYMBOL_TYPE_FILE: return "FILE";
-  case AMD_COMGR_SYMBOL_TYPE_COMMON: return "COMMON";
-  case AMD_COMGR_SYMBOL_TYPE_AMDGPU_HSA_KERNEL: return "HSA_KERNEL";
-  default: return "UNKNOWN";
+  case AMD_COMGR_SYMBOL_TYPE_NOTYPE:
+    return "NOTYPE";
+  case AMD_COMGR_SYMBOL_TYPE_OBJECT:
+    return "OBJECT";
+  case AMD_COMGR_SYMBOL_TYPE_FUNC:
+    return "FUNC";
+  case AMD_COMGR_SYMBOL_TYPE_SECTION:
+    return "SECTION";
+  case AMD_COMGR_SYMBOL_TYPE_FILE:
+    return "FILE";
+  case AMD_COMGR_SYMBOL_TYPE_COMMON:
+    return "COMMON";
+  case AMD_COMGR_SYMBOL_TYPE_AMDGPU_HSA_KERNEL:
+    return "HSA_KERNEL";
+  default:
+    return "UNKNOWN";
   }
 }
 
@@ -285,7 +293,12 @@ template <typename T> T readLE(const std::vector<char> &B, uint64_t Off) {
 
 bool loadImage(Image &Img) {
   const std::vector<char> &B = Img.Bytes;
-  if (B.size() < 64 || std::memcmp(B.data(), "\x7f" "ELF", 4) != 0 || B[4] != 2)
+  if (B.size() < 64 ||
+      std::memcmp(B.data(),
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
+      B[4] != 2)
     return false;
   uint64_t PhOff = readLE<uint64_t>(B, 32);
   uint16_t PhEntSize = readLE<uint16_t>(B, 54), PhNum = readLE<uint16_t>(B, 56);
@@ -295,14 +308,15 @@ bool loadImage(Image &Img) {
       return false;
     if (readLE<uint32_t>(B, P) != 1) // PT_LOAD
       continue;
-    Img.Loads.push_back(
-        {readLE<uint64_t>(B, P + 16), readLE<uint64_t>(B, P + 8),
-         readLE<uint64_t>(B, P + 32)});
+    Img.Loads.push_back({readLE<uint64_t>(B, P + 16),
+                         readLE<uint64_t>(B, P + 8),
+                         readLE<uint64_t>(B, P + 32)});
   }
   return true;
 }
 
-// --- disassembly --------------------------------------------------------------
+// --- disassembly
+// --------------------------------------------------------------
 
 struct DisasmState {
   const Image *Img;
@@ -335,9 +349,8 @@ void printAnnotation(uint64_t Address, void *User) {
 void disassemble(const std::string &Isa, const Image &Img,
                  const std::string &Kernel, uint64_t Entry, uint64_t Bytes) {
   amd_comgr_disassembly_info_t Info;
-  check(amd_comgr_create_disassembly_info(Isa.c_str(), readMemory,
-                                          printInstruction, printAnnotation,
-                                          &Info),
+  check(amd_comgr_create_disassembly_info(
+            Isa.c_str(), readMemory, printInstruction, printAnnotation, &Info),
         "amd_comgr_create_disassembly_info");
   uint64_t Addr = Entry;
   while (Addr < Entry + Bytes) {

@@ -105,7 +105,10 @@ bool checkCodeObject(const std::string &Isa, const std::vector<char> &File,
                 " bytes)");
   const unsigned char *P =
       reinterpret_cast<const unsigned char *>(File.data()) + Offset;
-  if (Size < 64 || std::memcmp(P, "\x7f" "ELF", 4) != 0)
+  if (Size < 64 || std::memcmp(P,
+                               "\x7f"
+                               "ELF",
+                               4) != 0)
     return Fail("no ELF header");
   uint16_t Type, Machine;
   uint32_t Flags;

@@ -81,10 +81,11 @@ typedef struct {
 enum { WrapperMagic = 0x48495046, WrapperVersion = 1 };
 enum { ErrorNoDevice = 100, ErrorInvalidValue = 1 };
 
-// --- reporting ----------------------------------------------------------------
+// --- reporting
+// ----------------------------------------------------------------
 
-static __attribute__((noreturn, format(printf, 1, 2))) void fail(const char *Fmt,
-                                                                 ...) {
+static __attribute__((noreturn, format(printf, 1, 2))) void
+fail(const char *Fmt, ...) {
   va_list Ap;
   va_start(Ap, Fmt);
   fputs("fake-hip: error: ", stderr);
@@ -121,14 +122,15 @@ static __attribute__((format(printf, 2, 3))) void record(const char *Name,
   close(Fd);
 }
 
-// --- where an address lives -----------------------------------------------------
+// --- where an address lives
+// -----------------------------------------------------
 
 typedef struct {
   uintptr_t Addr, Size; // the range looked up
   int Found;
-  char Name[PATH_MAX];  // the object's path ("" for the main program)
-  uintptr_t Bias;       // load bias (dlpi_addr)
-  uint64_t FileOffset;  // of Addr in that object
+  char Name[PATH_MAX]; // the object's path ("" for the main program)
+  uintptr_t Bias;      // load bias (dlpi_addr)
+  uint64_t FileOffset; // of Addr in that object
 } Location;
 
 static int findRange(struct dl_phdr_info *Info, size_t Sz, void *Data) {
@@ -180,7 +182,8 @@ static const char *baseName(const char *Path) {
   return Slash ? Slash + 1 : Path;
 }
 
-// --- bundles --------------------------------------------------------------------
+// --- bundles
+// --------------------------------------------------------------------
 
 static uint64_t readU64(const unsigned char *P) {
   uint64_t V;
@@ -200,7 +203,8 @@ static uint64_t sizeUncompressed(const unsigned char *B) {
   locate(B, 32, "bundle header");
   uint64_t N = readU64(B + 24);
   if (N == 0 || N > 4096)
-    fail("bundle at %p has %llu entries", (const void *)B, (unsigned long long)N);
+    fail("bundle at %p has %llu entries", (const void *)B,
+         (unsigned long long)N);
   uint64_t Pos = 32, Last = 0, Max = 0;
   for (uint64_t I = 0; I < N; ++I) {
     locate(B + Pos, 24, "bundle entry");
@@ -240,7 +244,8 @@ static uint64_t sizeCompressed(const unsigned char *B, const char **Format) {
   }
 }
 
-// --- registration ---------------------------------------------------------------
+// --- registration
+// ---------------------------------------------------------------
 
 enum { MaxModules = 4096 };
 
@@ -381,7 +386,8 @@ EXPORT void __hipRegisterTexture(void **Handle, void *Var, char *HostVar,
          moduleIndex(Handle), DeviceVar);
 }
 
-// --- launches -------------------------------------------------------------------
+// --- launches
+// -------------------------------------------------------------------
 
 static __thread dim3 ConfigGrid, ConfigBlock;
 static __thread size_t ConfigShmem;
@@ -412,15 +418,17 @@ EXPORT int hipLaunchKernel(const void *HostFunction, dim3 Grid, dim3 Block,
   for (size_t I = 0; I < NumFunctions; ++I) {
     if (Functions[I].Host != HostFunction)
       continue;
-    record("events.txt", "launch name=%s grid=%u,%u,%u block=%u,%u,%u shmem=%zu",
-           Functions[I].Name, Grid.x, Grid.y, Grid.z, Block.x, Block.y,
-           Block.z, Shmem);
+    record("events.txt",
+           "launch name=%s grid=%u,%u,%u block=%u,%u,%u shmem=%zu",
+           Functions[I].Name, Grid.x, Grid.y, Grid.z, Block.x, Block.y, Block.z,
+           Shmem);
     return 0;
   }
   fail("launch of unregistered host function %p", HostFunction);
 }
 
-// --- the rest of what librocrand imports: no device here -------------------------
+// --- the rest of what librocrand imports: no device here
+// -------------------------
 
 EXPORT int hipMalloc(void **Ptr, size_t Size) {
   (void)Size;

@@ -1,4 +1,5 @@
-//===- run-fat.cpp - Load a fat HIP library and use it ---------------------===//
+//===- run-fat.cpp - Load a fat HIP library and use it
+//---------------------===//
 //
 //   run-fat LIB [LIB2...]
 //
