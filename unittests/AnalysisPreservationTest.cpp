@@ -17,19 +17,15 @@
 #include "llvm/Support/YAMLTraits.h"
 #include "gtest/gtest.h"
 
+#include "EmbeddedInputs.h"
+
 using namespace llvm;
 using namespace hotswap;
 
 namespace {
 
-struct EmbeddedInput {
-  const char *Name;
-  const char *YAML;
-};
-
-const EmbeddedInput EmbeddedInputs[] = {
-#include "UnittestInputs.inc"
-};
+using unittest::EmbeddedInput;
+using unittest::EmbeddedInputs;
 
 /// A gfx900 object with kernels (no .numbered_sgpr: long stubs scan code).
 std::vector<char> gfx900Object() {

@@ -22,6 +22,8 @@
 #include "llvm/Support/YAMLTraits.h"
 #include "gtest/gtest.h"
 
+#include "EmbeddedInputs.h"
+
 #include <atomic>
 #include <condition_variable>
 #include <iterator>
@@ -34,14 +36,8 @@ using namespace hotswap;
 
 namespace {
 
-struct EmbeddedInput {
-  const char *Name;
-  const char *YAML;
-};
-
-const EmbeddedInput EmbeddedInputs[] = {
-#include "UnittestInputs.inc"
-};
+using unittest::EmbeddedInput;
+using unittest::EmbeddedInputs;
 
 /// Long-form stubs: on gfx8/9 without `.numbered_sgpr` symbols each scratch
 /// pair comes from a scan of the kernel's code.
