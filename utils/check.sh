@@ -95,6 +95,13 @@ run_suite() {
     "$build_dir/test" >"$build_dir/lit.log" 2>&1
   if [ $? -ne 0 ]; then
     grep -E "^(FAIL|XPASS|UNRESOLVED|TIMEOUT):|fatal" "$build_dir/lit.log" | head -50
+    # What each failing test printed (lit -v's block), at most 80 lines
+    # per test, so that a CI log alone says why.
+    local stars="********************"
+    awk -v s="$stars" '
+      index($0, s " TEST ") == 1 && index($0, " FAILED " s) { on = 1; n = 0 }
+      on && n++ < 80 { print }
+      on && $0 == s { on = 0 }' "$build_dir/lit.log" | head -400
   fi
   add_results "$name lit" "$build_dir/lit-xunit.xml"
 }
