@@ -111,6 +111,21 @@ std::vector<uint8_t> le64(uint64_t V) {
 Error HostBinary::replaceBundles(
     Object &Host, ArrayRef<std::optional<std::vector<uint8_t>>> NewBundles,
     const HostRewriteOptions &Opts) const {
+  return replace(Host, NewBundles, nullptr, Opts);
+}
+
+Error HostBinary::takeBundles(
+    Object &Host, std::vector<std::optional<std::vector<uint8_t>>> NewBundles,
+    const HostRewriteOptions &Opts) const {
+  return replace(Host, NewBundles, &NewBundles, Opts);
+}
+
+/// \p Owned, when set, holds \p NewBundles' vectors, which are freed as
+/// they are copied.
+Error HostBinary::replace(
+    Object &Host, ArrayRef<std::optional<std::vector<uint8_t>>> NewBundles,
+    std::vector<std::optional<std::vector<uint8_t>>> *Owned,
+    const HostRewriteOptions &Opts) const {
   if (&Host != Source)
     return makeError("replaceBundles was given an object other than the one "
                      "analyzed");
@@ -184,10 +199,6 @@ Error HostBinary::replaceBundles(
     NewAddr[I] = VAddr + Off;
     Size = Off + N;
   }
-  std::vector<uint8_t> Contents(Size, 0);
-  for (size_t I : Changed)
-    std::copy(NewBundles[I]->begin(), NewBundles[I]->end(),
-              Contents.begin() + (NewAddr[I] - VAddr));
 
   // Every write into existing sections: each wrapper of a changed bundle
   // repointed where its value lives, then the old bundles zeroed.
@@ -237,6 +248,18 @@ Error HostBinary::replaceBundles(
         StringRef(Host.sections()[Sec]->Name).contains(".hip_fat") &&
         !llvm::is_contained(Rename, Sec))
       Rename.push_back(Sec);
+  }
+
+  // The new section's contents, filled in order (the bytes are touched
+  // once, as each bundle is copied and, when owned, freed).
+  std::vector<uint8_t> Contents;
+  Contents.reserve(Size);
+  for (size_t I : Changed) {
+    Contents.resize(NewAddr[I] - VAddr, 0);
+    Contents.insert(Contents.end(), NewBundles[I]->begin(),
+                    NewBundles[I]->end());
+    if (Owned)
+      (*Owned)[I].reset();
   }
 
   // Nothing can fail from here on.

@@ -68,7 +68,7 @@ Expected<BundleLayout> computeLayout(ArrayRef<OffloadBundleInput> Entries,
       return overflow();
     const uint64_t Offset = alignTo(Pos, Alignment);
     std::optional<uint64_t> End =
-        checkedAddUnsigned<uint64_t>(Offset, E.Payload.size());
+        checkedAddUnsigned<uint64_t>(Offset, E.payloadSize());
     if (!End)
       return overflow();
     L.Offsets.push_back(Offset);
@@ -98,15 +98,19 @@ buildOffloadBundle(ArrayRef<OffloadBundleInput> Entries, uint64_t Alignment) {
   Put64(Entries.size());
   for (auto [I, E] : enumerate(Entries)) {
     Put64(L->Offsets[I]);
-    Put64(E.Payload.size());
+    Put64(E.payloadSize());
     Put64(E.ID.size());
     std::memcpy(P, E.ID.data(), E.ID.size());
     P += E.ID.size();
   }
-  for (auto [I, E] : enumerate(Entries))
-    if (!E.Payload.empty())
+  for (auto [I, E] : enumerate(Entries)) {
+    if (E.Rendered)
+      E.Rendered->Render(
+          MutableArrayRef<uint8_t>(Out).slice(L->Offsets[I], E.Rendered->Size));
+    else if (!E.Payload.empty())
       std::memcpy(Out.data() + L->Offsets[I], E.Payload.data(),
                   E.Payload.size());
+  }
   return Out;
 }
 
@@ -118,15 +122,11 @@ bool replacesPayload(const OffloadBundle &Bundle,
   return false;
 }
 
-Expected<std::vector<uint8_t>>
-rewriteOffloadBundle(const OffloadBundle &Bundle,
-                     PayloadReplacements Replacements) {
-  if (!Replacements.empty() && Replacements.size() != Bundle.Entries.size())
-    return makeError(Twine(Replacements.size()) + " replacement slots for " +
-                     Twine(Bundle.Entries.size()) + " entries");
-  if (!replacesPayload(Bundle, Replacements))
-    return std::vector<uint8_t>(Bundle.Bytes.begin(), Bundle.Bytes.end());
-
+/// The bundle rebuilt with the payloads \p Rendered gives (one slot per
+/// entry); the caller has checked at least one is replaced.
+static Expected<std::vector<uint8_t>>
+rebuild(const OffloadBundle &Bundle,
+        ArrayRef<std::optional<RenderedPayload>> Rendered) {
   ArrayRef<uint8_t> Trailing = Bundle.trailingBytes();
   const auto *NonZero =
       find_if(Trailing, [](uint8_t Byte) { return Byte != 0; });
@@ -140,11 +140,46 @@ rewriteOffloadBundle(const OffloadBundle &Bundle,
   std::vector<OffloadBundleInput> Inputs;
   for (auto [I, E] : enumerate(Bundle.Entries)) {
     OffloadBundleInput In{E.ID, E.Payload};
-    if (I < Replacements.size() && Replacements[I])
-      In.Payload = *Replacements[I];
+    if (Rendered[I])
+      In.Rendered = &*Rendered[I];
     Inputs.push_back(In);
   }
   return buildOffloadBundle(Inputs, Bundle.payloadAlignment());
+}
+
+static Error slotCount(size_t Slots, const OffloadBundle &Bundle) {
+  return makeError(Twine(Slots) + " replacement slots for " +
+                   Twine(Bundle.Entries.size()) + " entries");
+}
+
+Expected<std::vector<uint8_t>>
+rewriteOffloadBundle(const OffloadBundle &Bundle,
+                     PayloadReplacements Replacements) {
+  if (!Replacements.empty() && Replacements.size() != Bundle.Entries.size())
+    return slotCount(Replacements.size(), Bundle);
+  if (!replacesPayload(Bundle, Replacements))
+    return std::vector<uint8_t>(Bundle.Bytes.begin(), Bundle.Bytes.end());
+  std::vector<std::optional<RenderedPayload>> Rendered(Bundle.Entries.size());
+  for (auto [Slot, Bytes] : zip(Rendered, Replacements)) {
+    if (!Bytes)
+      continue;
+    ArrayRef<uint8_t> B = *Bytes;
+    Slot = RenderedPayload{B.size(), [B](MutableArrayRef<uint8_t> Out) {
+                             if (!B.empty())
+                               std::memcpy(Out.data(), B.data(), B.size());
+                           }};
+  }
+  return rebuild(Bundle, Rendered);
+}
+
+Expected<std::vector<uint8_t>>
+rewriteOffloadBundle(const OffloadBundle &Bundle,
+                     ArrayRef<std::optional<RenderedPayload>> Rendered) {
+  if (Rendered.size() != Bundle.Entries.size())
+    return slotCount(Rendered.size(), Bundle);
+  if (llvm::none_of(Rendered, [](const auto &R) { return R.has_value(); }))
+    return std::vector<uint8_t>(Bundle.Bytes.begin(), Bundle.Bytes.end());
+  return rebuild(Bundle, Rendered);
 }
 
 } // namespace bundle

@@ -63,19 +63,13 @@ static Expected<bool> writeByCopying(StringRef Path, const OutputImage &Image,
     }
   }
 
-  // What differs, rendered into an untouched (so unfaulted) buffer and
-  // written range by range.
-  auto Buf = WritableMemoryBuffer::getNewUninitMemBuffer(Image.Size);
-  if (!Buf)
-    return makeError("cannot allocate " + Twine(Image.Size) +
-                     " bytes for the output");
-  MutableArrayRef<uint8_t> Out(
-      reinterpret_cast<uint8_t *>(Buf->getBufferStart()), Buf->getBufferSize());
-  for (ByteRange R : Image.Render(Out)) {
+  // What differs, written piece by piece from where it lies in memory
+  // (the file is zeros after the base until then).
+  for (const OutputPiece &P : Image.Pieces().Pieces) {
     uint64_t Done = 0;
-    while (Done < R.Size) {
-      ssize_t N = ::pwrite(OutFD, Out.data() + R.Offset + Done, R.Size - Done,
-                           static_cast<off_t>(R.Offset + Done));
+    while (Done < P.Bytes.size()) {
+      ssize_t N = ::pwrite(OutFD, P.Bytes.data() + Done, P.Bytes.size() - Done,
+                           static_cast<off_t>(P.Offset + Done));
       if (N < 0 && errno == EINTR)
         continue;
       if (N <= 0)
@@ -95,6 +89,12 @@ static Expected<bool> writeByCopying(StringRef Path, const OutputImage &Image,
     return makeError(EC.message());
   Keep = true;
   return true;
+}
+
+void OutputImage::renderInto(MutableArrayRef<uint8_t> Out) const {
+  memcpy(Out.data(), Base.data(), BaseLength);
+  memset(Out.data() + BaseLength, 0, Out.size() - BaseLength);
+  Pieces().applyTo(Out);
 }
 
 Error hotswap::writeFileAtomically(StringRef Path, const OutputImage &Image,
@@ -124,11 +124,8 @@ Error hotswap::writeFileAtomically(StringRef Path, const OutputImage &Image,
       Path, Image.Size, FileOutputBuffer::F_executable);
   if (!FOB)
     return FOB.takeError();
-  MutableArrayRef<uint8_t> Out((*FOB)->getBufferStart(),
-                               (*FOB)->getBufferSize());
-  memcpy(Out.data(), Image.Base.data(), Image.BaseLength);
-  memset(Out.data() + Image.BaseLength, 0, Out.size() - Image.BaseLength);
-  Image.Render(Out);
+  Image.renderInto(MutableArrayRef<uint8_t>((*FOB)->getBufferStart(),
+                                            (*FOB)->getBufferSize()));
   return (*FOB)->commit();
 }
 
@@ -138,9 +135,7 @@ Error hotswap::writeObjectToFile(const Object &Obj, const Layout &L,
   Image.Size = L.FileSize;
   Image.Base = Obj.input();
   Image.BaseLength = L.BaseLength;
-  Image.Render = [&](MutableArrayRef<uint8_t> Out) {
-    return writeObjectOverBase(Obj, L, Out);
-  };
+  Image.Pieces = [&] { return renderPieces(Obj, L); };
   return writeFileAtomically(Path, Image, Source);
 }
 

@@ -6,6 +6,7 @@
 
 #include "llvm/Support/Endian.h"
 
+#include <cassert>
 #include <cstring>
 
 using namespace llvm;
@@ -18,42 +19,15 @@ template <typename T> static void wr(uint8_t *P, T V) {
   endian::write<T, llvm::endianness::little>(P, V);
 }
 
-/// Renders everything that is not the input's first L.BaseLength bytes,
-/// recording each range written in \p Touched when it is not null.
-static void render(const Object &Obj, const Layout &L,
-                   MutableArrayRef<uint8_t> Out,
-                   std::vector<ByteRange> *Touched) {
-  uint8_t *Buf = Out.data();
-  const uint64_t Base = L.BaseLength;
-  auto put = [&](uint64_t Off, const void *Src, uint64_t N) {
-    if (!N)
-      return;
-    memcpy(Buf + Off, Src, N);
-    if (Touched)
-      Touched->push_back({Off, N});
-  };
+/// Bytes of the ELF header, the program header table and the section
+/// header table.
+static uint64_t headerBytes(const Object &Obj, const Layout &L) {
+  return sizeof(Elf64_Ehdr) + L.Segments.size() * sizeof(Elf64_Phdr) +
+         Obj.sections().size() * sizeof(Elf64_Shdr);
+}
 
-  // Section contents first: a non-loaded section kept in place may overlap
-  // the ELF header or a header table (the reader allows it), and the headers
-  // written below must win over its stale copy of the old ones.
-  for (size_t I = 1; I < Obj.sections().size(); ++I) {
-    const Section &S = *Obj.sections()[I];
-    if (S.isNoBits())
-      continue;
-    auto It = L.Rebuilt.find(&S);
-    ArrayRef<uint8_t> C =
-        It != L.Rebuilt.end() ? ArrayRef<uint8_t>(It->second) : S.contents();
-    // Bytes the base copy already put in place need no second copy.
-    bool InBase = S.Orig && !S.isDirty() && It == L.Rebuilt.end() &&
-                  L.SectionOffsets[I] == S.Orig->Offset &&
-                  S.Orig->Offset + C.size() <= Base;
-    if (!InBase)
-      put(L.SectionOffsets[I], C.data(), C.size());
-  }
-
-  // ELF header.
-  if (Touched)
-    Touched->push_back({0, sizeof(Elf64_Ehdr)});
+/// Renders the ELF header at \p Buf.
+static void renderFileHeader(const Object &Obj, const Layout &L, uint8_t *Buf) {
   const FileHeader &H = Obj.Header;
   memcpy(Buf, H.Ident.data(), EI_NIDENT);
   wr<uint16_t>(Buf + 16, H.Type);
@@ -77,13 +51,13 @@ static void render(const Object &Obj, const Layout &L,
   wr<uint16_t>(Buf + 62, static_cast<uint16_t>(Obj.sectionNames()
                                                    ? Obj.sectionNames()->index()
                                                    : 0));
+}
 
-  // Program headers.
-  if (Touched && !L.Segments.empty())
-    Touched->push_back({L.PhOff, L.Segments.size() * sizeof(Elf64_Phdr)});
+/// Renders the program header table at \p Buf.
+static void renderProgramHeaders(const Layout &L, uint8_t *Buf) {
   for (size_t I = 0; I < L.Segments.size(); ++I) {
     const Segment &P = L.Segments[I];
-    uint8_t *D = Buf + L.PhOff + I * sizeof(Elf64_Phdr);
+    uint8_t *D = Buf + I * sizeof(Elf64_Phdr);
     wr<uint32_t>(D + 0, P.Type);
     wr<uint32_t>(D + 4, P.Flags);
     wr<uint64_t>(D + 8, P.Offset);
@@ -93,13 +67,14 @@ static void render(const Object &Obj, const Layout &L,
     wr<uint64_t>(D + 40, P.MemSize);
     wr<uint64_t>(D + 48, P.Align);
   }
+}
 
-  // Section headers.
-  if (Touched && !Obj.sections().empty())
-    Touched->push_back({L.ShOff, Obj.sections().size() * sizeof(Elf64_Shdr)});
+/// Renders the section header table at \p Buf.
+static void renderSectionHeaders(const Object &Obj, const Layout &L,
+                                 uint8_t *Buf) {
   for (size_t I = 0; I < Obj.sections().size(); ++I) {
     const Section &S = *Obj.sections()[I];
-    uint8_t *D = Buf + L.ShOff + I * sizeof(Elf64_Shdr);
+    uint8_t *D = Buf + I * sizeof(Elf64_Shdr);
     auto NI = L.SectionNameOffsets.find(&S);
     uint32_t NameOff = NI != L.SectionNameOffsets.end()
                            ? NI->second
@@ -128,19 +103,61 @@ static void render(const Object &Obj, const Layout &L,
   }
 }
 
+OutputPieces renderPieces(const Object &Obj, const Layout &L) {
+  OutputPieces R;
+  const uint64_t Base = L.BaseLength;
+  auto put = [&](uint64_t Off, ArrayRef<uint8_t> Bytes) {
+    if (!Bytes.empty())
+      R.Pieces.push_back({Off, Bytes});
+  };
+
+  // Section contents first: a non-loaded section kept in place may overlap
+  // the ELF header or a header table (the reader allows it), and the headers
+  // put after them must win over its stale copy of the old ones.
+  for (size_t I = 1; I < Obj.sections().size(); ++I) {
+    const Section &S = *Obj.sections()[I];
+    if (S.isNoBits())
+      continue;
+    auto It = L.Rebuilt.find(&S);
+    ArrayRef<uint8_t> C =
+        It != L.Rebuilt.end() ? ArrayRef<uint8_t>(It->second) : S.contents();
+    // Bytes the base copy already put in place need no second copy.
+    bool InBase = S.Orig && !S.isDirty() && It == L.Rebuilt.end() &&
+                  L.SectionOffsets[I] == S.Orig->Offset &&
+                  S.Orig->Offset + C.size() <= Base;
+    if (!InBase)
+      put(L.SectionOffsets[I], C);
+  }
+
+  // The headers, rendered into the pieces' own buffer (sized first: the
+  // pieces point into it).
+  R.Headers.resize(headerBytes(Obj, L));
+  uint8_t *H = R.Headers.data();
+  renderFileHeader(Obj, L, H);
+  put(0, ArrayRef(H, sizeof(Elf64_Ehdr)));
+  H += sizeof(Elf64_Ehdr);
+  renderProgramHeaders(L, H);
+  put(L.PhOff, ArrayRef(H, L.Segments.size() * sizeof(Elf64_Phdr)));
+  H += L.Segments.size() * sizeof(Elf64_Phdr);
+  renderSectionHeaders(Obj, L, H);
+  put(L.ShOff, ArrayRef(H, Obj.sections().size() * sizeof(Elf64_Shdr)));
+  return R;
+}
+
+void OutputPieces::applyTo(MutableArrayRef<uint8_t> Out) const {
+  for (const OutputPiece &P : Pieces) {
+    assert(P.Offset <= Out.size() && P.Bytes.size() <= Out.size() - P.Offset &&
+           "piece outside the output");
+    memcpy(Out.data() + P.Offset, P.Bytes.data(), P.Bytes.size());
+  }
+}
+
 void writeObject(const Object &Obj, const Layout &L,
                  MutableArrayRef<uint8_t> Out) {
   memcpy(Out.data(), Obj.input().data(), L.BaseLength);
   // Only the rest needs clearing (gaps between relaid-out parts).
   memset(Out.data() + L.BaseLength, 0, Out.size() - L.BaseLength);
-  render(Obj, L, Out, nullptr);
-}
-
-std::vector<ByteRange> writeObjectOverBase(const Object &Obj, const Layout &L,
-                                           MutableArrayRef<uint8_t> Out) {
-  std::vector<ByteRange> Touched;
-  render(Obj, L, Out, &Touched);
-  return Touched;
+  renderPieces(Obj, L).applyTo(Out);
 }
 
 Expected<std::unique_ptr<MemoryBuffer>> writeObjectToBuffer(const Object &Obj) {

@@ -37,7 +37,9 @@ struct EntryRun {
 
   Error Err = Error::success();
   bool Changed = false;
-  std::vector<uint8_t> Output;
+  /// The rewritten code object, laid out; rendered straight into the new
+  /// bundle.
+  std::optional<Rewritten> Result;
   std::vector<std::string> Warnings;
   std::string Printed;
   Statistics Stats;
@@ -80,11 +82,8 @@ void run(EntryRun &E, const PipelineText &P, const PipelineOptions &Opts) {
     E.Err = R.takeError();
     return;
   }
-  if (!E.Changed)
-    return;
-  const Layout &L = *R->ModelLayout;
-  E.Output.resize(L.FileSize);
-  writeObject(*R->Model, L, E.Output);
+  if (E.Changed)
+    E.Result = std::move(*R);
 }
 
 /// Hands on what \p E reported, in order, on the calling thread.
@@ -160,7 +159,8 @@ rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where, bool Decompressed,
   // The JSON of every entry, for the caller's array or one of our own.
   std::vector<json::Value> OwnJSON;
   std::vector<json::Value> *JSONEntries = JSONOut ? JSONOut : &OwnJSON;
-  std::vector<std::optional<ArrayRef<uint8_t>>> Replace(B->Entries.size());
+  std::vector<std::optional<bundle::RenderedPayload>> Replace(
+      B->Entries.size());
   for (size_t K = 0; K < Runs.size(); ++K) {
     EntryRun &R = Runs[K];
     if (!Parallel && !R.Err) {
@@ -185,11 +185,16 @@ rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where, bool Decompressed,
     }
     if (R.Changed) {
       ++Summary.Changed;
-      Replace[R.Index] = ArrayRef<uint8_t>(R.Output);
+      const Object &Obj = *R.Result->Model;
+      const Layout &L = *R.Result->ModelLayout;
+      Replace[R.Index] = bundle::RenderedPayload{
+          L.FileSize, [&Obj, &L](MutableArrayRef<uint8_t> Out) {
+            writeObject(Obj, L, Out);
+          }};
     }
   }
   printJSONEntries(OwnJSON, Opts);
-  if (!bundle::replacesPayload(*B, Replace))
+  if (llvm::none_of(Replace, [](const auto &R) { return R.has_value(); }))
     return std::nullopt;
   Expected<std::vector<uint8_t>> Out =
       bundle::rewriteOffloadBundle(*B, Replace);

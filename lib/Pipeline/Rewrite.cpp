@@ -13,8 +13,6 @@
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Support/Endian.h"
 
-#include <cstring>
-
 using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::pipeline;
@@ -45,23 +43,17 @@ OutputImage Rewritten::image(ArrayRef<uint8_t> Input) const {
     const Layout &L = *ModelLayout;
     Image.Size = L.FileSize;
     Image.BaseLength = L.BaseLength;
-    Image.Render = [&Obj, &L](MutableArrayRef<uint8_t> Out) {
-      return writeObjectOverBase(Obj, L, Out);
-    };
+    Image.Pieces = [&Obj, &L] { return renderPieces(Obj, L); };
   } else if (Bytes) {
-    const std::vector<uint8_t> &B = *Bytes;
-    Image.Size = B.size();
+    Image.Size = Bytes->size();
     Image.BaseLength = 0;
-    Image.Render = [&B](MutableArrayRef<uint8_t> Out) {
-      memcpy(Out.data(), B.data(), B.size());
-      return std::vector<ByteRange>{{0, B.size()}};
+    Image.Pieces = [B = ArrayRef<uint8_t>(*Bytes)] {
+      return OutputPieces{{{0, B}}, {}};
     };
   } else {
     Image.Size = Input.size();
     Image.BaseLength = Input.size();
-    Image.Render = [](MutableArrayRef<uint8_t>) {
-      return std::vector<ByteRange>();
-    };
+    Image.Pieces = [] { return OutputPieces(); };
   }
   return Image;
 }
@@ -125,7 +117,7 @@ static Expected<Rewritten> rewriteHost(ArrayRef<uint8_t> Input,
   printJSONEntries(JSONEntries, Opts);
   bundle::HostRewriteOptions HO;
   HO.ZeroOldBundles = Opts.ZeroOldBundles;
-  if (Error E = HB->replaceBundles(**Host, New, HO))
+  if (Error E = HB->takeBundles(**Host, std::move(New), HO))
     return std::move(E);
   Expected<Layout> L = computeLayout(**Host);
   if (!L)

@@ -41,11 +41,8 @@ hotswap::runPipeline(MemoryBufferRef Input, StringRef Pipeline,
   if (!Buf)
     return makeError("cannot allocate " + Twine(Image.Size) +
                      " bytes for the output");
-  MutableArrayRef<uint8_t> Out(
-      reinterpret_cast<uint8_t *>(Buf->getBufferStart()), Image.Size);
-  memcpy(Out.data(), In.data(), Image.BaseLength);
-  memset(Out.data() + Image.BaseLength, 0, Image.Size - Image.BaseLength);
-  Image.Render(Out);
+  Image.renderInto(MutableArrayRef<uint8_t>(
+      reinterpret_cast<uint8_t *>(Buf->getBufferStart()), Image.Size));
   return std::unique_ptr<MemoryBuffer>(std::move(Buf));
 }
 

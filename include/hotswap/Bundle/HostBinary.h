@@ -164,7 +164,21 @@ public:
                  llvm::ArrayRef<std::optional<std::vector<uint8_t>>> NewBundles,
                  const HostRewriteOptions &Opts = {}) const;
 
+  /// replaceBundles() that takes the new bundles and frees each as soon as
+  /// it has been copied into the new section, so that a host's new bundles
+  /// (a gigabyte for a large library) are never held twice.
+  llvm::Error
+  takeBundles(Object &Host,
+              std::vector<std::optional<std::vector<uint8_t>>> NewBundles,
+              const HostRewriteOptions &Opts = {}) const;
+
 private:
+  llvm::Error
+  replace(Object &Host,
+          llvm::ArrayRef<std::optional<std::vector<uint8_t>>> NewBundles,
+          std::vector<std::optional<std::vector<uint8_t>>> *Owned,
+          const HostRewriteOptions &Opts) const;
+
   /// Where a wrapper's pointer is stored, by section index and offset in
   /// that section.
   struct PointerSite {

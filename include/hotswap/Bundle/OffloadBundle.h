@@ -27,6 +27,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -105,10 +106,24 @@ std::string describeEntry(size_t Index, llvm::StringRef ID);
 /// the bundle's end are allowed and reported by trailingBytes().
 llvm::Expected<OffloadBundle> parseOffloadBundle(llvm::ArrayRef<uint8_t> Bytes);
 
-/// An entry to lay out: its id and its payload.
+/// A payload given by its size and a function that writes exactly that many
+/// bytes into the slot it is handed (a rewritten code object rendered
+/// straight into the bundle, so that it is never held twice).
+struct RenderedPayload {
+  uint64_t Size = 0;
+  std::function<void(llvm::MutableArrayRef<uint8_t>)> Render;
+};
+
+/// An entry to lay out: its id and its payload, as bytes or, when Rendered
+/// is set, rendered in place.
 struct OffloadBundleInput {
   llvm::StringRef ID;
   llvm::ArrayRef<uint8_t> Payload;
+  const RenderedPayload *Rendered = nullptr;
+
+  uint64_t payloadSize() const {
+    return Rendered ? Rendered->Size : Payload.size();
+  }
 };
 
 /// Lays out \p Entries as clang-offload-bundler -bundle-align=\p Alignment
@@ -147,6 +162,12 @@ bool replacesPayload(const OffloadBundle &Bundle,
 llvm::Expected<std::vector<uint8_t>>
 rewriteOffloadBundle(const OffloadBundle &Bundle,
                      PayloadReplacements Replacements);
+
+/// The same, for payloads rendered in place (every slot that is set
+/// replaces its entry's payload, whatever its bytes).
+llvm::Expected<std::vector<uint8_t>>
+rewriteOffloadBundle(const OffloadBundle &Bundle,
+                     llvm::ArrayRef<std::optional<RenderedPayload>> Rendered);
 
 } // namespace bundle
 } // namespace hotswap

@@ -9,9 +9,11 @@
 // When the output starts with a prefix of an input the caller holds open
 // (InputFile), that prefix is copied by the kernel from the input's
 // descriptor (copy_file_range: no page faults, no copy through this
-// process) after checking the input is unchanged, and only the rest is
-// rendered and written. Elsewhere (no input file, standard output, a file
-// system that refuses the copy) the whole file is rendered in memory.
+// process) after checking the input is unchanged, and the rest is written
+// piece by piece from where it lies in memory (the model's sections, the
+// layout's rebuilt tables), so the output is never held in memory whole.
+// Elsewhere (no input file, standard output, a file system that refuses the
+// copy) the whole file is rendered in memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,15 +28,16 @@
 namespace hotswap {
 
 /// What to write: Size bytes, of which the first BaseLength equal the
-/// first BaseLength bytes of the input (Base). Render fills the output:
-/// given a buffer that already holds the base and zeros after it, it writes
-/// what differs and returns those ranges (the rest of the buffer is never
-/// read).
+/// first BaseLength bytes of the input (Base), then zeros, over which the
+/// pieces Pieces() returns are written (in order).
 struct OutputImage {
   uint64_t Size = 0;
   llvm::ArrayRef<uint8_t> Base; // the input's bytes (first BaseLength used)
   uint64_t BaseLength = 0;
-  std::function<std::vector<ByteRange>(llvm::MutableArrayRef<uint8_t>)> Render;
+  std::function<OutputPieces()> Pieces;
+
+  /// Renders the whole image into \p Out (Size bytes).
+  void renderInto(llvm::MutableArrayRef<uint8_t> Out) const;
 };
 
 /// Writes \p Image to \p Path atomically (see the file comment). With

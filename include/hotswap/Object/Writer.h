@@ -14,23 +14,34 @@
 
 namespace hotswap {
 
-/// A range of output bytes.
-struct ByteRange {
+/// Bytes that go at Offset of the output.
+struct OutputPiece {
   uint64_t Offset = 0;
-  uint64_t Size = 0;
+  llvm::ArrayRef<uint8_t> Bytes;
+};
+
+/// What an output holds besides a prefix of its input: pieces in order
+/// (where two overlap, the later wins). The pieces point into the model
+/// (section contents), its Layout (rebuilt tables) or Headers, so they live
+/// no longer than those.
+struct OutputPieces {
+  std::vector<OutputPiece> Pieces;
+  /// The ELF header and header tables the pieces point into.
+  std::vector<uint8_t> Headers;
+
+  /// Copies every piece into \p Out, which must hold them all.
+  void applyTo(llvm::MutableArrayRef<uint8_t> Out) const;
 };
 
 /// Renders \p Obj into \p Out, which must be \p L.FileSize bytes.
 void writeObject(const Object &Obj, const Layout &L,
                  llvm::MutableArrayRef<uint8_t> Out);
 
-/// Renders only what differs from the input's first \p L.BaseLength bytes:
-/// \p Out must already hold those bytes, and zeros after them, in every range
-/// not returned (e.g. copied there by the kernel; see OutputFile.h). The
-/// bytes outside the returned ranges are left untouched (and, in a freshly
-/// mapped buffer, never faulted in).
-std::vector<ByteRange> writeObjectOverBase(const Object &Obj, const Layout &L,
-                                           llvm::MutableArrayRef<uint8_t> Out);
+/// Everything of \p Obj that is not the input's first \p L.BaseLength bytes,
+/// as pieces to write over them (with zeros everywhere else): the way to
+/// write an output without holding it in memory (see OutputFile.h). Only the
+/// headers are rendered; section contents are referred to where they are.
+OutputPieces renderPieces(const Object &Obj, const Layout &L);
 
 /// Lays \p Obj out once and renders it into a new buffer.
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
