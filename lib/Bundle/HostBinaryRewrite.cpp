@@ -15,6 +15,7 @@
 #include "hotswap/Bundle/OffloadBundle.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
+#include "hotswap/Support/LargeBuffer.h"
 
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Support/Endian.h"
@@ -252,8 +253,7 @@ Error HostBinary::replace(
 
   // The new section's contents, filled in order (the bytes are touched
   // once, as each bundle is copied and, when owned, freed).
-  std::vector<uint8_t> Contents;
-  Contents.reserve(Size);
+  std::vector<uint8_t> Contents = largeBuffer(Size);
   for (size_t I : Changed) {
     Contents.resize(NewAddr[I] - VAddr, 0);
     Contents.insert(Contents.end(), NewBundles[I]->begin(),

@@ -9,6 +9,7 @@
 #include "hotswap/Bundle/OffloadBundle.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
+#include "hotswap/Support/LargeBuffer.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -87,7 +88,8 @@ buildOffloadBundle(ArrayRef<OffloadBundleInput> Entries, uint64_t Alignment) {
   Expected<BundleLayout> L = computeLayout(Entries, Alignment);
   if (!L)
     return L.takeError();
-  std::vector<uint8_t> Out(L->Size, 0);
+  std::vector<uint8_t> Out = largeBuffer(L->Size);
+  Out.resize(L->Size, 0);
   uint8_t *P = Out.data();
   auto Put64 = [&](uint64_t V) {
     support::endian::write64le(P, V);

@@ -5,7 +5,10 @@
 #include "hotswap/Support/Error.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Process.h"
+
+#include <sys/mman.h>
 
 using namespace llvm;
 using namespace hotswap;
@@ -65,6 +68,23 @@ InputFile &InputFile::operator=(InputFile &&Other) {
     Other.FD = -1;
   }
   return *this;
+}
+
+void InputFile::release(ArrayRef<uint8_t> Bytes) const {
+  if (!Buffer || Buffer->getBufferKind() != MemoryBuffer::MemoryBuffer_MMap)
+    return;
+  const auto Begin = reinterpret_cast<uintptr_t>(Buffer->getBufferStart());
+  const auto End = reinterpret_cast<uintptr_t>(Buffer->getBufferEnd());
+  auto From = reinterpret_cast<uintptr_t>(Bytes.data());
+  if (Bytes.empty() || From < Begin || From > End || Bytes.size() > End - From)
+    return;
+  const uint64_t Page = sys::Process::getPageSizeEstimate();
+  const uintptr_t First = alignTo(From, Page);
+  const uintptr_t Last = alignDown(From + Bytes.size(), Page);
+  // A mapping of the file that was never written: the pages come back from
+  // the file when touched again.
+  if (First < Last)
+    ::madvise(reinterpret_cast<void *>(First), Last - First, MADV_DONTNEED);
 }
 
 InputFile::~InputFile() {

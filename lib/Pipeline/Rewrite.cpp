@@ -113,6 +113,8 @@ static Expected<Rewritten> rewriteHost(ArrayRef<uint8_t> Input,
     if (!NB)
       return NB.takeError();
     New.push_back(std::move(*NB));
+    if (Opts.ReleaseInput)
+      Opts.ReleaseInput(B.Bytes);
   }
   printJSONEntries(JSONEntries, Opts);
   bundle::HostRewriteOptions HO;

@@ -57,7 +57,11 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
   if (!In)
     return createFileError(InPath, In.takeError());
   RunSummary S;
-  Expected<Rewritten> R = rewriteInput(In->bytes(), P, Opts, S);
+  // The bytes are this function's own: a host's bundles are released from
+  // memory as they are done.
+  PipelineOptions O = Opts;
+  O.ReleaseInput = [&In](ArrayRef<uint8_t> B) { In->release(B); };
+  Expected<Rewritten> R = rewriteInput(In->bytes(), P, O, S);
   if (Summary)
     *Summary = S;
   if (!R)

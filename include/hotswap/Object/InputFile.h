@@ -48,6 +48,10 @@ public:
   /// Error unless the file behind descriptor() still has the identity it
   /// had when it was read (so its bytes are the ones the model holds).
   llvm::Error checkUnchanged() const;
+  /// Drops the whole pages inside \p Bytes (which must lie in bytes()) from
+  /// this process's memory when the input is mapped from its file: they are
+  /// read again from the file if touched later. Nothing otherwise.
+  void release(llvm::ArrayRef<uint8_t> Bytes) const;
   /// Gives up ownership of the buffer (the descriptor is closed).
   std::unique_ptr<llvm::MemoryBuffer> takeBuffer();
 
