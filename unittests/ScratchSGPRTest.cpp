@@ -13,7 +13,10 @@
 #include "hotswap/AMDGPU/TargetInfo.h"
 #include "hotswap/AMDGPU/TargetMC.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/ELF.h"
+#include "llvm/MC/MCInst.h"
+#include "llvm/Support/Endian.h"
 #include "gtest/gtest.h"
 
 #include "TestTargets.h"
@@ -253,4 +256,97 @@ TEST(SGPRScanTest, LiteralFieldsOf64BitEncodingsBeforeGFX10) {
     ASSERT_TRUE(D.has_value()) << TI.Name;
     EXPECT_EQ(D->Size, 8u);
   }
+}
+
+// The scanner remembers a one-word encoding by its first word alone
+// (isOneWordEncoding). That is sound only if the MC disassembler decodes
+// such a word to the same instruction, with the same size and the same
+// registers, whatever word follows it (which, when it is read at all, is a
+// literal). Checked on every opcode value of every 32-bit encoding, with
+// random operand fields, against several following words, on each
+// generation the scan runs on.
+TEST(SGPRScanTest, OneWordEncodingsDoNotDependOnTheNextWord) {
+  struct Format {
+    const char *Name;
+    uint32_t Fixed, FixedMask; // the encoding's identifying bits
+    unsigned OpShift, OpBits;  // its opcode field
+  };
+  const Format Formats[] = {
+      {"VOP2", 0x00000000, 0x80000000, 25, 6},
+      {"VOP1", 0x7e000000, 0xfe000000, 9, 8},
+      {"VOPC", 0x7c000000, 0xfe000000, 17, 8},
+      {"SOP2", 0x80000000, 0xc0000000, 23, 7},
+      {"SOPK", 0xb0000000, 0xf0000000, 23, 5},
+      {"SOP1", 0xbe800000, 0xff800000, 8, 8},
+      {"SOPC", 0xbf000000, 0xff800000, 16, 7},
+      {"SOPP", 0xbf800000, 0xff800000, 16, 7},
+  };
+  uint64_t Rand = 0x9e3779b97f4a7c15;
+  auto next = [&Rand] {
+    Rand ^= Rand << 13;
+    Rand ^= Rand >> 7;
+    Rand ^= Rand << 17;
+    return static_cast<uint32_t>(Rand);
+  };
+  for (unsigned Mach :
+       {ELF::EF_AMDGPU_MACH_AMDGCN_GFX803, ELF::EF_AMDGPU_MACH_AMDGCN_GFX900,
+        ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A, ELF::EF_AMDGPU_MACH_AMDGCN_GFX942}) {
+    TargetInfo TI = target(Mach);
+    const TargetMC &MC = testMC(TI);
+    unsigned Checked = 0;
+    for (const Format &F : Formats) {
+      for (uint32_t Op = 0; Op < (1u << F.OpBits); ++Op) {
+        for (unsigned Sample = 0; Sample < 6; ++Sample) {
+          // Random operand fields; src0 = 0xff (a literal) on one sample.
+          uint32_t W = next() & ~F.FixedMask;
+          W &= ~(((1u << F.OpBits) - 1) << F.OpShift);
+          W |= F.Fixed | (Op << F.OpShift);
+          if (Sample == 0)
+            W = (W & ~0xffu) | 0xff;
+          if (!isOneWordEncoding(W))
+            continue;
+          std::optional<DecodedInst> First;
+          for (uint32_t Next : {0u, ~0u, next(), next(), next()}) {
+            std::vector<uint8_t> Bytes(32, 0);
+            support::endian::write32le(Bytes.data(), W);
+            support::endian::write32le(Bytes.data() + 4, Next);
+            std::optional<DecodedInst> D = MC.decodeOne(Bytes, 0x1000);
+            if (!First) {
+              First = D ? D : DecodedInst();
+              continue;
+            }
+            SCOPED_TRACE(std::string(F.Name) + " word " + utohexstr(W) +
+                         " then " + utohexstr(Next) + " on " + TI.Name);
+            ASSERT_EQ(bool(D), First->Size != 0);
+            if (!D)
+              continue;
+            ASSERT_EQ(D->Size, First->Size);
+            ASSERT_EQ(D->Inst.getOpcode(), First->Inst.getOpcode());
+            ASSERT_EQ(D->Inst.getNumOperands(), First->Inst.getNumOperands());
+            for (unsigned I = 0; I < D->Inst.getNumOperands(); ++I) {
+              const MCOperand &A = D->Inst.getOperand(I);
+              const MCOperand &B = First->Inst.getOperand(I);
+              ASSERT_EQ(A.isReg(), B.isReg());
+              if (A.isReg())
+                ASSERT_EQ(A.getReg(), B.getReg());
+            }
+            ++Checked;
+          }
+        }
+      }
+    }
+    // Most of those words are instructions: the check is not vacuous.
+    EXPECT_GT(Checked, 10000u) << TI.Name;
+  }
+}
+
+TEST(SGPRScanTest, WordsOfTwoWordEncodingsAreNotOneWord) {
+  EXPECT_TRUE(isOneWordEncoding(0x7e000280));  // v_mov_b32 v0, 0
+  EXPECT_FALSE(isOneWordEncoding(0x7e0002f9)); // its SDWA form
+  EXPECT_FALSE(isOneWordEncoding(0x7e0002fa)); // its DPP form
+  EXPECT_TRUE(isOneWordEncoding(0xbf810000));  // s_endpgm
+  EXPECT_FALSE(isOneWordEncoding(0xd1000000)); // VOP3
+  EXPECT_FALSE(isOneWordEncoding(0xc0020000)); // SMEM
+  EXPECT_FALSE(isOneWordEncoding(0xdc500000)); // FLAT
+  EXPECT_FALSE(isOneWordEncoding(0xd4000000)); // VINTRP (kept out)
 }

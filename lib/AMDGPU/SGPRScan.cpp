@@ -28,6 +28,14 @@ static std::optional<unsigned> sgprIndex(StringRef Name) {
   return std::nullopt;
 }
 
+bool amdgpu::isOneWordEncoding(uint32_t W) {
+  if ((W >> 31) == 0) { // VOP2, VOP1, VOPC
+    const uint32_t Src0 = W & 0x1ff;
+    return Src0 != 0xf9 && Src0 != 0xfa; // SDWA, DPP
+  }
+  return (W >> 30) == 0b10; // SOP2, SOPK, SOP1, SOPC, SOPP
+}
+
 SGPRScanner::InstSummary SGPRScanner::summarize(ArrayRef<uint8_t> Bytes,
                                                 uint64_t Addr) {
   InstSummary R;
@@ -76,26 +84,35 @@ Expected<SGPRScan> SGPRScanner::scan(ArrayRef<uint8_t> Code, uint64_t Addr) {
   const bool Memo = TI.Gen == Generation::GFX8 || TI.Gen == Generation::GFX9;
   constexpr uint64_t Reach = 32;
   using KeyInfo = DenseMapInfo<uint64_t>;
+  using WordKeyInfo = DenseMapInfo<uint32_t>;
   SGPRScan S;
   int Max = -1;
   uint64_t Off = 0;
   while (Off + 4 <= Code.size()) {
     InstSummary I;
-    uint64_t Key = 0;
-    bool UseMemo = Memo && Code.size() - Off >= Reach;
-    if (UseMemo) {
-      Key = support::endian::read64le(Code.data() + Off);
-      UseMemo =
-          Key != KeyInfo::getEmptyKey() && Key != KeyInfo::getTombstoneKey();
-    }
-    auto It = UseMemo ? ByWords.find(Key) : ByWords.end();
-    if (It != ByWords.end()) {
+    const bool UseMemo = Memo && Code.size() - Off >= Reach;
+    const uint32_t W =
+        UseMemo ? support::endian::read32le(Code.data() + Off) : 0;
+    if (UseMemo && isOneWordEncoding(W) && W != WordKeyInfo::getEmptyKey() &&
+        W != WordKeyInfo::getTombstoneKey()) {
+      auto [It, New] = ByWord.try_emplace(W);
+      if (New)
+        It->second = summarize(Code.drop_front(Off), Addr + Off);
+      else
+        ++Remembered;
       I = It->second;
-      ++Remembered;
+    } else if (const uint64_t Key =
+                   UseMemo ? support::endian::read64le(Code.data() + Off) : 0;
+               UseMemo && Key != KeyInfo::getEmptyKey() &&
+               Key != KeyInfo::getTombstoneKey()) {
+      auto [It, New] = ByWords.try_emplace(Key);
+      if (New)
+        It->second = summarize(Code.drop_front(Off), Addr + Off);
+      else
+        ++Remembered;
+      I = It->second;
     } else {
       I = summarize(Code.drop_front(Off), Addr + Off);
-      if (UseMemo)
-        ByWords.try_emplace(Key, I);
     }
     if (I.Size == 0) {
       ++S.UndecodedWords;

@@ -36,16 +36,28 @@ struct SGPRScan {
 
 class TargetMC;
 
+/// Whether a gfx8-9 instruction starting with the word \p W is in one of the
+/// 32-bit encodings (VOP1, VOP2, VOPC: bit 31 clear; SOP1, SOP2, SOPK, SOPC,
+/// SOPP: bits 31-30 = 0b10) and not their DPP or SDWA form (src0 = 0xfa,
+/// 0xf9), whose second word names registers. What such an instruction is,
+/// and its size, is decided by \p W alone: its second word, when it takes
+/// one, is a 32-bit literal, an immediate. (Every 64-bit encoding of these
+/// generations has bits 31-30 = 0b11.) ScratchSGPRTest checks this against
+/// the MC disassembler on every opcode of these encodings.
+bool isOneWordEncoding(uint32_t W);
+
 /// Scans code ranges with one MC state (one thread at a time), remembering
-/// what each instruction word decoded to: compiled code repeats a small set
-/// of encodings (librocsparse0's largest gfx803 object: 600 000 words, 120 000
-/// distinct 8-byte windows), and the MC disassembler tries dozens of decoder
-/// tables per instruction. On gfx8-9 an instruction is at most 8 bytes (a
-/// 32-bit literal is the second word of a 32-bit encoding; 64-bit encodings
-/// take none), so what the scan needs of it -- its size, the highest SGPR it
-/// names, whether it calls or indexes SGPRs -- depends on its first 8 bytes
-/// only, as long as the bytes do not end within the decoder's reach (there
-/// the scan decodes as before).
+/// what each instruction decoded to: compiled code repeats a small set of
+/// encodings (librocsparse0's largest gfx803 object: 405 000 instructions, of
+/// which 26 000 distinct one-word encodings and 31 000 distinct two-word
+/// ones), and the MC
+/// disassembler tries dozens of decoder tables per instruction. On gfx8-9 an
+/// instruction is at most 8 bytes (a 32-bit literal is the second word of a
+/// 32-bit encoding; 64-bit encodings take none), so what the scan needs of
+/// it -- its size, the highest SGPR it names, whether it calls or indexes
+/// SGPRs -- depends on its first 8 bytes only, and on its first word alone
+/// for the one-word encodings (isOneWordEncoding), as long as the bytes do
+/// not end within the decoder's reach (there the scan decodes as before).
 class SGPRScanner {
 public:
   SGPRScanner(const TargetInfo &TI, const TargetMC &MC) : TI(TI), MC(MC) {}
@@ -72,6 +84,7 @@ private:
   const TargetInfo &TI;
   const TargetMC &MC;
   llvm::DenseMap<uint64_t, InstSummary> ByWords; // first 8 bytes -> summary
+  llvm::DenseMap<uint32_t, InstSummary> ByWord;  // one-word encodings
   llvm::DenseMap<unsigned, int> RegMax;          // register -> highest SGPR
   llvm::DenseMap<unsigned, std::pair<bool, bool>> OpcodeKind; // call, movrel
   uint64_t Decoded = 0, Remembered = 0;
