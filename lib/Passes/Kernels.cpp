@@ -259,6 +259,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
   };
 
   const TargetInfo &T = R.Target;
+  R.Kernels.reserve(KDs.size());
   for (const Found &F : KDs) {
     KernelInfo K;
     K.KDSymbol = F.Name;
