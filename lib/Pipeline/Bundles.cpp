@@ -149,10 +149,15 @@ rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where, bool Decompressed,
 
   bool Parallel = Opts.ThreadPool && !Opts.Instrumentation && Runs.size() > 1;
   if (Parallel) {
+    // The code objects are the unit of parallel work: inside each, the
+    // scans run on its task's thread (fanning them out again would give
+    // every code object MC states of its own on every worker, for nothing).
+    PipelineOptions EntryOpts = Opts;
+    EntryOpts.ThreadPool = nullptr;
     ThreadPoolTaskGroup Tasks(*Opts.ThreadPool);
     for (EntryRun &R : Runs)
       if (!R.Err)
-        Tasks.async([&R, &P, &Opts] { run(R, P, Opts); });
+        Tasks.async([&R, &P, &EntryOpts] { run(R, P, EntryOpts); });
     Tasks.wait();
   }
 

@@ -420,7 +420,9 @@ output changes nothing.
     Opts.JSON = KernelsFormat == Format::JSON;
     Opts.Builder = &PB;
     Opts.StatsOut = &J.Stats;
-    Opts.ThreadPool = Pool ? &*Pool : nullptr;
+    // Inputs running at once are the unit of parallel work; inside each,
+    // everything runs on its thread (see Bundles.cpp).
+    Opts.ThreadPool = Pool && !ParallelInputs ? &*Pool : nullptr;
     Opts.KeepGoing = KeepGoing;
     Opts.ZeroOldBundles = ZeroOldBundles;
     uint64_t InFlight = 0; // code object bytes the progress line counted
