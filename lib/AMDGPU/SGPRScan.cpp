@@ -83,37 +83,31 @@ Expected<SGPRScan> SGPRScanner::scan(ArrayRef<uint8_t> Code, uint64_t Addr) {
   // padded copy (at least 32 bytes left).
   const bool Memo = TI.Gen == Generation::GFX8 || TI.Gen == Generation::GFX9;
   constexpr uint64_t Reach = 32;
-  using KeyInfo = DenseMapInfo<uint64_t>;
-  using WordKeyInfo = DenseMapInfo<uint32_t>;
   SGPRScan S;
   int Max = -1;
   uint64_t Off = 0;
+  // The summary at Off, through the memo \p Map under \p Key (a key DenseMap
+  // reserves is decoded every time).
+  auto Remember = [&](auto &Map, auto Key) {
+    using Info = DenseMapInfo<decltype(Key)>;
+    if (Key == Info::getEmptyKey() || Key == Info::getTombstoneKey())
+      return summarize(Code.drop_front(Off), Addr + Off);
+    auto [It, New] = Map.try_emplace(Key);
+    if (New)
+      It->second = summarize(Code.drop_front(Off), Addr + Off);
+    else
+      ++Remembered;
+    return It->second;
+  };
   while (Off + 4 <= Code.size()) {
     InstSummary I;
-    const bool UseMemo = Memo && Code.size() - Off >= Reach;
-    const uint32_t W =
-        UseMemo ? support::endian::read32le(Code.data() + Off) : 0;
-    if (UseMemo && isOneWordEncoding(W) && W != WordKeyInfo::getEmptyKey() &&
-        W != WordKeyInfo::getTombstoneKey()) {
-      auto [It, New] = ByWord.try_emplace(W);
-      if (New)
-        It->second = summarize(Code.drop_front(Off), Addr + Off);
-      else
-        ++Remembered;
-      I = It->second;
-    } else if (const uint64_t Key =
-                   UseMemo ? support::endian::read64le(Code.data() + Off) : 0;
-               UseMemo && Key != KeyInfo::getEmptyKey() &&
-               Key != KeyInfo::getTombstoneKey()) {
-      auto [It, New] = ByWords.try_emplace(Key);
-      if (New)
-        It->second = summarize(Code.drop_front(Off), Addr + Off);
-      else
-        ++Remembered;
-      I = It->second;
-    } else {
+    if (!Memo || Code.size() - Off < Reach)
       I = summarize(Code.drop_front(Off), Addr + Off);
-    }
+    else if (uint32_t W = support::endian::read32le(Code.data() + Off);
+             isOneWordEncoding(W))
+      I = Remember(ByWord, W);
+    else
+      I = Remember(ByWords, support::endian::read64le(Code.data() + Off));
     if (I.Size == 0) {
       ++S.UndecodedWords;
       Off += 4;

@@ -65,7 +65,8 @@ static Expected<bool> writeByCopying(StringRef Path, const OutputImage &Image,
 
   // What differs, written piece by piece from where it lies in memory
   // (the file is zeros after the base until then).
-  for (const OutputPiece &P : Image.Pieces().Pieces) {
+  const OutputPieces Pieces = Image.Pieces();
+  for (const OutputPiece &P : Pieces.Pieces) {
     uint64_t Done = 0;
     while (Done < P.Bytes.size()) {
       ssize_t N = ::pwrite(OutFD, P.Bytes.data() + Done, P.Bytes.size() - Done,
