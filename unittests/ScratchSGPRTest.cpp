@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/MC/MCInst.h"
+#include "llvm/MC/MCRegisterInfo.h"
 #include "llvm/Support/Endian.h"
 #include "gtest/gtest.h"
 
@@ -250,6 +251,16 @@ TEST(SGPRScanTest, LiteralFieldsOf64BitEncodingsBeforeGFX10) {
     ASSERT_TRUE(bool(MC)) << toString(MC.takeError());
     EXPECT_FALSE(MC->decodeOne(VOP3Lit, 0).has_value()) << TI.Name;
     EXPECT_FALSE(MC->decodeOne(MUBUFLit, 0).has_value()) << TI.Name;
+    // v_cmp_class_f32_e64 with sdst = 0xff (a literal) crashes it the same
+    // way (found by SGPRScanMemoTest); 0xff is v255 where the destination
+    // is a VGPR (v_add_f32_e64 v255, s1, s2), which decodes.
+    const uint8_t CmpLit[] = {0xff, 0x00, 0x10, 0xd0, 0x01, 0x04, 0x00, 0x00};
+    EXPECT_FALSE(MC->decodeOne(CmpLit, 0).has_value()) << TI.Name;
+    const uint8_t AddV255[] = {0xff, 0x00, 0x01, 0xd1, 0x01, 0x04, 0x00, 0x00};
+    std::optional<DecodedInst> V255 = MC->decodeOne(AddV255, 0);
+    ASSERT_TRUE(V255.has_value()) << TI.Name;
+    EXPECT_EQ(MC->regInfo().getName(V255->Inst.getOperand(0).getReg()),
+              StringRef("VGPR255"));
     // The same VOP3 with an SGPR source (s1) is an ordinary instruction.
     const uint8_t VOP3Reg[] = {0x04, 0x00, 0x8f, 0xd2, 0x01, 0x0c, 0x02, 0x00};
     std::optional<DecodedInst> D = MC->decodeOne(VOP3Reg, 0);

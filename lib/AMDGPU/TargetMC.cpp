@@ -329,8 +329,9 @@ Expected<std::vector<uint8_t>> TargetMC::encode(const MCInst &Inst) const {
 bool TargetMC::literalCrashesLLVM(ArrayRef<uint8_t> Bytes) const {
   // LLVM 22's AMDGPU disassembler dereferences a null comment stream when
   // an operand asks for a 32-bit literal that is not there. Before gfx10 a
-  // 64-bit encoding leaves no room for one (VOP3/VOP3P sources and
-  // MUBUF/MTBUF soffset cannot be literals there), so such words -- which
+  // 64-bit encoding leaves no room for one (VOP3/VOP3P sources and scalar
+  // destinations, MUBUF/MTBUF soffset cannot be literals there), so such
+  // words -- which
   // no compiler emits and no hardware runs -- are treated as undecodable
   // without asking LLVM. (Found by the fuzzer.)
   if (!PreGFX10 || Bytes.size() < 8)
@@ -338,9 +339,27 @@ bool TargetMC::literalCrashesLLVM(ArrayRef<uint8_t> Bytes) const {
   uint32_t W0 = support::endian::read32le(Bytes.data());
   uint32_t W1 = support::endian::read32le(Bytes.data() + 4);
   switch (W0 >> 26) {
-  case 0x34: // VOP3, VOP3P
-    return (W1 & 0x1ff) == 0xff || ((W1 >> 9) & 0x1ff) == 0xff ||
-           ((W1 >> 18) & 0x1ff) == 0xff;
+  case 0x34: { // VOP3, VOP3P
+    if ((W1 & 0x1ff) == 0xff || ((W1 >> 9) & 0x1ff) == 0xff ||
+        ((W1 >> 18) & 0x1ff) == 0xff)
+      return true;
+    if ((W0 & 0xff) != 0xff)
+      return false;
+    // vdst = 0xff is v255 where the destination is a VGPR, but a literal
+    // where it is scalar (the sdst of VOPC and v_readlane in this encoding):
+    // decode the word with vdst = 0 and see which.
+    uint8_t Copy[16] = {};
+    support::endian::write32le(Copy, W0 & ~0xffu);
+    support::endian::write32le(Copy + 4, W1);
+    MCInst Inst;
+    uint64_t Size;
+    if (Disasm->getInstruction(Inst, Size, Copy, 0, nulls()) !=
+            MCDisassembler::Success ||
+        Inst.getNumOperands() == 0 || !Inst.getOperand(0).isReg())
+      return true;
+    StringRef Dst = T.MRI->getName(Inst.getOperand(0).getReg());
+    return !Dst.starts_with("VGPR") && !Dst.starts_with("AGPR");
+  }
   case 0x38: // MUBUF
   case 0x3a: // MTBUF
     return (W1 >> 24) == 0xff;
