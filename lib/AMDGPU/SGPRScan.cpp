@@ -36,6 +36,60 @@ bool amdgpu::isOneWordEncoding(uint32_t W) {
   return (W >> 30) == 0b10; // SOP2, SOPK, SOP1, SOPC, SOPP
 }
 
+namespace {
+/// \p W with the \p Bits-bit field at \p Shift replaced by \p F(field).
+template <typename T, typename Fn>
+T mapField(T W, unsigned Shift, unsigned Bits, Fn F) {
+  const T Mask = ((T(1) << Bits) - 1) << Shift;
+  return (W & ~Mask) |
+         (T(F(static_cast<uint32_t>((W & Mask) >> Shift))) << Shift);
+}
+
+/// A VGPR number (an 8-bit field) reduced to v1 (odd) or v2 (even), from v1
+/// to v223; v0 stays (a field an opcode does not use must be 0), and so do
+/// v224 and up, where a tuple of 32 (an MFMA's 1024-bit operand) runs out of
+/// range.
+uint32_t vgprClass(uint32_t N) { return N == 0 || N >= 224 ? N : 2 - (N & 1); }
+
+/// A 9-bit source operand: a VGPR (256 + N) reduced as vgprClass does;
+/// SGPRs, constants and specials (below 256) as they are.
+uint32_t sourceClass(uint32_t V) {
+  return V < 256 ? V : 256 + vgprClass(V - 256);
+}
+} // namespace
+
+uint32_t amdgpu::memoKey(uint32_t W) {
+  if ((W >> 31) != 0) // SOP*: no VGPRs
+    return W;
+  W = mapField(W, 0, 9, sourceClass); // src0 (SDWA/DPP never get here)
+  const uint32_t Op = (W >> 25) & 0x3f;
+  if (Op == 0x3f) // VOP1: vdst may be an SGPR
+    return W;
+  W = mapField(W, 9, 8, vgprClass); // vsrc1
+  if (Op == 0x3e)                   // VOPC: bits 24-17 are the opcode
+    return W;
+  return mapField(W, 17, 8, vgprClass); // VOP2's vdst
+}
+
+uint64_t amdgpu::memoKey(uint64_t Q) {
+  switch (static_cast<uint32_t>(Q) >> 26) {
+  case 0b110100: // VOP3, VOP3P: src0, src1, src2 in the second word
+    for (unsigned Shift : {32u, 41u, 50u})
+      Q = mapField(Q, Shift, 9, sourceClass);
+    return Q;
+  case 0b110110: // DS: addr, data0, data1, vdst
+    for (unsigned Shift : {32u, 40u, 48u, 56u})
+      Q = mapField(Q, Shift, 8, vgprClass);
+    return Q;
+  case 0b110111: // FLAT, GLOBAL, SCRATCH: addr, data, vdst (not saddr)
+    for (unsigned Shift : {32u, 40u, 56u})
+      Q = mapField(Q, Shift, 8, vgprClass);
+    return Q;
+  default:
+    return Q;
+  }
+}
+
 SGPRScanner::InstSummary SGPRScanner::summarize(ArrayRef<uint8_t> Bytes,
                                                 uint64_t Addr) {
   InstSummary R;
@@ -89,7 +143,7 @@ Expected<SGPRScan> SGPRScanner::scan(ArrayRef<uint8_t> Code, uint64_t Addr) {
   // The summary at Off, through the memo \p Map under \p Key (a key DenseMap
   // reserves is decoded every time).
   auto Remember = [&](auto &Map, auto Key) {
-    using Info = DenseMapInfo<decltype(Key)>;
+    using Info = WordInfo<decltype(Key)>;
     if (Key == Info::getEmptyKey() || Key == Info::getTombstoneKey())
       return summarize(Code.drop_front(Off), Addr + Off);
     auto [It, New] = Map.try_emplace(Key);
@@ -105,9 +159,10 @@ Expected<SGPRScan> SGPRScanner::scan(ArrayRef<uint8_t> Code, uint64_t Addr) {
       I = summarize(Code.drop_front(Off), Addr + Off);
     else if (uint32_t W = support::endian::read32le(Code.data() + Off);
              isOneWordEncoding(W))
-      I = Remember(ByWord, W);
+      I = Remember(ByWord, memoKey(W));
     else
-      I = Remember(ByWords, support::endian::read64le(Code.data() + Off));
+      I = Remember(ByWords,
+                   memoKey(support::endian::read64le(Code.data() + Off)));
     if (I.Size == 0) {
       ++S.UndecodedWords;
       Off += 4;

@@ -46,18 +46,39 @@ class TargetMC;
 /// the MC disassembler on every opcode of these encodings.
 bool isOneWordEncoding(uint32_t W);
 
+/// The memo key of a gfx8-9 instruction whose first word \p W is a one-word
+/// encoding (isOneWordEncoding): \p W with the VGPR fields reduced as for
+/// the 64-bit encodings below: VOP2's vdst and vsrc1, VOPC's vsrc1, and a
+/// VGPR in src0 of these and VOP1. VOP1's vdst is kept (v_readfirstlane_b32
+/// writes an SGPR there).
+uint32_t memoKey(uint32_t W);
+
+/// The memo key of a gfx8-9 instruction of a 64-bit encoding whose first 8
+/// bytes, little-endian, are \p Q: \p Q with each VGPR of the VOP3/VOP3P
+/// sources, and of DS and FLAT addresses, data and destinations, reduced to
+/// v1 (odd) or v2 (even); other encodings are their own key. Which VGPR an
+/// instruction names does not change its opcode, its size or its SGPRs, so
+/// instructions with one key summarize alike. What can change whether an
+/// instruction decodes is kept: v0 (unused fields must be 0), parity
+/// (tuples are even-aligned on gfx90a) and v224 and up (a tuple starting
+/// there may run out of range). SGPRScanMemoTest checks this against the MC
+/// disassembler on every opcode of these encodings.
+uint64_t memoKey(uint64_t Q);
+
 /// Scans code ranges with one MC state (one thread at a time), remembering
 /// what each instruction decoded to: compiled code repeats a small set of
 /// encodings (librocsparse0's largest gfx803 object: 405 000 instructions, of
 /// which 26 000 distinct one-word encodings and 31 000 distinct two-word
-/// ones), and the MC
+/// ones, and 8 100 and 9 400 distinct memo keys), and the MC
 /// disassembler tries dozens of decoder tables per instruction. On gfx8-9 an
 /// instruction is at most 8 bytes (a 32-bit literal is the second word of a
 /// 32-bit encoding; 64-bit encodings take none), so what the scan needs of
 /// it -- its size, the highest SGPR it names, whether it calls or indexes
 /// SGPRs -- depends on its first 8 bytes only, and on its first word alone
 /// for the one-word encodings (isOneWordEncoding), as long as the bytes do
-/// not end within the decoder's reach (there the scan decodes as before).
+/// not end within the decoder's reach (there the scan decodes as before);
+/// instructions are remembered by their memoKey, which drops which VGPRs
+/// they name.
 class SGPRScanner {
 public:
   SGPRScanner(const TargetInfo &TI, const TargetMC &MC) : TI(TI), MC(MC) {}
@@ -81,11 +102,24 @@ private:
   };
   InstSummary summarize(llvm::ArrayRef<uint8_t> Bytes, uint64_t Addr);
 
+  /// Keys of the memo: instruction words, hashed by all their bits.
+  /// DenseMap's default hash for 32-bit keys (Val * 37) depends only on a
+  /// key's low bits, which for a word are register fields: words that differ
+  /// in their opcode collide and the probes run long.
+  template <typename T> struct WordInfo : llvm::DenseMapInfo<T> {
+    static unsigned getHashValue(T W) {
+      uint64_t X = uint64_t(W) * 0x9e3779b97f4a7c15u;
+      return static_cast<unsigned>(X >> 32 ^ X);
+    }
+  };
+
   const TargetInfo &TI;
   const TargetMC &MC;
-  llvm::DenseMap<uint64_t, InstSummary> ByWords; // first 8 bytes -> summary
-  llvm::DenseMap<uint32_t, InstSummary> ByWord;  // one-word encodings
-  llvm::DenseMap<unsigned, int> RegMax;          // register -> highest SGPR
+  // first 8 bytes -> summary
+  llvm::DenseMap<uint64_t, InstSummary, WordInfo<uint64_t>> ByWords;
+  // one-word encodings
+  llvm::DenseMap<uint32_t, InstSummary, WordInfo<uint32_t>> ByWord;
+  llvm::DenseMap<unsigned, int> RegMax; // register -> highest SGPR
   llvm::DenseMap<unsigned, std::pair<bool, bool>> OpcodeKind; // call, movrel
   uint64_t Decoded = 0, Remembered = 0;
 };
