@@ -78,6 +78,7 @@ TargetInfo makeTI(StringRef Name) {
   else
     TI.AddressableSGPRs = 104;
   TI.PoolGuardBytes = GFX10Plus ? 384 : 0;
+  TI.HasOffset3fBug = Name == "gfx1010";
   return TI;
 }
 

@@ -198,6 +198,9 @@ TEST_F(AMDGPUMC, EveryMCPUIsAcceptedByLLVMMC) {
     ASSERT_TRUE(STI) << TI.Name;
     EXPECT_TRUE(STI->isCPUStringValid(TI.MCPU)) << TI.MCPU;
     EXPECT_EQ(STI->getCPU(), TI.MCPU);
+    // The facts TargetInfo keeps for stubs built without MC.
+    EXPECT_EQ(TI.HasOffset3fBug, STI->checkFeatures("+offset-3f-bug"))
+        << TI.MCPU;
   }
 }
 

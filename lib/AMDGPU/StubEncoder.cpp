@@ -1,13 +1,15 @@
 //===- lib/AMDGPU/StubEncoder.cpp - Kernel-entry stub encoding ------------===//
 //
 // Builds stubs from MC-assembled templates (one per form and register,
-// literal fields zero) by patching the literal dwords per kernel, and
+// literal fields zero; StubTemplateCache gives them without starting MC
+// where it knows them) by patching the literal dwords per kernel, and
 // recognizes stubs by decoding them with the MC disassembler and emulating
 // getpc/add/addc/setpc or s_branch.
 //
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/AMDGPU/StubEncoder.h"
+#include "hotswap/AMDGPU/StubTemplateCache.h"
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
@@ -91,6 +93,14 @@ StubEncoder::~StubEncoder() = default;
 Expected<std::unique_ptr<StubEncoder>>
 StubEncoder::create(const TargetInfo &TI, TargetMC &MC,
                     std::vector<uint8_t> PrologueBytes) {
+  return create(
+      TI, [&MC]() -> Expected<TargetMC &> { return MC; },
+      std::move(PrologueBytes));
+}
+
+Expected<std::unique_ptr<StubEncoder>>
+StubEncoder::create(const TargetInfo &TI, MCSource GetMC,
+                    std::vector<uint8_t> PrologueBytes) {
   if (TI.MCPU.empty())
     return makeError("target has no processor name for MC");
   if (TI.GetPC.empty() || TI.SetPC.empty() || TI.AddLo.empty() ||
@@ -103,8 +113,8 @@ StubEncoder::create(const TargetInfo &TI, TargetMC &MC,
     return makeError("stub prologue of " + utostr(PrologueBytes.size()) +
                      " bytes leaves no room for the jump in 256 bytes");
   std::unique_ptr<StubEncoder> E(
-      new StubEncoder(TI, std::move(PrologueBytes), MC));
-  E->HasOffset3fBug = MC.hasFeature("offset-3f-bug");
+      new StubEncoder(TI, std::move(PrologueBytes), std::move(GetMC)));
+  E->HasOffset3fBug = TI.HasOffset3fBug;
   // Build the templates every kernel can use now, so a target MC cannot
   // handle fails here rather than in the middle of a rewrite.
   for (StubSpec::RegKind Form : {StubSpec::Short, StubSpec::VCC})
@@ -133,11 +143,23 @@ std::string StubEncoder::shortFormAsm(int16_t SImm16) const {
 Expected<StubEncoder::Template>
 StubEncoder::buildTemplate(StubSpec::RegKind Form, unsigned SGPR) const {
   Template T;
+  if (Form != StubSpec::Short) {
+    T.LoOffset = 8;
+    T.HiOffset = 16;
+  }
+  if (std::optional<std::vector<uint8_t>> Body =
+          cachedStubBody(TI, Form, SGPR)) {
+    T.Bytes = std::move(*Body);
+    return T;
+  }
+  Expected<TargetMC &> MC = GetMC();
+  if (!MC)
+    return MC.takeError();
   if (Form == StubSpec::Short) {
-    auto Zero = MC.assemble(shortFormAsm(0));
+    auto Zero = MC->assemble(shortFormAsm(0));
     if (!Zero)
       return Zero.takeError();
-    auto Other = MC.assemble(shortFormAsm(-21555)); // 0xabcd
+    auto Other = MC->assemble(shortFormAsm(-21555)); // 0xabcd
     if (!Other)
       return Other.takeError();
     if (Zero->size() != ShortBodySize || Other->size() != ShortBodySize ||
@@ -152,14 +174,12 @@ StubEncoder::buildTemplate(StubSpec::RegKind Form, unsigned SGPR) const {
   // locates the literal dwords, which must be the trailing dwords of the two
   // 8-byte SOP2 instructions after the 4-byte getpc.
   const uint32_t Lo = 0x89abcdef, Hi = 0x76543210;
-  auto Zero = MC.assemble(longFormAsm(Form, SGPR, 0, 0));
+  auto Zero = MC->assemble(longFormAsm(Form, SGPR, 0, 0));
   if (!Zero)
     return Zero.takeError();
-  auto Other = MC.assemble(longFormAsm(Form, SGPR, Lo, Hi));
+  auto Other = MC->assemble(longFormAsm(Form, SGPR, Lo, Hi));
   if (!Other)
     return Other.takeError();
-  T.LoOffset = 8;
-  T.HiOffset = 16;
   if (Zero->size() != LongBodySize || Other->size() != LongBodySize ||
       !diffIsExactly(diffOffsets(*Zero, *Other),
                      {{T.LoOffset, 4}, {T.HiOffset, 4}}) ||
@@ -358,6 +378,13 @@ decodeHalf(const TargetInfo &TI, const TargetMC &MC, ArrayRef<uint8_t> Bytes,
   Bytes = Bytes.take_front(StubSlotSize);
   uint64_t P = Prologue.size();
   if (!looksLikeStubStart(Bytes.drop_front(P)))
+    return Result();
+  // A stub's body is at most 24 bytes and padding fills the slot after it:
+  // code that merely starts like a stub (any SOP1 word) is turned away by
+  // its last word, before MC is asked anything.
+  constexpr uint64_t MaxBody = 32;
+  if (P + MaxBody <= StubSlotSize - 4 &&
+      read32(Bytes, StubSlotSize - 4) != TI.PadWord)
     return Result();
 
   auto OpcOrErr = stubOpcodes(TI, MC);

@@ -37,6 +37,8 @@ enum MachFlags : unsigned {
   MF_SGPRInitBug = 1u << 2,
   /// Architected flat scratch before gfx11 (gfx942, gfx950, gfx9-4-generic).
   MF_ArchFlatScratch = 1u << 3,
+  /// FeatureOffset3fBug: gfx1010-1013, gfx10-1-generic.
+  MF_Offset3fBug = 1u << 4,
 };
 
 struct MachEntry {
@@ -86,10 +88,14 @@ constexpr MachEntry MachTable[] = {
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX9_4_GENERIC, "gfx9-4-generic",
      Generation::GFX9, MF_Generic | MF_GFX90A | MF_ArchFlatScratch},
 
-    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1010, "gfx1010", Generation::GFX10, MF_None},
-    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1011, "gfx1011", Generation::GFX10, MF_None},
-    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1012, "gfx1012", Generation::GFX10, MF_None},
-    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1013, "gfx1013", Generation::GFX10, MF_None},
+    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1010, "gfx1010", Generation::GFX10,
+     MF_Offset3fBug},
+    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1011, "gfx1011", Generation::GFX10,
+     MF_Offset3fBug},
+    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1012, "gfx1012", Generation::GFX10,
+     MF_Offset3fBug},
+    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1013, "gfx1013", Generation::GFX10,
+     MF_Offset3fBug},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1030, "gfx1030", Generation::GFX10, MF_None},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1031, "gfx1031", Generation::GFX10, MF_None},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1032, "gfx1032", Generation::GFX10, MF_None},
@@ -98,7 +104,7 @@ constexpr MachEntry MachTable[] = {
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1035, "gfx1035", Generation::GFX10, MF_None},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1036, "gfx1036", Generation::GFX10, MF_None},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX10_1_GENERIC, "gfx10-1-generic",
-     Generation::GFX10, MF_Generic},
+     Generation::GFX10, MF_Generic | MF_Offset3fBug},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX10_3_GENERIC, "gfx10-3-generic",
      Generation::GFX10, MF_Generic},
 
@@ -187,6 +193,7 @@ void fillFromGeneration(TargetInfo &TI, const MachEntry &E) {
 
   TI.IsGFX90AClass = E.Flags & MF_GFX90A;
   TI.HasSGPRInitBug = E.Flags & MF_SGPRInitBug;
+  TI.HasOffset3fBug = E.Flags & MF_Offset3fBug;
 
   // getAddressableNumSGPRs / FIXED_NUM_SGPRS_FOR_INIT_BUG; measured with
   // llvm-mc (highest assemblable SGPR per generation).

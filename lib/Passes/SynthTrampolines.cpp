@@ -197,14 +197,17 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   auto TA = AM.getResult<TargetAnalysis>(Obj);
   if (!TA)
     return TA.takeError();
-  Expected<TargetMC &> MC = TA->mc();
-  if (!MC)
-    return MC.takeError();
-  if (!Prologue->empty())
+  if (!Prologue->empty()) {
+    Expected<TargetMC &> MC = TA->mc();
+    if (!MC)
+      return MC.takeError();
     if (Error E = checkPrologue(TI, *MC, *Prologue))
       return std::move(E);
+  }
+  // MC is started only if a stub's template is not in StubTemplateCache.
+  auto &Target = *TA;
   Expected<std::unique_ptr<StubEncoder>> Enc =
-      StubEncoder::create(TI, *MC, *Prologue);
+      StubEncoder::create(TI, [&Target]() { return Target.mc(); }, *Prologue);
   if (!Enc)
     return Enc.takeError();
 

@@ -32,6 +32,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -88,11 +89,20 @@ struct DecodedStub {
 
 class StubEncoder {
 public:
+  /// The target's MC state, asked for only when a template is not in
+  /// StubTemplateCache.
+  using MCSource = std::function<llvm::Expected<TargetMC &>()>;
+
   /// \p PrologueBytes (already assembled, a multiple of 4 bytes) starts
   /// every half. Fails when MC cannot build the templates for the target.
   /// \p MC (for \p TI's processor) must outlive the encoder.
   static llvm::Expected<std::unique_ptr<StubEncoder>>
   create(const TargetInfo &TI, TargetMC &MC,
+         std::vector<uint8_t> PrologueBytes = {});
+  /// The same with MC created on demand by \p GetMC (which, and whose
+  /// result, must outlive the encoder).
+  static llvm::Expected<std::unique_ptr<StubEncoder>>
+  create(const TargetInfo &TI, MCSource GetMC,
          std::vector<uint8_t> PrologueBytes = {});
 
   ~StubEncoder();
@@ -118,8 +128,9 @@ public:
   static constexpr uint64_t ShortBodySize = 4;
 
 private:
-  StubEncoder(const TargetInfo &TI, std::vector<uint8_t> Prologue, TargetMC &MC)
-      : TI(TI), Prologue(std::move(Prologue)), MC(MC) {}
+  StubEncoder(const TargetInfo &TI, std::vector<uint8_t> Prologue,
+              MCSource GetMC)
+      : TI(TI), Prologue(std::move(Prologue)), GetMC(std::move(GetMC)) {}
 
   /// Jump sequence with literal (or simm16) fields set to zero, and where
   /// those fields are.
@@ -140,7 +151,7 @@ private:
 
   TargetInfo TI;
   std::vector<uint8_t> Prologue;
-  TargetMC &MC;
+  MCSource GetMC;
   bool HasOffset3fBug = false;
 
   /// Key: SGPR for SGPRPair, ~0u - Form for the others.

@@ -57,6 +57,8 @@ struct TargetInfo {
   /// init bug (gfx802/805), 106 (gfx10+).
   unsigned AddressableSGPRs = 0;
   bool HasSGPRInitBug = false;
+  /// An s_branch with offset 0x3f is mis-executed (gfx10.1).
+  bool HasOffset3fBug = false;
   /// GRANULATED_WAVEFRONT_SGPR_COUNT is meaningful (gfx6-9 only).
   bool HasSGPRGranule = false;
   /// SGPRs reserved at the top of the allocation for VCC/FLAT_SCRATCH/XNACK
