@@ -144,8 +144,11 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     Expected<NoteRewrite> NR = R.Metadata->rewrite();
     if (!NR)
       return NR.takeError();
-    if (Error E = R.MetadataSection->overwrite(0, NR->Bytes))
-      return E;
+    // The whole note section, the same size (checked by rewrite()): moved
+    // in, not copied over a copy of the input's bytes.
+    if (NR->Bytes.size() != R.MetadataSection->size())
+      return makeError("metadata: the rewritten note section changed size");
+    R.MetadataSection->setContents(std::move(NR->Bytes));
   }
   if (Patched.empty())
     return PreservedAnalyses::all();
