@@ -377,14 +377,7 @@ decodeHalf(const TargetInfo &TI, const TargetMC &MC, ArrayRef<uint8_t> Bytes,
     return Result();
   Bytes = Bytes.take_front(StubSlotSize);
   uint64_t P = Prologue.size();
-  if (!looksLikeStubStart(Bytes.drop_front(P)))
-    return Result();
-  // A stub's body is at most 24 bytes and padding fills the slot after it:
-  // code that merely starts like a stub (any SOP1 word) is turned away by
-  // its last word, before MC is asked anything.
-  constexpr uint64_t MaxBody = 32;
-  if (P + MaxBody <= StubSlotSize - 4 &&
-      read32(Bytes, StubSlotSize - 4) != TI.PadWord)
+  if (!looksLikeStubSlot(TI, Bytes, P))
     return Result();
 
   auto OpcOrErr = stubOpcodes(TI, MC);
@@ -472,6 +465,17 @@ bool looksLikeStubStart(ArrayRef<uint8_t> Bytes) {
   uint32_t First = support::endian::read32le(Bytes.data());
   return (First >> 23) == 0x17d     // SOP1: s_getpc_b64 / s_get_pc_i64
          || (First >> 23) == 0x17f; // SOPP: s_branch
+}
+
+bool looksLikeStubSlot(const TargetInfo &TI, ArrayRef<uint8_t> Slot,
+                       uint64_t PrologueSize) {
+  if (Slot.size() < StubSlotSize || PrologueSize > StubSlotSize - 4 ||
+      !looksLikeStubStart(Slot.drop_front(PrologueSize)))
+    return false;
+  // The jump is at most 24 bytes; padding fills the slot after it.
+  constexpr uint64_t MaxBody = 32;
+  return PrologueSize + MaxBody > StubSlotSize - 4 ||
+         read32(Slot, StubSlotSize - 4) == TI.PadWord;
 }
 
 Expected<std::optional<DecodedStub>>

@@ -120,16 +120,16 @@ stubAt(const Object &Obj, const TargetInfo &TI, const TargetMC &MC,
 }
 
 /// stubAt() for an entry outside the pools: MC is created only when the
-/// bytes begin like a stub (s_getpc_b64/s_get_pc_i64 or s_branch).
+/// bytes may be a stub (looksLikeStubSlot).
 static Expected<std::optional<PoolStub>>
 stubAtIfShaped(const Object &Obj, const TargetInfo &TI,
                TargetAnalysis::Result &TA, uint64_t Addr) {
-  Expected<ArrayRef<uint8_t>> Head = Obj.bytesAt(Addr, 4);
-  if (!Head) {
-    consumeError(Head.takeError());
+  Expected<ArrayRef<uint8_t>> Slot = Obj.bytesAt(Addr, StubSlotSize);
+  if (!Slot) {
+    consumeError(Slot.takeError());
     return std::nullopt;
   }
-  if (!looksLikeStubStart(*Head))
+  if (!looksLikeStubSlot(TI, *Slot))
     return std::nullopt;
   Expected<TargetMC &> MC = TA.mc();
   if (!MC)

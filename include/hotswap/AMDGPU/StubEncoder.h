@@ -163,6 +163,14 @@ private:
 /// cheap test on raw bytes; decodeStub() decides.
 bool looksLikeStubStart(llvm::ArrayRef<uint8_t> Bytes);
 
+/// Whether the 256-byte slot \p Slot may hold a stub after a prologue of
+/// \p PrologueSize bytes: it begins like one (looksLikeStubStart) and, when
+/// the jump leaves room for padding, ends in \p TI's padding word. Code that
+/// merely starts like a stub (any SOP1 word) fails this before MC is asked
+/// anything; decodeStub() decides.
+bool looksLikeStubSlot(const TargetInfo &TI, llvm::ArrayRef<uint8_t> Slot,
+                       uint64_t PrologueSize = 0);
+
 /// Recognizes a stub at \p Addr: \p Bytes must start with \p ExpectedPrologue,
 /// then hold a long-form or short-form jump on a single register pair, then
 /// PadWord up to 256 bytes. The jump is decoded with the MC disassembler and
