@@ -22,6 +22,7 @@
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -217,6 +218,19 @@ Expected<NoteRewrite> CodeObjectMetadata::rewrite() const {
     if (ByNote[N].empty())
       continue;
     const NoteRef &Note = NoteRefs[N];
+    // The usual case: every new value fits the width of the old one, and is
+    // written over it in place.
+    if (llvm::all_of(ByNote[N], [](const Edit &E) {
+          return fits(E.Signed && fits(true, E.Value, 9), E.Value, E.Size);
+        })) {
+      for (const Edit &E : ByNote[N]) {
+        SmallVector<uint8_t, 9> New;
+        encode(E.Signed, E.Value, E.Size, New);
+        assert(New.size() == E.Size && "the value fits its old width");
+        llvm::copy(New, R.Bytes.begin() + Note.DescOffset + E.Offset);
+      }
+      continue;
+    }
     Expected<std::vector<uint8_t>> Desc =
         applyEdits(Note.Desc, ByNote[N], descriptorCapacity(Note), Note.Offset);
     if (!Desc)
