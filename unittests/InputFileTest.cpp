@@ -3,10 +3,14 @@
 #include "hotswap/Object/InputFile.h"
 #include "hotswap/Support/LargeBuffer.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
+
+#include <cstdio>
+#include <cstdlib>
 
 using namespace llvm;
 using namespace hotswap;
@@ -68,6 +72,102 @@ TEST(LargeBuffer, ReservesWithoutHoldingBytes) {
       EXPECT_EQ(V.data(), Data);
     EXPECT_EQ(std::count(V.begin(), V.end(), 0x5a), static_cast<long>(Size));
   }
+}
+
+/// The first line of /proc/self/smaps about the mapping that holds \p P,
+/// and its VmFlags.
+struct Mapping {
+  std::string Header, Flags;
+};
+std::optional<Mapping> mappingAt(const void *P) {
+  auto Buf = MemoryBuffer::getFileAsStream("/proc/self/smaps");
+  if (!Buf)
+    return std::nullopt;
+  const auto Addr = reinterpret_cast<uintptr_t>(P);
+  std::optional<Mapping> M;
+  SmallVector<StringRef, 0> Lines;
+  (*Buf)->getBuffer().split(Lines, '\n');
+  for (StringRef Line : Lines) {
+    uint64_t Begin, End;
+    StringRef Range = Line.split(' ').first;
+    auto [B, E] = Range.split('-');
+    if (!B.getAsInteger(16, Begin) && !E.getAsInteger(16, End)) {
+      if (M)
+        break;
+      if (Begin <= Addr && Addr < End)
+        M = Mapping{Line.str(), ""};
+      continue;
+    }
+    if (M && Line.consume_front("VmFlags:"))
+      M->Flags = Line.trim().str();
+  }
+  return M;
+}
+
+std::optional<std::string> vmFlagsAt(const void *P) {
+  if (std::optional<Mapping> M = mappingAt(P))
+    return M->Flags;
+  return std::nullopt;
+}
+
+/// The path column of the mapping that holds \p P ("[heap]", a file, or
+/// empty for an anonymous mapping).
+std::string mappingNameAt(const void *P) {
+  std::optional<Mapping> M = mappingAt(P);
+  if (!M)
+    return "<none>";
+  SmallVector<StringRef, 6> Fields;
+  StringRef(M->Header).split(Fields, ' ', -1, /*KeepEmpty=*/false);
+  return Fields.size() >= 6 ? Fields[5].str() : "";
+}
+
+/// Why useHugePagesForTheHeap() did not do its job (empty: it did): mark a
+/// range of the heap for huge pages ("hg" in the mapping's VmFlags), after
+/// which blocks of a few MiB come from the heap rather than from mappings of
+/// their own.
+std::string heapOfHugePagesProblem() {
+  std::optional<std::pair<uintptr_t, uintptr_t>> Marked =
+      useHugePagesForTheHeap();
+  if (!Marked)
+    return "nothing marked";
+  if (Marked->second - Marked->first < (uintptr_t(30) << 20))
+    return "less than 30 MiB marked";
+  for (uintptr_t At : {Marked->first, Marked->second - 1}) {
+    std::optional<std::string> Flags =
+        vmFlagsAt(reinterpret_cast<const void *>(At));
+    if (!Flags || (" " + *Flags + " ").find(" hg ") == std::string::npos)
+      return "no 'hg' in the VmFlags at " + utohexstr(At) + ": " +
+             Flags.value_or("<no mapping>");
+  }
+  std::unique_ptr<uint8_t[]> Block(new uint8_t[4 << 20]);
+  std::string Name = mappingNameAt(Block.get());
+  if (Name != "[heap]")
+    return "a 4 MiB block is in '" + Name + "', not the heap";
+  return "";
+}
+
+// In a process of its own (a death test re-executes this program for this
+// test alone): the heap of a process that has run other tests holds free
+// blocks that a call may reuse instead of growing the heap.
+TEST(LargeBuffer, HeapOfHugePages) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizer's allocator replaces glibc's heap";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  GTEST_SKIP() << "the sanitizer's allocator replaces glibc's heap";
+#endif
+#endif
+#if !defined(__linux__) || !defined(__GLIBC__)
+  GTEST_SKIP() << "glibc's heap only";
+#endif
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        std::string Problem = heapOfHugePagesProblem();
+        std::fprintf(stderr, "%s\n", Problem.c_str());
+        std::_Exit(Problem.empty() ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 #include "Instrument.h"
 
 #include "hotswap/Hotswap.h"
+#include "hotswap/Support/LargeBuffer.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/Statistic.h"
@@ -326,6 +327,20 @@ output changes nothing.
   if (llvm::count(Inputs, "-") > 1)
     fail("", "standard input ('-') is given more than once");
   std::vector<Job> Jobs(Inputs.size());
+
+  // A code object's run allocates megabytes in blocks of hundreds of KiB;
+  // from a huge-page heap they cost a few page faults instead of a thousand
+  // (librocsparse0's largest objects: -31% to -36% wall time). The heap keeps
+  // what is freed, though: a whole HIP library (hundreds of MiB, its code
+  // objects rewritten one after another) keeps malloc's defaults, which
+  // give every large block back.
+  constexpr uint64_t HugeHeapMaxInput = uint64_t(256) << 20;
+  if (llvm::all_of(Inputs, [&](const std::string &In) {
+        uint64_t Size;
+        return In != "-" && !sys::fs::file_size(In, Size) &&
+               Size <= HugeHeapMaxInput;
+      }))
+    (void)useHugePagesForTheHeap();
   StringMap<std::string> Claimed;
   for (size_t I = 0; I < Inputs.size(); ++I) {
     Job &J = Jobs[I];
