@@ -130,8 +130,8 @@ std::string heapOfHugePagesProblem() {
       useHugePagesForTheHeap();
   if (!Marked)
     return "nothing marked";
-  if (Marked->second - Marked->first < (uintptr_t(30) << 20))
-    return "less than 30 MiB marked";
+  if (Marked->second - Marked->first < (uintptr_t(250) << 20))
+    return "less than 250 MiB marked";
   for (uintptr_t At : {Marked->first, Marked->second - 1}) {
     std::optional<std::string> Flags =
         vmFlagsAt(reinterpret_cast<const void *>(At));

@@ -36,8 +36,12 @@ std::optional<std::pair<uintptr_t, uintptr_t>>
 hotswap::useHugePagesForTheHeap() {
 #if defined(__linux__) && defined(__GLIBC__) && defined(MADV_HUGEPAGE)
   constexpr uintptr_t Huge = uintptr_t(2) << 20;
-  constexpr int Step = 32 << 20;
-  if (!mallopt(M_MMAP_THRESHOLD, Step) || !mallopt(M_TOP_PAD, Step))
+  constexpr int Step = 32 << 20, Reserve = 256 << 20;
+  // Blocks up to 32 MiB from the heap; the heap grows, and is trimmed, so
+  // as to keep 256 MiB of address space free at its top (a trimmed range
+  // that comes back is a new mapping, without the mark).
+  if (!mallopt(M_MMAP_THRESHOLD, Step) || !mallopt(M_TOP_PAD, Reserve) ||
+      !mallopt(M_TRIM_THRESHOLD, 2 * Reserve))
     return std::nullopt;
   // Grow the heap now (a block larger than its free top), then mark what
   // the growth spans.
