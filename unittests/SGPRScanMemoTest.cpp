@@ -4,9 +4,9 @@
 // reuses the summary for every instruction with the same key. That is sound
 // only if the MC disassembler decodes every instruction of a key to the same
 // opcode and size, with the same registers but for which VGPR (or AGPR) an
-// operand names. Checked here on every opcode value
-// of each encoding whose key drops bits, with random operand fields, on each
-// generation the scan runs on.
+// operand names. Checked here on every opcode value of each encoding whose
+// key drops bits, with random operand fields (half of them cleared, so that
+// most opcodes decode), on each generation the scan runs on.
 //
 //===----------------------------------------------------------------------===//
 

@@ -115,9 +115,9 @@ private:
 
   const TargetInfo &TI;
   const TargetMC &MC;
-  // first 8 bytes -> summary
+  // memoKey of the first 8 bytes -> summary
   llvm::DenseMap<uint64_t, InstSummary, WordInfo<uint64_t>> ByWords;
-  // one-word encodings
+  // memoKey of a one-word encoding -> summary
   llvm::DenseMap<uint32_t, InstSummary, WordInfo<uint32_t>> ByWord;
   llvm::DenseMap<unsigned, int> RegMax; // register -> highest SGPR
   llvm::DenseMap<unsigned, std::pair<bool, bool>> OpcodeKind; // call, movrel

@@ -1,5 +1,4 @@
-//===- hotswap/AMDGPU/StubTemplateCache.h - Stub bodies without MC -*- C++
-//-*-===//
+//===- hotswap/AMDGPU/StubTemplateCache.h - Stubs without MC ---*- C++ -*-===//
 //
 // The jump sequences of stubs as LLVM 22's MC assembler encodes them, for
 // the encoders that would otherwise start an assembler for a few
