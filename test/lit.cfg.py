@@ -41,6 +41,11 @@ for name in sorted(tools, key=len, reverse=True):
     config.substitutions.append(
         (r"(?<![\w./-])%s(?![\w.+-])" % re.escape(name), tools[name]))
 
+# %limits runs a command under a limit (a small tmpfs, a file size limit,
+# a time or memory bound, a signal) and reports how it ended.
+config.substitutions.append(("%limits", '"%s" "%s"' % (
+    sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                 "Reliability", "Inputs", "limits.py"))))
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%src_root", config.hotswap_src_root))

@@ -73,14 +73,44 @@ const Segment *fileBackedLoad(const Object &Obj, uint64_t Addr) {
   return nullptr;
 }
 
-/// The allocated section with file contents that holds \p Addr, or null.
-const Section *sectionWithContentsAt(const Object &Obj, uint64_t Addr) {
-  for (const auto &S : Obj.sections())
-    if (S->isAlloc() && !S->isNoBits() && Addr >= S->Addr &&
-        Addr - S->Addr < S->size())
-      return S.get();
-  return nullptr;
-}
+/// The allocated sections with file contents, to find the one that holds
+/// an address: by binary search when no two of them overlap (what linkers
+/// write), else the first in section order, as a linear search finds it.
+class SectionIndex {
+public:
+  explicit SectionIndex(const Object &Obj) : Obj(Obj) {
+    for (const auto &S : Obj.sections())
+      if (S->isAlloc() && !S->isNoBits() && S->size())
+        ByAddr.push_back(S.get());
+    llvm::sort(ByAddr, [](const Section *A, const Section *B) {
+      return A->Addr < B->Addr;
+    });
+    for (size_t I = 1; I < ByAddr.size() && !Overlap; ++I)
+      Overlap = ByAddr[I]->Addr - ByAddr[I - 1]->Addr < ByAddr[I - 1]->size();
+  }
+
+  /// The section that holds \p Addr, or null.
+  const Section *at(uint64_t Addr) const {
+    if (Overlap) {
+      for (const auto &S : Obj.sections())
+        if (S->isAlloc() && !S->isNoBits() && Addr >= S->Addr &&
+            Addr - S->Addr < S->size())
+          return S.get();
+      return nullptr;
+    }
+    auto It = llvm::upper_bound(
+        ByAddr, Addr, [](uint64_t V, const Section *S) { return V < S->Addr; });
+    if (It == ByAddr.begin())
+      return nullptr;
+    const Section *S = *std::prev(It);
+    return Addr - S->Addr < S->size() ? S : nullptr;
+  }
+
+private:
+  const Object &Obj;
+  std::vector<const Section *> ByAddr;
+  bool Overlap = false;
+};
 
 Error checkHeader(const Object &Obj) {
   const FileHeader &H = Obj.Header;
@@ -120,12 +150,13 @@ struct FoundBundle {
   uint64_t Offset = 0;
 };
 
-Expected<FoundBundle> findBundle(const Object &Obj, uint64_t Addr) {
+Expected<FoundBundle> findBundle(const Object &Obj,
+                                 const SectionIndex &Sections, uint64_t Addr) {
   const Segment *Load = fileBackedLoad(Obj, Addr);
   if (!Load)
     return makeError("bundle pointer " + hex(Addr) +
                      " is outside every file-backed PT_LOAD");
-  const Section *S = sectionWithContentsAt(Obj, Addr);
+  const Section *S = Sections.at(Addr);
   if (!S)
     return makeError("bundle at " + hex(Addr) +
                      " is not inside a section with file contents");
@@ -231,6 +262,18 @@ Expected<HostBinary> HostBinary::analyze(const Object &Host) {
   if (!Relocs)
     return Relocs.takeError();
 
+  // The relocations by the address they change (in table order where two
+  // change the same one), so that each wrapper finds its own in log time.
+  std::vector<const DynamicRelocation *> ByOffset;
+  ByOffset.reserve(Relocs->size());
+  for (const DynamicRelocation &R : *Relocs)
+    ByOffset.push_back(&R);
+  llvm::stable_sort(ByOffset,
+                    [](const DynamicRelocation *A, const DynamicRelocation *B) {
+                      return A->Offset < B->Offset;
+                    });
+  const SectionIndex Sections(Host);
+
   std::map<uint64_t, size_t> BundleByAddr;
   for (const Section *S : WrapperSecs) {
     ArrayRef<uint8_t> C = S->contents();
@@ -250,13 +293,20 @@ Expected<HostBinary> HostBinary::analyze(const Object &Host) {
                          ", expected 1");
 
       // The relocations that touch this record: only the pointer may be
-      // relocated, once.
+      // relocated, once. (They start less than 8 bytes before it, and
+      // before its end; the wrapper sections are inside the address space,
+      // so W.Addr + 24 does not wrap.)
       const uint64_t Slot = W.Addr + 8;
       const DynamicRelocation *Reloc = nullptr;
-      for (const DynamicRelocation &R : *Relocs) {
-        if (R.Offset >= W.Addr + HostWrapperSize ||
-            (R.Offset < W.Addr && W.Addr - R.Offset >= 8))
-          continue;
+      const uint64_t From = W.Addr >= 7 ? W.Addr - 7 : 0;
+      for (auto It =
+               llvm::lower_bound(ByOffset, From,
+                                 [](const DynamicRelocation *R, uint64_t V) {
+                                   return R->Offset < V;
+                                 });
+           It != ByOffset.end() && (*It)->Offset < W.Addr + HostWrapperSize;
+           ++It) {
+        const DynamicRelocation &R = **It;
         if (R.Offset != Slot)
           return makeError(Name + ": a dynamic relocation in '" +
                            R.TableSection->Name + "' changes " + hex(R.Offset) +
@@ -333,7 +383,7 @@ Expected<HostBinary> HostBinary::analyze(const Object &Host) {
       auto [It, New] =
           BundleByAddr.try_emplace(W.BundleAddr, HB.Bundles.size());
       if (New) {
-        Expected<FoundBundle> F = findBundle(Host, W.BundleAddr);
+        Expected<FoundBundle> F = findBundle(Host, Sections, W.BundleAddr);
         if (!F)
           return prefixError(Name, F.takeError());
         HostBundle B;
@@ -362,13 +412,22 @@ Expected<HostBinary> HostBinary::analyze(const Object &Host) {
       return makeError("bundles at " + hex(ByAddr[I - 1]->Addr) + " (size " +
                        hex(ByAddr[I - 1]->Bytes.size()) + ") and " +
                        hex(ByAddr[I]->Addr) + " overlap");
-  for (const HostBundle &B : HB.Bundles)
-    for (const AddressRange &R : Ranges)
-      if (R.Begin - B.Addr < B.Bytes.size() ||
-          B.Addr - R.Begin < R.End - R.Begin)
-        return makeError("bundle at " + hex(B.Addr) + " (size " +
-                         hex(B.Bytes.size()) + ") overlaps the wrappers at " +
-                         hex(R.Begin));
+  // Both lists are sorted and each is disjoint: one pass over both.
+  for (size_t I = 0, J = 0; I < ByAddr.size() && J < Ranges.size();) {
+    const HostBundle &B = *ByAddr[I];
+    const AddressRange &R = Ranges[J];
+    if (R.Begin - B.Addr < B.Bytes.size() || B.Addr - R.Begin < R.End - R.Begin)
+      return makeError("bundle at " + hex(B.Addr) + " (size " +
+                       hex(B.Bytes.size()) + ") overlaps the wrappers at " +
+                       hex(R.Begin));
+    // Move past whichever ends first.
+    const uint64_t BEnd =
+        B.Addr + std::min<uint64_t>(B.Bytes.size(), UINT64_MAX - B.Addr);
+    if (BEnd <= R.End)
+      ++I;
+    else
+      ++J;
+  }
   return std::move(HB);
 }
 

@@ -22,6 +22,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <set>
 
 using namespace llvm;
 using namespace llvm::ELF;
@@ -239,15 +240,17 @@ Error HostBinary::replace(
 
   // Sections that held only replaced bundles, and that roc-obj-ls would
   // list, are renamed so that it lists the new bundles alone.
+  std::set<uint32_t> StillUsed;
+  for (size_t J = 0; J < Bundles.size(); ++J)
+    if (!IsChanged[J])
+      StillUsed.insert(BundleSites[J].Section);
   std::vector<uint32_t> Rename;
+  std::set<uint32_t> Renamed;
   for (size_t I : Changed) {
     uint32_t Sec = BundleSites[I].Section;
-    bool StillUsed = false;
-    for (size_t J = 0; J < Bundles.size(); ++J)
-      StillUsed |= !IsChanged[J] && BundleSites[J].Section == Sec;
-    if (!StillUsed &&
+    if (!StillUsed.count(Sec) &&
         StringRef(Host.sections()[Sec]->Name).contains(".hip_fat") &&
-        !llvm::is_contained(Rename, Sec))
+        Renamed.insert(Sec).second)
       Rename.push_back(Sec);
   }
 
