@@ -3,9 +3,11 @@
 // The header is validated here rather than by
 // llvm::object::CompressedOffloadBundle, which reaches llvm_unreachable on an
 // unknown version, allocates whatever uncompressed size the header claims,
-// and checks the hash only when verbose. Decompression itself is
-// llvm::compression's, into a buffer one byte larger than the header's size
-// so that data longer than announced shows up as such.
+// and checks the hash only when verbose. Decompression streams through zlib
+// and zstd directly (llvm::compression only decompresses into a buffer of
+// the final size, which a forged header would make us allocate): the output
+// grows in steps as data really comes out, up to one byte more than the
+// header's size, so that data longer than announced shows up as such.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,12 +15,17 @@
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CheckedArithmetic.h"
-#include "llvm/Support/Compression.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MD5.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <limits>
+
+#include <zlib.h>
+#include <zstd.h>
 
 using namespace llvm;
 
@@ -32,18 +39,6 @@ namespace {
 /// in 4 bytes.
 uint64_t maxExpansion(CompressionMethod Method) {
   return Method == CompressionMethod::Zlib ? 1032 : 32768;
-}
-
-compression::Format llvmFormat(CompressionMethod Method) {
-  return Method == CompressionMethod::Zlib ? compression::Format::Zlib
-                                           : compression::Format::Zstd;
-}
-
-/// LLVM reports an output buffer that is too small with the library's own
-/// words (zlib's uncompress() returns Z_BUF_ERROR only then).
-bool isOutputFull(StringRef Msg) {
-  return Msg == "zlib error: Z_BUF_ERROR" ||
-         Msg == "Destination buffer is too small";
 }
 
 } // namespace
@@ -138,15 +133,160 @@ parseCompressedBundleHeader(ArrayRef<uint8_t> Bytes) {
   return H;
 }
 
+namespace {
+
+/// Where decompressed bytes go: grown in steps as the stream produces them,
+/// so what a bundle costs in memory follows what it really holds, not what
+/// its header claims. One byte more than \p Claimed may be produced: filling
+/// it means the data is longer than announced.
+class Sink {
+public:
+  /// \p Expected: the size the data says it has (zstd frames), which the
+  /// buffer starts with; else it starts small and doubles.
+  Sink(uint64_t Claimed, uint64_t Compressed, std::optional<uint64_t> Expected)
+      : Limit(Claimed + 1),
+        Next(std::min<uint64_t>(
+            Limit, Expected ? *Expected + 1
+                            : std::max<uint64_t>(Compressed * 4, uint64_t(64)
+                                                                     << 10))) {}
+  /// Room for more output; empty when Limit bytes were produced.
+  MutableArrayRef<uint8_t> room() {
+    if (Produced == Out.size() && Out.size() < Limit) {
+      Out.resize(Next);
+      Next = std::min<uint64_t>(Limit, Next * 2);
+    }
+    return MutableArrayRef<uint8_t>(Out).drop_front(Produced);
+  }
+  void produced(uint64_t N) { Produced += N; }
+  uint64_t size() const { return Produced; }
+  std::vector<uint8_t> take() {
+    Out.resize(Produced);
+    return std::move(Out);
+  }
+
+private:
+  std::vector<uint8_t> Out;
+  uint64_t Produced = 0;
+  uint64_t Limit, Next;
+};
+
+/// zlib's name for a return code, as LLVM spells it in its errors.
+const char *zlibCodeName(int Code) {
+  switch (Code) {
+  case Z_MEM_ERROR:
+    return "zlib error: Z_MEM_ERROR";
+  case Z_BUF_ERROR:
+    return "zlib error: Z_BUF_ERROR";
+  case Z_DATA_ERROR:
+    return "zlib error: Z_DATA_ERROR";
+  case Z_STREAM_ERROR:
+    return "zlib error: Z_STREAM_ERROR";
+  case Z_NEED_DICT:
+    return "zlib error: Z_NEED_DICT";
+  default:
+    return "zlib error: unknown";
+  }
+}
+
+/// One zlib stream (what compress2 writes), into \p Out. Bytes after the
+/// end of the stream are ignored, as zlib's uncompress() ignores them.
+Error inflateInto(ArrayRef<uint8_t> Stream, Sink &Out) {
+  z_stream Z{};
+  if (int R = inflateInit(&Z); R != Z_OK)
+    return makeError(zlibCodeName(R));
+  auto End = make_scope_exit([&] { inflateEnd(&Z); });
+  constexpr uint64_t MaxChunk = std::numeric_limits<uInt>::max();
+  uint64_t Consumed = 0;
+  while (true) {
+    MutableArrayRef<uint8_t> Room = Out.room();
+    if (Room.empty())
+      return Error::success(); // too long: the caller says so
+    Z.next_in = const_cast<Bytef *>(Stream.data() + Consumed);
+    Z.avail_in =
+        static_cast<uInt>(std::min(Stream.size() - Consumed, MaxChunk));
+    Z.next_out = Room.data();
+    Z.avail_out = static_cast<uInt>(std::min<uint64_t>(Room.size(), MaxChunk));
+    const uInt InBefore = Z.avail_in, OutBefore = Z.avail_out;
+    int R = inflate(&Z, Z_NO_FLUSH);
+    Consumed += InBefore - Z.avail_in;
+    Out.produced(OutBefore - Z.avail_out);
+    if (R == Z_STREAM_END)
+      return Error::success();
+    if (R == Z_BUF_ERROR && Consumed == Stream.size())
+      // No more input, and the stream has not ended.
+      return makeError(zlibCodeName(Z_DATA_ERROR));
+    if (R != Z_OK && R != Z_BUF_ERROR)
+      return makeError(zlibCodeName(R));
+  }
+}
+
+/// A zstd stream of one or more frames, into \p Out. The window a frame
+/// may ask for is bounded by the claimed size, so a forged frame header
+/// cannot make zstd allocate more either.
+Error unzstdInto(ArrayRef<uint8_t> Stream, uint64_t Claimed, Sink &Out) {
+  ZSTD_DCtx *D = ZSTD_createDCtx();
+  if (!D)
+    return makeError("cannot create a zstd decompression context");
+  auto Free = make_scope_exit([&] { ZSTD_freeDCtx(D); });
+  // zstd's default limit is 2^27 (what its command line accepts without
+  // --long=N); 2^31 is the most a frame may ask for on 64-bit hosts.
+  const int WindowLog = std::clamp(
+      static_cast<int>(Log2_64_Ceil(std::max<uint64_t>(Claimed, 1))), 27, 31);
+  ZSTD_DCtx_setParameter(D, ZSTD_d_windowLogMax, WindowLog);
+  ZSTD_inBuffer In{Stream.data(), Stream.size(), 0};
+  size_t Hint = 1;
+  while (true) {
+    MutableArrayRef<uint8_t> Room = Out.room();
+    if (Room.empty())
+      return Error::success(); // too long: the caller says so
+    if (In.pos == In.size && Hint == 0)
+      return Error::success(); // every frame ended with the input
+    ZSTD_outBuffer O{Room.data(), Room.size(), 0};
+    const size_t InBefore = In.pos;
+    Hint = ZSTD_decompressStream(D, &O, &In);
+    Out.produced(O.pos);
+    if (ZSTD_isError(Hint))
+      return makeError(ZSTD_getErrorName(Hint));
+    if (In.pos == In.size && Hint != 0 && O.pos == 0 && In.pos == InBefore)
+      return makeError("the stream ends in the middle of a frame");
+  }
+}
+
+/// The sum of the content sizes the zstd frames of \p Stream declare, when
+/// every frame declares one and they all parse (else the stream itself will
+/// say what is wrong).
+std::optional<uint64_t> declaredContentSize(ArrayRef<uint8_t> Stream) {
+  uint64_t Sum = 0;
+  while (!Stream.empty()) {
+    unsigned long long Size =
+        ZSTD_getFrameContentSize(Stream.data(), Stream.size());
+    size_t Frame = ZSTD_findFrameCompressedSize(Stream.data(), Stream.size());
+    if (ZSTD_isError(Frame) || Frame > Stream.size())
+      return std::nullopt;
+    if (Size == ZSTD_CONTENTSIZE_ERROR || Size == ZSTD_CONTENTSIZE_UNKNOWN) {
+      // A skippable frame holds no content; anything else is unknown.
+      if (Stream.size() < 4 || (support::endian::read32le(Stream.data()) &
+                                0xfffffff0u) != 0x184d2a50u)
+        return std::nullopt;
+      Size = 0;
+    }
+    std::optional<uint64_t> S = checkedAddUnsigned<uint64_t>(Sum, Size);
+    if (!S)
+      return std::nullopt;
+    Sum = *S;
+    Stream = Stream.drop_front(Frame);
+  }
+  return Sum;
+}
+
+} // namespace
+
 Expected<DecompressedBundle> decompressBundle(ArrayRef<uint8_t> Bytes,
                                               uint64_t MaxUncompressedSize) {
   Expected<CompressedBundleHeader> H = parseCompressedBundleHeader(Bytes);
   if (!H)
     return H.takeError();
   const StringRef Method = compressionMethodName(H->Method);
-  if (const char *Reason =
-          compression::getReasonIfUnsupported(llvmFormat(H->Method)))
-    return makeError("cannot decompress " + Method + ": " + Reason);
 
   ArrayRef<uint8_t> Stream = Bytes.drop_front(H->HeaderSize);
   const uint64_t Claimed = H->UncompressedSize;
@@ -160,40 +300,57 @@ Expected<DecompressedBundle> decompressBundle(ArrayRef<uint8_t> Bytes,
     return makeError("uncompressed size " + hex(Claimed) + " is more than " +
                      Method + " can expand " + hex(Stream.size()) +
                      " compressed bytes to");
+  // Real bundles compress a few times (code objects 3-10x); beyond this
+  // ratio the header is taken for a decompression bomb.
+  std::optional<uint64_t> Plausible =
+      checkedMulUnsigned<uint64_t>(Stream.size(), MaxCompressionRatio);
+  if (Claimed > MinUncompressedSizeLimit && Plausible && Claimed > *Plausible)
+    return makeError("uncompressed size " + hex(Claimed) + " is more than " +
+                     Twine(MaxCompressionRatio) + " times the " +
+                     hex(Stream.size()) +
+                     " compressed bytes: refused as a decompression bomb");
   if (Claimed >= SIZE_MAX)
     return makeError("uncompressed size " + hex(Claimed) +
                      " does not fit in memory");
-
-  // One byte more than announced: filling it means the data is longer.
-  std::vector<uint8_t> Out(size_t(Claimed) + 1);
-  size_t Produced = Out.size();
-  Error Err = H->Method == CompressionMethod::Zlib
-                  ? compression::zlib::decompress(Stream, Out.data(), Produced)
-                  : compression::zstd::decompress(Stream, Out.data(), Produced);
   const std::string TooLong = Method.str() +
                               " data decompresses to more than the header's "
                               "uncompressed size " +
                               hex(Claimed);
-  if (Err) {
-    std::string Msg = toString(std::move(Err));
-    if (isOutputFull(Msg))
-      return makeError(TooLong);
-    return makeError("cannot decompress the " + Method + " data: " + Msg);
-  }
-  Out.resize(Produced);
+  auto tooShort = [&](uint64_t Size) {
+    return makeError(Method + " data decompresses to " + hex(Size) +
+                     " bytes, not the header's uncompressed size " +
+                     hex(Claimed));
+  };
+  // zstd frames say what they hold: a mismatch is known before anything is
+  // decompressed (zstd checks the frames keep their word).
+  std::optional<uint64_t> Framed;
+  if (H->Method == CompressionMethod::Zstd)
+    if ((Framed = declaredContentSize(Stream))) {
+      if (*Framed > Claimed)
+        return makeError(TooLong);
+      if (*Framed < Claimed)
+        return tooShort(*Framed);
+    }
+
+  Sink Out(Claimed, Stream.size(), Framed);
+  Error Err = H->Method == CompressionMethod::Zlib
+                  ? inflateInto(Stream, Out)
+                  : unzstdInto(Stream, Claimed, Out);
+  if (Err)
+    return makeError("cannot decompress the " + Method +
+                     " data: " + toString(std::move(Err)));
   if (Out.size() > Claimed)
     return makeError(TooLong);
   if (Out.size() < Claimed)
-    return makeError(Method + " data decompresses to " + hex(Out.size()) +
-                     " bytes, not the header's uncompressed size " +
-                     hex(Claimed));
-  const uint64_t Hash = compressedBundleHash(Out);
+    return tooShort(Out.size());
+  std::vector<uint8_t> Data = Out.take();
+  const uint64_t Hash = compressedBundleHash(Data);
   if (Hash != H->Hash)
     return makeError("hash " + hex(H->Hash) +
                      " in the header is not the hash of the decompressed "
                      "bundle, " +
                      hex(Hash) + " (low 64 bits of its MD5)");
-  return DecompressedBundle{*H, Bytes, std::move(Out)};
+  return DecompressedBundle{*H, Bytes, std::move(Data)};
 }
 
 } // namespace bundle

@@ -94,15 +94,24 @@ struct DecompressedBundle {
   std::vector<uint8_t> Bytes;
 };
 
+/// decompressBundle refuses a header whose uncompressed size is more than
+/// MaxCompressionRatio times the compressed stream (real bundles of code
+/// objects compress 3 to 10 times), unless it is at most
+/// MinUncompressedSizeLimit.
+inline constexpr uint64_t MaxCompressionRatio = 1024;
+inline constexpr uint64_t MinUncompressedSizeLimit = uint64_t(64) << 20;
+
 /// Decompresses the compressed bundle \p Bytes after
 /// parseCompressedBundleHeader accepts it, and checks the result: its size must
 /// be the header's uncompressed size (more or fewer bytes are each an error),
-/// and its hash the header's. Before allocating anything, the header's
-/// uncompressed size must be at most \p MaxUncompressedSize and at most what
+/// and its hash the header's. Before decompressing, the header's
+/// uncompressed size must be at most \p MaxUncompressedSize, at most what
 /// the method can expand the compressed bytes to (1032:1 for zlib, 32768:1 for
-/// zstd), so a forged size cannot make it allocate more than that. What the
-/// uncompressed bytes are is not checked here: parse them with
-/// parseOffloadBundle.
+/// zstd), within MaxCompressionRatio (above) and, for zstd, equal to what
+/// the frames declare when they declare it. Memory then follows what the
+/// data really decompresses to (at most twice that, in steps), never the
+/// size the header claims. What the uncompressed bytes are is not checked
+/// here: parse them with parseOffloadBundle.
 llvm::Expected<DecompressedBundle> decompressBundle(
     llvm::ArrayRef<uint8_t> Bytes,
     uint64_t MaxUncompressedSize = DefaultMaxUncompressedBundleSize);

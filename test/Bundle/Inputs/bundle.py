@@ -29,6 +29,14 @@ Usage (lit: %bundle is "python bundle.py"):
       Writes the bundle inside a zlib CCOB.
   bundle.py extract FILE ID OUT
       Writes the payload of entry ID (plain bundle, or zlib CCOB).
+  bundle.py bomb OUT --claim N (--random N [--seed S] | --zstd-zeros N
+                [--no-content-size] | --zlib-zeros N)
+      Writes a v3 CCOB whose header claims N uncompressed bytes over a
+      stream of: N random bytes (zstd method; not a valid stream); a real
+      zstd frame of RLE blocks that decompresses to N zero bytes in 4
+      bytes per 128 KiB (with the frame content size unless
+      --no-content-size); or a zlib stream of N zero bytes. The hash is
+      that of no bytes: these bundles must be refused before it matters.
   bundle.py edit IN OUT [--section NAME] EDIT...
       Applies each EDIT in order to the bytes of IN (positions from the
       bytes as edited so far). With --section, IN is an ELF64 file (a HIP
@@ -238,6 +246,39 @@ def section_range(data, name):
     fail("no section '%s'" % name)
 
 
+def zstd_zeros(n, content_size=True):
+    """A zstd frame (RFC 8878) of RLE blocks that decompresses to n zeros."""
+    block = 128 * 1024
+    # Frame header descriptor: content size field of 8 bytes (flag 3) or
+    # none (flag 0); not single-segment, so a window descriptor follows
+    # (exponent 7: a 128 KiB window).
+    out = bytearray(struct.pack("<I", 0xFD2FB528))
+    if content_size:
+        out += bytes([0xC0, 7 << 3]) + struct.pack("<Q", n)
+    else:
+        out += bytes([0x00, 7 << 3])
+    left = n
+    while True:
+        size = min(left, block)
+        left -= size
+        last = 1 if left == 0 else 0
+        hdr = last | (1 << 1) | (size << 3)  # block type 1: RLE
+        out += struct.pack("<I", hdr)[:3] + b"\0"
+        if last:
+            return bytes(out)
+
+
+def zlib_zeros(n):
+    c = zlib.compressobj(9)
+    out = bytearray()
+    chunk = bytes(1 << 20)
+    while n:
+        k = min(n, len(chunk))
+        out += c.compress(chunk[:k])
+        n -= k
+    return bytes(out + c.flush())
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -261,6 +302,15 @@ def main():
     x.add_argument("file")
     x.add_argument("id")
     x.add_argument("out")
+    bo = sub.add_parser("bomb")
+    bo.add_argument("out")
+    bo.add_argument("--claim", type=lambda v: int(v, 0), required=True)
+    kind = bo.add_mutually_exclusive_group(required=True)
+    kind.add_argument("--random", type=lambda v: int(v, 0))
+    kind.add_argument("--zstd-zeros", type=lambda v: int(v, 0))
+    kind.add_argument("--zlib-zeros", type=lambda v: int(v, 0))
+    bo.add_argument("--no-content-size", action="store_true")
+    bo.add_argument("--seed", type=int, default=1)
     e = sub.add_parser("edit")
     e.add_argument("input")
     e.add_argument("out")
@@ -311,6 +361,21 @@ def main():
                     f.write(data[off:off + size])
                 return 0
         fail("no entry '%s'" % args.id)
+    elif args.cmd == "bomb":
+        method = 1
+        if args.random is not None:
+            import random
+            rng = random.Random(args.seed)
+            stream = bytes(rng.getrandbits(8) for _ in range(args.random))
+        elif args.zstd_zeros is not None:
+            stream = zstd_zeros(args.zstd_zeros, not args.no_content_size)
+        else:
+            stream = zlib_zeros(args.zlib_zeros)
+            method = 0
+        hdr = CCOB + struct.pack("<HHQQQ", 3, method, 32 + len(stream), args.claim,
+                                 md5low(b""))
+        with open(args.out, "wb") as f:
+            f.write(hdr + stream)
     elif args.cmd == "edit":
         data = open(args.input, "rb").read()
         if args.section:
