@@ -47,12 +47,13 @@ Expected<InputFile> InputFile::open(StringRef Path) {
   F.ID = St.getUniqueID();
   F.Size = St.getSize();
   F.MTime = St.getLastModificationTime();
+  F.Mode = St.permissions();
   return std::move(F);
 }
 
 InputFile::InputFile(InputFile &&Other)
     : Buffer(std::move(Other.Buffer)), FD(Other.FD), ID(Other.ID),
-      Size(Other.Size), MTime(Other.MTime) {
+      Size(Other.Size), MTime(Other.MTime), Mode(Other.Mode) {
   Other.FD = -1;
 }
 
@@ -65,6 +66,7 @@ InputFile &InputFile::operator=(InputFile &&Other) {
     ID = Other.ID;
     Size = Other.Size;
     MTime = Other.MTime;
+    Mode = Other.Mode;
     Other.FD = -1;
   }
   return *this;

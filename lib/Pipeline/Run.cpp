@@ -53,6 +53,19 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
   PipelineText P(Pipeline, Opts);
   if (Expected<PassManager> PM = P.parse(); !PM)
     return PM.takeError();
+  // Rewriting in place needs a file to replace: a FIFO or a device would
+  // block or be consumed, never rewritten.
+  if (!OutPath.empty() && OutPath != "-" && InPath != "-") {
+    sys::fs::file_status St;
+    bool Same = false;
+    if (!sys::fs::status(InPath, St) &&
+        St.type() != sys::fs::file_type::regular_file &&
+        St.type() != sys::fs::file_type::directory_file &&
+        !sys::fs::equivalent(InPath, OutPath, Same) && Same)
+      return createFileError(
+          InPath, makeError("not a regular file: it cannot be rewritten in "
+                            "place"));
+  }
   Expected<InputFile> In = InputFile::open(InPath);
   if (!In)
     return createFileError(InPath, In.takeError());
@@ -73,6 +86,6 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
       sys::fs::equivalent(InPath, OutPath))
     return Error::success();
   if (Error E = writeFileAtomically(OutPath, R->image(In->bytes()), &*In))
-    return createFileError(OutPath, std::move(E));
+    return createFileError(OutPath == "-" ? "<stdout>" : OutPath, std::move(E));
   return Error::success();
 }

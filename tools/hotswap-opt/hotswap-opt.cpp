@@ -29,6 +29,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <csignal>
 #include <mutex>
 
 using namespace llvm;
@@ -227,8 +228,31 @@ private:
 };
 } // namespace
 
+/// The interrupt signals this process was started with ignored (nohup
+/// ignores SIGHUP; a script's background job, SIGINT). LLVM's handlers,
+/// which remove temporary files and then let the signal act, replace
+/// SIG_IGN; on such a signal they would remove the temporary and let the run
+/// go on to fail. What the parent ignored stays ignored.
+static std::vector<int> ignoredInterruptSignals() {
+  std::vector<int> Ignored;
+  for (int Sig : {SIGHUP, SIGINT, SIGTERM, SIGUSR2}) {
+    struct sigaction Old;
+    if (sigaction(Sig, nullptr, &Old) == 0 && Old.sa_handler == SIG_IGN)
+      Ignored.push_back(Sig);
+  }
+  return Ignored;
+}
+
 int main(int argc, char **argv) {
+  const std::vector<int> Ignored = ignoredInterruptSignals();
   InitLLVM X(argc, argv);
+  // InitLLVM installed LLVM's signal handlers (once per process).
+  for (int Sig : Ignored)
+    std::signal(Sig, SIG_IGN);
+  // Past RLIMIT_FSIZE a write fails with EFBIG, which is reported like any
+  // other write error, instead of killing the process (SIGXFSZ) with a
+  // temporary file left behind.
+  std::signal(SIGXFSZ, SIG_IGN);
   cl::HideUnrelatedOptions(Cat);
   if (auto *O = cl::getRegisteredOptions().lookup("stats")) {
     O->setDescription("Print per-pass counters (kernels, stubs, symbols, ...)");
@@ -548,6 +572,15 @@ output changes nothing.
       AllStats.printJSON(errs());
     else
       AllStats.print(errs());
+  }
+  // Text on standard output (print<...>, -print-after): a write that failed
+  // (a full disk, /dev/full) is this run's error, not LLVM's fatal one when
+  // the stream is destroyed.
+  outs().flush();
+  if (outs().has_error()) {
+    reportError(errs(), "<stdout>", outs().error().message());
+    outs().clear_error();
+    return 1;
   }
   return Failed ? 1 : 0;
 }

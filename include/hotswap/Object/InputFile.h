@@ -48,6 +48,10 @@ public:
   /// Error unless the file behind descriptor() still has the identity it
   /// had when it was read (so its bytes are the ones the model holds).
   llvm::Error checkUnchanged() const;
+  /// The file's mode bits (st_mode & 07777) when it is a regular file.
+  std::optional<unsigned> permissions() const {
+    return FD >= 0 ? std::optional<unsigned>(Mode) : std::nullopt;
+  }
   /// Drops the whole pages inside \p Bytes (which must lie in bytes()) from
   /// this process's memory when the input is mapped from its file: they are
   /// read again from the file if touched later. Nothing otherwise.
@@ -62,6 +66,7 @@ private:
   llvm::sys::fs::UniqueID ID;
   uint64_t Size = 0;
   llvm::sys::TimePoint<> MTime;
+  unsigned Mode = 0;
 };
 
 } // namespace hotswap

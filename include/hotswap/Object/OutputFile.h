@@ -1,10 +1,21 @@
 //===- hotswap/Object/OutputFile.h - Atomic file output ---------*- C++ -*-===//
 //
 // Writes a file atomically: into a temporary file next to the destination,
-// renamed over it only when everything succeeded. On any error the
+// renamed over it only when everything succeeded. On any error (a full disk
+// included: nothing is written through a mapping, so it is ENOSPC, never
+// SIGBUS) and on SIGINT/SIGTERM meanwhile, the temporary is removed and the
 // destination is neither created nor changed. "-" writes to standard output.
 // A destination that exists and is not a regular file (/dev/null, a FIFO, a
 // terminal) is written to directly, never replaced.
+//
+// A destination that is a symbolic link is followed: the file it leads to
+// is replaced and the link stays. An existing destination keeps its mode
+// (set-user-ID and set-group-ID bits included), its owner and group (when
+// the process may set them) and its extended attributes (where the file
+// systems have them); the temporary is created with the destination's
+// permission bits, never wider. A new file gets the input's permission bits
+// (under the umask). Write-and-rename gives the destination a new inode:
+// other hard links to the old file keep the old bytes.
 //
 // When the output starts with a prefix of an input the caller holds open
 // (InputFile), that prefix is copied by the kernel from the input's
@@ -12,8 +23,10 @@
 // process) after checking the input is unchanged, and the rest is written
 // piece by piece from where it lies in memory (the model's sections, the
 // layout's rebuilt tables), so the output is never held in memory whole.
-// Elsewhere (no input file, standard output, a file system that refuses the
-// copy) the whole file is rendered in memory.
+// Where the kernel refuses the copy (another file system) or there is no
+// input file (standard input), the prefix is written from memory the same
+// way. Only a destination that cannot seek (standard output, a FIFO, a
+// device) gets the whole file rendered in memory first.
 //
 //===----------------------------------------------------------------------===//
 

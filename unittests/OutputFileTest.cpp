@@ -1,0 +1,256 @@
+//===- unittests/OutputFileTest.cpp - Atomic output at the edges ----------===//
+//
+// writeFileAtomically where files are more than bytes: modes, owners,
+// extended attributes, symbolic links, signals and file size limits. The
+// image's Pieces() callback runs while the temporary exists, so tests look
+// at the temporary from there.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hotswap/Object/OutputFile.h"
+#include "hotswap/Object/InputFile.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "gtest/gtest.h"
+
+#include <csignal>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+using namespace llvm;
+using namespace hotswap;
+
+namespace {
+
+/// A fresh directory, removed with what it holds.
+struct TempDir {
+  SmallString<128> Path;
+  TempDir() {
+    EXPECT_FALSE(sys::fs::createUniqueDirectory("hotswap-output", Path));
+  }
+  ~TempDir() { sys::fs::remove_directories(Path); }
+  std::string file(StringRef Name) const {
+    SmallString<128> P(Path);
+    sys::path::append(P, Name);
+    return std::string(P);
+  }
+  /// Names in the directory, sorted.
+  std::vector<std::string> list() const {
+    std::vector<std::string> Names;
+    std::error_code EC;
+    for (sys::fs::directory_iterator I(Path, EC), E; I != E && !EC;
+         I.increment(EC))
+      Names.push_back(std::string(sys::path::filename(I->path())));
+    llvm::sort(Names);
+    return Names;
+  }
+};
+
+const uint8_t Content[] = {'n', 'e', 'w', ' ', 'b', 'y', 't', 'e', 's'};
+
+/// The image of Content, with \p During run while the temporary exists.
+OutputImage image(std::function<void()> During = {}) {
+  OutputImage I;
+  I.Size = sizeof(Content);
+  I.Pieces = [During] {
+    if (During)
+      During();
+    OutputPieces P;
+    P.Pieces.push_back({0, ArrayRef<uint8_t>(Content)});
+    return P;
+  };
+  return I;
+}
+
+void writeText(const std::string &Path, StringRef Text) {
+  FILE *F = fopen(Path.c_str(), "wb");
+  ASSERT_NE(F, nullptr);
+  fwrite(Text.data(), 1, Text.size(), F);
+  fclose(F);
+}
+
+std::string readText(const std::string &Path) {
+  auto B = MemoryBuffer::getFile(Path);
+  return B ? (*B)->getBuffer().str() : "<unreadable>";
+}
+
+/// "" for success, else the error's message.
+std::string errorText(Error E) { return E ? toString(std::move(E)) : ""; }
+
+struct stat statOf(const std::string &Path) {
+  struct stat St = {};
+  EXPECT_EQ(::stat(Path.c_str(), &St), 0) << Path;
+  return St;
+}
+
+/// The temporary next to \p Dir's files while it exists.
+std::string temporaryIn(const TempDir &Dir) {
+  for (const std::string &N : Dir.list())
+    if (StringRef(N).contains(".tmp"))
+      return Dir.file(N);
+  return "";
+}
+
+TEST(OutputFile, ExistingFileKeepsModeOwnerAndAttributes) {
+  TempDir D;
+  const std::string Out = D.file("out.co");
+  writeText(Out, "old");
+  // A private, set-user-ID file of another owner (when we may give it one).
+  const bool Root = geteuid() == 0;
+  if (Root)
+    ASSERT_EQ(::chown(Out.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(::chmod(Out.c_str(), 04710), 0);
+  const bool HasXattr =
+      ::setxattr(Out.c_str(), "user.hotswap", "kept", 4, 0) == 0;
+
+  mode_t TempMode = 0;
+  ASSERT_EQ(errorText(writeFileAtomically(Out, image([&] {
+                                            std::string T = temporaryIn(D);
+                                            ASSERT_FALSE(T.empty());
+                                            TempMode =
+                                                statOf(T).st_mode & 07777;
+                                          }))),
+            "");
+
+  EXPECT_EQ(readText(Out), "new bytes");
+  const struct stat St = statOf(Out);
+  EXPECT_EQ(St.st_mode & 07777, 04710u);
+  // Never wider than the destination while it is being written.
+  EXPECT_EQ(TempMode & ~0710u, 0u) << std::oct << TempMode;
+  if (Root) {
+    EXPECT_EQ(St.st_uid, 65534u);
+    EXPECT_EQ(St.st_gid, 65534u);
+  } else {
+    EXPECT_EQ(St.st_uid, geteuid());
+  }
+  if (HasXattr) {
+    char Value[16] = {};
+    EXPECT_EQ(::getxattr(Out.c_str(), "user.hotswap", Value, sizeof(Value)), 4);
+    EXPECT_STREQ(Value, "kept");
+  }
+  EXPECT_EQ(D.list(), std::vector<std::string>{"out.co"});
+}
+
+TEST(OutputFile, NewFileTakesTheInputsPermissions) {
+  TempDir D;
+  const std::string In = D.file("in.co");
+  writeText(In, "input");
+  ASSERT_EQ(::chmod(In.c_str(), 0640), 0);
+  Expected<InputFile> F = InputFile::open(In);
+  ASSERT_TRUE(bool(F)) << toString(F.takeError());
+  ASSERT_EQ(errorText(writeFileAtomically(D.file("out.co"), image(), &*F)), "");
+  mode_t Mask = ::umask(0);
+  ::umask(Mask);
+  EXPECT_EQ(statOf(D.file("out.co")).st_mode & 07777, 0640u & ~Mask);
+}
+
+TEST(OutputFile, SymbolicLinksAreFollowedAndKept) {
+  TempDir D;
+  ASSERT_FALSE(sys::fs::create_directory(D.file("lib")));
+  const std::string Real = D.file("lib/libfoo.so.0.1");
+  writeText(Real, "old");
+  // libfoo.so -> lib/libfoo.so.0 -> libfoo.so.0.1 (relative links).
+  ASSERT_EQ(::symlink("libfoo.so.0.1", D.file("lib/libfoo.so.0").c_str()), 0);
+  ASSERT_EQ(::symlink("lib/libfoo.so.0", D.file("libfoo.so").c_str()), 0);
+  ASSERT_EQ(errorText(writeFileAtomically(D.file("libfoo.so"), image())), "");
+  EXPECT_EQ(readText(Real), "new bytes");
+  struct stat L;
+  ASSERT_EQ(::lstat(D.file("libfoo.so").c_str(), &L), 0);
+  EXPECT_TRUE(S_ISLNK(L.st_mode));
+  ASSERT_EQ(::lstat(D.file("lib/libfoo.so.0").c_str(), &L), 0);
+  EXPECT_TRUE(S_ISLNK(L.st_mode));
+
+  // A dangling link is written through: the file it names is created.
+  ASSERT_EQ(::symlink("made.co", D.file("dangling").c_str()), 0);
+  ASSERT_EQ(errorText(writeFileAtomically(D.file("dangling"), image())), "");
+  EXPECT_EQ(readText(D.file("made.co")), "new bytes");
+  ASSERT_EQ(::lstat(D.file("dangling").c_str(), &L), 0);
+  EXPECT_TRUE(S_ISLNK(L.st_mode));
+
+  // A loop is an error, and nothing is created.
+  ASSERT_EQ(::symlink("loop-b", D.file("loop-a").c_str()), 0);
+  ASSERT_EQ(::symlink("loop-a", D.file("loop-b").c_str()), 0);
+  Error E = writeFileAtomically(D.file("loop-a"), image());
+  EXPECT_EQ(toString(std::move(E)), "Too many levels of symbolic links");
+  for (const std::string &N : D.list())
+    EXPECT_FALSE(StringRef(N).contains(".tmp")) << N;
+}
+
+/// Runs \p Body in a child process and returns its wait status.
+template <typename Fn> int inChild(Fn Body) {
+  pid_t Pid = fork();
+  if (Pid == 0) {
+    Body();
+    _exit(0);
+  }
+  int Status = 0;
+  waitpid(Pid, &Status, 0);
+  return Status;
+}
+
+// SIGINT, SIGTERM or SIGHUP while the temporary exists: it is removed, the
+// destination is untouched, and the process still dies of the signal. With
+// and without an input file to copy the unchanged prefix from.
+TEST(OutputFile, SignalRemovesTheTemporary) {
+  for (bool FromInput : {false, true})
+    for (int Sig : {SIGINT, SIGTERM, SIGHUP}) {
+      TempDir D;
+      const std::string Out = D.file("out.co");
+      writeText(Out, "old");
+      writeText(D.file("in.co"), "input");
+      int Status = inChild([&] {
+        Expected<InputFile> F = InputFile::open(D.file("in.co"));
+        if (!F)
+          _exit(2);
+        OutputImage I = image([Sig] { raise(Sig); });
+        if (FromInput) {
+          I.Base = F->bytes();
+          I.BaseLength = I.Base.size();
+        }
+        Error E = writeFileAtomically(Out, I, FromInput ? &*F : nullptr);
+        consumeError(std::move(E));
+      });
+      SCOPED_TRACE("signal " + std::to_string(Sig) +
+                   (FromInput ? ", from an input" : ""));
+      ASSERT_TRUE(WIFSIGNALED(Status));
+      EXPECT_EQ(WTERMSIG(Status), Sig);
+      EXPECT_EQ(D.list(), (std::vector<std::string>{"in.co", "out.co"}));
+      EXPECT_EQ(readText(Out), "old");
+    }
+}
+
+// Past RLIMIT_FSIZE (with SIGXFSZ ignored, as the driver does) writing is an
+// error like a full disk: no temporary left, the destination untouched.
+TEST(OutputFile, FileSizeLimitIsAnError) {
+  TempDir D;
+  const std::string Out = D.file("out.co");
+  writeText(Out, "old");
+  int Status = inChild([&] {
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit L = {4, 4};
+    setrlimit(RLIMIT_FSIZE, &L);
+    Error E = writeFileAtomically(Out, image());
+    _exit(toString(std::move(E)) == "File too large" ? 0 : 1);
+  });
+  ASSERT_TRUE(WIFEXITED(Status));
+  EXPECT_EQ(WEXITSTATUS(Status), 0);
+  EXPECT_EQ(D.list(), std::vector<std::string>{"out.co"});
+  EXPECT_EQ(readText(Out), "old");
+}
+
+// A destination that is not a regular file is written to, not replaced.
+TEST(OutputFile, DevicesAreWrittenNotReplaced) {
+  ASSERT_EQ(errorText(writeFileAtomically("/dev/null", image())), "");
+  struct stat St;
+  ASSERT_EQ(::stat("/dev/null", &St), 0);
+  EXPECT_TRUE(S_ISCHR(St.st_mode));
+  Error E = writeFileAtomically("/dev/full", image());
+  EXPECT_EQ(toString(std::move(E)), "No space left on device");
+}
+
+} // namespace
