@@ -295,6 +295,12 @@ Pass parameters (LLVM's name<params> form, ';'-separated):
 Every pass declares the invariant it establishes and is skipped when it
 already holds (-debug-pass-manager shows it), so running a pipeline on its own
 output changes nothing.
+
+Files: outputs are written to a temporary next to the destination and renamed
+over it on success (on any error or SIGINT/SIGTERM/SIGHUP the destination is
+untouched). -i and -o follow symbolic links (the file is rewritten, the link
+kept), keep an existing file's mode, owner and extended attributes, and
+detach hard links (other names keep the old bytes).
 )");
   // Options may also come from HOTSWAP_OPT_OPTIONS (the test suite turns
   // on -verify-analysis-preservation that way).
