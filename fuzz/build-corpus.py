@@ -17,8 +17,13 @@ zlib CCOB v2 and v3), small plain bundles of one code object (16-byte
 aligned, with and without the empty host entry) and their zlib CCOBs, and
 each after `trampoline,stub-syms` (with --hotswap-opt).
 
+The bundle seeds also hold decompression bombs (bundle.py bomb: random
+streams claiming 4 GiB, zstd and zlib streams of zeros claiming as much,
+less or more than they hold, with and without zstd's content size).
+
 --kind host (hotswap-fuzz-host) seeds: test/Malformed's host library
-(Inputs/host.yaml) around each of those bundles, and each rewritten.
+(Inputs/host.yaml) around each of those bundles (one bomb), a library of
+300 wrappers linked by ld.lld, and each rewritten.
 
 Usage: build-corpus.py OUTDIR [--kind code|bundle|host] [--hotswap-opt PATH]
                        [--llvm-bin DIR]
@@ -152,6 +157,24 @@ def container_seeds(outdir, kind, bin_dir, tool, tmp, stats):
             if run([sys.executable, os.path.join(ROOT, "test", "Bundle", "Inputs", "bundle.py"),
                     "compress", p(name), z, "--version", str(v)]).returncode == 0:
                 bundles.append(z)
+    # Decompression bombs (bundle.py bomb): random bytes claiming more than
+    # the ratio allows, and real zstd/zlib streams of zeros whose header
+    # claims as much, less or more than they hold (with and without the
+    # frame's content size).
+    bundle_py = os.path.join(ROOT, "test", "Bundle", "Inputs", "bundle.py")
+    for name, args in (
+            ("bomb-random", ["--claim", "0x100000000", "--random", "4096"]),
+            ("bomb-random-small", ["--claim", "0x10000", "--random", "512"]),
+            ("bomb-zstd", ["--claim", "0x100000", "--zstd-zeros", "0x100000"]),
+            ("bomb-zstd-more", ["--claim", "0x1000", "--zstd-zeros", "0x100000"]),
+            ("bomb-zstd-unsized", ["--claim", "0x1000", "--zstd-zeros", "0x100000",
+                                   "--no-content-size"]),
+            ("bomb-zstd-huge", ["--claim", "0x100000000", "--zstd-zeros", "0x100000"]),
+            ("bomb-zlib", ["--claim", "0x1000", "--zlib-zeros", "0x100000"])):
+        if kind == "host" and name != "bomb-zstd-more":
+            continue  # one is enough inside a host
+        if run([sys.executable, bundle_py, "bomb", p(name)] + args).returncode == 0:
+            bundles.append(p(name))
     inputs = bundles
     if kind == "host":
         inputs = []
@@ -159,6 +182,17 @@ def container_seeds(outdir, kind, bin_dir, tool, tmp, stats):
             h = b + ".so"
             malformed.host(bin_dir, b, h, [])
             inputs.append(h)
+        # Many wrappers (all pointing at one bundle, each through its own
+        # relocation), as lld links them.
+        gen = os.path.join(ROOT, "test", "Reliability", "Inputs", "many-wrappers.py")
+        asm, obj, lib = p("many.s"), p("many.o"), p("many.so")
+        with open(asm, "w") as f:
+            r = subprocess.run([sys.executable, gen, "300", p("one.hipfb")], stdout=f)
+        if (r.returncode == 0 and
+                run([os.path.join(bin_dir, "llvm-mc"), "-triple=x86_64-linux-gnu",
+                     "-filetype=obj", asm, "-o", obj]).returncode == 0 and
+                run([os.path.join(bin_dir, "ld.lld"), "-shared", obj, "-o", lib]).returncode == 0):
+            inputs.append(lib)
     for i in inputs:
         add_seed(outdir, open(i, "rb").read(), stats)
         stats["containers"] += 1
