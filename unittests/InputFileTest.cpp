@@ -3,6 +3,8 @@
 #include "hotswap/Object/InputFile.h"
 #include "hotswap/Support/LargeBuffer.h"
 
+#include "HugePageHeap.h" // tools/hotswap-opt: the driver's heap
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"

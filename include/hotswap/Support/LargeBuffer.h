@@ -13,8 +13,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
-#include <utility>
 #include <vector>
 
 namespace hotswap {
@@ -30,17 +28,6 @@ inline std::vector<uint8_t> largeBuffer(size_t Size) {
   reserveLarge(V, Size);
   return V;
 }
-
-/// For a program (not a library: it sets process-wide malloc options):
-/// serves blocks up to 32 MiB from the malloc heap rather than mappings of
-/// their own, keeps 256 MiB of address space free at the heap's top
-/// (growing and trimming it by that margin), grows it now and asks for huge
-/// pages to back what it grew (the whole 2 MiB pages in it: the returned
-/// range); much as glibc's `glibc.malloc.hugetlb=1` tunable does for a
-/// process started with it. A code object's run allocates megabytes in
-/// blocks of hundreds of KiB, each faulted in 4 KiB at a time otherwise.
-/// Nothing without glibc.
-std::optional<std::pair<uintptr_t, uintptr_t>> useHugePagesForTheHeap();
 
 } // namespace hotswap
 

@@ -1,0 +1,48 @@
+//===- tools/hotswap-opt/Progress.h - One updating line on a terminal -*- C++
+//-*-===//
+//
+// Long runs show how far they are on standard error when it is a terminal
+// (never on a pipe or a file): inputs done of all (when there are several),
+// code objects of containers done, and the rate. Shown once the work has
+// taken a moment; erased before anything else is printed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_TOOLS_HOTSWAPOPT_PROGRESS_H
+#define HOTSWAP_TOOLS_HOTSWAPOPT_PROGRESS_H
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+namespace hotswap {
+
+/// Not thread-safe: every call is made with the caller's lock held.
+class Progress {
+public:
+  /// \p Total inputs; shown after \p AfterMs milliseconds of work, on
+  /// \p OS when \p Enabled (standard error is a terminal).
+  Progress(size_t Total, unsigned AfterMs, llvm::raw_ostream &OS, bool Enabled);
+  /// An input is done; \p Bytes is its size, \p InFlight what of it was
+  /// already counted by codeObjectDone.
+  void inputDone(uint64_t Bytes, uint64_t InFlight);
+  /// A code object of a container is done.
+  void codeObjectDone(uint64_t Bytes);
+  /// Erases the line, if shown.
+  void clear();
+
+private:
+  void show(bool Final);
+  size_t Total, Done = 0, CodeObjects = 0;
+  uint64_t Bytes = 0;
+  unsigned AfterMs;
+  llvm::raw_ostream &OS;
+  bool Enabled, Shown = false;
+  std::chrono::steady_clock::time_point Start;
+};
+
+} // namespace hotswap
+
+#endif // HOTSWAP_TOOLS_HOTSWAPOPT_PROGRESS_H

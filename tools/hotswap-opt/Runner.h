@@ -1,0 +1,90 @@
+//===- tools/hotswap-opt/Runner.h - Planning and running inputs -*- C++ -*-===//
+//
+// What the driver does with a configuration: decides where each input's
+// output goes (planJobs), runs the pipeline on every input -- at once on a
+// thread pool, their printed text and diagnostics buffered and flushed in
+// input order -- and says what happened to each (the closing line, -stats,
+// -time-passes).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_TOOLS_HOTSWAPOPT_RUNNER_H
+#define HOTSWAP_TOOLS_HOTSWAPOPT_RUNNER_H
+
+#include "Instrument.h"
+#include "Options.h"
+#include "Progress.h"
+
+#include "hotswap/Hotswap.h"
+
+#include "llvm/Support/ThreadPool.h"
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hotswap {
+
+/// One input and everything its run produced.
+struct Job {
+  std::string In, Out; // Out empty: nothing is written
+  RunSummary Summary;
+  bool Failed = false;
+  /// Buffered output (several inputs at once), flushed in input order.
+  std::string Text, Diag;
+  Statistics Stats;
+  /// The input's size, and how much of it the progress line counted as its
+  /// code objects were done.
+  uint64_t Bytes = 0, CountedBytes = 0;
+};
+
+/// Where each input's output goes: -o, --output-dir, --in-place, standard
+/// output, or nowhere (-disable-output, or a pipeline that only reads).
+/// Errors are about the command line (two inputs for one -o, ...).
+llvm::Expected<std::vector<Job>> planJobs(const DriverConfig &C, bool Writes);
+
+class Runner {
+public:
+  /// Text of print<...> and -print-after goes to \p TextOut.
+  Runner(const DriverConfig &C, const PassBuilder &PB,
+         llvm::raw_ostream &TextOut);
+  /// Runs every job (in parallel when there are several and no debugging
+  /// output needs them in order).
+  void run(std::vector<Job> &Jobs);
+  /// The closing line (several inputs, or a container), -time-passes and
+  /// -stats, on standard error.
+  void printSummary(llvm::ArrayRef<Job> Jobs);
+
+private:
+  void runOne(Job &J, bool Parallel);
+  PipelineOptions optionsFor(Job &J, llvm::raw_ostream &Text,
+                             llvm::raw_ostream &Diag, bool Parallel);
+  void flushInOrder(std::vector<Job> &Jobs);
+
+  const DriverConfig &C;
+  const PassBuilder &PB;
+  llvm::raw_ostream &TextOut;
+  PassTimes Times;
+  DebugPrinter Debug;
+  PassInstrumentation PI;
+  bool Instrumented;
+  std::optional<llvm::DefaultThreadPool> Pool;
+
+  std::mutex Lock; // guards what jobs report while others run
+  std::optional<Progress> Prog;
+  size_t NextToFlush = 0;
+  std::vector<bool> Done;
+  Statistics AllStats;
+};
+
+/// "hotswap-opt: error: 'FILE': message" (without FILE when empty).
+void reportError(llvm::raw_ostream &OS, llvm::StringRef File,
+                 const llvm::Twine &Msg);
+
+/// "<stdin>" for "-".
+std::string displayName(llvm::StringRef File);
+
+} // namespace hotswap
+
+#endif // HOTSWAP_TOOLS_HOTSWAPOPT_RUNNER_H
