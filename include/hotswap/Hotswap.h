@@ -102,6 +102,10 @@ struct PipelineOptions {
   /// on the threads of ThreadPool when it is set, possibly concurrently: the
   /// callee synchronises.
   std::function<void(uint64_t Bytes)> OnCodeObjectDone;
+  /// When the code objects of a bundle are known, before any of them runs,
+  /// with how many there are (progress reports: a host binary calls it once
+  /// per bundle). Called on the calling thread.
+  std::function<void(unsigned Count)> OnCodeObjectsFound;
   /// When set, receives the counters of the run (hotswap-opt -stats), also
   /// when the run fails: added to what it holds.
   Statistics *StatsOut = nullptr;

@@ -147,6 +147,8 @@ rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where, bool Decompressed,
     Runs.push_back(std::move(R));
   }
 
+  if (Opts.OnCodeObjectsFound)
+    Opts.OnCodeObjectsFound(static_cast<unsigned>(Runs.size()));
   bool Parallel = Opts.ThreadPool && !Opts.Instrumentation && Runs.size() > 1;
   if (Parallel) {
     // The code objects are the unit of parallel work: inside each, the

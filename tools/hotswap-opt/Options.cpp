@@ -35,6 +35,22 @@ static cl::opt<bool> InPlace("in-place",
 static cl::alias InPlaceShort("i", cl::desc("Alias for --in-place"),
                               cl::NotHidden, cl::aliasopt(InPlace),
                               cl::cat(Cat));
+static cl::opt<bool> Recursive(
+    "recursive",
+    cl::desc("Walk directories among the inputs and rewrite the GPU files "
+             "in them (code objects, bundles, HIP host binaries, told by "
+             "their content); with --output-dir the tree is mirrored there. "
+             "Symbolic links are not followed; a file is done once"),
+    cl::cat(Cat));
+static cl::alias RecursiveShort("r", cl::desc("Alias for --recursive"),
+                                cl::NotHidden, cl::aliasopt(Recursive),
+                                cl::cat(Cat));
+static cl::opt<bool> DryRun(
+    "dry-run",
+    cl::desc("Do everything but write: say for each input whether it would "
+             "change, with its code objects and kernels (JSON with "
+             "--kernels-format=json)"),
+    cl::cat(Cat));
 static cl::opt<unsigned> Threads(
     "threads",
     cl::desc("Threads for inputs, the code objects of containers and "
@@ -180,6 +196,8 @@ detach hard links (other names keep the old bytes).
     C.OutputFile = OutputFilename;
   C.OutputDir = OutputDir;
   C.InPlace = InPlace;
+  C.Recursive = Recursive;
+  C.DryRun = DryRun;
   C.DisableOutput = DisableOutput;
   C.Passes = Passes;
   C.PrintPasses = PrintPasses;

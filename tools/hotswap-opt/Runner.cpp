@@ -5,6 +5,8 @@
 #include "llvm/ADT/Statistic.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Threading.h"
@@ -30,9 +32,11 @@ void hotswap::reportError(raw_ostream &OS, StringRef File, const Twine &Msg) {
 // Planning
 //===----------------------------------------------------------------------===//
 
-/// Where \p In's output goes, or an error about the command line.
+/// Where \p In's output goes (\p Relative: its path under the tree it was
+/// found in, with -r), or an error about the command line.
 static Expected<std::string> outputFor(const DriverConfig &C, StringRef In,
-                                       size_t NumInputs, bool Writes,
+                                       StringRef Relative, size_t NumInputs,
+                                       bool Writes,
                                        StringMap<std::string> &Claimed) {
   if (C.OutputFile)
     return *C.OutputFile;
@@ -47,7 +51,7 @@ static Expected<std::string> outputFor(const DriverConfig &C, StringRef In,
       return createStringError("--output-dir needs input files, not standard "
                                "input");
     SmallString<256> P(C.OutputDir);
-    sys::path::append(P, sys::path::filename(In));
+    sys::path::append(P, Relative.empty() ? sys::path::filename(In) : Relative);
     auto [It, New] = Claimed.try_emplace(P, In.str());
     if (!New)
       return createStringError("inputs '" + It->second + "' and '" + In +
@@ -56,6 +60,9 @@ static Expected<std::string> outputFor(const DriverConfig &C, StringRef In,
   }
   if (!Writes)
     return "";
+  if (C.Recursive)
+    return createStringError("-r needs --in-place, --output-dir=DIR, "
+                             "--dry-run or -disable-output");
   if (NumInputs > 1)
     return createStringError(Twine(NumInputs) +
                              " inputs need --output-dir=DIR or --in-place (or "
@@ -63,39 +70,73 @@ static Expected<std::string> outputFor(const DriverConfig &C, StringRef In,
   return "-";
 }
 
-Expected<std::vector<Job>> hotswap::planJobs(const DriverConfig &C,
-                                             bool Writes) {
-  const std::vector<std::string> &Inputs = C.Inputs;
+/// The inputs as jobs: with -r, each directory replaced by the GPU files
+/// under it.
+static Plan expandInputs(const DriverConfig &C,
+                         std::vector<std::string> &Relative) {
+  Plan P;
+  std::set<sys::fs::UniqueID> Seen;
+  for (const std::string &In : C.Inputs) {
+    if (!C.Recursive || In == "-" || !sys::fs::is_directory(In)) {
+      P.Jobs.emplace_back();
+      P.Jobs.back().In = In;
+      Relative.emplace_back();
+      continue;
+    }
+    TreeWalk W;
+    walkTree(In, W, Seen);
+    for (TreeWalk::File &F : W.Files) {
+      P.Jobs.emplace_back();
+      P.Jobs.back().In = std::move(F.Path);
+      Relative.push_back(std::move(F.Relative));
+    }
+    for (auto &[Path, Why] : W.Errors) {
+      P.Jobs.emplace_back();
+      P.Jobs.back().In = Path;
+      P.Jobs.back().PresetError = Why;
+      Relative.emplace_back();
+    }
+    P.NotGPU += W.NotGPU;
+    P.Links += W.Links;
+    P.Duplicates += W.Duplicates;
+  }
+  return P;
+}
+
+Expected<Plan> hotswap::planJobs(const DriverConfig &C, bool Writes) {
   unsigned Modes = bool(C.OutputFile) + !C.OutputDir.empty() + C.InPlace;
   if (Modes > 1)
     return createStringError("-o, --output-dir and --in-place exclude each "
                              "other");
-  if (C.OutputFile && Inputs.size() > 1)
-    return createStringError("-o names one output but there are " +
-                             Twine(Inputs.size()) +
-                             " inputs; use --output-dir=DIR or --in-place");
+  if (C.Recursive && C.OutputFile)
+    return createStringError("-r writes many files: use --in-place or "
+                             "--output-dir=DIR, not -o");
   // Standard input can be read once.
-  if (llvm::count(Inputs, "-") > 1)
+  if (llvm::count(C.Inputs, "-") > 1)
     return createStringError("standard input ('-') is given more than once");
-  std::vector<Job> Jobs(Inputs.size());
+  std::vector<std::string> Relative;
+  Plan P = expandInputs(C, Relative);
+  if (C.OutputFile && P.Jobs.size() > 1)
+    return createStringError("-o names one output but there are " +
+                             Twine(P.Jobs.size()) +
+                             " inputs; use --output-dir=DIR or --in-place");
   StringMap<std::string> Claimed;
-  for (size_t I = 0; I < Inputs.size(); ++I) {
-    Job &J = Jobs[I];
-    J.In = Inputs[I];
-    if (C.DisableOutput)
+  for (size_t I = 0; I < P.Jobs.size(); ++I) {
+    Job &J = P.Jobs[I];
+    if (C.DisableOutput || !J.PresetError.empty())
       continue;
     Expected<std::string> Out =
-        outputFor(C, J.In, Inputs.size(), Writes, Claimed);
+        outputFor(C, J.In, Relative[I], P.Jobs.size(), Writes, Claimed);
     if (!Out)
       return Out.takeError();
-    J.Out = *Out;
+    J.Out = C.DryRun ? "" : *Out;
     // Like opt: never a binary object on a terminal (-o - included).
     if (J.Out == "-" && sys::Process::StandardOutIsDisplayed())
       return createStringError("refusing to write a binary file to a "
                                "terminal; use -o FILE, --output-dir=DIR, "
                                "--in-place or -disable-output");
   }
-  return std::move(Jobs);
+  return std::move(P);
 }
 
 //===----------------------------------------------------------------------===//
@@ -141,6 +182,10 @@ PipelineOptions Runner::optionsFor(Job &J, raw_ostream &Text, raw_ostream &Diag,
   Opts.ThreadPool = Pool && !Parallel ? &*Pool : nullptr;
   Opts.KeepGoing = C.KeepGoing;
   Opts.ZeroOldBundles = C.ZeroOldBundles;
+  Opts.OnCodeObjectsFound = [this](unsigned Count) {
+    std::lock_guard<std::mutex> G(Lock);
+    Prog->codeObjectsFound(Count);
+  };
   Opts.OnCodeObjectDone = [this, &J](uint64_t Bytes) {
     std::lock_guard<std::mutex> G(Lock);
     J.CountedBytes += Bytes;
@@ -165,6 +210,44 @@ PipelineOptions Runner::optionsFor(Job &J, raw_ostream &Text, raw_ostream &Diag,
   return Opts;
 }
 
+/// The pipeline on one input, after making the directory its output goes
+/// into (a tree mirrored under --output-dir).
+static Error runJob(const Job &J, const DriverConfig &C,
+                    const PipelineOptions &Opts, RunSummary &Summary) {
+  if (!J.PresetError.empty())
+    return createFileError(J.In, createStringError(J.PresetError));
+  if (C.Recursive && !C.OutputDir.empty() && !J.Out.empty()) {
+    StringRef Parent = sys::path::parent_path(J.Out);
+    if (!Parent.empty())
+      if (std::error_code EC = sys::fs::create_directories(Parent))
+        return createFileError(Parent, EC);
+  }
+  return runPipelineOnFile(J.In, J.Out, C.Passes, Opts, &Summary);
+}
+
+/// --dry-run's line for an input that did not fail.
+static void printDryRun(raw_ostream &OS, const Job &J) {
+  const RunSummary &S = J.Summary;
+  OS << (S.OutputChanged ? "would change: " : "unchanged: ")
+     << displayName(J.In) << " (" << bundle::inputKindName(S.Kind) << ", "
+     << S.CodeObjects << (S.CodeObjects == 1 ? " code object" : " code objects")
+     << ")\n";
+}
+
+/// --dry-run --kernels-format=json: one element of the array.
+static json::Value dryRunJSON(const Job &J) {
+  json::Object O{{"file", displayName(J.In)}};
+  if (J.Failed) {
+    O["error"] = true;
+    return std::move(O);
+  }
+  O["kind"] = bundle::inputKindName(J.Summary.Kind);
+  O["changes"] = J.Summary.OutputChanged;
+  O["codeObjects"] = J.Summary.CodeObjects;
+  O["codeObjectsChanged"] = J.Summary.Changed;
+  return std::move(O);
+}
+
 void Runner::runOne(Job &J, bool Parallel) {
   // Buffered when inputs run at once; direct otherwise.
   raw_string_ostream TextBuf(J.Text), DiagBuf(J.Diag);
@@ -173,9 +256,11 @@ void Runner::runOne(Job &J, bool Parallel) {
   PipelineOptions Opts = optionsFor(J, T, D, Parallel);
   if (C.TimePasses)
     Times.start("(read, lay out and write)");
-  Error E = runPipelineOnFile(J.In, J.Out, C.Passes, Opts, &J.Summary);
+  Error E = runJob(J, C, Opts, J.Summary);
   if (C.TimePasses)
     Times.stop();
+  if (!E && C.DryRun && !C.JSON)
+    printDryRun(T, J);
   if (E) {
     J.Failed = true;
     if (!Parallel) {
@@ -194,13 +279,17 @@ void Runner::runOne(Job &J, bool Parallel) {
   }
   if (!Parallel)
     D.flush();
-  sys::fs::file_status St;
-  if (J.In != "-" && !sys::fs::status(J.In, St))
-    J.Bytes = St.getSize();
 }
 
 void Runner::run(std::vector<Job> &Jobs) {
-  Prog.emplace(Jobs.size(), C.ProgressAfterMs, errs(),
+  uint64_t TotalBytes = 0;
+  for (Job &J : Jobs) {
+    sys::fs::file_status St;
+    if (J.In != "-" && !sys::fs::status(J.In, St))
+      J.Bytes = St.getSize();
+    TotalBytes += J.Bytes;
+  }
+  Prog.emplace(Jobs.size(), TotalBytes, C.ProgressAfterMs, errs(),
                sys::Process::StandardErrIsDisplayed());
   Done.assign(Jobs.size(), false);
   const bool Parallel = Pool && !Instrumented && Jobs.size() > 1;
@@ -234,7 +323,14 @@ void Runner::run(std::vector<Job> &Jobs) {
 // Summary
 //===----------------------------------------------------------------------===//
 
-void Runner::printSummary(ArrayRef<Job> Jobs) {
+void Runner::printSummary(const Plan &P) {
+  ArrayRef<Job> Jobs = P.Jobs;
+  if (C.DryRun && C.JSON) {
+    json::Array A;
+    for (const Job &J : Jobs)
+      A.push_back(dryRunJSON(J));
+    TextOut << formatv("{0:2}", json::Value(std::move(A))) << "\n";
+  }
   unsigned Rewritten = 0, Unchanged = 0, Failed = 0;
   unsigned CodeObjects = 0, CodeObjectsChanged = 0, CodeObjectsFailed = 0;
   bool AnyContainer = false;
@@ -252,16 +348,21 @@ void Runner::printSummary(ArrayRef<Job> Jobs) {
                     J.Summary.Kind != bundle::InputKind::CodeObject &&
                     J.Summary.Kind != bundle::InputKind::Unknown;
   }
-  if (Jobs.size() > 1 || (AnyContainer && !Failed)) {
+  if (Jobs.size() > 1 || (AnyContainer && !Failed) || C.Recursive || C.DryRun) {
     errs() << ToolName << ": " << Jobs.size()
            << (Jobs.size() == 1 ? " input: " : " inputs: ") << Rewritten
-           << " rewritten, " << Unchanged << " unchanged, " << Failed
-           << " failed (" << CodeObjects
+           << (C.DryRun ? " would change, " : " rewritten, ") << Unchanged
+           << " unchanged, " << Failed << " failed (" << CodeObjects
            << (CodeObjects == 1 ? " code object: " : " code objects: ")
-           << CodeObjectsChanged << " changed";
+           << CodeObjectsChanged << (C.DryRun ? " would change" : " changed");
     if (CodeObjectsFailed)
       errs() << ", " << CodeObjectsFailed << " failed, left as they were";
-    errs() << ")\n";
+    errs() << ")";
+    if (C.Recursive)
+      errs() << "; " << P.NotGPU << (P.NotGPU == 1 ? " file" : " files")
+             << " not GPU code, " << P.Links
+             << (P.Links == 1 ? " link" : " links") << " not followed";
+    errs() << "\n";
   }
   if (C.TimePasses)
     Times.print(errs(), CodeObjects);

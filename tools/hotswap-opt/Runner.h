@@ -14,6 +14,7 @@
 #include "Instrument.h"
 #include "Options.h"
 #include "Progress.h"
+#include "Tree.h"
 
 #include "hotswap/Hotswap.h"
 
@@ -29,6 +30,8 @@ namespace hotswap {
 /// One input and everything its run produced.
 struct Job {
   std::string In, Out; // Out empty: nothing is written
+  /// Set when the input cannot even be tried (a tree's unreadable part).
+  std::string PresetError;
   RunSummary Summary;
   bool Failed = false;
   /// Buffered output (several inputs at once), flushed in input order.
@@ -39,10 +42,18 @@ struct Job {
   uint64_t Bytes = 0, CountedBytes = 0;
 };
 
-/// Where each input's output goes: -o, --output-dir, --in-place, standard
-/// output, or nowhere (-disable-output, or a pipeline that only reads).
-/// Errors are about the command line (two inputs for one -o, ...).
-llvm::Expected<std::vector<Job>> planJobs(const DriverConfig &C, bool Writes);
+/// The inputs, directories walked (-r), and where each output goes.
+struct Plan {
+  std::vector<Job> Jobs;
+  /// -r: what the walk skipped.
+  size_t NotGPU = 0, Links = 0, Duplicates = 0;
+};
+
+/// Where each input's output goes: -o, --output-dir (with -r, at the
+/// input's path under its root), --in-place, standard output, or nowhere
+/// (-disable-output, --dry-run, or a pipeline that only reads). Errors are
+/// about the command line (two inputs for one -o, ...).
+llvm::Expected<Plan> planJobs(const DriverConfig &C, bool Writes);
 
 class Runner {
 public:
@@ -54,7 +65,7 @@ public:
   void run(std::vector<Job> &Jobs);
   /// The closing line (several inputs, or a container), -time-passes and
   /// -stats, on standard error.
-  void printSummary(llvm::ArrayRef<Job> Jobs);
+  void printSummary(const Plan &P);
 
 private:
   void runOne(Job &J, bool Parallel);

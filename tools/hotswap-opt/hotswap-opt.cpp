@@ -105,11 +105,12 @@ int main(int argc, char **argv) {
 
   bool HasTransform =
       llvm::any_of(PM.passes(), [](const auto &P) { return P->isTransform(); });
-  bool Writes = !C.DisableOutput && (HasTransform || PM.empty());
-  Expected<std::vector<Job>> Jobs = planJobs(C, Writes);
-  if (!Jobs)
-    fail("", toString(Jobs.takeError()));
-  if (!C.OutputDir.empty() && !C.DisableOutput)
+  bool Writes = !C.DisableOutput && !C.DryRun && (HasTransform || PM.empty());
+  Expected<Plan> P = planJobs(C, Writes);
+  if (!P)
+    fail("", toString(P.takeError()));
+  std::vector<Job> &Jobs = P->Jobs;
+  if (!C.OutputDir.empty() && !C.DisableOutput && !C.DryRun)
     if (std::error_code EC = sys::fs::create_directories(C.OutputDir))
       fail(C.OutputDir, "cannot create the output directory: " + EC.message());
   chooseHeap(C);
@@ -117,10 +118,10 @@ int main(int argc, char **argv) {
   // Text (print<...>, -print-after) goes to stdout, unless an object does:
   // then to stderr, so that the object is not corrupted.
   bool ObjectOnStdout =
-      llvm::any_of(*Jobs, [](const Job &J) { return J.Out == "-"; });
+      llvm::any_of(Jobs, [](const Job &J) { return J.Out == "-"; });
   Runner R(C, PB, ObjectOnStdout ? errs() : outs());
-  R.run(*Jobs);
-  R.printSummary(*Jobs);
+  R.run(Jobs);
+  R.printSummary(*P);
 
   // Text on standard output (print<...>, -print-after): a write that failed
   // (a full disk, /dev/full) is this run's error, not LLVM's fatal one when
@@ -131,5 +132,5 @@ int main(int argc, char **argv) {
     outs().clear_error();
     return 1;
   }
-  return llvm::any_of(*Jobs, [](const Job &J) { return J.Failed; }) ? 1 : 0;
+  return llvm::any_of(Jobs, [](const Job &J) { return J.Failed; }) ? 1 : 0;
 }

@@ -20,6 +20,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <string>
@@ -52,6 +53,23 @@ llvm::StringRef inputKindName(InputKind Kind);
 /// "compressed offload bundle (CCOB v3, zstd)", or "(CCOB v9, method 7)" for
 /// values this library does not know.
 std::string describeInput(llvm::ArrayRef<uint8_t> Bytes);
+
+/// What a file holds, for walking a tree of installed files (hotswap-opt
+/// -r): its kind, and whether it holds GPU code at all.
+struct FileKind {
+  InputKind Kind = InputKind::Unknown;
+  /// A code object, a bundle of either format, or a host ELF with a
+  /// `.hipFatBinSegment` or `.hip_fatbin` section. False for anything else:
+  /// ordinary ELF programs and libraries, scripts, data.
+  bool GPU = false;
+};
+
+/// The kind of the file open as \p FD, read cheaply: its first 64 bytes
+/// and, for an ELF64 little-endian x86-64 file, its section header table and
+/// section name table (pread; nothing else, however large the file). A file
+/// whose headers do not hold together is not GPU code for this purpose
+/// (rewriting it would say what is wrong). Errors are I/O errors.
+llvm::Expected<FileKind> identifyFile(int FD);
 
 } // namespace bundle
 } // namespace hotswap

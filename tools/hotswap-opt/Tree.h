@@ -1,0 +1,48 @@
+//===- tools/hotswap-opt/Tree.h - Finding GPU files in a tree --*- C++ -*-===//
+//
+// hotswap-opt -r: the files of a directory tree that hold GPU code, told by
+// their content (bundle::identifyFile reads a file's first bytes and, for a
+// host ELF, its section names; nothing more), in a stable order. Symbolic
+// links are not followed (a link's target is reached, if at all, through
+// its own place in a tree that is walked); a file reached twice -- two hard
+// links, or overlapping trees -- is taken once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_TOOLS_HOTSWAPOPT_TREE_H
+#define HOTSWAP_TOOLS_HOTSWAPOPT_TREE_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem/UniqueID.h"
+
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hotswap {
+
+struct TreeWalk {
+  /// A file that holds GPU code: its path, and its path under the root.
+  struct File {
+    std::string Path, Relative;
+  };
+  std::vector<File> Files;
+  /// Regular files (and FIFOs, sockets, devices) that hold no GPU code.
+  size_t NotGPU = 0;
+  /// Symbolic links, not followed.
+  size_t Links = 0;
+  /// Files taken already (another name of the same file).
+  size_t Duplicates = 0;
+  /// What could not be read: a path and why.
+  std::vector<std::pair<std::string, std::string>> Errors;
+};
+
+/// Adds what \p Root (a directory) holds to \p W; \p Seen holds the
+/// identities of the files already taken.
+void walkTree(llvm::StringRef Root, TreeWalk &W,
+              std::set<llvm::sys::fs::UniqueID> &Seen);
+
+} // namespace hotswap
+
+#endif // HOTSWAP_TOOLS_HOTSWAPOPT_TREE_H
