@@ -53,15 +53,19 @@ struct TempDir {
 
 const uint8_t Content[] = {'n', 'e', 'w', ' ', 'b', 'y', 't', 'e', 's'};
 
-/// The image of Content, with \p During run while the temporary exists.
-OutputImage image(std::function<void()> During = {}) {
+/// The image of Content, with \p During run while the temporary exists;
+/// over \p Input's bytes (an input piece) when given.
+OutputImage image(std::function<void()> During = {},
+                  ArrayRef<uint8_t> Input = {}) {
   OutputImage I;
-  I.Size = sizeof(Content);
-  I.Pieces = [During] {
+  I.Size = std::max<uint64_t>(sizeof(Content), Input.size());
+  I.Pieces = [During, Input] {
     if (During)
       During();
     OutputPieces P;
-    P.Pieces.push_back({0, ArrayRef<uint8_t>(Content)});
+    if (!Input.empty())
+      P.Pieces.push_back({0, Input, uint64_t(0)});
+    P.Pieces.push_back({0, ArrayRef<uint8_t>(Content), std::nullopt});
     return P;
   };
   return I;
@@ -207,11 +211,8 @@ TEST(OutputFile, SignalRemovesTheTemporary) {
         Expected<InputFile> F = InputFile::open(D.file("in.co"));
         if (!F)
           _exit(2);
-        OutputImage I = image([Sig] { raise(Sig); });
-        if (FromInput) {
-          I.Base = F->bytes();
-          I.BaseLength = I.Base.size();
-        }
+        OutputImage I = image([Sig] { raise(Sig); },
+                              FromInput ? F->bytes() : ArrayRef<uint8_t>());
         Error E = writeFileAtomically(Out, I, FromInput ? &*F : nullptr);
         consumeError(std::move(E));
       });

@@ -13,6 +13,9 @@ closing line "N runs, N identical, N different".
 A redesign that must not change behaviour is checked with
   utils/compare-outputs.py --old OLD/hotswap-opt --new build/bin/hotswap-opt \\
       build/test build/real-world
+and, for the containers (offload bundles, CCOBs, HIP host binaries found
+under the directories, e.g. the libraries real-world.py extracted), with
+--containers, over CONTAINER_PIPELINES.
 
 Usage: utils/compare-outputs.py --old BIN --new BIN [--jobs N] DIR...
 """
@@ -32,6 +35,12 @@ PIPELINES = [
     "verify",
     "print<kernels>",
 ]
+CONTAINER_PIPELINES = [
+    "trampoline,stub-syms",
+    "trampoline,stub-syms,verify",
+    "verify",
+    "print<kernels>",
+]
 EXTRA_FLAGS = [[], ["--kernels-format=json", "-stats"]]
 
 
@@ -44,13 +53,31 @@ def is_code_object(path):
     return len(h) == 20 and h[:4] == b"\x7fELF" and h[18:20] == b"\xe0\x00"
 
 
-def corpus(dirs):
+def is_container(path):
+    """An offload bundle, a CCOB, or an x86-64 ELF naming a HIP section."""
+    try:
+        with open(path, "rb") as f:
+            h = f.read(64)
+            if h.startswith(b"__CLANG_OFFLOAD_BUNDLE__") or h.startswith(b"CCOB"):
+                return True
+            if len(h) < 64 or h[:4] != b"\x7fELF" or h[18:20] != b"\x3e\x00":
+                return False
+            f.seek(0)
+            data = f.read()
+    except OSError:
+        return False
+    return b".hipFatBinSegment\0" in data or b".hip_fatbin\0" in data
+
+
+def corpus(dirs, containers=False):
     seen = {}
     for d in dirs:
         for root, _, files in os.walk(d):
             for f in sorted(files):
                 p = os.path.join(root, f)
-                if os.path.islink(p) or not os.path.isfile(p) or not is_code_object(p):
+                if os.path.islink(p) or not os.path.isfile(p):
+                    continue
+                if not (is_container(p) if containers else is_code_object(p)):
                     continue
                 digest = hashlib.sha256(open(p, "rb").read()).hexdigest()
                 seen.setdefault(digest, p)  # one run per distinct input
@@ -82,10 +109,14 @@ def main():
     ap.add_argument("--old", required=True)
     ap.add_argument("--new", required=True)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--containers", action="store_true",
+                    help="compare bundles, CCOBs and HIP host binaries "
+                         "instead of code objects")
     ap.add_argument("dirs", nargs="+")
     args = ap.parse_args()
-    files = corpus(args.dirs)
-    work = [(args.old, args.new, f, p, fl) for f in files for p in PIPELINES
+    files = corpus(args.dirs, args.containers)
+    pipelines = CONTAINER_PIPELINES if args.containers else PIPELINES
+    work = [(args.old, args.new, f, p, fl) for f in files for p in pipelines
             for fl in EXTRA_FLAGS]
     same = diff = 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:

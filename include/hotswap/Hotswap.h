@@ -122,11 +122,12 @@ struct PipelineOptions {
   /// HIP host binaries: fill the bundles the rewritten ones replace with
   /// zeros (they stay where they were; nothing points at them any more).
   bool ZeroOldBundles = false;
-  /// Containers: called, on the calling thread, with input bytes the run
-  /// has finished reading (each bundle of a host once it is rewritten), so
-  /// that the caller may drop them from memory. runPipelineOnFile sets it to
-  /// release those pages of a mapped input (InputFile::release), which keeps
-  /// a large library's peak memory near its new bundles' size.
+  /// Containers: called with input bytes the run has finished reading (each
+  /// code object of a bundle once it ran; on the thread that ran it, so
+  /// possibly concurrently), so that the caller may drop them from memory.
+  /// runPipelineOnFile sets it to release those pages of a mapped input
+  /// (InputFile::release, thread-safe), which keeps a large library's peak
+  /// memory near what its new code objects add.
   std::function<void(llvm::ArrayRef<uint8_t>)> ReleaseInput;
 };
 

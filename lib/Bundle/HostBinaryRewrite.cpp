@@ -95,13 +95,6 @@ bool isExecutable(const Object &Obj) {
   return false;
 }
 
-/// One write into a section of the model.
-struct Edit {
-  uint32_t Section;
-  uint64_t Offset;
-  std::vector<uint8_t> Bytes;
-};
-
 std::vector<uint8_t> le64(uint64_t V) {
   std::vector<uint8_t> B(8);
   support::endian::write64le(B.data(), V);
@@ -113,100 +106,170 @@ std::vector<uint8_t> le64(uint64_t V) {
 Error HostBinary::replaceBundles(
     Object &Host, ArrayRef<std::optional<std::vector<uint8_t>>> NewBundles,
     const HostRewriteOptions &Opts) const {
-  return replace(Host, NewBundles, nullptr, Opts);
-}
-
-Error HostBinary::takeBundles(
-    Object &Host, std::vector<std::optional<std::vector<uint8_t>>> NewBundles,
-    const HostRewriteOptions &Opts) const {
-  return replace(Host, NewBundles, &NewBundles, Opts);
-}
-
-/// \p Owned, when set, holds \p NewBundles' vectors, which are freed as
-/// they are copied.
-Error HostBinary::replace(
-    Object &Host, ArrayRef<std::optional<std::vector<uint8_t>>> NewBundles,
-    std::vector<std::optional<std::vector<uint8_t>>> *Owned,
-    const HostRewriteOptions &Opts) const {
   if (&Host != Source)
     return makeError("replaceBundles was given an object other than the one "
                      "analyzed");
   if (!NewBundles.empty() && NewBundles.size() != Bundles.size())
     return makeError("replaceBundles was given " + Twine(NewBundles.size()) +
                      " bundles for a host with " + Twine(Bundles.size()));
-
-  // What changes.
-  std::vector<size_t> Changed;
+  // What changes: a new bundle of other bytes, which must be one HIP reads.
+  std::vector<std::optional<uint64_t>> Sizes(NewBundles.size());
   for (size_t I = 0; I < NewBundles.size(); ++I) {
     if (!NewBundles[I] || ArrayRef<uint8_t>(*NewBundles[I]) == Bundles[I].Bytes)
       continue;
     if (Error E = checkNewBundle(I, *NewBundles[I]))
       return E;
-    Changed.push_back(I);
+    Sizes[I] = NewBundles[I]->size();
   }
-  if (Changed.empty())
+  Expected<PlacedBundles> P = placeBundles(Host, Sizes, Opts);
+  if (!P)
+    return P.takeError();
+  if (!P->Section)
     return Error::success();
+  // The caller gave the bytes: the new section holds them.
+  Section &Sec = *Host.sections()[*P->Section];
+  std::vector<uint8_t> Contents = largeBuffer(Sec.size());
+  Contents.resize(Sec.size(), 0);
+  for (size_t I = 0; I < Sizes.size(); ++I)
+    if (P->Offsets[I])
+      std::copy(NewBundles[I]->begin(), NewBundles[I]->end(),
+                Contents.begin() + *P->Offsets[I]);
+  Sec.setContents(std::move(Contents));
+  return Error::success();
+}
 
-  // The new segment: aligned like the most aligned PT_LOAD, above every
-  // loaded address; in an executable, with the first PT_LOAD's
-  // p_vaddr - p_offset, so its file offset must be past the input's end.
-  const bool Exe = isExecutable(Host);
-  uint64_t Align = PageSize, End = 0;
+/// The new segment's address and alignment, and for an executable its
+/// p_vaddr - p_offset (see Segment::VAddrMinusOffset).
+struct NewSegmentPlace {
+  uint64_t VAddr = 0, Align = PageSize;
   std::optional<uint64_t> Delta;
-  for (const auto &P : Host.segments()) {
-    if (P->Type != PT_LOAD)
+};
+
+static Expected<NewSegmentPlace> placeNewSegment(const Object &Host) {
+  // Aligned like the most aligned PT_LOAD, above every loaded address; in
+  // an executable, with the first PT_LOAD's p_vaddr - p_offset, so its file
+  // offset must be past the input's end.
+  const bool Exe = isExecutable(Host);
+  NewSegmentPlace P;
+  uint64_t End = 0;
+  for (const auto &Seg : Host.segments()) {
+    if (Seg->Type != PT_LOAD)
       continue;
-    if (!Delta && Exe) {
-      if (P->Offset > P->VAddr)
-        return makeError("the first PT_LOAD's p_offset " + hex(P->Offset) +
-                         " is above its p_vaddr " + hex(P->VAddr) +
+    if (!P.Delta && Exe) {
+      if (Seg->Offset > Seg->VAddr)
+        return makeError("the first PT_LOAD's p_offset " + hex(Seg->Offset) +
+                         " is above its p_vaddr " + hex(Seg->VAddr) +
                          ": no new segment can share its p_vaddr - p_offset");
-      Delta = P->VAddr - P->Offset;
+      P.Delta = Seg->VAddr - Seg->Offset;
     }
-    if (P->Align > Align && isPowerOf2_64(P->Align))
-      Align = P->Align;
-    End = std::max(End, P->VAddr + P->MemSize); // validated by the reader
+    if (Seg->Align > P.Align && isPowerOf2_64(Seg->Align))
+      P.Align = Seg->Align;
+    End = std::max(End, Seg->VAddr + Seg->MemSize); // validated by the reader
   }
   for (const auto &S : Host.sections())
     if (S->isAlloc())
       End = std::max(End, S->Addr + S->size()); // validated by the reader
-  if (Exe && !Delta)
+  if (Exe && !P.Delta)
     return makeError("executable has no PT_LOAD");
-  if (Delta) {
+  if (P.Delta) {
     // The offset is VAddr - Delta: congruent to VAddr only when Delta is a
     // multiple of the alignment.
-    while (*Delta % Align != 0 && Align > PageSize)
-      Align /= 2;
-    if (*Delta % Align != 0)
-      return makeError("the first PT_LOAD's p_vaddr - p_offset " + hex(*Delta) +
-                       " is not a multiple of the page size");
+    while (*P.Delta % P.Align != 0 && P.Align > PageSize)
+      P.Align /= 2;
+    if (*P.Delta % P.Align != 0)
+      return makeError("the first PT_LOAD's p_vaddr - p_offset " +
+                       hex(*P.Delta) + " is not a multiple of the page size");
     uint64_t InSize = Host.input().size();
-    if (InSize > UINT64_MAX - *Delta)
+    if (InSize > UINT64_MAX - *P.Delta)
       return makeError("no address space left for a new segment");
-    End = std::max(End, InSize + *Delta);
+    End = std::max(End, InSize + *P.Delta);
   }
-  if (End > UINT64_MAX - (Align - 1))
+  if (End > UINT64_MAX - (P.Align - 1))
     return makeError("no address space left for a new segment above " +
                      hex(End));
-  const uint64_t VAddr = alignTo(End, Align);
+  P.VAddr = alignTo(End, P.Align);
+  return P;
+}
+
+Expected<PlacedBundles>
+HostBinary::placeBundles(Object &Host, ArrayRef<std::optional<uint64_t>> Sizes,
+                         const HostRewriteOptions &Opts) const {
+  if (&Host != Source)
+    return makeError("replaceBundles was given an object other than the one "
+                     "analyzed");
+  if (!Sizes.empty() && Sizes.size() != Bundles.size())
+    return makeError("replaceBundles was given " + Twine(Sizes.size()) +
+                     " bundles for a host with " + Twine(Bundles.size()));
+  PlacedBundles Placed;
+  Placed.Offsets.assign(Bundles.size(), std::nullopt);
+  std::vector<size_t> Changed;
+  for (size_t I = 0; I < Sizes.size(); ++I)
+    if (Sizes[I])
+      Changed.push_back(I);
+  if (Changed.empty())
+    return Placed;
+
+  Expected<NewSegmentPlace> Seg = placeNewSegment(Host);
+  if (!Seg)
+    return Seg.takeError();
+  const uint64_t VAddr = Seg->VAddr;
 
   // The new section's contents: each changed bundle at a multiple of 4096.
   std::vector<uint64_t> NewAddr(Bundles.size(), 0);
   uint64_t Size = 0;
   for (size_t I : Changed) {
-    uint64_t N = NewBundles[I]->size();
+    uint64_t N = *Sizes[I];
     uint64_t Off = alignTo(Size, NewBundleAlign);
     if (Off < Size || N > UINT64_MAX - Off || Off + N > UINT64_MAX - VAddr)
       return makeError("new bundles too large for the address space");
     NewAddr[I] = VAddr + Off;
+    Placed.Offsets[I] = Off;
     Size = Off + N;
   }
 
-  // Every write into existing sections: each wrapper of a changed bundle
-  // repointed where its value lives, then the old bundles zeroed.
   std::vector<bool> IsChanged(Bundles.size(), false);
   for (size_t I : Changed)
     IsChanged[I] = true;
+  Expected<std::vector<Edit>> Edits =
+      pointerEdits(Host, IsChanged, NewAddr, Opts);
+  if (!Edits)
+    return Edits.takeError();
+  std::vector<uint32_t> Rename = sectionsToRename(Host, IsChanged);
+
+  // Nothing can fail from here on.
+  for (const Edit &E : *Edits)
+    cantFail(Host.sections()[E.Section]->overwrite(E.Offset, E.Bytes));
+  for (uint32_t Sec : Rename)
+    Host.sections()[Sec]->Name = HostOldBundleSectionName.str();
+
+  auto NewSec = std::make_unique<Section>();
+  NewSec->Name = HostBundleSectionName.str();
+  NewSec->Type = SHT_PROGBITS;
+  NewSec->Flags = SHF_ALLOC;
+  NewSec->Addr = VAddr;
+  NewSec->AddrAlign = NewBundleAlign;
+  NewSec->setExternalContents(Size);
+  Section &Sec = Host.addSection(std::move(NewSec));
+  Placed.Section = Sec.index();
+
+  auto NewSeg = std::make_unique<Segment>();
+  NewSeg->Type = PT_LOAD;
+  NewSeg->Flags = PF_R;
+  NewSeg->VAddr = NewSeg->PAddr = VAddr;
+  NewSeg->Align = Seg->Align;
+  NewSeg->Members.push_back(&Sec);
+  NewSeg->HoldsProgramHeaders = true;
+  NewSeg->VAddrMinusOffset = Seg->Delta;
+  Host.addSegment(std::move(NewSeg));
+  return Placed;
+}
+
+Expected<std::vector<HostBinary::Edit>>
+HostBinary::pointerEdits(const Object &Host, const std::vector<bool> &IsChanged,
+                         ArrayRef<uint64_t> NewAddr,
+                         const HostRewriteOptions &Opts) const {
+  // Each wrapper of a changed bundle repointed where its value lives, then
+  // the old bundles zeroed.
   std::vector<Edit> Edits;
   for (size_t W = 0; W < Wrappers.size(); ++W) {
     const HostWrapper &Wr = Wrappers[W];
@@ -223,9 +286,10 @@ Error HostBinary::replace(
       Edits.push_back({Site.WrapperSection, Site.WrapperOffset + 8, le64(New)});
   }
   if (Opts.ZeroOldBundles)
-    for (size_t I : Changed)
-      Edits.push_back({BundleSites[I].Section, BundleSites[I].Offset,
-                       std::vector<uint8_t>(Bundles[I].Bytes.size(), 0)});
+    for (size_t I = 0; I < Bundles.size(); ++I)
+      if (IsChanged[I])
+        Edits.push_back({BundleSites[I].Section, BundleSites[I].Offset,
+                         std::vector<uint8_t>(Bundles[I].Bytes.size(), 0)});
   for (const Edit &E : Edits) {
     if (E.Section >= Host.sections().size())
       return makeError("internal error: section " + Twine(E.Section) +
@@ -237,7 +301,12 @@ Error HostBinary::replace(
                        " bytes at " + hex(E.Offset) + " of section '" + S.Name +
                        "'");
   }
+  return std::move(Edits);
+}
 
+std::vector<uint32_t>
+HostBinary::sectionsToRename(const Object &Host,
+                             const std::vector<bool> &IsChanged) const {
   // Sections that held only replaced bundles, and that roc-obj-ls would
   // list, are renamed so that it lists the new bundles alone.
   std::set<uint32_t> StillUsed;
@@ -246,50 +315,16 @@ Error HostBinary::replace(
       StillUsed.insert(BundleSites[J].Section);
   std::vector<uint32_t> Rename;
   std::set<uint32_t> Renamed;
-  for (size_t I : Changed) {
+  for (size_t I = 0; I < Bundles.size(); ++I) {
+    if (!IsChanged[I])
+      continue;
     uint32_t Sec = BundleSites[I].Section;
     if (!StillUsed.count(Sec) &&
         StringRef(Host.sections()[Sec]->Name).contains(".hip_fat") &&
         Renamed.insert(Sec).second)
       Rename.push_back(Sec);
   }
-
-  // The new section's contents, filled in order (the bytes are touched
-  // once, as each bundle is copied and, when owned, freed).
-  std::vector<uint8_t> Contents = largeBuffer(Size);
-  for (size_t I : Changed) {
-    Contents.resize(NewAddr[I] - VAddr, 0);
-    Contents.insert(Contents.end(), NewBundles[I]->begin(),
-                    NewBundles[I]->end());
-    if (Owned)
-      (*Owned)[I].reset();
-  }
-
-  // Nothing can fail from here on.
-  for (const Edit &E : Edits)
-    cantFail(Host.sections()[E.Section]->overwrite(E.Offset, E.Bytes));
-  for (uint32_t Sec : Rename)
-    Host.sections()[Sec]->Name = HostOldBundleSectionName.str();
-
-  auto NewSec = std::make_unique<Section>();
-  NewSec->Name = HostBundleSectionName.str();
-  NewSec->Type = SHT_PROGBITS;
-  NewSec->Flags = SHF_ALLOC;
-  NewSec->Addr = VAddr;
-  NewSec->AddrAlign = NewBundleAlign;
-  NewSec->setContents(std::move(Contents));
-  Section &Sec = Host.addSection(std::move(NewSec));
-
-  auto Seg = std::make_unique<Segment>();
-  Seg->Type = PT_LOAD;
-  Seg->Flags = PF_R;
-  Seg->VAddr = Seg->PAddr = VAddr;
-  Seg->Align = Align;
-  Seg->Members.push_back(&Sec);
-  Seg->HoldsProgramHeaders = true;
-  Seg->VAddrMinusOffset = Delta;
-  Host.addSegment(std::move(Seg));
-  return Error::success();
+  return Rename;
 }
 
 } // namespace bundle

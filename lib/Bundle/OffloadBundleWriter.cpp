@@ -2,7 +2,9 @@
 //
 // Two phases, like the ELF writer: the layout (header size, every offset,
 // the total size) is computed with checked arithmetic and refused when
-// impossible, then one zero-filled buffer of that size is written once.
+// impossible, then the header is rendered; the payloads are copied after
+// it (buildOffloadBundle, rewriteOffloadBundle) or placed by the caller
+// (layoutRewrittenBundle).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,7 +38,9 @@ Error overflow() {
   return makeError("offload bundle layout overflows 64 bits");
 }
 
-Expected<BundleLayout> computeLayout(ArrayRef<OffloadBundleInput> Entries,
+/// \p IDs with payloads of \p Sizes bytes.
+Expected<BundleLayout> computeLayout(ArrayRef<StringRef> IDs,
+                                     ArrayRef<uint64_t> Sizes,
                                      uint64_t Alignment) {
   if (!isPowerOf2_64(Alignment))
     return makeError("payload alignment " + hex(Alignment) +
@@ -44,16 +48,16 @@ Expected<BundleLayout> computeLayout(ArrayRef<OffloadBundleInput> Entries,
   StringSet<> Seen;
   BundleLayout L;
   std::optional<uint64_t> Header = OffloadBundlePrologueSize;
-  for (auto [I, E] : enumerate(Entries)) {
-    if (E.ID.empty())
+  for (auto [I, ID] : enumerate(IDs)) {
+    if (ID.empty())
       return makeError("entry " + Twine(I) + ": empty id");
-    if (!Seen.insert(E.ID).second)
-      return makeError(describeEntry(I, E.ID) + ": id repeated");
+    if (!Seen.insert(ID).second)
+      return makeError(describeEntry(I, ID) + ": id repeated");
     if (Header)
       Header =
           checkedAddUnsigned<uint64_t>(*Header, OffloadBundleEntryFieldsSize);
     if (Header)
-      Header = checkedAddUnsigned<uint64_t>(*Header, E.ID.size());
+      Header = checkedAddUnsigned<uint64_t>(*Header, ID.size());
   }
   if (!Header)
     return overflow();
@@ -64,12 +68,11 @@ Expected<BundleLayout> computeLayout(ArrayRef<OffloadBundleInput> Entries,
                      hex(MaxOffloadBundleHeaderSize) +
                      " bytes, all that HIP reads to find the entries");
   uint64_t Pos = L.HeaderSize;
-  for (const OffloadBundleInput &E : Entries) {
+  for (uint64_t Size : Sizes) {
     if (Pos > UINT64_MAX - (Alignment - 1))
       return overflow();
     const uint64_t Offset = alignTo(Pos, Alignment);
-    std::optional<uint64_t> End =
-        checkedAddUnsigned<uint64_t>(Offset, E.payloadSize());
+    std::optional<uint64_t> End = checkedAddUnsigned<uint64_t>(Offset, Size);
     if (!End)
       return overflow();
     L.Offsets.push_back(Offset);
@@ -83,13 +86,11 @@ Expected<BundleLayout> computeLayout(ArrayRef<OffloadBundleInput> Entries,
 
 } // namespace
 
-Expected<std::vector<uint8_t>>
-buildOffloadBundle(ArrayRef<OffloadBundleInput> Entries, uint64_t Alignment) {
-  Expected<BundleLayout> L = computeLayout(Entries, Alignment);
-  if (!L)
-    return L.takeError();
-  std::vector<uint8_t> Out = largeBuffer(L->Size);
-  Out.resize(L->Size, 0);
+/// The header of \p IDs laid out as \p L, rendered.
+static std::vector<uint8_t> renderHeader(ArrayRef<StringRef> IDs,
+                                         ArrayRef<uint64_t> Sizes,
+                                         const BundleLayout &L) {
+  std::vector<uint8_t> Out(L.HeaderSize, 0);
   uint8_t *P = Out.data();
   auto Put64 = [&](uint64_t V) {
     support::endian::write64le(P, V);
@@ -97,22 +98,36 @@ buildOffloadBundle(ArrayRef<OffloadBundleInput> Entries, uint64_t Alignment) {
   };
   std::memcpy(P, OffloadBundleMagic.data(), OffloadBundleMagic.size());
   P += OffloadBundleMagic.size();
-  Put64(Entries.size());
-  for (auto [I, E] : enumerate(Entries)) {
-    Put64(L->Offsets[I]);
-    Put64(E.payloadSize());
-    Put64(E.ID.size());
-    std::memcpy(P, E.ID.data(), E.ID.size());
-    P += E.ID.size();
+  Put64(IDs.size());
+  for (auto [I, ID] : enumerate(IDs)) {
+    Put64(L.Offsets[I]);
+    Put64(Sizes[I]);
+    Put64(ID.size());
+    std::memcpy(P, ID.data(), ID.size());
+    P += ID.size();
   }
-  for (auto [I, E] : enumerate(Entries)) {
-    if (E.Rendered)
-      E.Rendered->Render(
-          MutableArrayRef<uint8_t>(Out).slice(L->Offsets[I], E.Rendered->Size));
-    else if (!E.Payload.empty())
+  return Out;
+}
+
+Expected<std::vector<uint8_t>>
+buildOffloadBundle(ArrayRef<OffloadBundleInput> Entries, uint64_t Alignment) {
+  std::vector<StringRef> IDs;
+  std::vector<uint64_t> Sizes;
+  for (const OffloadBundleInput &E : Entries) {
+    IDs.push_back(E.ID);
+    Sizes.push_back(E.Payload.size());
+  }
+  Expected<BundleLayout> L = computeLayout(IDs, Sizes, Alignment);
+  if (!L)
+    return L.takeError();
+  std::vector<uint8_t> Out = largeBuffer(L->Size);
+  std::vector<uint8_t> Header = renderHeader(IDs, Sizes, *L);
+  Out.assign(Header.begin(), Header.end()); // keeps the reservation
+  Out.resize(L->Size, 0);
+  for (auto [I, E] : enumerate(Entries))
+    if (!E.Payload.empty())
       std::memcpy(Out.data() + L->Offsets[I], E.Payload.data(),
                   E.Payload.size());
-  }
   return Out;
 }
 
@@ -124,29 +139,17 @@ bool replacesPayload(const OffloadBundle &Bundle,
   return false;
 }
 
-/// The bundle rebuilt with the payloads \p Rendered gives (one slot per
-/// entry); the caller has checked at least one is replaced.
-static Expected<std::vector<uint8_t>>
-rebuild(const OffloadBundle &Bundle,
-        ArrayRef<std::optional<RenderedPayload>> Rendered) {
+/// Trailing bytes after a bundle that is rewritten must be zero padding.
+static Error checkTrailing(const OffloadBundle &Bundle) {
   ArrayRef<uint8_t> Trailing = Bundle.trailingBytes();
   const auto *NonZero =
       find_if(Trailing, [](uint8_t Byte) { return Byte != 0; });
-  if (NonZero != Trailing.end())
-    return makeError("cannot rewrite the bundle: " + hex(Trailing.size()) +
-                     " bytes follow its end at " + hex(Bundle.Size) +
-                     " and the one at " +
-                     hex(Bundle.Size + (NonZero - Trailing.begin())) +
-                     " is not zero padding");
-
-  std::vector<OffloadBundleInput> Inputs;
-  for (auto [I, E] : enumerate(Bundle.Entries)) {
-    OffloadBundleInput In{E.ID, E.Payload};
-    if (Rendered[I])
-      In.Rendered = &*Rendered[I];
-    Inputs.push_back(In);
-  }
-  return buildOffloadBundle(Inputs, Bundle.payloadAlignment());
+  if (NonZero == Trailing.end())
+    return Error::success();
+  return makeError(
+      "cannot rewrite the bundle: " + hex(Trailing.size()) +
+      " bytes follow its end at " + hex(Bundle.Size) + " and the one at " +
+      hex(Bundle.Size + (NonZero - Trailing.begin())) + " is not zero padding");
 }
 
 static Error slotCount(size_t Slots, const OffloadBundle &Bundle) {
@@ -161,27 +164,36 @@ rewriteOffloadBundle(const OffloadBundle &Bundle,
     return slotCount(Replacements.size(), Bundle);
   if (!replacesPayload(Bundle, Replacements))
     return std::vector<uint8_t>(Bundle.Bytes.begin(), Bundle.Bytes.end());
-  std::vector<std::optional<RenderedPayload>> Rendered(Bundle.Entries.size());
-  for (auto [Slot, Bytes] : zip(Rendered, Replacements)) {
-    if (!Bytes)
-      continue;
-    ArrayRef<uint8_t> B = *Bytes;
-    Slot = RenderedPayload{B.size(), [B](MutableArrayRef<uint8_t> Out) {
-                             if (!B.empty())
-                               std::memcpy(Out.data(), B.data(), B.size());
-                           }};
-  }
-  return rebuild(Bundle, Rendered);
+  if (Error E = checkTrailing(Bundle))
+    return std::move(E);
+  std::vector<OffloadBundleInput> Inputs;
+  for (auto [I, E] : enumerate(Bundle.Entries))
+    Inputs.push_back({E.ID, Replacements[I] ? *Replacements[I] : E.Payload});
+  return buildOffloadBundle(Inputs, Bundle.payloadAlignment());
 }
 
-Expected<std::vector<uint8_t>>
-rewriteOffloadBundle(const OffloadBundle &Bundle,
-                     ArrayRef<std::optional<RenderedPayload>> Rendered) {
-  if (Rendered.size() != Bundle.Entries.size())
-    return slotCount(Rendered.size(), Bundle);
-  if (llvm::none_of(Rendered, [](const auto &R) { return R.has_value(); }))
-    return std::vector<uint8_t>(Bundle.Bytes.begin(), Bundle.Bytes.end());
-  return rebuild(Bundle, Rendered);
+Expected<OffloadBundleLayout>
+layoutRewrittenBundle(const OffloadBundle &Bundle,
+                      ArrayRef<std::optional<uint64_t>> NewSizes) {
+  if (NewSizes.size() != Bundle.Entries.size())
+    return slotCount(NewSizes.size(), Bundle);
+  if (Error E = checkTrailing(Bundle))
+    return std::move(E);
+  std::vector<StringRef> IDs;
+  std::vector<uint64_t> Sizes;
+  for (auto [I, E] : enumerate(Bundle.Entries)) {
+    IDs.push_back(E.ID);
+    Sizes.push_back(NewSizes[I] ? *NewSizes[I] : E.Payload.size());
+  }
+  Expected<BundleLayout> L =
+      computeLayout(IDs, Sizes, Bundle.payloadAlignment());
+  if (!L)
+    return L.takeError();
+  OffloadBundleLayout Out;
+  Out.Header = renderHeader(IDs, Sizes, *L);
+  Out.Offsets = std::move(L->Offsets);
+  Out.Size = L->Size;
+  return std::move(Out);
 }
 
 } // namespace bundle

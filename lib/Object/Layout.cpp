@@ -196,6 +196,8 @@ Expected<Layout> computeLayout(const Object &Obj) {
   auto OutSize = [&](const Section &S) -> uint64_t {
     if (S.isNoBits())
       return 0;
+    if (S.hasExternalContents())
+      return S.size();
     auto It = L.Rebuilt.find(&S);
     return It != L.Rebuilt.end() ? It->second.size() : S.contents().size();
   };
@@ -399,6 +401,8 @@ Expected<Layout> computeLayout(const Object &Obj) {
 uint64_t Layout::outputSize(const Section &S) const {
   if (S.isNoBits())
     return 0;
+  if (S.hasExternalContents())
+    return S.size();
   auto It = Rebuilt.find(&S);
   return It != Rebuilt.end() ? It->second.size() : S.contents().size();
 }

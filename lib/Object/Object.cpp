@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 using namespace llvm;
 using namespace hotswap;
@@ -76,26 +77,133 @@ Section *Object::findSection(StringRef Name) const {
   return nullptr;
 }
 
-Section *Object::sectionForAddress(uint64_t VAddr) const {
-  for (const auto &S : Sections) {
-    if (!S->isAlloc() || S->size() == 0)
-      continue;
-    if (VAddr >= S->Addr && VAddr - S->Addr < S->size())
-      return S.get();
+/// Which of a set of address ranges holds an address, first in table order
+/// where they overlap: the address space cut at every range's ends into
+/// pieces, each knowing the first range that covers it (one sweep).
+class IntervalMap {
+public:
+  struct Range {
+    uint64_t Begin, End; // End > Begin
+    uint32_t Order;      // position in the table: the lower wins
+  };
+  explicit IntervalMap(std::vector<Range> Ranges) {
+    std::vector<std::pair<uint64_t, int64_t>> Events; // +Order+1 / -(Order+1)
+    for (const Range &R : Ranges) {
+      Events.push_back({R.Begin, int64_t(R.Order) + 1});
+      Events.push_back({R.End, -(int64_t(R.Order) + 1)});
+    }
+    llvm::sort(Events);
+    std::set<uint32_t> Active;
+    for (size_t I = 0; I < Events.size();) {
+      const uint64_t At = Events[I].first;
+      for (; I < Events.size() && Events[I].first == At; ++I) {
+        if (Events[I].second > 0)
+          Active.insert(uint32_t(Events[I].second - 1));
+        else
+          Active.erase(uint32_t(-Events[I].second - 1));
+      }
+      Pieces.push_back(
+          {At, Active.empty() ? NoRange : int64_t(*Active.begin())});
+    }
   }
-  return nullptr;
+  /// The first range (in table order) that holds \p Addr, or -1.
+  int64_t find(uint64_t Addr) const {
+    auto It = llvm::upper_bound(
+        Pieces, Addr, [](uint64_t A, const Piece &P) { return A < P.Begin; });
+    return It == Pieces.begin() ? NoRange : std::prev(It)->Order;
+  }
+
+private:
+  static constexpr int64_t NoRange = -1;
+  struct Piece {
+    uint64_t Begin;
+    int64_t Order;
+  };
+  std::vector<Piece> Pieces;
+};
+
+class Object::AddressIndex {
+public:
+  explicit AddressIndex(const Object &Obj)
+      : NumSections(Obj.Sections.size()), NumSegments(Obj.Segments.size()),
+        Alloc(ranges(Obj, /*FileContentsOnly=*/false)),
+        WithContents(ranges(Obj, /*FileContentsOnly=*/true)),
+        Loads(loads(Obj)) {
+    for (const auto &S : Obj.Sections)
+      if (S->isNew())
+        NewSizes.push_back({S.get(), S->size()});
+  }
+  /// Whether the object changed in a way that moves what it indexes: a
+  /// section or segment added or removed, or a new section resized (the
+  /// input's loaded sections never change size).
+  bool isStaleFor(const Object &Obj) const {
+    if (NumSections != Obj.Sections.size() ||
+        NumSegments != Obj.Segments.size())
+      return true;
+    for (const auto &[S, Size] : NewSizes)
+      if (S->size() != Size)
+        return true;
+    return false;
+  }
+  IntervalMap Alloc, WithContents, Loads;
+
+private:
+  static std::vector<IntervalMap::Range> ranges(const Object &Obj,
+                                                bool FileContentsOnly) {
+    std::vector<IntervalMap::Range> R;
+    for (const auto &S : Obj.Sections)
+      if (S->isAlloc() && S->size() != 0 &&
+          !(FileContentsOnly && S->isNoBits()) &&
+          S->size() <= UINT64_MAX - S->Addr)
+        R.push_back({S->Addr, S->Addr + S->size(), S->index()});
+    return R;
+  }
+  static std::vector<IntervalMap::Range> loads(const Object &Obj) {
+    std::vector<IntervalMap::Range> R;
+    for (size_t I = 0; I < Obj.Segments.size(); ++I) {
+      const Segment &P = *Obj.Segments[I];
+      if (P.Type == ELF::PT_LOAD && P.MemSize != 0 &&
+          P.MemSize <= UINT64_MAX - P.VAddr)
+        R.push_back({P.VAddr, P.VAddr + P.MemSize, uint32_t(I)});
+    }
+    return R;
+  }
+  size_t NumSections, NumSegments;
+  std::vector<std::pair<const Section *, uint64_t>> NewSizes;
+};
+
+Object::Object() = default;
+Object::~Object() = default;
+
+const Object::AddressIndex &Object::addresses() const {
+  if (!Index || Index->isStaleFor(*this))
+    Index = std::make_unique<AddressIndex>(*this);
+  return *Index;
+}
+
+Section *Object::sectionForAddress(uint64_t VAddr) const {
+  int64_t I = addresses().Alloc.find(VAddr);
+  return I < 0 ? nullptr : Sections[I].get();
 }
 
 const Segment *Object::loadSegmentFor(uint64_t VAddr, uint64_t Size) const {
-  for (const auto &P : Segments) {
-    if (P->Type != ELF::PT_LOAD)
-      continue;
-    if (VAddr < P->VAddr)
-      continue;
-    uint64_t Rel = VAddr - P->VAddr;
-    if (Rel <= P->MemSize && Size <= P->MemSize - Rel)
+  auto Holds = [&](const Segment &P) {
+    if (P.Type != ELF::PT_LOAD || VAddr < P.VAddr)
+      return false;
+    uint64_t Rel = VAddr - P.VAddr;
+    return Rel <= P.MemSize && Size <= P.MemSize - Rel;
+  };
+  // The PT_LOAD whose memory holds VAddr; a range that ends exactly at a
+  // segment's end (VAddr == end, Size 0) is held by it too, as is an empty
+  // range at an empty segment's address: those few are looked for in turn.
+  int64_t I = addresses().Loads.find(VAddr);
+  if (I >= 0 && Holds(*Segments[I]))
+    return Segments[I].get();
+  if (Size != 0)
+    return nullptr;
+  for (const auto &P : Segments)
+    if (Holds(*P))
       return P.get();
-  }
   return nullptr;
 }
 
@@ -153,20 +261,16 @@ SymbolTable &Object::createSymtab() {
 
 Expected<ArrayRef<uint8_t>> Object::bytesAt(uint64_t VAddr,
                                             uint64_t Size) const {
-  for (const auto &S : Sections) {
-    if (!S->isAlloc() || S->isNoBits())
-      continue;
-    uint64_t SSize = S->size();
-    if (VAddr < S->Addr || VAddr - S->Addr >= SSize)
-      continue;
-    uint64_t Rel = VAddr - S->Addr;
-    if (Size > SSize - Rel)
-      return makeError("range " + hex(VAddr) + ".." + hex(VAddr + Size) +
-                       " is not inside section '" + S->Name + "'");
-    return S->contents().slice(Rel, Size);
-  }
-  return makeError("address " + hex(VAddr) +
-                   " is not inside any section with file contents");
+  int64_t I = addresses().WithContents.find(VAddr);
+  if (I < 0)
+    return makeError("address " + hex(VAddr) +
+                     " is not inside any section with file contents");
+  const Section &S = *Sections[I];
+  uint64_t Rel = VAddr - S.Addr;
+  if (Size > S.size() - Rel)
+    return makeError("range " + hex(VAddr) + ".." + hex(VAddr + Size) +
+                     " is not inside section '" + S.Name + "'");
+  return S.contents().slice(Rel, Size);
 }
 
 bool Object::needsNewLayout() const {

@@ -173,25 +173,63 @@ private:
   SmallString<128> Path;
 };
 
-/// Copies the first \p Length bytes of \p InFD to \p OutFD (same offsets)
-/// in the kernel. False when the system refuses before anything was copied
+/// Copies \p Length bytes at \p From of \p InFD to \p To of \p OutFD in
+/// the kernel. False when the system refuses before anything was copied
 /// (another file system, an old kernel): the caller writes them itself.
-Expected<bool> copyInKernel(int InFD, int OutFD, uint64_t Length) {
-  loff_t InOff = 0, OutOff = 0;
-  while (static_cast<uint64_t>(InOff) < Length) {
+Expected<bool> copyInKernel(int InFD, uint64_t From, int OutFD, uint64_t To,
+                            uint64_t Length) {
+  loff_t InOff = static_cast<loff_t>(From), OutOff = static_cast<loff_t>(To);
+  uint64_t Done = 0;
+  while (Done < Length) {
     ssize_t N =
-        ::copy_file_range(InFD, &InOff, OutFD, &OutOff, Length - InOff, 0);
+        ::copy_file_range(InFD, &InOff, OutFD, &OutOff, Length - Done, 0);
     if (N < 0 && errno == EINTR)
       continue;
     if (N <= 0) {
-      if (N < 0 && InOff == 0 &&
+      if (N < 0 && Done == 0 &&
           (errno == ENOSYS || errno == EXDEV || errno == EINVAL ||
            errno == EOPNOTSUPP))
         return false;
       return errnoError(N < 0 ? errno : EIO);
     }
+    Done += static_cast<uint64_t>(N);
   }
   return true;
+}
+
+/// Writes every piece of \p Pieces at its offset of \p FD: input pieces of
+/// \p Source copied in the kernel while it accepts to (\p Copied says
+/// whether any was), the rest from memory.
+Error writePieces(int FD, const OutputPieces &Pieces, const InputFile *Source,
+                  bool &Copied) {
+  const bool CanCopy = Source && Source->descriptor();
+  bool KernelRefuses = false;
+  for (const OutputPiece &P : Pieces.Pieces) {
+    if (P.Bytes.empty())
+      continue;
+    const bool FromSource =
+        CanCopy && !KernelRefuses && P.InputOffset &&
+        *P.InputOffset <= Source->bytes().size() &&
+        P.Bytes.size() <= Source->bytes().size() - *P.InputOffset &&
+        P.Bytes.data() == Source->bytes().data() + *P.InputOffset;
+    if (FromSource) {
+      if (!Copied)
+        if (Error E = Source->checkUnchanged())
+          return E;
+      Expected<bool> C = copyInKernel(*Source->descriptor(), *P.InputOffset, FD,
+                                      P.Offset, P.Bytes.size());
+      if (!C)
+        return C.takeError();
+      if (*C) {
+        Copied = true;
+        continue;
+      }
+      KernelRefuses = true;
+    }
+    if (Error E = writeAll(FD, P.Bytes, static_cast<int64_t>(P.Offset)))
+      return E;
+  }
+  return Error::success();
 }
 
 /// Renders the whole image in memory and writes it to \p FD from its
@@ -222,15 +260,12 @@ Error writeInPlace(StringRef Path, const OutputImage &Image) {
 } // namespace
 
 void OutputImage::renderInto(MutableArrayRef<uint8_t> Out) const {
-  memcpy(Out.data(), Base.data(), BaseLength);
-  memset(Out.data() + BaseLength, 0, Out.size() - BaseLength);
+  memset(Out.data(), 0, Out.size());
   Pieces().applyTo(Out);
 }
 
 Error hotswap::writeFileAtomically(StringRef Path, const OutputImage &Image,
                                    const InputFile *Source) {
-  if (Image.BaseLength > Image.Base.size() || Image.BaseLength > Image.Size)
-    return makeError("internal error: output base is larger than its input");
   if (Path == "-")
     return writeStream(STDOUT_FILENO, Image);
 
@@ -257,35 +292,16 @@ Error hotswap::writeFileAtomically(StringRef Path, const OutputImage &Image,
   if (std::error_code EC = sys::fs::resize_file(FD, Image.Size))
     return makeError(EC.message());
 
-  // The unchanged prefix: copied by the kernel from the input's descriptor
-  // when there is one, else written from memory.
+  // Piece by piece, from where each lies: the input's file (in the kernel)
+  // or memory. The file is zeros where no piece goes.
   bool Copied = false;
-  const bool CanCopy = Source && Source->descriptor() &&
-                       Source->bytes().data() == Image.Base.data() &&
-                       Source->bytes().size() == Image.Base.size();
-  if (CanCopy && Image.BaseLength) {
-    if (Error E = Source->checkUnchanged())
-      return E;
-    Expected<bool> C =
-        copyInKernel(*Source->descriptor(), FD, Image.BaseLength);
-    if (!C)
-      return C.takeError();
-    Copied = *C;
-  }
-  if (!Copied)
-    if (Error E = writeAll(FD, Image.Base.take_front(Image.BaseLength), 0))
-      return E;
-  // What differs, piece by piece from where it lies in memory (the file is
-  // zeros after the base until then).
-  const OutputPieces Pieces = Image.Pieces();
-  for (const OutputPiece &P : Pieces.Pieces)
-    if (Error E = writeAll(FD, P.Bytes, static_cast<int64_t>(P.Offset)))
-      return E;
+  if (Error E = writePieces(FD, Image.Pieces(), Source, Copied))
+    return E;
   if (Exists)
     if (Error E = copyAttributes(FD, *Target, Dest))
       return E;
-  // The copy came from the descriptor: make sure the file did not change
-  // while it was copied.
+  // Copies came from the descriptor: make sure the file did not change
+  // while they were made.
   if (Copied)
     if (Error E = Source->checkUnchanged())
       return E;
@@ -296,8 +312,6 @@ Error hotswap::writeObjectToFile(const Object &Obj, const Layout &L,
                                  StringRef Path, const InputFile *Source) {
   OutputImage Image;
   Image.Size = L.FileSize;
-  Image.Base = Obj.input();
-  Image.BaseLength = L.BaseLength;
   Image.Pieces = [&] { return renderPieces(Obj, L); };
   return writeFileAtomically(Path, Image, Source);
 }

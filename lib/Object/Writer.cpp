@@ -80,7 +80,7 @@ static void renderSectionHeaders(const Object &Obj, const Layout &L,
                            ? NI->second
                            : (S.Orig ? S.Orig->NameOffset : 0);
     auto RI = L.Rebuilt.find(&S);
-    uint64_t Size = S.isNoBits()            ? S.size()
+    uint64_t Size = S.isNoBits() || S.hasExternalContents() ? S.size()
                     : RI != L.Rebuilt.end() ? RI->second.size()
                                             : S.contents().size();
     uint32_t Info = S.Info;
@@ -108,15 +108,17 @@ OutputPieces renderPieces(const Object &Obj, const Layout &L) {
   const uint64_t Base = L.BaseLength;
   auto put = [&](uint64_t Off, ArrayRef<uint8_t> Bytes) {
     if (!Bytes.empty())
-      R.Pieces.push_back({Off, Bytes});
+      R.Pieces.push_back({Off, Bytes, std::nullopt});
   };
+  if (Base)
+    R.Pieces.push_back({0, Obj.input().take_front(Base), uint64_t(0)});
 
   // Section contents first: a non-loaded section kept in place may overlap
   // the ELF header or a header table (the reader allows it), and the headers
   // put after them must win over its stale copy of the old ones.
   for (size_t I = 1; I < Obj.sections().size(); ++I) {
     const Section &S = *Obj.sections()[I];
-    if (S.isNoBits())
+    if (S.isNoBits() || S.hasExternalContents())
       continue;
     auto It = L.Rebuilt.find(&S);
     ArrayRef<uint8_t> C =
@@ -129,10 +131,9 @@ OutputPieces renderPieces(const Object &Obj, const Layout &L) {
       put(L.SectionOffsets[I], C);
   }
 
-  // The headers, rendered into the pieces' own buffer (sized first: the
-  // pieces point into it).
-  R.Headers.resize(headerBytes(Obj, L));
-  uint8_t *H = R.Headers.data();
+  // The headers, rendered into a buffer of the pieces' own.
+  std::vector<uint8_t> &Headers = R.Owned.emplace_back(headerBytes(Obj, L));
+  uint8_t *H = Headers.data();
   renderFileHeader(Obj, L, H);
   put(0, ArrayRef(H, sizeof(Elf64_Ehdr)));
   H += sizeof(Elf64_Ehdr);
@@ -148,14 +149,30 @@ void OutputPieces::applyTo(MutableArrayRef<uint8_t> Out) const {
   for (const OutputPiece &P : Pieces) {
     assert(P.Offset <= Out.size() && P.Bytes.size() <= Out.size() - P.Offset &&
            "piece outside the output");
-    memcpy(Out.data() + P.Offset, P.Bytes.data(), P.Bytes.size());
+    if (!P.Bytes.empty())
+      memcpy(Out.data() + P.Offset, P.Bytes.data(), P.Bytes.size());
   }
+}
+
+void OutputPieces::append(OutputPieces Sub, uint64_t At,
+                          std::optional<uint64_t> SubInputAt) {
+  for (OutputPiece &P : Sub.Pieces) {
+    P.Offset += At;
+    if (P.InputOffset)
+      P.InputOffset =
+          SubInputAt ? std::optional<uint64_t>(*SubInputAt + *P.InputOffset)
+                     : std::nullopt;
+    Pieces.push_back(P);
+  }
+  // The buffers move with their bytes: pointers into them stay valid.
+  for (std::vector<uint8_t> &B : Sub.Owned)
+    Owned.push_back(std::move(B));
 }
 
 void writeObject(const Object &Obj, const Layout &L,
                  MutableArrayRef<uint8_t> Out) {
-  memcpy(Out.data(), Obj.input().data(), L.BaseLength);
-  // Only the rest needs clearing (gaps between relaid-out parts).
+  // Only what follows the base needs clearing (gaps between relaid-out
+  // parts); the base piece comes first.
   memset(Out.data() + L.BaseLength, 0, Out.size() - L.BaseLength);
   renderPieces(Obj, L).applyTo(Out);
 }

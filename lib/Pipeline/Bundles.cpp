@@ -1,26 +1,21 @@
 //===- lib/Pipeline/Bundles.cpp - The code objects of a bundle ------------===//
 //
-// Runs the pipeline on every AMDGPU code object of an offload bundle (plain
-// or compressed) and writes the bundle back with the new ones: entries,
-// IDs and their order kept, other entries copied verbatim, the input's
-// version and method for a compressed bundle. The code objects run in
-// parallel on Opts.ThreadPool unless instrumentation asks for one at a
-// time; what each run reports (warnings, print<...> output, counters) is
-// kept and handed on in entry order, so the output never depends on it.
+// An offload bundle (plain or compressed) is rewritten with its AMDGPU code
+// objects rewritten: entries, IDs and their order kept (clang's layout,
+// the input's alignment), other entries copied verbatim, the input's
+// version and method for a compressed bundle. A plain bundle is written as
+// pieces -- its new header, each unchanged payload as the input's bytes,
+// each rewritten code object as its own pieces -- never assembled in
+// memory; a compressed one is assembled and compressed.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Rewrite.h"
 
-#include "hotswap/Bundle/CompressedBundle.h"
-#include "hotswap/Bundle/OffloadBundle.h"
-#include "hotswap/Object/Writer.h"
+#include "hotswap/Bundle/Bundle.h"
 #include "hotswap/Support/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -29,21 +24,6 @@ using namespace hotswap::pipeline;
 using bundle::InputKind;
 
 namespace {
-/// One code object of the bundle and what its run produced.
-struct EntryRun {
-  size_t Index = 0;
-  std::string Name; // "bundle entry 'hip-amdgcn-amd-amdhsa--gfx90a'"
-  ArrayRef<uint8_t> Payload;
-
-  Error Err = Error::success();
-  bool Changed = false;
-  /// The rewritten code object, laid out; rendered straight into the new
-  /// bundle.
-  std::optional<Rewritten> Result;
-  std::vector<std::string> Warnings;
-  std::string Printed;
-  Statistics Stats;
-};
 
 /// Whether a bundle entry ID names an AMDGPU (HSA) target:
 /// "<kind>-amdgcn-amd-amdhsa-<env>-<target id>".
@@ -68,181 +48,143 @@ std::string notACodeObject(ArrayRef<uint8_t> Payload) {
          ", not an AMDGPU code object";
 }
 
-void run(EntryRun &E, const PipelineText &P, const PipelineOptions &Opts) {
-  PipelineOptions O = Opts;
-  O.Warn = [&E](const Twine &Msg) { E.Warnings.push_back(Msg.str()); };
-  raw_string_ostream PrintOS(E.Printed);
-  if (Opts.PrintOut)
-    O.PrintOut = &PrintOS;
-  O.StatsOut = &E.Stats;
-  Expected<Rewritten> R = rewriteCodeObject(E.Payload, P, O, E.Changed);
-  if (Opts.OnCodeObjectDone)
-    Opts.OnCodeObjectDone(E.Payload.size());
-  if (!R) {
-    E.Err = R.takeError();
-    return;
-  }
-  if (E.Changed)
-    E.Result = std::move(*R);
+/// \p E in the context \p Where names ("" for the input itself).
+Error located(StringRef Where, Error E) {
+  return Where.empty() ? std::move(E) : prefixError(Where, std::move(E));
 }
 
-/// Hands on what \p E reported, in order, on the calling thread.
-void replay(EntryRun &E, const PipelineOptions &Opts,
-            std::vector<json::Value> *JSONOut) {
-  if (Opts.Warn)
-    for (const std::string &W : E.Warnings)
-      Opts.Warn(E.Name + ": " + W);
-  if (Opts.StatsOut)
-    Opts.StatsOut->merge(E.Stats);
-  if (!Opts.PrintOut || E.Printed.empty())
-    return;
-  if (!JSONOut) {
-    *Opts.PrintOut << E.Name << ":\n" << E.Printed;
-    return;
-  }
-  // Each code object's JSON, with the entry it came from.
-  Expected<json::Value> V = json::parse(E.Printed);
-  if (!V) {
-    consumeError(V.takeError());
-    json::Object O{{"entry", E.Name}, {"output", E.Printed}};
-    JSONOut->push_back(std::move(O));
-    return;
-  }
-  if (json::Object *O = V->getAsObject()) {
-    O->try_emplace("entry", E.Name);
-    JSONOut->push_back(std::move(*V));
+} // namespace
+
+Expected<BundlePlan> pipeline::planBundle(ArrayRef<uint8_t> Bytes,
+                                          uint64_t InputOffset,
+                                          StringRef Where) {
+  BundlePlan Plan;
+  Plan.Where = Where.str();
+  ArrayRef<uint8_t> Uncompressed = Bytes;
+  const bool Compressed =
+      bundle::identifyInput(Bytes) == InputKind::CompressedOffloadBundle;
+  if (Compressed) {
+    // The bundle layer's messages say "compressed bundle" already.
+    Expected<bundle::DecompressedBundle> D = bundle::decompressBundle(Bytes);
+    if (!D)
+      return located(Where, D.takeError());
+    Plan.Decompressed = std::move(*D);
+    Uncompressed = Plan.Decompressed->Bytes;
   } else {
-    JSONOut->push_back(json::Object{{"entry", E.Name}, {"output", *V}});
+    Plan.InputOffset = InputOffset;
   }
-}
-
-/// \p Decompressed: \p Bytes came out of a CCOB (the offsets and sizes a
-/// parse error names are in those bytes, not in the input's).
-Expected<std::optional<std::vector<uint8_t>>>
-rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where, bool Decompressed,
-                    const PipelineText &P, const PipelineOptions &Opts,
-                    RunSummary &Summary, std::vector<json::Value> *JSONOut) {
-  Expected<bundle::OffloadBundle> B = bundle::parseOffloadBundle(Bytes);
+  Expected<bundle::OffloadBundle> B = bundle::parseOffloadBundle(Uncompressed);
   if (!B) {
-    if (Decompressed)
+    // Offsets and sizes a parse error names are in the decompressed bytes.
+    if (Compressed)
       return prefixError(Where.empty() ? Twine("decompressed bundle")
                                        : Where + ", decompressed",
                          B.takeError());
-    if (Where.empty())
-      return B.takeError();
-    return prefixError(Where, B.takeError());
+    return located(Where, B.takeError());
   }
-
-  std::vector<EntryRun> Runs;
-  for (size_t I = 0; I < B->Entries.size(); ++I) {
-    const bundle::OffloadBundleEntry &Entry = B->Entries[I];
+  Plan.Bundle = std::move(*B);
+  for (size_t I = 0; I < Plan.Bundle.Entries.size(); ++I) {
+    const bundle::OffloadBundleEntry &Entry = Plan.Bundle.Entries[I];
     if (Entry.empty() || !isAMDGPUEntry(Entry.ID))
       continue; // host and other entries are copied verbatim
-    EntryRun R;
-    R.Index = I;
-    R.Name = entryName(Where, Entry.ID);
-    R.Payload = Entry.Payload;
+    auto R = std::make_unique<CodeObjectRun>();
+    R->Name = entryName(Where, Entry.ID);
+    R->Payload = Entry.Payload;
+    if (Plan.InputOffset)
+      R->InputOffset =
+          *Plan.InputOffset + (Entry.Payload.data() - Uncompressed.data());
     if (bundle::identifyInput(Entry.Payload) != InputKind::CodeObject)
-      R.Err = makeError(notACodeObject(Entry.Payload));
-    Runs.push_back(std::move(R));
+      R->Err = makeError(notACodeObject(Entry.Payload));
+    Plan.Runs.push_back(std::move(R));
+    Plan.EntryOfRun.push_back(I);
   }
+  return std::move(Plan);
+}
 
-  if (Opts.OnCodeObjectsFound)
-    Opts.OnCodeObjectsFound(static_cast<unsigned>(Runs.size()));
-  bool Parallel = Opts.ThreadPool && !Opts.Instrumentation && Runs.size() > 1;
-  if (Parallel) {
-    // The code objects are the unit of parallel work: inside each, the
-    // scans run on its task's thread (fanning them out again would give
-    // every code object MC states of its own on every worker, for nothing).
-    PipelineOptions EntryOpts = Opts;
-    EntryOpts.ThreadPool = nullptr;
-    ThreadPoolTaskGroup Tasks(*Opts.ThreadPool);
-    for (EntryRun &R : Runs)
-      if (!R.Err)
-        Tasks.async([&R, &P, &EntryOpts] { run(R, P, EntryOpts); });
-    Tasks.wait();
-  }
-
-  // The JSON of every entry, for the caller's array or one of our own.
-  std::vector<json::Value> OwnJSON;
-  std::vector<json::Value> *JSONEntries = JSONOut ? JSONOut : &OwnJSON;
-  std::vector<std::optional<bundle::RenderedPayload>> Replace(
-      B->Entries.size());
-  for (size_t K = 0; K < Runs.size(); ++K) {
-    EntryRun &R = Runs[K];
-    if (!Parallel && !R.Err) {
-      if (Opts.OnCodeObject)
-        Opts.OnCodeObject(R.Name);
-      run(R, P, Opts);
-    }
-    replay(R, Opts, Opts.JSON ? JSONEntries : nullptr);
-    ++Summary.CodeObjects;
-    if (R.Err) {
-      if (!Opts.KeepGoing) {
-        // The first failing entry (in order) fails the bundle.
-        for (EntryRun &Rest : MutableArrayRef(Runs).drop_front(K + 1))
-          consumeError(std::move(Rest.Err));
-        return prefixError(R.Name, std::move(R.Err));
-      }
-      std::string Msg = toString(std::move(R.Err));
-      if (Opts.Warn)
-        Opts.Warn(R.Name + ": " + Msg + "; left unchanged");
-      ++Summary.Failed;
+/// The uncompressed bundle with the new code objects, as pieces.
+static Expected<NewBundle> layOut(const BundlePlan &Plan) {
+  const bundle::OffloadBundle &B = Plan.Bundle;
+  std::vector<const CodeObjectRun *> RunOfEntry(B.Entries.size(), nullptr);
+  std::vector<std::optional<uint64_t>> NewSizes(B.Entries.size());
+  for (size_t K = 0; K < Plan.Runs.size(); ++K) {
+    const CodeObjectRun &R = *Plan.Runs[K];
+    if (!R.Changed)
       continue;
-    }
-    if (R.Changed) {
-      ++Summary.Changed;
-      const Object &Obj = *R.Result->Model;
-      const Layout &L = *R.Result->ModelLayout;
-      Replace[R.Index] = bundle::RenderedPayload{
-          L.FileSize, [&Obj, &L](MutableArrayRef<uint8_t> Out) {
-            writeObject(Obj, L, Out);
-          }};
-    }
+    RunOfEntry[Plan.EntryOfRun[K]] = &R;
+    NewSizes[Plan.EntryOfRun[K]] = R.outputSize();
   }
-  printJSONEntries(OwnJSON, Opts);
-  if (llvm::none_of(Replace, [](const auto &R) { return R.has_value(); }))
+  Expected<bundle::OffloadBundleLayout> L =
+      bundle::layoutRewrittenBundle(B, NewSizes);
+  if (!L)
+    return located(Plan.Where, L.takeError());
+  NewBundle N;
+  N.Size = L->Size;
+  std::vector<uint8_t> &Header =
+      N.Pieces.Owned.emplace_back(std::move(L->Header));
+  N.Pieces.Pieces.push_back({0, Header, std::nullopt});
+  for (size_t I = 0; I < B.Entries.size(); ++I) {
+    const uint64_t At = L->Offsets[I];
+    ArrayRef<uint8_t> Payload = B.Entries[I].Payload;
+    std::optional<uint64_t> InputAt;
+    if (Plan.InputOffset)
+      InputAt = *Plan.InputOffset + (Payload.data() - B.Bytes.data());
+    if (const CodeObjectRun *R = RunOfEntry[I])
+      N.Pieces.append(R->pieces(), At, InputAt);
+    else if (!Payload.empty())
+      N.Pieces.Pieces.push_back({At, Payload, InputAt});
+  }
+  return std::move(N);
+}
+
+Expected<std::optional<NewBundle>>
+pipeline::buildBundle(const BundlePlan &Plan) {
+  if (llvm::none_of(Plan.Runs, [](const auto &R) { return R->Changed; }))
     return std::nullopt;
-  Expected<std::vector<uint8_t>> Out =
-      bundle::rewriteOffloadBundle(*B, Replace);
-  if (!Out) {
-    if (Where.empty())
-      return Out.takeError();
-    return prefixError(Where, Out.takeError());
+  Expected<NewBundle> N = layOut(Plan);
+  if (!N)
+    return N.takeError();
+  if (!Plan.Decompressed)
+    return std::optional<NewBundle>(std::move(*N));
+  // A compressed bundle: its new bytes come out of the compressor, which
+  // takes the uncompressed bundle whole.
+  std::vector<uint8_t> Uncompressed(N->Size, 0);
+  N->Pieces.applyTo(Uncompressed);
+  Expected<std::vector<uint8_t>> C =
+      bundle::recompressBundle(*Plan.Decompressed, Uncompressed);
+  if (!C)
+    return located(Plan.Where, C.takeError());
+  NewBundle Out;
+  Out.Size = C->size();
+  std::vector<uint8_t> &Bytes = Out.Pieces.Owned.emplace_back(std::move(*C));
+  Out.Pieces.Pieces.push_back({0, Bytes, std::nullopt});
+  return std::optional<NewBundle>(std::move(Out));
+}
+
+Expected<Rewritten> pipeline::rewriteBundleInput(ArrayRef<uint8_t> Input,
+                                                 const PipelineText &P,
+                                                 const PipelineOptions &Opts,
+                                                 RunSummary &Summary) {
+  Expected<BundlePlan> Plan = planBundle(Input, 0, "");
+  if (!Plan)
+    return Plan.takeError();
+  std::vector<CodeObjectRun *> Runs;
+  for (auto &R : Plan->Runs)
+    Runs.push_back(R.get());
+  std::vector<json::Value> JSON;
+  if (Error E = runCodeObjects(Runs, P, Opts, Summary, JSON))
+    return std::move(E); // (text printed so far stays; JSON is all or none)
+  printJSONEntries(JSON, Opts);
+  Expected<std::optional<NewBundle>> N = buildBundle(*Plan);
+  if (!N)
+    return N.takeError();
+  Rewritten R;
+  if (*N) {
+    R.Size = (*N)->Size;
+    R.Pieces = std::move((*N)->Pieces);
+  } else {
+    R.Size = Input.size();
+    R.Pieces.Pieces.push_back({0, Input, uint64_t(0)});
   }
-  return std::optional<std::vector<uint8_t>>(std::move(*Out));
-}
-} // namespace
-
-void pipeline::printJSONEntries(std::vector<json::Value> &Entries,
-                                const PipelineOptions &Opts) {
-  if (Entries.empty() || !Opts.PrintOut)
-    return;
-  *Opts.PrintOut << formatv("{0:2}", json::Value(std::move(Entries))) << "\n";
-  Entries.clear();
-}
-
-Expected<std::optional<std::vector<uint8_t>>>
-pipeline::rewriteBundle(ArrayRef<uint8_t> Bytes, StringRef Where,
-                        const PipelineText &P, const PipelineOptions &Opts,
-                        RunSummary &Summary,
-                        std::vector<json::Value> *JSONOut) {
-  if (bundle::identifyInput(Bytes) != InputKind::CompressedOffloadBundle)
-    return rewriteUncompressed(Bytes, Where, /*Decompressed=*/false, P, Opts,
-                               Summary, JSONOut);
-  // The bundle layer's messages say "compressed bundle" already.
-  auto Located = [&](Error E) {
-    return Where.empty() ? std::move(E) : prefixError(Where, std::move(E));
-  };
-  Expected<bundle::DecompressedBundle> D = bundle::decompressBundle(Bytes);
-  if (!D)
-    return Located(D.takeError());
-  Expected<std::optional<std::vector<uint8_t>>> Inner = rewriteUncompressed(
-      D->Bytes, Where, /*Decompressed=*/true, P, Opts, Summary, JSONOut);
-  if (!Inner || !*Inner)
-    return Inner;
-  Expected<std::vector<uint8_t>> Out = bundle::recompressBundle(*D, **Inner);
-  if (!Out)
-    return Located(Out.takeError());
-  return std::optional<std::vector<uint8_t>>(std::move(*Out));
+  R.Bundles.push_back(std::move(*Plan));
+  return std::move(R);
 }

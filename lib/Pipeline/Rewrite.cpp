@@ -2,16 +2,10 @@
 
 #include "Rewrite.h"
 
-#include "hotswap/Bundle/HostBinary.h"
-#include "hotswap/Bundle/OffloadBundle.h"
-
-#include "hotswap/Object/Reader.h"
 #include "hotswap/Object/Writer.h"
 #include "hotswap/Support/Error.h"
-#include "hotswap/Support/Format.h"
 
-#include "llvm/BinaryFormat/ELF.h"
-#include "llvm/Support/Endian.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace llvm;
 using namespace hotswap;
@@ -35,99 +29,24 @@ Expected<PassManager> PipelineText::parse() const {
   return std::move(PM);
 }
 
-OutputImage Rewritten::image(ArrayRef<uint8_t> Input) const {
+OutputImage Rewritten::image() const {
   OutputImage Image;
-  Image.Base = Input;
-  if (Model) {
-    const Object &Obj = *Model;
-    const Layout &L = *ModelLayout;
-    Image.Size = L.FileSize;
-    Image.BaseLength = L.BaseLength;
-    Image.Pieces = [&Obj, &L] { return renderPieces(Obj, L); };
-  } else if (Bytes) {
-    Image.Size = Bytes->size();
-    Image.BaseLength = 0;
-    Image.Pieces = [B = ArrayRef<uint8_t>(*Bytes)] {
-      return OutputPieces{{{0, B}}, {}};
-    };
-  } else {
-    Image.Size = Input.size();
-    Image.BaseLength = Input.size();
-    Image.Pieces = [] { return OutputPieces(); };
-  }
+  Image.Size = Size;
+  Image.Pieces = [this] {
+    // A copy: the writer consumes it (the owned buffers stay here).
+    OutputPieces Copy;
+    Copy.Pieces = Pieces.Pieces;
+    return Copy;
+  };
   return Image;
 }
 
-Expected<Rewritten> pipeline::rewriteCodeObject(ArrayRef<uint8_t> Input,
-                                                const PipelineText &P,
-                                                const PipelineOptions &Opts,
-                                                bool &Changed) {
-  Expected<PassManager> PM = P.parse();
-  if (!PM)
-    return PM.takeError();
-  MemoryBufferRef Ref(
-      StringRef(reinterpret_cast<const char *>(Input.data()), Input.size()),
-      "");
-  Expected<std::unique_ptr<Object>> Obj = readObject(Ref);
-  if (!Obj)
-    return Obj.takeError();
-  if (Error E = runPassManager(**Obj, *PM, Opts))
-    return std::move(E);
-  Expected<Layout> L = computeLayout(**Obj);
-  if (!L)
-    return L.takeError();
-  // Changed: laid out anew, or bytes edited in place that differ.
-  Changed = !L->InPlace;
-  for (const auto &S : (*Obj)->sections())
-    if (!Changed && S->isDirty() && S->Orig && !S->isNoBits())
-      Changed = S->contents() != Input.slice(S->Orig->Offset, S->Orig->Size);
-  Rewritten R;
-  R.Model = std::move(*Obj);
-  R.ModelLayout = std::move(*L);
-  return std::move(R);
-}
-
-/// A HIP host binary: every bundle its wrappers point to is rewritten, then
-/// the host is changed to point at the new ones.
-static Expected<Rewritten> rewriteHost(ArrayRef<uint8_t> Input,
-                                       const PipelineText &P,
-                                       const PipelineOptions &Opts,
-                                       RunSummary &Summary) {
-  MemoryBufferRef Ref(
-      StringRef(reinterpret_cast<const char *>(Input.data()), Input.size()),
-      "");
-  ReadOptions RO;
-  RO.AllowHost = true;
-  Expected<std::unique_ptr<Object>> Host = readObject(Ref, RO);
-  if (!Host)
-    return Host.takeError();
-  Expected<bundle::HostBinary> HB = bundle::HostBinary::analyze(**Host);
-  if (!HB)
-    return HB.takeError();
-  std::vector<std::optional<std::vector<uint8_t>>> New;
-  // print<...> JSON: one array for the whole host, whatever its bundles.
-  std::vector<json::Value> JSONEntries;
-  for (const bundle::HostBundle &B : HB->bundles()) {
-    Expected<std::optional<std::vector<uint8_t>>> NB = rewriteBundle(
-        B.Bytes, "bundle at " + hex(B.Addr), P, Opts, Summary, &JSONEntries);
-    if (!NB)
-      return NB.takeError();
-    New.push_back(std::move(*NB));
-    if (Opts.ReleaseInput)
-      Opts.ReleaseInput(B.Bytes);
-  }
-  printJSONEntries(JSONEntries, Opts);
-  bundle::HostRewriteOptions HO;
-  HO.ZeroOldBundles = Opts.ZeroOldBundles;
-  if (Error E = HB->takeBundles(**Host, std::move(New), HO))
-    return std::move(E);
-  Expected<Layout> L = computeLayout(**Host);
-  if (!L)
-    return L.takeError();
-  Rewritten R;
-  R.Model = std::move(*Host);
-  R.ModelLayout = std::move(*L);
-  return std::move(R);
+void pipeline::printJSONEntries(std::vector<json::Value> &Entries,
+                                const PipelineOptions &Opts) {
+  if (Entries.empty() || !Opts.PrintOut)
+    return;
+  *Opts.PrintOut << formatv("{0:2}", json::Value(std::move(Entries))) << "\n";
+  Entries.clear();
 }
 
 /// -stats on a container: the code objects it held, after their passes'
@@ -147,50 +66,51 @@ static void countCodeObjects(const RunSummary &Summary,
                        Summary.Failed);
 }
 
-/// What is wrong with an input of no kind we read, when more can be said
-/// than the code object reader would (it assumes a code object was meant);
-/// nullopt leaves the input to that reader.
-static std::optional<std::string> whyUnknown(ArrayRef<uint8_t> Input) {
-  using namespace llvm::ELF;
-  if (Input.empty())
-    return std::string("input is empty");
-  StringRef S(reinterpret_cast<const char *>(Input.data()), Input.size());
-  // An offload bundle cut short in its 24-byte magic (4 bytes at least, so
-  // that a stray byte is not taken for one).
-  if (S.size() >= 4 && bundle::OffloadBundleMagic.starts_with(S)) {
-    Expected<bundle::OffloadBundle> B = bundle::parseOffloadBundle(Input);
-    if (!B)
-      return toString(B.takeError());
-    consumeError(B.takeError());
-    return std::nullopt;
+/// A code object that is the whole input.
+static Expected<Rewritten> rewriteCodeObjectInput(ArrayRef<uint8_t> Input,
+                                                  const PipelineText &P,
+                                                  const PipelineOptions &Opts,
+                                                  RunSummary &Summary) {
+  auto Run = std::make_unique<CodeObjectRun>();
+  Run->Payload = Input;
+  Run->InputOffset = 0;
+  runCodeObject(*Run, P, Opts);
+  if (Run->Err)
+    return std::move(Run->Err);
+  Summary.CodeObjects = 1;
+  Summary.Changed = Run->Changed;
+  Rewritten R;
+  if (Run->Changed) {
+    R.Size = Run->outputSize();
+    R.Pieces = Run->pieces();
+  } else {
+    R.Size = Input.size();
+    R.Pieces.Pieces.push_back({0, Input, uint64_t(0)});
   }
-  // ELF for neither kind. Files for AMDGPU (r600's ELF32, a byte-swapped
-  // code object) are the code object reader's to explain.
-  if (!S.starts_with(ElfMagic) || S.size() < 20)
-    return std::nullopt;
-  const uint8_t Class = Input[EI_CLASS], Data = Input[EI_DATA];
-  const uint16_t Machine = Data == ELFDATA2MSB
-                               ? support::endian::read16be(Input.data() + 18)
-                               : support::endian::read16le(Input.data() + 18);
-  // Either byte order: a code object with only EI_DATA flipped is still one.
-  const bool AMDGPU = Machine == EM_AMDGPU ||
-                      support::endian::read16le(Input.data() + 18) == EM_AMDGPU;
-  if (AMDGPU ||
-      (Class == ELFCLASS64 && Data == ELFDATA2LSB && Machine == EM_X86_64))
-    return std::nullopt;
-  std::string What = Class == ELFCLASS32 ? "ELF32"
-                     : Class == ELFCLASS64
-                         ? "ELF64"
-                         : "ELF class " + std::to_string(Class);
-  What += Data == ELFDATA2LSB   ? " little-endian"
-          : Data == ELFDATA2MSB ? " big-endian"
-                                : ", data encoding " + std::to_string(Data);
-  What += ", e_machine " + std::to_string(Machine);
-  StringRef Arch = convertEMachineToArchName(Machine);
-  if (Arch != "None")
-    What += " (" + Arch.str() + ")";
-  return "not an AMDGPU code object or a HIP host binary: " + What +
-         "; expected ELF64 little-endian with EM_AMDGPU or EM_X86_64";
+  R.Run = std::move(Run);
+  return std::move(R);
+}
+
+static Expected<Rewritten> rewriteByKind(ArrayRef<uint8_t> Input,
+                                         const PipelineText &P,
+                                         const PipelineOptions &Opts,
+                                         RunSummary &Summary) {
+  switch (Summary.Kind) {
+  case InputKind::Unknown:
+    // Unknown input goes to the code object reader, which says what is
+    // wrong with it, unless it is plainly no code object at all.
+    if (std::optional<std::string> Why = whyUnknown(Input))
+      return makeError(*Why);
+    [[fallthrough]];
+  case InputKind::CodeObject:
+    return rewriteCodeObjectInput(Input, P, Opts, Summary);
+  case InputKind::OffloadBundle:
+  case InputKind::CompressedOffloadBundle:
+    return rewriteBundleInput(Input, P, Opts, Summary);
+  case InputKind::HostELF:
+    return rewriteHostInput(Input, P, Opts, Summary);
+  }
+  llvm_unreachable("unknown input kind");
 }
 
 Expected<Rewritten> pipeline::rewriteInput(ArrayRef<uint8_t> Input,
@@ -198,43 +118,11 @@ Expected<Rewritten> pipeline::rewriteInput(ArrayRef<uint8_t> Input,
                                            const PipelineOptions &Opts,
                                            RunSummary &Summary) {
   Summary.Kind = bundle::identifyInput(Input);
-  switch (Summary.Kind) {
-  case InputKind::CodeObject:
-  case InputKind::Unknown: {
-    // Unknown input goes to the code object reader, which says what is
-    // wrong with it, unless it is plainly no code object at all.
-    if (Summary.Kind == InputKind::Unknown)
-      if (std::optional<std::string> Why = whyUnknown(Input))
-        return makeError(*Why);
-    bool Changed = false;
-    Expected<Rewritten> R = rewriteCodeObject(Input, P, Opts, Changed);
-    if (!R)
-      return R.takeError();
-    Summary.CodeObjects = 1;
-    Summary.Changed = Changed;
-    Summary.OutputChanged = Changed;
-    return R;
-  }
-  case InputKind::OffloadBundle:
-  case InputKind::CompressedOffloadBundle: {
-    Expected<std::optional<std::vector<uint8_t>>> B =
-        rewriteBundle(Input, "", P, Opts, Summary);
+  Expected<Rewritten> R = rewriteByKind(Input, P, Opts, Summary);
+  if (Summary.Kind != InputKind::CodeObject &&
+      Summary.Kind != InputKind::Unknown)
     countCodeObjects(Summary, Opts);
-    if (!B)
-      return B.takeError();
-    Rewritten R;
-    R.Bytes = std::move(*B);
-    Summary.OutputChanged = R.Bytes.has_value();
-    return std::move(R);
-  }
-  case InputKind::HostELF: {
-    Expected<Rewritten> R = rewriteHost(Input, P, Opts, Summary);
-    countCodeObjects(Summary, Opts);
-    if (!R)
-      return R.takeError();
+  if (R)
     Summary.OutputChanged = Summary.Changed != 0;
-    return R;
-  }
-  }
-  llvm_unreachable("unknown input kind");
+  return R;
 }

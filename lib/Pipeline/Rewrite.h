@@ -1,21 +1,28 @@
 //===- lib/Pipeline/Rewrite.h - One input, any kind -------------*- C++ -*-===//
 //
-// Private to the Pipeline layer: runs a pipeline on the code objects of an
-// input of any kind (code object, offload bundle, compressed bundle, HIP
-// host binary) and says how to write the result: an ELF model to lay out
-// (code objects, hosts) or new bytes (bundles), or nothing when the output
-// is the input.
+// Private to the Pipeline layer. An input of any kind (code object, offload
+// bundle, compressed bundle, HIP host binary) becomes a list of code
+// objects to run the pipeline on -- all of them at once, one pool of work
+// whatever container they are in -- and, once they ran, an output image:
+// pieces placed at their offsets, which are the input's own bytes (copied in
+// the kernel when written to a file), the code objects' new parts, and the
+// headers of the containers around them. Nothing assembles a whole new
+// bundle or section in memory, except a compressed bundle, which is
+// compressed from memory (its compressed bytes are what the output holds).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef HOTSWAP_LIB_PIPELINE_REWRITE_H
 #define HOTSWAP_LIB_PIPELINE_REWRITE_H
 
+#include "hotswap/Bundle/CompressedBundle.h"
+#include "hotswap/Bundle/OffloadBundle.h"
 #include "hotswap/Hotswap.h"
 #include "hotswap/Object/Layout.h"
 
 #include "llvm/Support/JSON.h"
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -37,17 +44,94 @@ private:
   const PassRegistry *Registry;
 };
 
-/// The result of one input.
-struct Rewritten {
-  /// Set for code objects and hosts: the model to write, laid out.
+/// One code object to run the pipeline on, and what its run produced.
+struct CodeObjectRun {
+  /// "" for an input that is a code object; else the entry it is, for
+  /// messages ("bundle at 0x1000 entry 'hipv4-amdgcn-amd-amdhsa--gfx90a'").
+  std::string Name;
+  llvm::ArrayRef<uint8_t> Payload;
+  /// Where Payload lies in the input (unset: it is not the input's bytes,
+  /// e.g. it came out of a compressed bundle).
+  std::optional<uint64_t> InputOffset;
+  /// Set before running when the payload cannot be run at all.
+  llvm::Error Err = llvm::Error::success();
+
+  /// Results.
+  bool Changed = false;
   std::unique_ptr<Object> Model;
   std::optional<Layout> ModelLayout;
-  /// Set for bundles that changed: their new bytes.
-  std::optional<std::vector<uint8_t>> Bytes;
+  /// What the run reported, replayed in order on the calling thread.
+  std::vector<std::string> Warnings;
+  std::string Printed;
+  Statistics Stats;
 
-  /// The output's size and how to render it over the input's bytes (see
-  /// OutputImage): the model's layout, the new bytes, or the input itself.
-  OutputImage image(llvm::ArrayRef<uint8_t> Input) const;
+  /// The rewritten code object's size and pieces (offsets from its start,
+  /// input pieces relative to the input); only when Changed.
+  uint64_t outputSize() const { return ModelLayout->FileSize; }
+  OutputPieces pieces() const;
+};
+
+/// Runs \p P on every run of \p Runs that has no error yet: at once on
+/// Opts.ThreadPool unless instrumentation asks for one at a time (each then
+/// preceded by Opts.OnCodeObject), each on its task's thread (the pool is
+/// not handed down). Then, on the calling thread and in order, hands on
+/// what each reported (warnings prefixed with its name, statistics, printed
+/// text) and counts it in \p Summary. The first run that failed fails the
+/// whole input unless Opts.KeepGoing (then it is left unchanged, reported
+/// and counted). With Opts.JSON each run's print<...> JSON goes into
+/// \p JSONOut (with an "entry" member).
+llvm::Error runCodeObjects(llvm::ArrayRef<CodeObjectRun *> Runs,
+                           const PipelineText &P, const PipelineOptions &Opts,
+                           RunSummary &Summary,
+                           std::vector<llvm::json::Value> &JSONOut);
+
+/// Runs \p P on \p Run on the calling thread (what runCodeObjects does for
+/// each): reads the model, runs the passes, lays it out, decides whether
+/// it changed.
+void runCodeObject(CodeObjectRun &Run, const PipelineText &P,
+                   const PipelineOptions &Opts);
+
+/// A bundle of the input (plain, or compressed and decompressed here) and
+/// the runs of its AMDGPU entries.
+struct BundlePlan {
+  std::string Where; // "" when the bundle is the input
+  bundle::OffloadBundle Bundle;
+  std::optional<bundle::DecompressedBundle> Decompressed;
+  /// Where the uncompressed bundle lies in the input (plain bundles).
+  std::optional<uint64_t> InputOffset;
+  /// One per AMDGPU entry, and the entry each is.
+  std::vector<std::unique_ptr<CodeObjectRun>> Runs;
+  std::vector<size_t> EntryOfRun;
+};
+
+/// Parses (decompressing a CCOB) the bundle \p Bytes, found at
+/// \p InputOffset of the input, and plans a run per AMDGPU entry.
+llvm::Expected<BundlePlan> planBundle(llvm::ArrayRef<uint8_t> Bytes,
+                                      uint64_t InputOffset,
+                                      llvm::StringRef Where);
+
+/// A bundle to write: its size and pieces (offsets from its start; input
+/// pieces relative to the input).
+struct NewBundle {
+  uint64_t Size = 0;
+  OutputPieces Pieces;
+};
+
+/// After the runs: the bundle with the code objects that changed, or
+/// nullopt when none did.
+llvm::Expected<std::optional<NewBundle>> buildBundle(const BundlePlan &Plan);
+
+/// The result of one input: its output as pieces, and everything they
+/// point into.
+struct Rewritten {
+  uint64_t Size = 0;
+  OutputPieces Pieces;
+  std::unique_ptr<Object> Model;
+  std::optional<Layout> ModelLayout;
+  std::vector<BundlePlan> Bundles;
+  std::unique_ptr<CodeObjectRun> Run;
+
+  OutputImage image() const;
 };
 
 /// Runs \p P on every code object of \p Input.
@@ -56,23 +140,21 @@ llvm::Expected<Rewritten> rewriteInput(llvm::ArrayRef<uint8_t> Input,
                                        const PipelineOptions &Opts,
                                        RunSummary &Summary);
 
-/// Runs \p P on one code object (the whole input, or a container's entry
-/// with Opts already redirected by the caller) and lays it out.
-llvm::Expected<Rewritten> rewriteCodeObject(llvm::ArrayRef<uint8_t> Input,
-                                            const PipelineText &P,
-                                            const PipelineOptions &Opts,
-                                            bool &Changed);
+/// The kinds of input, each rewritten whole (Rewrite.cpp, Bundles.cpp,
+/// Hosts.cpp).
+llvm::Expected<Rewritten> rewriteBundleInput(llvm::ArrayRef<uint8_t> Input,
+                                             const PipelineText &P,
+                                             const PipelineOptions &Opts,
+                                             RunSummary &Summary);
+llvm::Expected<Rewritten> rewriteHostInput(llvm::ArrayRef<uint8_t> Input,
+                                           const PipelineText &P,
+                                           const PipelineOptions &Opts,
+                                           RunSummary &Summary);
 
-/// Runs \p P on every AMDGPU code object of the bundle \p Bytes (plain or
-/// compressed). \p Where names the bundle in messages ("" for a bundle that
-/// is the input). nullopt: nothing changed. With Opts.JSON, each entry's
-/// print<...> JSON goes to \p JSONOut when given (a host collects those of
-/// all its bundles into one array), else the bundle prints its own array.
-llvm::Expected<std::optional<std::vector<uint8_t>>>
-rewriteBundle(llvm::ArrayRef<uint8_t> Bytes, llvm::StringRef Where,
-              const PipelineText &P, const PipelineOptions &Opts,
-              RunSummary &Summary,
-              std::vector<llvm::json::Value> *JSONOut = nullptr);
+/// What is wrong with an input of no kind this library reads, when more
+/// can be said than the code object reader would (it assumes a code object
+/// was meant); nullopt leaves the input to that reader (Input.cpp).
+std::optional<std::string> whyUnknown(llvm::ArrayRef<uint8_t> Input);
 
 /// Prints \p Entries as one JSON array to Opts.PrintOut (nothing when there
 /// are none).

@@ -35,7 +35,7 @@ hotswap::runPipeline(MemoryBufferRef Input, StringRef Pipeline,
     *Summary = S;
   if (!R)
     return R.takeError();
-  OutputImage Image = R->image(In);
+  OutputImage Image = R->image();
   auto Buf = WritableMemoryBuffer::getNewUninitMemBuffer(
       Image.Size, Input.getBufferIdentifier());
   if (!Buf)
@@ -85,7 +85,7 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
   if (!S.OutputChanged && OutPath != "-" &&
       sys::fs::equivalent(InPath, OutPath))
     return Error::success();
-  if (Error E = writeFileAtomically(OutPath, R->image(In->bytes()), &*In))
+  if (Error E = writeFileAtomically(OutPath, R->image(), &*In))
     return createFileError(OutPath == "-" ? "<stdout>" : OutPath, std::move(E));
   return Error::success();
 }

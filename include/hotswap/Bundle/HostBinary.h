@@ -110,6 +110,14 @@ struct HostBundle {
   bool Compressed = false;
 };
 
+/// Where placeBundles() put the new bundles.
+struct PlacedBundles {
+  /// The new section's index; unset when no bundle changed.
+  std::optional<uint32_t> Section;
+  /// Per bundle, the new copy's offset in that section (unset: unchanged).
+  std::vector<std::optional<uint64_t>> Offsets;
+};
+
 struct HostRewriteOptions {
   /// Fill the old bundles with zeros (they stay where they are; nothing
   /// points to them any more).
@@ -164,20 +172,30 @@ public:
                  llvm::ArrayRef<std::optional<std::vector<uint8_t>>> NewBundles,
                  const HostRewriteOptions &Opts = {}) const;
 
-  /// replaceBundles() that takes the new bundles and frees each as soon as
-  /// it has been copied into the new section, so that a host's new bundles
-  /// (a gigabyte for a large library) are never held twice.
-  llvm::Error
-  takeBundles(Object &Host,
-              std::vector<std::optional<std::vector<uint8_t>>> NewBundles,
-              const HostRewriteOptions &Opts = {}) const;
+  /// What replaceBundles() does with the bundles' sizes only: the new
+  /// section (one new bundle of Sizes[I] bytes for each set slot, same
+  /// order, each at a multiple of 4096) is added with external contents
+  /// (Section::setExternalContents), the wrappers are repointed, and the
+  /// caller writes each new bundle at the returned offset of the section
+  /// when it writes the object. Nothing is added when no slot is set.
+  llvm::Expected<PlacedBundles>
+  placeBundles(Object &Host, llvm::ArrayRef<std::optional<uint64_t>> Sizes,
+               const HostRewriteOptions &Opts = {}) const;
 
 private:
-  llvm::Error
-  replace(Object &Host,
-          llvm::ArrayRef<std::optional<std::vector<uint8_t>>> NewBundles,
-          std::vector<std::optional<std::vector<uint8_t>>> *Owned,
-          const HostRewriteOptions &Opts) const;
+  /// One write into a section of the model.
+  struct Edit {
+    uint32_t Section;
+    uint64_t Offset;
+    std::vector<uint8_t> Bytes;
+  };
+  llvm::Expected<std::vector<Edit>>
+  pointerEdits(const Object &Host, const std::vector<bool> &IsChanged,
+               llvm::ArrayRef<uint64_t> NewAddr,
+               const HostRewriteOptions &Opts) const;
+  std::vector<uint32_t>
+  sectionsToRename(const Object &Host,
+                   const std::vector<bool> &IsChanged) const;
 
   /// Where a wrapper's pointer is stored, by section index and offset in
   /// that section.

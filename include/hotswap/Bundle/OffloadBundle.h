@@ -106,24 +106,19 @@ std::string describeEntry(size_t Index, llvm::StringRef ID);
 /// the bundle's end are allowed and reported by trailingBytes().
 llvm::Expected<OffloadBundle> parseOffloadBundle(llvm::ArrayRef<uint8_t> Bytes);
 
-/// A payload given by its size and a function that writes exactly that many
-/// bytes into the slot it is handed (a rewritten code object rendered
-/// straight into the bundle, so that it is never held twice).
-struct RenderedPayload {
-  uint64_t Size = 0;
-  std::function<void(llvm::MutableArrayRef<uint8_t>)> Render;
-};
-
-/// An entry to lay out: its id and its payload, as bytes or, when Rendered
-/// is set, rendered in place.
+/// An entry to lay out: its id and its payload.
 struct OffloadBundleInput {
   llvm::StringRef ID;
   llvm::ArrayRef<uint8_t> Payload;
-  const RenderedPayload *Rendered = nullptr;
+};
 
-  uint64_t payloadSize() const {
-    return Rendered ? Rendered->Size : Payload.size();
-  }
+/// Where everything of a bundle goes, without its payloads: the header
+/// (magic, entry count, the entry table), then each payload at its offset,
+/// zeros between them, Size bytes in all.
+struct OffloadBundleLayout {
+  std::vector<uint8_t> Header;
+  std::vector<uint64_t> Offsets;
+  uint64_t Size = 0;
 };
 
 /// Lays out \p Entries as clang-offload-bundler -bundle-align=\p Alignment
@@ -163,11 +158,14 @@ llvm::Expected<std::vector<uint8_t>>
 rewriteOffloadBundle(const OffloadBundle &Bundle,
                      PayloadReplacements Replacements);
 
-/// The same, for payloads rendered in place (every slot that is set
-/// replaces its entry's payload, whatever its bytes).
-llvm::Expected<std::vector<uint8_t>>
-rewriteOffloadBundle(const OffloadBundle &Bundle,
-                     llvm::ArrayRef<std::optional<RenderedPayload>> Rendered);
+/// The layout rewriteOffloadBundle gives \p Bundle when the payload of
+/// entry I is \p NewSizes[I] bytes (unset: its own), for writers that put
+/// the payloads in place themselves (a rewritten code object composed
+/// straight into the output). Same checks and errors as
+/// rewriteOffloadBundle; the caller has checked a size is set.
+llvm::Expected<OffloadBundleLayout>
+layoutRewrittenBundle(const OffloadBundle &Bundle,
+                      llvm::ArrayRef<std::optional<uint64_t>> NewSizes);
 
 } // namespace bundle
 } // namespace hotswap

@@ -78,7 +78,9 @@ public:
   bool isNoBits() const { return Type == llvm::ELF::SHT_NOBITS; }
 
   /// Size in memory (for NOBITS) or in the file.
-  uint64_t size() const { return isNoBits() ? NoBitsSize : contents().size(); }
+  uint64_t size() const {
+    return isNoBits() || External ? NoBitsSize : contents().size();
+  }
   /// Whether the section's bytes may differ from the input.
   bool isDirty() const { return Owned.has_value() || !Orig; }
 
@@ -92,8 +94,21 @@ public:
   llvm::Error overwrite(uint64_t Offset, llvm::ArrayRef<uint8_t> Bytes);
   /// Replaces the contents. A loaded section of the input cannot change
   /// size: the writer refuses such an object.
-  void setContents(std::vector<uint8_t> Bytes) { Owned = std::move(Bytes); }
+  void setContents(std::vector<uint8_t> Bytes) {
+    Owned = std::move(Bytes);
+    External = false;
+  }
   void setNoBitsSize(uint64_t Size) { NoBitsSize = Size; }
+  /// A new section of \p Size bytes of file contents that the model does
+  /// not hold: whoever writes the object puts them at the section's offset
+  /// (a host binary's new bundles, composed straight into the output). The
+  /// writer leaves zeros there; contents() is empty.
+  void setExternalContents(uint64_t Size) {
+    External = true;
+    NoBitsSize = Size;
+    Owned.reset();
+  }
+  bool hasExternalContents() const { return External; }
 
   /// The symbol table this section holds, if it is SHT_SYMTAB/SHT_DYNSYM.
   SymbolTable *symbols() const { return Symbols; }
@@ -105,6 +120,7 @@ private:
   llvm::ArrayRef<uint8_t> Borrowed;
   std::optional<std::vector<uint8_t>> Owned;
   uint64_t NoBitsSize = 0;
+  bool External = false;
   SymbolTable *Symbols = nullptr;
 };
 
@@ -214,7 +230,7 @@ struct InputTables {
 /// The whole file.
 class Object {
 public:
-  Object() = default;
+  Object();
   Object(const Object &) = delete;
   Object &operator=(const Object &) = delete;
 
@@ -283,8 +299,17 @@ public:
   /// is laid out anew).
   bool sectionHeadersWillBeLastAndAligned() const;
 
+  ~Object();
+
 private:
   friend class Reader;
+  /// Finds sections and PT_LOADs by address in log time (built on first
+  /// use, rebuilt when sections or segments are added or removed, or a new
+  /// section changes size).
+  class AddressIndex;
+  const AddressIndex &addresses() const;
+  mutable std::unique_ptr<AddressIndex> Index;
+
   std::vector<std::unique_ptr<Section>> Sections;
   std::vector<std::unique_ptr<Segment>> Segments;
   std::vector<std::unique_ptr<SymbolTable>> SymbolTables;

@@ -17,16 +17,17 @@
 // (under the umask). Write-and-rename gives the destination a new inode:
 // other hard links to the old file keep the old bytes.
 //
-// When the output starts with a prefix of an input the caller holds open
-// (InputFile), that prefix is copied by the kernel from the input's
+// An output is pieces (Writer.h): the parts that are bytes of an input the
+// caller holds open (InputFile) -- a code object's unchanged prefix, a
+// bundle's unchanged entries -- are copied by the kernel from the input's
 // descriptor (copy_file_range: no page faults, no copy through this
-// process) after checking the input is unchanged, and the rest is written
-// piece by piece from where it lies in memory (the model's sections, the
-// layout's rebuilt tables), so the output is never held in memory whole.
-// Where the kernel refuses the copy (another file system) or there is no
-// input file (standard input), the prefix is written from memory the same
-// way. Only a destination that cannot seek (standard output, a FIFO, a
-// device) gets the whole file rendered in memory first.
+// process) after checking the input is unchanged; the rest is written piece
+// by piece from where it lies in memory (the model's sections, the layout's
+// rebuilt tables), so the output is never held in memory whole. Where the
+// kernel refuses the copy (another file system) or there is no input file
+// (standard input), input pieces are written from memory the same way. Only
+// a destination that cannot seek (standard output, a FIFO, a device) gets
+// the whole file rendered in memory first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,13 +41,10 @@
 
 namespace hotswap {
 
-/// What to write: Size bytes, of which the first BaseLength equal the
-/// first BaseLength bytes of the input (Base), then zeros, over which the
-/// pieces Pieces() returns are written (in order).
+/// What to write: Size bytes, zeros where none of the pieces Pieces()
+/// returns goes (called once, while the temporary file exists).
 struct OutputImage {
   uint64_t Size = 0;
-  llvm::ArrayRef<uint8_t> Base; // the input's bytes (first BaseLength used)
-  uint64_t BaseLength = 0;
   std::function<OutputPieces()> Pieces;
 
   /// Renders the whole image into \p Out (Size bytes).
@@ -54,8 +52,8 @@ struct OutputImage {
 };
 
 /// Writes \p Image to \p Path atomically (see the file comment). With
-/// \p Source, whose bytes() must be \p Image.Base, the base may be copied
-/// in the kernel.
+/// \p Source, the input pieces that are its bytes (OutputPiece::InputOffset
+/// into Source->bytes()) are copied in the kernel from its descriptor.
 llvm::Error writeFileAtomically(llvm::StringRef Path, const OutputImage &Image,
                                 const InputFile *Source = nullptr);
 

@@ -1,0 +1,106 @@
+//===- lib/Pipeline/Hosts.cpp - The bundles of a HIP host binary ----------===//
+//
+// A HIP host executable or library: every bundle its wrappers point to is
+// planned, the code objects of all of them run as one pool of work (so one
+// large library keeps every core busy), then the bundles that changed are
+// placed in a new last PT_LOAD (HostBinary::placeBundles repoints the
+// wrappers) and composed straight into the output, where the host's own
+// bytes are the input's, copied whole.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Rewrite.h"
+
+#include "hotswap/Bundle/HostBinary.h"
+#include "hotswap/Object/Reader.h"
+#include "hotswap/Object/Writer.h"
+#include "hotswap/Support/Format.h"
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::pipeline;
+
+/// A plan per bundle of \p HB, whose bytes lie in \p Input.
+static Expected<std::vector<BundlePlan>>
+planBundles(const bundle::HostBinary &HB, ArrayRef<uint8_t> Input) {
+  std::vector<BundlePlan> Plans;
+  for (const bundle::HostBundle &B : HB.bundles()) {
+    Expected<BundlePlan> Plan = planBundle(
+        B.Bytes, B.Bytes.data() - Input.data(), "bundle at " + hex(B.Addr));
+    if (!Plan)
+      return Plan.takeError();
+    Plans.push_back(std::move(*Plan));
+  }
+  return std::move(Plans);
+}
+
+/// Runs every code object of every bundle as one pool of work.
+static Error runAll(std::vector<BundlePlan> &Plans, const PipelineText &P,
+                    const PipelineOptions &Opts, RunSummary &Summary) {
+  std::vector<CodeObjectRun *> Runs;
+  for (BundlePlan &Plan : Plans)
+    for (auto &R : Plan.Runs)
+      Runs.push_back(R.get());
+  // print<...> JSON: one array for the whole host, whatever its bundles.
+  std::vector<json::Value> JSON;
+  if (Error E = runCodeObjects(Runs, P, Opts, Summary, JSON))
+    return E; // (text printed so far stays; JSON is all or none)
+  printJSONEntries(JSON, Opts);
+  return Error::success();
+}
+
+Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
+                                               const PipelineText &P,
+                                               const PipelineOptions &Opts,
+                                               RunSummary &Summary) {
+  MemoryBufferRef Ref(
+      StringRef(reinterpret_cast<const char *>(Input.data()), Input.size()),
+      "");
+  ReadOptions RO;
+  RO.AllowHost = true;
+  Expected<std::unique_ptr<Object>> Host = readObject(Ref, RO);
+  if (!Host)
+    return Host.takeError();
+  Expected<bundle::HostBinary> HB = bundle::HostBinary::analyze(**Host);
+  if (!HB)
+    return HB.takeError();
+  Expected<std::vector<BundlePlan>> Plans = planBundles(*HB, Input);
+  if (!Plans)
+    return Plans.takeError();
+  if (Error E = runAll(*Plans, P, Opts, Summary))
+    return std::move(E);
+
+  // The new bundles, laid out (a compressed one compressed), and placed.
+  std::vector<std::optional<NewBundle>> New;
+  std::vector<std::optional<uint64_t>> Sizes;
+  for (const BundlePlan &Plan : *Plans) {
+    Expected<std::optional<NewBundle>> N = buildBundle(Plan);
+    if (!N)
+      return N.takeError();
+    Sizes.push_back(*N ? std::optional<uint64_t>((*N)->Size) : std::nullopt);
+    New.push_back(std::move(*N));
+  }
+  bundle::HostRewriteOptions HO;
+  HO.ZeroOldBundles = Opts.ZeroOldBundles;
+  Expected<bundle::PlacedBundles> Placed = HB->placeBundles(**Host, Sizes, HO);
+  if (!Placed)
+    return Placed.takeError();
+  Expected<Layout> L = computeLayout(**Host);
+  if (!L)
+    return L.takeError();
+
+  Rewritten R;
+  R.Size = L->FileSize;
+  R.Pieces = renderPieces(**Host, *L);
+  if (Placed->Section) {
+    const uint64_t SectionAt = L->SectionOffsets[*Placed->Section];
+    for (size_t I = 0; I < New.size(); ++I)
+      if (New[I])
+        R.Pieces.append(std::move(New[I]->Pieces),
+                        SectionAt + *Placed->Offsets[I], uint64_t(0));
+  }
+  R.Model = std::move(*Host);
+  R.ModelLayout = std::move(*L);
+  R.Bundles = std::move(*Plans);
+  return std::move(R);
+}
