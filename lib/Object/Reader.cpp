@@ -1,9 +1,13 @@
 //===- lib/Object/Reader.cpp - Validating ELF reader ----------------------===//
 //
 // Reads ELF64 little-endian EM_AMDGPU objects (and EM_X86_64 hosts when
-// ReadOptions::AllowHost is set) into the model. Nothing from the file is
-// trusted: every position is checked against the file size with
-// overflow-safe arithmetic before any byte is read.
+// ReadOptions::AllowHost is set) into the model, through LLVM's ELF64LE
+// record types (object::ELF64LE::Ehdr, Phdr, Shdr, Sym: little-endian fields
+// that may sit at any alignment). Nothing from the file is trusted: every
+// position is checked against the file size with overflow-safe arithmetic
+// before a record is read, and the work is linear in every count the file
+// declares (sections are matched to PT_LOADs by binary search; the bytes
+// of all names together are bounded by the file's size).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,23 +17,22 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/Endian.h"
-#include "llvm/Support/Format.h"
+#include "llvm/Object/ELFTypes.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
 using namespace llvm;
 using namespace llvm::ELF;
-using namespace llvm::support;
 
 namespace hotswap {
 
 namespace {
 
-template <typename T> T rd(ArrayRef<uint8_t> B, uint64_t Off) {
-  return endian::read<T, llvm::endianness::little>(B.data() + Off);
-}
+using Elf_Ehdr = object::ELF64LE::Ehdr;
+using Elf_Phdr = object::ELF64LE::Phdr;
+using Elf_Shdr = object::ELF64LE::Shdr;
+using Elf_Sym = object::ELF64LE::Sym;
 
 Error err(const Twine &Msg) { return makeError(Msg); }
 
@@ -37,6 +40,19 @@ Error err(const Twine &Msg) { return makeError(Msg); }
 bool inFile(uint64_t Off, uint64_t Size, uint64_t FileSize) {
   return Off <= FileSize && Size <= FileSize - Off;
 }
+
+/// The record of type T at \p Off of \p B; the caller checked it is inside.
+template <typename T> const T &recordAt(ArrayRef<uint8_t> B, uint64_t Off) {
+  static_assert(alignof(T) == 1, "ELF64LE records may sit at any offset");
+  return *reinterpret_cast<const T *>(B.data() + Off);
+}
+
+/// Names are copied into the model: however a string table makes names
+/// share bytes (N names of N bytes, each a suffix of the next), their total
+/// stays within a multiple of the file's size.
+constexpr uint64_t NameBytesPerFileByte = 4;
+constexpr uint64_t NameBytesAlways = 1 << 20;
+
 } // namespace
 
 class Reader {
@@ -52,10 +68,22 @@ public:
   }
 
 private:
+  Error readIdent();
   Error readHeader();
+  Error checkHeaderTables();
   Error readSegments();
+  Error checkLoadsDisjoint() const;
   Error readSections();
+  Error readSectionNames(ArrayRef<uint8_t> &Names) const;
+  Error createSections(ArrayRef<uint8_t> Names);
+  Error checkSectionContents();
+  Error checkLoadedSections() const;
+  Error checkLoadedSection(const Section &S,
+                           ArrayRef<const Segment *> Loads) const;
+  Error readSymbolTables();
   Error readSymbolTable(Section &Sec);
+  Error checkPartition(const Section &Sec, const SymbolTable &T) const;
+  Error chargeName(size_t Size);
   std::string secName(uint32_t I) const;
 
   ArrayRef<uint8_t> B;
@@ -63,7 +91,7 @@ private:
   ReadOptions Opts;
   uint64_t PhOff = 0, ShOff = 0;
   uint16_t PhNum = 0, ShNum = 0, ShStrNdx = 0;
-  std::vector<uint32_t> RawLinks;
+  uint64_t NameBytes = 0;
 };
 
 std::string Reader::secName(uint32_t I) const {
@@ -73,25 +101,24 @@ std::string Reader::secName(uint32_t I) const {
   return S;
 }
 
-/// Containers people mistake for code objects: say what the file is.
-static std::optional<std::string> describeContainer(ArrayRef<uint8_t> B) {
-  StringRef S(reinterpret_cast<const char *>(B.data()), B.size());
-  if (S.starts_with("__CLANG_OFFLOAD_BUNDLE__"))
-    return std::string(
-        "this is a clang offload bundle, not a code object; extract one with "
-        "'clang-offload-bundler --unbundle --type=o --input=FILE "
-        "--targets=hipv4-amdgcn-amd-amdhsa--gfxNNN --output=OUT'");
-  if (S.starts_with("CCOB"))
-    return std::string(
-        "this is a compressed clang offload bundle, not a code object; "
-        "extract one with 'clang-offload-bundler --unbundle --type=o ...'");
-  return std::nullopt;
+Error Reader::chargeName(size_t Size) {
+  NameBytes += Size;
+  const uint64_t Limit = NameBytesAlways + NameBytesPerFileByte * B.size();
+  if (NameBytes <= Limit)
+    return Error::success();
+  return err("section and symbol names take more than " + hex(Limit) +
+             " bytes (4 times the file's size): its string tables make "
+             "names overlap");
 }
 
-Error Reader::readHeader() {
-  if (std::optional<std::string> C = describeContainer(B))
-    return err(*C);
-  if (B.size() < sizeof(Elf64_Ehdr)) {
+Error Reader::readIdent() {
+  StringRef S(reinterpret_cast<const char *>(B.data()), B.size());
+  // Containers that hold code objects (a caller of readObject may mistake
+  // them for one; hotswap-opt and runPipeline read them as they are).
+  if (S.starts_with("__CLANG_OFFLOAD_BUNDLE__") || S.starts_with("CCOB"))
+    return err("this is a clang offload bundle, not a single code object; "
+               "runPipeline (hotswap-opt) rewrites bundles as they are");
+  if (B.size() < sizeof(Elf_Ehdr)) {
     if (B.size() >= 4 && memcmp(B.data(), ElfMagic, 4) != 0)
       return err("not an ELF file (bad magic)");
     return err("file is too small for an ELF header (" + Twine(B.size()) +
@@ -115,19 +142,27 @@ Error Reader::readHeader() {
   if (H.Ident[EI_VERSION] != EV_CURRENT)
     return err("unsupported ELF identification version " +
                Twine(unsigned(H.Ident[EI_VERSION])));
-  H.Type = rd<uint16_t>(B, 16);
-  H.Machine = rd<uint16_t>(B, 18);
-  H.Version = rd<uint32_t>(B, 20);
-  H.Entry = rd<uint64_t>(B, 24);
-  PhOff = rd<uint64_t>(B, 32);
-  ShOff = rd<uint64_t>(B, 40);
-  H.Flags = rd<uint32_t>(B, 48);
-  H.EhSize = rd<uint16_t>(B, 52);
-  H.PhEntSize = rd<uint16_t>(B, 54);
-  PhNum = rd<uint16_t>(B, 56);
-  H.ShEntSize = rd<uint16_t>(B, 58);
-  ShNum = rd<uint16_t>(B, 60);
-  ShStrNdx = rd<uint16_t>(B, 62);
+  return Error::success();
+}
+
+Error Reader::readHeader() {
+  if (Error E = readIdent())
+    return E;
+  const Elf_Ehdr &E = recordAt<Elf_Ehdr>(B, 0);
+  FileHeader &H = Obj.Header;
+  H.Type = E.e_type;
+  H.Machine = E.e_machine;
+  H.Version = E.e_version;
+  H.Entry = E.e_entry;
+  H.Flags = E.e_flags;
+  H.EhSize = E.e_ehsize;
+  H.PhEntSize = E.e_phentsize;
+  H.ShEntSize = E.e_shentsize;
+  PhOff = E.e_phoff;
+  ShOff = E.e_shoff;
+  PhNum = E.e_phnum;
+  ShNum = E.e_shnum;
+  ShStrNdx = E.e_shstrndx;
 
   if (Opts.AllowHost && H.Machine != EM_AMDGPU && H.Machine != EM_X86_64)
     return err("e_machine is " + Twine(H.Machine) +
@@ -143,17 +178,22 @@ Error Reader::readHeader() {
   if (H.Type != ET_DYN && H.Type != ET_REL && H.Type != ET_EXEC)
     return err("unsupported e_type " + Twine(H.Type) +
                " (expected ET_REL, ET_EXEC or ET_DYN)");
-  if (H.EhSize != sizeof(Elf64_Ehdr))
+  if (H.EhSize != sizeof(Elf_Ehdr))
     return err("e_ehsize is " + Twine(H.EhSize) + ", expected 64");
+  return checkHeaderTables();
+}
+
+Error Reader::checkHeaderTables() {
+  const FileHeader &H = Obj.Header;
   if (PhNum == PN_XNUM)
     return err("extended program header numbering (PN_XNUM) is not "
                "supported");
-  if (PhNum != 0 && H.PhEntSize != sizeof(Elf64_Phdr))
+  if (PhNum != 0 && H.PhEntSize != sizeof(Elf_Phdr))
     return err("e_phentsize is " + Twine(H.PhEntSize) + ", expected 56");
   if (ShOff != 0 && ShNum == 0)
     return err("extended section numbering (e_shnum 0 with e_shoff " +
                hex(ShOff) + ") is not supported");
-  if (ShNum != 0 && H.ShEntSize != sizeof(Elf64_Shdr))
+  if (ShNum != 0 && H.ShEntSize != sizeof(Elf_Shdr))
     return err("e_shentsize is " + Twine(H.ShEntSize) + ", expected 64");
   if (ShStrNdx == SHN_XINDEX)
     return err("extended section numbering (e_shstrndx SHN_XINDEX) is not "
@@ -162,12 +202,12 @@ Error Reader::readHeader() {
     return err("e_shstrndx " + Twine(ShStrNdx) + " is out of range (" +
                Twine(ShNum) + " sections)");
   if (PhNum != 0 &&
-      !inFile(PhOff, uint64_t(PhNum) * sizeof(Elf64_Phdr), B.size()))
+      !inFile(PhOff, uint64_t(PhNum) * sizeof(Elf_Phdr), B.size()))
     return err("program header table at offset " + hex(PhOff) + " with " +
                Twine(PhNum) + " entries extends past end of file (size " +
                hex(B.size()) + ")");
   if (ShNum != 0 &&
-      !inFile(ShOff, uint64_t(ShNum) * sizeof(Elf64_Shdr), B.size()))
+      !inFile(ShOff, uint64_t(ShNum) * sizeof(Elf_Shdr), B.size()))
     return err("section header table at offset " + hex(ShOff) + " with " +
                Twine(ShNum) + " entries extends past end of file (size " +
                hex(B.size()) + ")");
@@ -179,16 +219,16 @@ Error Reader::readHeader() {
 
 Error Reader::readSegments() {
   for (unsigned I = 0; I != PhNum; ++I) {
-    uint64_t O = PhOff + uint64_t(I) * sizeof(Elf64_Phdr);
+    const Elf_Phdr &R = recordAt<Elf_Phdr>(B, PhOff + I * sizeof(Elf_Phdr));
     auto P = std::make_unique<Segment>();
-    P->Type = rd<uint32_t>(B, O + 0);
-    P->Flags = rd<uint32_t>(B, O + 4);
-    P->Offset = rd<uint64_t>(B, O + 8);
-    P->VAddr = rd<uint64_t>(B, O + 16);
-    P->PAddr = rd<uint64_t>(B, O + 24);
-    P->FileSize = rd<uint64_t>(B, O + 32);
-    P->MemSize = rd<uint64_t>(B, O + 40);
-    P->Align = rd<uint64_t>(B, O + 48);
+    P->Type = R.p_type;
+    P->Flags = R.p_flags;
+    P->Offset = R.p_offset;
+    P->VAddr = R.p_vaddr;
+    P->PAddr = R.p_paddr;
+    P->FileSize = R.p_filesz;
+    P->MemSize = R.p_memsz;
+    P->Align = R.p_align;
     std::string Name = "program header " + std::to_string(I);
     if (!inFile(P->Offset, P->FileSize, B.size()))
       return err(Name + " at offset " + hex(P->Offset) + " with file size " +
@@ -214,6 +254,10 @@ Error Reader::readSegments() {
     }
     Obj.Segments.push_back(std::move(P));
   }
+  return checkLoadsDisjoint();
+}
+
+Error Reader::checkLoadsDisjoint() const {
   // Loaded segments must not overlap in memory.
   std::vector<const Segment *> Loads;
   for (const auto &P : Obj.Segments)
@@ -231,84 +275,66 @@ Error Reader::readSegments() {
   return Error::success();
 }
 
-Error Reader::readSections() {
-  if (ShNum == 0)
+Error Reader::readSectionNames(ArrayRef<uint8_t> &Names) const {
+  if (ShStrNdx == 0)
     return Error::success();
-  struct Raw {
-    uint32_t Name, Type;
-    uint64_t Flags, Addr, Offset, Size;
-    uint32_t Link, Info;
-    uint64_t Align, EntSize;
-  };
-  std::vector<Raw> Hdrs(ShNum);
-  for (unsigned I = 0; I != ShNum; ++I) {
-    uint64_t O = ShOff + uint64_t(I) * sizeof(Elf64_Shdr);
-    Raw &R = Hdrs[I];
-    R.Name = rd<uint32_t>(B, O + 0);
-    R.Type = rd<uint32_t>(B, O + 4);
-    R.Flags = rd<uint64_t>(B, O + 8);
-    R.Addr = rd<uint64_t>(B, O + 16);
-    R.Offset = rd<uint64_t>(B, O + 24);
-    R.Size = rd<uint64_t>(B, O + 32);
-    R.Link = rd<uint32_t>(B, O + 40);
-    R.Info = rd<uint32_t>(B, O + 44);
-    R.Align = rd<uint64_t>(B, O + 48);
-    R.EntSize = rd<uint64_t>(B, O + 56);
-  }
-  if (Hdrs[0].Type != SHT_NULL)
-    return err("section 0 is not SHT_NULL");
+  const Elf_Shdr &SR =
+      recordAt<Elf_Shdr>(B, ShOff + ShStrNdx * sizeof(Elf_Shdr));
+  const std::string Which =
+      "section name string table (section " + std::to_string(ShStrNdx) + ")";
+  if (SR.sh_type != SHT_STRTAB)
+    return err(Which + " is not SHT_STRTAB");
+  if (!inFile(SR.sh_offset, SR.sh_size, B.size()))
+    return err(Which + " at offset " + hex(SR.sh_offset) + " with size " +
+               hex(SR.sh_size) + " extends past end of file (size " +
+               hex(B.size()) + ")");
+  Names = B.slice(SR.sh_offset, SR.sh_size);
+  if (Names.empty() || Names.back() != 0)
+    return err(Which + " is empty or not NUL-terminated");
+  return Error::success();
+}
 
-  // Section names first, so that later messages can name sections.
-  const Raw &SR = Hdrs[ShStrNdx];
-  ArrayRef<uint8_t> Names;
-  if (ShStrNdx != 0) {
-    if (SR.Type != SHT_STRTAB)
-      return err("section name string table (section " + Twine(ShStrNdx) +
-                 ") is not SHT_STRTAB");
-    if (!inFile(SR.Offset, SR.Size, B.size()))
-      return err("section name string table (section " + Twine(ShStrNdx) +
-                 ") at offset " + hex(SR.Offset) + " with size " +
-                 hex(SR.Size) + " extends past end of file (size " +
-                 hex(B.size()) + ")");
-    Names = B.slice(SR.Offset, SR.Size);
-    if (Names.empty() || Names.back() != 0)
-      return err("section name string table (section " + Twine(ShStrNdx) +
-                 ") is empty or not NUL-terminated");
-  }
-
+Error Reader::createSections(ArrayRef<uint8_t> Names) {
   for (unsigned I = 0; I != ShNum; ++I) {
-    const Raw &R = Hdrs[I];
+    const Elf_Shdr &R = recordAt<Elf_Shdr>(B, ShOff + I * sizeof(Elf_Shdr));
+    if (I == 0 && R.sh_type != SHT_NULL)
+      return err("section 0 is not SHT_NULL");
     auto S = std::make_unique<Section>();
-    if (R.Name != 0 && ShStrNdx == 0)
-      return err("section " + Twine(I) + " has name offset " + hex(R.Name) +
+    if (R.sh_name != 0 && ShStrNdx == 0)
+      return err("section " + Twine(I) + " has name offset " + hex(R.sh_name) +
                  " but there is no section name string table (e_shstrndx "
                  "is 0)");
     if (ShStrNdx != 0) {
-      if (R.Name >= Names.size())
-        return err("section " + Twine(I) + " name offset " + hex(R.Name) +
+      if (R.sh_name >= Names.size())
+        return err("section " + Twine(I) + " name offset " + hex(R.sh_name) +
                    " is past the end of the section name string table "
                    "(size " +
                    hex(Names.size()) + ")");
-      S->Name = reinterpret_cast<const char *>(Names.data() + R.Name);
+      S->Name = reinterpret_cast<const char *>(Names.data() + R.sh_name);
+      if (Error E = chargeName(S->Name.size()))
+        return E;
     }
-    S->Type = R.Type;
-    S->Flags = R.Flags;
-    S->Addr = R.Addr;
-    S->AddrAlign = R.Align;
-    S->EntSize = R.EntSize;
-    S->Info = R.Info;
-    S->Orig = Section::Origin{R.Name, R.Offset, R.Size, R.Link};
+    S->Type = R.sh_type;
+    S->Flags = R.sh_flags;
+    S->Addr = R.sh_addr;
+    S->AddrAlign = R.sh_addralign;
+    S->EntSize = R.sh_entsize;
+    S->Info = R.sh_info;
+    S->Orig = Section::Origin{R.sh_name, R.sh_offset, R.sh_size, R.sh_link};
     S->Index = I;
     Obj.Sections.push_back(std::move(S));
   }
+  return Error::success();
+}
 
+Error Reader::checkSectionContents() {
   for (unsigned I = 1; I != ShNum; ++I) {
-    const Raw &R = Hdrs[I];
     Section &S = *Obj.Sections[I];
-    if (R.Align > 1 && !isPowerOf2_64(R.Align))
-      return err(secName(I) + " alignment " + hex(R.Align) +
+    const Section::Origin &R = *S.Orig;
+    if (S.AddrAlign > 1 && !isPowerOf2_64(S.AddrAlign))
+      return err(secName(I) + " alignment " + hex(S.AddrAlign) +
                  " is not a power of two");
-    if (R.Type == SHT_NOBITS) {
+    if (S.Type == SHT_NOBITS) {
       S.NoBitsSize = R.Size;
     } else {
       if (!inFile(R.Offset, R.Size, B.size()))
@@ -317,52 +343,113 @@ Error Reader::readSections() {
                    hex(B.size()) + ")");
       S.Borrowed = B.slice(R.Offset, R.Size);
     }
-    if (S.isAlloc()) {
-      if (R.Size > UINT64_MAX - R.Addr)
-        return err(secName(I) + " address range " + hex(R.Addr) + " + " +
-                   hex(R.Size) + " overflows");
-    }
-    if (R.Link != 0) {
-      if (R.Link >= ShNum)
-        return err(secName(I) + " sh_link " + Twine(R.Link) +
+    if (S.isAlloc() && R.Size > UINT64_MAX - S.Addr)
+      return err(secName(I) + " address range " + hex(S.Addr) + " + " +
+                 hex(R.Size) + " overflows");
+    if (R.RawLink != 0) {
+      if (R.RawLink >= ShNum)
+        return err(secName(I) + " sh_link " + Twine(R.RawLink) +
                    " is out of range (" + Twine(ShNum) + " sections)");
-      S.Link = Obj.Sections[R.Link].get();
+      S.Link = Obj.Sections[R.RawLink].get();
     }
   }
-  Obj.SectionNames = ShStrNdx ? Obj.Sections[ShStrNdx].get() : nullptr;
+  return Error::success();
+}
 
-  // Loaded sections must lie inside a loaded segment, entirely.
-  for (unsigned I = 1; I != ShNum; ++I) {
-    Section &S = *Obj.Sections[I];
-    if (!S.isAlloc() || S.isNoBits() || S.size() == 0 || Obj.Segments.empty())
-      continue;
-    bool Covered = false, Partial = false;
-    for (size_t PI = 0; PI != Obj.Segments.size(); ++PI) {
-      const Segment *P = Obj.Segments[PI].get();
-      if (P->Type != PT_LOAD)
-        continue;
-      uint64_t SOff = S.Orig->Offset, SEnd = SOff + S.size();
-      uint64_t POff = P->Offset, PEnd = P->Offset + P->FileSize;
-      if (SOff >= POff && SEnd <= PEnd) {
-        // The loader puts these bytes at p_vaddr + (offset - p_offset); an
-        // sh_addr that disagrees would make every address lookup read the
-        // wrong bytes. No overflow: SOff - POff < p_filesz <= p_memsz.
-        uint64_t Mapped = P->VAddr + (SOff - POff);
-        if (S.Addr != Mapped)
-          return err(secName(I) + " at offset " + hex(SOff) + " has address " +
-                     hex(S.Addr) + ", but program header " + Twine(PI) +
-                     " loads that offset at " + hex(Mapped));
-        Covered = true;
-        break;
-      }
-      if (SOff < PEnd && POff < SEnd)
-        Partial = true;
-    }
-    if (Partial && !Covered)
-      return err(secName(I) + " at offset " + hex(S.Orig->Offset) +
+/// Loaded sections lie inside a PT_LOAD: in its memory, and for sections
+/// with file contents at the file offset the loader maps to their address,
+/// inside its file part. (TLS NOBITS sections describe a template, not
+/// memory of their own.)
+Error Reader::checkLoadedSection(const Section &S,
+                                 ArrayRef<const Segment *> Loads) const {
+  const uint64_t Addr = S.Addr, Size = S.size();
+  // The last PT_LOAD starting at or below Addr (memory ranges are disjoint).
+  auto It = llvm::upper_bound(
+      Loads, Addr, [](uint64_t A, const Segment *P) { return A < P->VAddr; });
+  const Segment *P = It == Loads.begin() ? nullptr : *std::prev(It);
+  const bool InMemory = P && Addr - P->VAddr < P->MemSize &&
+                        Size <= P->MemSize - (Addr - P->VAddr);
+  const std::string Name = secName(S.index());
+  auto IndexOf = [&](const Segment *Q) {
+    return llvm::find_if(Obj.Segments,
+                         [&](const auto &X) { return X.get() == Q; }) -
+           Obj.Segments.begin();
+  };
+  if (!InMemory && !S.isNoBits()) {
+    // Its bytes may be loaded, somewhere else than its address says.
+    const uint64_t Off = S.Orig->Offset;
+    for (const Segment *Q : Loads)
+      if (Off >= Q->Offset && Off - Q->Offset < Q->FileSize)
+        return err(Name + " at offset " + hex(Off) + " has address " +
+                   hex(Addr) + ", but program header " + Twine(IndexOf(Q)) +
+                   " loads that offset at " +
+                   hex(Q->VAddr + (Off - Q->Offset)));
+  }
+  if (!InMemory) {
+    if ((P && Addr - P->VAddr < P->MemSize) ||
+        (It != Loads.end() && (*It)->VAddr - Addr < Size))
+      return err(Name + " at address " + hex(Addr) +
                  " straddles the boundary of a loaded segment");
+    return err(Name + " at address " + hex(Addr) +
+               " is loaded (SHF_ALLOC) but no PT_LOAD maps it");
   }
+  if (S.isNoBits())
+    return Error::success();
+  // The loader puts file offset O at p_vaddr + (O - p_offset).
+  const uint64_t Off = S.Orig->Offset;
+  if (Off - P->Offset != Addr - P->VAddr || Off < P->Offset) {
+    const size_t PI = IndexOf(P);
+    if (Off >= P->Offset && Off - P->Offset < P->FileSize)
+      return err(Name + " at offset " + hex(Off) + " has address " + hex(Addr) +
+                 ", but program header " + Twine(PI) +
+                 " loads that offset at " + hex(P->VAddr + (Off - P->Offset)));
+    return err(Name + " at offset " + hex(Off) + " and address " + hex(Addr) +
+               " is not where program header " + Twine(PI) +
+               " loads that address from");
+  }
+  if (Addr - P->VAddr + Size > P->FileSize)
+    return err(Name + " at offset " + hex(Off) +
+               " straddles the boundary of a loaded segment");
+  return Error::success();
+}
 
+Error Reader::checkLoadedSections() const {
+  std::vector<const Segment *> Loads;
+  for (const auto &P : Obj.Segments)
+    if (P->Type == PT_LOAD && P->MemSize != 0)
+      Loads.push_back(P.get());
+  if (Loads.empty() && Obj.Segments.empty())
+    return Error::success(); // nothing is loaded (ET_REL, or no headers)
+  llvm::sort(Loads, [](const Segment *A, const Segment *B) {
+    return A->VAddr < B->VAddr;
+  });
+  for (unsigned I = 1; I != ShNum; ++I) {
+    const Section &S = *Obj.Sections[I];
+    if (!S.isAlloc() || S.size() == 0 || (S.isNoBits() && (S.Flags & SHF_TLS)))
+      continue;
+    if (Error E = checkLoadedSection(S, Loads))
+      return E;
+  }
+  return Error::success();
+}
+
+Error Reader::readSections() {
+  if (ShNum == 0)
+    return Error::success();
+  ArrayRef<uint8_t> Names;
+  if (Error E = readSectionNames(Names))
+    return E;
+  if (Error E = createSections(Names))
+    return E;
+  if (Error E = checkSectionContents())
+    return E;
+  Obj.SectionNames = ShStrNdx ? Obj.Sections[ShStrNdx].get() : nullptr;
+  if (Error E = checkLoadedSections())
+    return E;
+  return readSymbolTables();
+}
+
+Error Reader::readSymbolTables() {
   int SymTabs = 0, DynSyms = 0;
   for (unsigned I = 1; I != ShNum; ++I) {
     Section &S = *Obj.Sections[I];
@@ -382,12 +469,39 @@ Error Reader::readSections() {
   return Error::success();
 }
 
+/// A loaded symbol table (.dynsym) is never rewritten: it must already have
+/// its locals first and sh_info right, as verify requires of every output.
+/// (.symtab is repaired by whatever rewrites it; see stub-syms.)
+Error Reader::checkPartition(const Section &Sec, const SymbolTable &T) const {
+  if (!Sec.isAlloc())
+    return Error::success();
+  ArrayRef<Symbol> Syms = T.symbols();
+  std::optional<size_t> FirstGlobal;
+  for (size_t I = 0; I < Syms.size(); ++I) {
+    if (!Syms[I].isLocal()) {
+      if (!FirstGlobal)
+        FirstGlobal = I;
+    } else if (FirstGlobal) {
+      return err("symbol table '" + Sec.Name + "': local symbol '" +
+                 Syms[I].Name + "' (index " + Twine(I + 1) +
+                 ") follows a global symbol ('" + Syms[*FirstGlobal].Name +
+                 "', index " + Twine(*FirstGlobal + 1) + ")");
+    }
+  }
+  const uint32_t First = T.firstNonLocal();
+  if (Sec.Info != First)
+    return err("symbol table '" + Sec.Name + "': sh_info is " +
+               Twine(Sec.Info) + " but the first non-local symbol is " +
+               Twine(First));
+  return Error::success();
+}
+
 Error Reader::readSymbolTable(Section &Sec) {
   uint32_t I = Sec.index();
-  if (Sec.EntSize != sizeof(Elf64_Sym))
+  if (Sec.EntSize != sizeof(Elf_Sym))
     return err(secName(I) + " has sh_entsize " + Twine(Sec.EntSize) +
                ", expected 24");
-  if (Sec.size() % sizeof(Elf64_Sym) != 0)
+  if (Sec.size() % sizeof(Elf_Sym) != 0)
     return err(secName(I) + " size " + hex(Sec.size()) +
                " is not a multiple of 24");
   if (!Sec.Link || Sec.Link->Type != SHT_STRTAB)
@@ -398,7 +512,7 @@ Error Reader::readSymbolTable(Section &Sec) {
   if (!Str.empty() && Str.back() != 0)
     return err(secName(Sec.Link->index()) +
                " (string table) is not NUL-terminated");
-  uint64_t Count = Sec.size() / sizeof(Elf64_Sym);
+  uint64_t Count = Sec.size() / sizeof(Elf_Sym);
   if (Sec.Info > Count)
     return err(secName(I) + " sh_info " + Twine(Sec.Info) +
                " is larger than the number of symbols (" + Twine(Count) + ")");
@@ -406,16 +520,14 @@ Error Reader::readSymbolTable(Section &Sec) {
   ArrayRef<uint8_t> D = Sec.contents();
   T->Symbols.reserve(Count ? Count - 1 : 0);
   for (uint64_t K = 1; K < Count; ++K) {
-    uint64_t O = K * sizeof(Elf64_Sym);
+    const Elf_Sym &R = recordAt<Elf_Sym>(D, K * sizeof(Elf_Sym));
     Symbol S;
-    uint32_t NameOff = rd<uint32_t>(D, O + 0);
-    uint8_t Info = D[O + 4];
-    S.Other = D[O + 5];
-    uint16_t Shndx = rd<uint16_t>(D, O + 6);
-    S.Value = rd<uint64_t>(D, O + 8);
-    S.Size = rd<uint64_t>(D, O + 16);
-    S.Binding = Info >> 4;
-    S.Type = Info & 0xf;
+    const uint32_t NameOff = R.st_name;
+    S.Other = R.st_other;
+    S.Value = R.st_value;
+    S.Size = R.st_size;
+    S.Binding = R.getBinding();
+    S.Type = R.getType();
     if (NameOff != 0 || !Str.empty()) {
       if (NameOff >= Str.size())
         return err(secName(I) + " symbol " + Twine(K) + " name offset " +
@@ -424,8 +536,11 @@ Error Reader::readSymbolTable(Section &Sec) {
                    "(size " +
                    hex(Str.size()) + ")");
       S.Name = reinterpret_cast<const char *>(Str.data() + NameOff);
+      if (Error E = chargeName(S.Name.size()))
+        return E;
     }
     S.OrigNameOffset = NameOff;
+    const uint16_t Shndx = R.st_shndx;
     if (Shndx == SHN_XINDEX)
       return err(secName(I) + " symbol " + Twine(K) + " ('" + S.Name +
                  "') uses extended section index SHN_XINDEX (not supported)");
@@ -439,6 +554,8 @@ Error Reader::readSymbolTable(Section &Sec) {
     }
     T->Symbols.push_back(std::move(S));
   }
+  if (Error E = checkPartition(Sec, *T))
+    return E;
   Sec.Symbols = T.get();
   Obj.SymbolTables.push_back(std::move(T));
   return Error::success();
