@@ -33,6 +33,14 @@ KernelDescriptor withGranule(unsigned G) {
   return KD;
 }
 
+/// A kernel with \p User user SGPRs and workgroup ID X (live-ins User + 1)
+/// and SGPR granule \p G.
+KernelDescriptor kernel(unsigned User, unsigned G) {
+  KernelDescriptor KD = withGranule(G);
+  KD.ComputePgmRsrc2 = (User << 1) | (1u << 7);
+  return KD;
+}
+
 std::vector<uint8_t> assemble(const TargetInfo &TI, StringRef Text) {
   Expected<TargetMC &> MC = testMC(TI.MCPU, TI.Features);
   if (!MC) {
@@ -49,20 +57,13 @@ std::vector<uint8_t> assemble(const TargetInfo &TI, StringRef Text) {
 
 } // namespace
 
-TEST(ScratchSGPRTest, GFX10PlusTakesTheFirstEvenPairAboveUse) {
+TEST(ScratchSGPRTest, GFX10PlusTakesTheFirstEvenPairAtOrAboveTheLiveIns) {
   TargetInfo TI = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX1100);
-  KernelDescriptor KD;
-  Expected<ScratchChoice> C = chooseScratch(TI, KD, 17, 0);
+  KernelDescriptor KD = kernel(16, 0); // 17 live-ins
+  Expected<ScratchChoice> C = chooseScratch(TI, KD);
   ASSERT_TRUE(bool(C));
   EXPECT_FALSE(C->UseVCC);
   EXPECT_EQ(C->SGPR, 18u);
-  C = chooseScratch(TI, KD, 104, 0);
-  ASSERT_TRUE(bool(C));
-  EXPECT_FALSE(C->UseVCC);
-  EXPECT_EQ(C->SGPR, 104u); // s[104:105] is the last addressable pair
-  C = chooseScratch(TI, KD, 105, 0);
-  ASSERT_TRUE(bool(C));
-  EXPECT_TRUE(C->UseVCC);
   // gfx10+ never needs a granule.
   Expected<std::optional<unsigned>> G = granuleForPair(TI, KD, 104, 6);
   ASSERT_TRUE(bool(G));
@@ -70,15 +71,18 @@ TEST(ScratchSGPRTest, GFX10PlusTakesTheFirstEvenPairAboveUse) {
 }
 
 TEST(ScratchSGPRTest, GFX9PairInsideTheAllocationNeedsNoGranule) {
-  TargetInfo TI = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX900);
-  // Granule 5: 48 SGPRs allocated. 40 used + pair s[40:41] + 6 specials = 48.
-  KernelDescriptor KD = withGranule(5);
-  Expected<std::optional<unsigned>> G = granuleForPair(TI, KD, 40, 6);
+  TargetInfo TI = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX900 |
+                         ELF::EF_AMDGPU_FEATURE_XNACK_OFF_V4);
+  // Granule 1: 16 SGPRs. 11 live-ins: s[12:13] + VCC = 16.
+  Expected<ScratchChoice> C = chooseScratch(TI, kernel(10, 1));
+  ASSERT_TRUE(bool(C));
+  EXPECT_FALSE(C->UseVCC);
+  EXPECT_EQ(C->SGPR, 12u);
+  // Granule 5: 48 SGPRs. s[40:41] + 6 specials = 48.
+  Expected<std::optional<unsigned>> G =
+      granuleForPair(TI, withGranule(5), 40, 6);
   ASSERT_TRUE(bool(G));
   EXPECT_FALSE(G->has_value());
-  Expected<ScratchChoice> C = chooseScratch(TI, KD, 39, 6);
-  ASSERT_TRUE(bool(C));
-  EXPECT_EQ(C->SGPR, 40u);
 }
 
 TEST(ScratchSGPRTest, GFX9GranuleIsRaisedWhenThePairDoesNotFit) {
@@ -95,22 +99,21 @@ TEST(ScratchSGPRTest, GFX9GranuleIsRaisedWhenThePairDoesNotFit) {
   EXPECT_FALSE(G->has_value());
 }
 
-TEST(ScratchSGPRTest, GFX9FullSGPRFileFallsBackToVCC) {
+TEST(ScratchSGPRTest, GFX9VCCWhenOnlyItFitsTheAllocation) {
+  // XNACK may be on: VCC and XNACK_MASK at the top. Granule 1 (16 SGPRs),
+  // 11 live-ins: s[12:13] + 4 = 18 does not fit, VCC does (11 + 4 <= 16).
   TargetInfo TI = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX906);
-  // 102 SGPRs in use: no pair below the 102 addressable ones.
-  KernelDescriptor KD = withGranule(13); // 112 SGPRs
-  Expected<ScratchChoice> C = chooseScratch(TI, KD, 102, 6);
+  Expected<ScratchChoice> C = chooseScratch(TI, kernel(10, 1));
   ASSERT_TRUE(bool(C));
   EXPECT_TRUE(C->UseVCC);
-  Expected<std::optional<unsigned>> G = granuleForVCC(TI, KD, 102, 6);
+  Expected<std::optional<unsigned>> G = granuleForVCC(TI, kernel(10, 1), 4);
   ASSERT_TRUE(bool(G));
   EXPECT_FALSE(G->has_value());
-  // A smaller allocation must grow so that VCC stays above the kernel.
-  KernelDescriptor Small = withGranule(12); // 104 < 102 + 6
-  G = granuleForVCC(TI, Small, 102, 6);
+  // A smaller allocation must grow so that VCC stays above the live-ins.
+  G = granuleForVCC(TI, kernel(15, 1), 4); // 16 + 4 > 16
   ASSERT_TRUE(bool(G));
   ASSERT_TRUE(G->has_value());
-  EXPECT_EQ(**G, 13u);
+  EXPECT_EQ(**G, 2u);
   EXPECT_EQ(maxSGPRGranule(TI), 13u);
 }
 

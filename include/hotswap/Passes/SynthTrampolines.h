@@ -11,8 +11,10 @@
 //                 above every existing address, followed by the target's
 //                 prefetch guard. Nothing loaded moves.
 //   Form:         one `s_branch` when the kernel is within +-128 KiB of its
-//                 stub, else getpc/add/addc/setpc on a scratch pair above
-//                 the kernel's live SGPRs (VCC on gfx10+ when no pair fits).
+//                 stub, else getpc/add/addc/setpc on a scratch pair chosen
+//                 from the descriptor alone (amdgpu::chooseScratch): the
+//                 lowest even pair at or above the live-in SGPRs inside the
+//                 wave's allocation, else VCC.
 //   Fails closed: a selected kernel that cannot be wrapped fails the object,
 //                 unless skip-unwrappable (then it is a warning and counted).
 //   Skipped when: no selected kernel needs a stub (second runs).
