@@ -152,7 +152,7 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     if (MetadataChanged)
       if (const KernelMD *MD = R.Metadata->findBySymbol(K.KDSymbol))
         K.MD = *MD;
-    K.deriveSGPRUse(TI);
+    K.deriveSGPRs(TI);
   }
   PreservedAnalyses PA = PreservedAnalyses::none();
   PA.preserve<KernelsAnalysis>();

@@ -184,7 +184,7 @@ sgprProblems(const TargetInfo &T, const KernelInfo &K, const std::string &Who) {
 }
 
 static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
-                          AnalysisManager &AM, std::vector<std::string> &P) {
+                          std::vector<std::string> &P) {
   const TargetInfo &T = R.Target;
   DenseMap<uint64_t, const PoolStub *> StubStarts;
   for (const PoolStub &S : R.PoolStubs)
@@ -370,14 +370,14 @@ Expected<std::vector<std::string>> hotswap::verifyObject(Object &Obj,
   if (Obj.Header.Type == ELF::ET_REL)
     return P;
   // A fresh analysis, not the one passes kept up to date: the verifier
-  // judges the object, not what the passes believe about it. (Target and
-  // code scans are shared: they depend on bytes no pass changed.)
+  // judges the object, not what the passes believe about it. (The target
+  // analysis is shared: it depends on bytes no pass changed.)
   Expected<KernelsAnalysis::Result> R = KernelsAnalysis::run(Obj, AM);
   if (!R) {
     P.push_back(toString(R.takeError()));
     return P;
   }
-  if (Error E = checkKernels(Obj, *R, AM, P))
+  if (Error E = checkKernels(Obj, *R, P))
     return std::move(E);
   return P;
 }

@@ -149,9 +149,8 @@ rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where, bool Decompressed,
 
   bool Parallel = Opts.ThreadPool && !Opts.Instrumentation && Runs.size() > 1;
   if (Parallel) {
-    // The code objects are the unit of parallel work: inside each, the
-    // scans run on its task's thread (fanning them out again would give
-    // every code object MC states of its own on every worker, for nothing).
+    // The code objects are the unit of parallel work: each runs on its
+    // task's thread, with no pool of its own (one level of parallel work).
     PipelineOptions EntryOpts = Opts;
     EntryOpts.ThreadPool = nullptr;
     ThreadPoolTaskGroup Tasks(*Opts.ThreadPool);
