@@ -27,7 +27,7 @@ namespace {
 using unittest::EmbeddedInput;
 using unittest::EmbeddedInputs;
 
-/// A gfx900 object with kernels (no .numbered_sgpr: long stubs scan code).
+/// A gfx900 object with kernels.
 std::vector<char> gfx900Object() {
   for (const EmbeddedInput &E : EmbeddedInputs) {
     if (StringRef(E.Name) != "concurrency-gfx900.yaml")

@@ -28,7 +28,6 @@
 #include <condition_variable>
 #include <iterator>
 #include <mutex>
-#include <set>
 #include <thread>
 
 using namespace llvm;
@@ -39,8 +38,8 @@ namespace {
 using unittest::EmbeddedInput;
 using unittest::EmbeddedInputs;
 
-/// Long-form stubs: on gfx8/9 without `.numbered_sgpr` symbols each scratch
-/// pair comes from a scan of the kernel's code.
+/// Long-form stubs: every kernel gets a scratch pair (from its descriptor),
+/// and verify decodes and emulates every stub with the run's MC state.
 constexpr const char *LongForm =
     "synth-trampolines<form=long>,patch-descriptors,stub-syms,verify";
 
@@ -60,9 +59,8 @@ const Case Cases[] = {
      "verify"},
 };
 constexpr size_t NumCases = std::size(Cases);
-/// gfx900: ~144 KiB of kernel code to scan, enough for the scans to be split
-/// among a pool's workers.
-constexpr size_t PooledCase = 1;
+/// gfx900: long-form stubs on the largest input (~144 KiB of code).
+constexpr size_t LongFormCase = 1;
 
 /// Threads that run pipelines at once (more than this machine's cores, so
 /// that runs interleave everywhere).
@@ -257,8 +255,8 @@ class ConcurrentRuns : public testing::TestWithParam<Api> {
 protected:
   void SetUp() override {
     ASSERT_EQ(prepared().size(), NumCases);
-    // One pool for every run of the test (ThreadPoolDoesNotChangeOutput
-    // shows that the gfx900 runs hand work to a pool of this size).
+    // One pool shared by every run of the test (a bare code object's run
+    // gives it no work: ThreadPoolDoesNotChangeOutput).
     if (GetParam() == Api::CxxSharedPool)
       Pool = std::make_unique<DefaultThreadPool>(hardware_concurrency(4));
   }
@@ -280,11 +278,10 @@ protected:
 
 } // namespace
 
-// The inputs do what the tests rely on: on gfx8/9 every kernel's SGPRs come
-// from a scan of its code (no .numbered_sgpr), the scans give the wide
-// kernels different counts (a result given to the wrong kernel changes the
-// output), and every pipeline changes its input.
-TEST(ConcurrencyInputs, ScansDecideTheScratchPairs) {
+// The inputs do what the tests rely on: ten kernels each, and every pipeline
+// changes its input (each run writes stubs, which a wrong byte anywhere in a
+// stub or descriptor would change).
+TEST(ConcurrencyInputs, EveryPipelineRewritesTenKernels) {
   const std::vector<Prepared> &All = prepared();
   ASSERT_EQ(All.size(), NumCases);
   for (const Prepared &P : All) {
@@ -293,19 +290,11 @@ TEST(ConcurrencyInputs, ScansDecideTheScratchPairs) {
     Expected<AnalyzedObject> A = analyzeKernels(bufferOf(P));
     ASSERT_TRUE(static_cast<bool>(A)) << toString(A.takeError());
     EXPECT_EQ(A->Kernels.Kernels.size(), 10u);
-    bool Scanned = P.Name == "concurrency-gfx803.yaml" ||
-                   P.Name == "concurrency-gfx900.yaml";
-    std::set<unsigned> WideCounts;
-    for (const KernelInfo &K : A->Kernels.Kernels) {
-      SCOPED_TRACE(K.Name);
-      if (!Scanned)
-        continue;
-      EXPECT_EQ(K.UsedSGPRSource, "code-scan");
-      if (StringRef(K.Name).starts_with("wide"))
-        WideCounts.insert(K.UsedSGPRs);
-    }
-    if (Scanned)
-      EXPECT_GE(WideCounts.size(), 6u);
+    Expected<AnalyzedObject> Out =
+        analyzeKernels(MemoryBufferRef(P.Expected, P.Name));
+    ASSERT_TRUE(static_cast<bool>(Out)) << toString(Out.takeError());
+    for (const KernelInfo &K : Out->Kernels.Kernels)
+      EXPECT_TRUE(K.hasStub()) << K.Name;
   }
 }
 
@@ -317,9 +306,10 @@ TEST(ConcurrencyInputs, SerialRunsRepeat) {
     EXPECT_EQ(runCxx(P, nullptr), "") << P.Name;
 }
 
-// A thread pool changes how the SGPR scans are split, never the bytes: pools
-// of 1 (everything on the calling thread), 2, 3 and 8 workers all give the
-// output of a run without one, and the gfx900 run does hand work to the pool.
+// A thread pool never changes the bytes: pools of 1 (everything on the
+// calling thread), 2, 3 and 8 workers all give the output of a run without
+// one. (A bare code object's rewrite gives the pool no work: nothing in it
+// is split among workers since scratch pairs come from the descriptors.)
 TEST(ConcurrencyInputs, ThreadPoolDoesNotChangeOutput) {
   const std::vector<Prepared> &All = prepared();
   ASSERT_EQ(All.size(), NumCases);
@@ -328,10 +318,7 @@ TEST(ConcurrencyInputs, ThreadPoolDoesNotChangeOutput) {
       CountingThreadPool Pool(Workers);
       EXPECT_EQ(runCxx(All[I], &Pool), "")
           << All[I].Name << " with " << Workers << " workers";
-      if (I == PooledCase && Workers > 1)
-        EXPECT_GT(Pool.tasks(), 1u)
-            << All[I].Name << ": the scans were not split among " << Workers
-            << " workers";
+      EXPECT_EQ(Pool.tasks(), 0u) << All[I].Name;
     }
   }
 }
@@ -349,12 +336,12 @@ TEST_P(ConcurrentRuns, ManyTargetsAtOnce) {
   EXPECT_TRUE(Problems.empty()) << joined(Problems);
 }
 
-// Many copies of one target at once: the object with the most MC work (SGPR
-// scans of ~144 KiB of gfx900 code), and the one whose prologue is assembled
-// per run (gfx1250).
+// Many copies of one target at once: the largest object, with long-form
+// stubs (decoded by verify with each run's MC state), and the one whose
+// prologue is assembled per run (gfx1250).
 TEST_P(ConcurrentRuns, OneTargetManyCopies) {
   const std::vector<Prepared> &All = prepared();
-  for (size_t C : {PooledCase, NumCases - 1}) {
+  for (size_t C : {LongFormCase, NumCases - 1}) {
     const Prepared &P = All[C];
     std::vector<std::string> Problems =
         runOnThreads(NumThreads, 2, [&](unsigned, unsigned) { return run(P); });

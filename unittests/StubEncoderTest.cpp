@@ -10,6 +10,8 @@
 #include "hotswap/AMDGPU/TargetMC.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/MC/MCInst.h"
+#include "llvm/MC/MCRegisterInfo.h"
 #include "llvm/Support/Endian.h"
 
 #include "gtest/gtest.h"
@@ -551,6 +553,58 @@ TEST(TargetMCTest, VCCFormInBothWaveSizes) {
 // of its own (one TargetMC is used by one thread at a time; testMC()'s are
 // not for threads): threads of one processor share only its immutable
 // tables.
+TEST(TargetMCTest, LiteralCutOffByTheEndIsNotDecoded) {
+  // v_add_f32 v2, <literal>, v2 with its 32-bit literal missing: LLVM 22's
+  // disassembler crashes on it unless the bytes are padded (found by the
+  // fuzzer). The word is not an instruction that fits: it does not decode.
+  for (unsigned Mach :
+       {ELF::EF_AMDGPU_MACH_AMDGCN_GFX803, ELF::EF_AMDGPU_MACH_AMDGCN_GFX900,
+        ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A}) {
+    TargetInfo TI = target(Mach);
+    Expected<TargetMC &> MC = testMC(TI.MCPU, TI.Features);
+    ASSERT_TRUE(bool(MC)) << toString(MC.takeError());
+    const uint8_t Cut[] = {0xff, 0x04, 0x04, 0x02};
+    EXPECT_FALSE(MC->decodeOne(Cut, 0x1000).has_value()) << TI.Name;
+    // With its literal the same word decodes to an 8-byte instruction.
+    const uint8_t Whole[] = {0xff, 0x04, 0x04, 0x02, 0x00, 0x00, 0x80, 0x3f};
+    std::optional<DecodedInst> D = MC->decodeOne(Whole, 0x1000);
+    ASSERT_TRUE(D.has_value()) << TI.Name;
+    EXPECT_EQ(D->Size, 8u);
+  }
+}
+
+TEST(TargetMCTest, LiteralFieldsOf64BitEncodingsBeforeGFX10) {
+  // VOP3 with src0 = literal and MUBUF with soffset = literal: illegal
+  // before gfx10 (no room for the literal) and crash LLVM 22's disassembler.
+  // They are undecodable words, never a crash; legal neighbours still decode.
+  const uint8_t VOP3Lit[] = {0x04, 0x00, 0x8f, 0xd2, 0xff, 0x0c, 0x02, 0x00};
+  const uint8_t MUBUFLit[] = {0x00, 0x03, 0x00, 0xe0, 0x00, 0x01, 0xf8, 0xff};
+  for (unsigned Mach :
+       {ELF::EF_AMDGPU_MACH_AMDGCN_GFX803, ELF::EF_AMDGPU_MACH_AMDGCN_GFX900,
+        ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A}) {
+    TargetInfo TI = target(Mach);
+    Expected<TargetMC &> MC = testMC(TI.MCPU, TI.Features);
+    ASSERT_TRUE(bool(MC)) << toString(MC.takeError());
+    EXPECT_FALSE(MC->decodeOne(VOP3Lit, 0).has_value()) << TI.Name;
+    EXPECT_FALSE(MC->decodeOne(MUBUFLit, 0).has_value()) << TI.Name;
+    // v_cmp_class_f32_e64 with sdst = 0xff (a literal) crashes it the same
+    // way (found by decoding every opcode); 0xff is v255 where the destination
+    // is a VGPR (v_add_f32_e64 v255, s1, s2), which decodes.
+    const uint8_t CmpLit[] = {0xff, 0x00, 0x10, 0xd0, 0x01, 0x04, 0x00, 0x00};
+    EXPECT_FALSE(MC->decodeOne(CmpLit, 0).has_value()) << TI.Name;
+    const uint8_t AddV255[] = {0xff, 0x00, 0x01, 0xd1, 0x01, 0x04, 0x00, 0x00};
+    std::optional<DecodedInst> V255 = MC->decodeOne(AddV255, 0);
+    ASSERT_TRUE(V255.has_value()) << TI.Name;
+    EXPECT_EQ(MC->regInfo().getName(V255->Inst.getOperand(0).getReg()),
+              StringRef("VGPR255"));
+    // The same VOP3 with an SGPR source (s1) is an ordinary instruction.
+    const uint8_t VOP3Reg[] = {0x04, 0x00, 0x8f, 0xd2, 0x01, 0x0c, 0x02, 0x00};
+    std::optional<DecodedInst> D = MC->decodeOne(VOP3Reg, 0);
+    ASSERT_TRUE(D.has_value()) << TI.Name;
+    EXPECT_EQ(D->Size, 8u);
+  }
+}
+
 TEST(TargetMCTest, ConcurrentUse) {
   std::vector<std::thread> Threads;
   std::atomic<unsigned> Ok{0};

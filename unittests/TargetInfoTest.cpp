@@ -173,6 +173,12 @@ TEST(TargetInfoTest, EveryKnownMachMatchesLLVM) {
     bool HasWave32 = AMDGPU::getArchAttrAMDGCN(Kind) & AMDGPU::FEATURE_WAVE32;
     EXPECT_EQ(TI.DefaultWavefrontSize, HasWave32 ? 32u : 64u);
 
+    // XNACK support (XNACK_MASK at the top of a gfx8-9 allocation) as
+    // TargetParser lists it.
+    EXPECT_EQ(TI.HasXnack,
+              bool(AMDGPU::getArchAttrAMDGCN(Kind) & AMDGPU::FEATURE_XNACK))
+        << TI.Name;
+
     // Internal consistency of the derived facts.
     bool AtLeast10 = TI.Gen >= Generation::GFX10;
     EXPECT_EQ(TI.HasCodeEnd, AtLeast10);

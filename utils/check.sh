@@ -16,8 +16,8 @@
 # PipelineOptions::ThreadPool and its callers' own threads starts a thread.
 # The gtests that use threads (unittests/ConcurrencyTest.cpp,
 # TargetMCTest.ConcurrentUse) all run under TSan (~1.5 min; the threaded
-# ones alone ~10 s). hotswap-opt now runs inputs, bundle entries and SGPR
-# scans on a pool (--threads, all cores by default), so lit tests on
+# ones alone ~10 s). hotswap-opt runs inputs and bundle entries on a pool
+# (--threads, all cores by default), so lit tests on
 # several inputs or on containers use threads too; those paths are checked
 # for identical bytes (test/Driver/many-threads-bytes.test,
 # test/Bundle/threads.test) but not under TSan. (The whole lit suite under

@@ -42,6 +42,10 @@
 #include <functional>
 #include <memory>
 
+namespace llvm {
+class ThreadPoolInterface;
+} // namespace llvm
+
 namespace hotswap {
 
 /// Library version, "MAJOR.MINOR.PATCH" (the CMake package version).
@@ -110,10 +114,10 @@ struct PipelineOptions {
   /// when the run fails: added to what it holds.
   Statistics *StatsOut = nullptr;
   /// Workers for parallel work inside the run: the code objects of a
-  /// container (each then runs on its task's thread), or the SGPR scans of a
-  /// bare code object's kernels. Null does everything on the calling
-  /// thread. Output bytes never depend on it. The pool may be shared by
-  /// concurrent runs; it must outlive the call.
+  /// container (each then runs on its task's thread); a bare code object's
+  /// run has none. Null does everything on the calling thread. Output bytes
+  /// never depend on it. The pool may be shared by concurrent runs; it must
+  /// outlive the call.
   llvm::ThreadPoolInterface *ThreadPool = nullptr;
   /// Containers: a code object whose run fails is left as it was and
   /// reported through Warn (and counted), instead of failing the whole run

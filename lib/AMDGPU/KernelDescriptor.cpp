@@ -320,6 +320,11 @@ void KernelDescriptor::setInstPrefSize(const TargetInfo &TI, unsigned Value) {
 // KERNEL_CODE_PROPERTIES and KERNARG_PRELOAD
 //===----------------------------------------------------------------------===//
 
+bool KernelDescriptor::enablesFlatScratchInit() const {
+  return KernelCodeProperties &
+         amdhsa::KERNEL_CODE_PROPERTY_ENABLE_SGPR_FLAT_SCRATCH_INIT;
+}
+
 bool KernelDescriptor::isWave32() const {
   return KernelCodeProperties &
          amdhsa::KERNEL_CODE_PROPERTY_ENABLE_WAVEFRONT_SIZE32;

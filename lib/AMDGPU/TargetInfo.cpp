@@ -39,6 +39,9 @@ enum MachFlags : unsigned {
   MF_ArchFlatScratch = 1u << 3,
   /// FeatureOffset3fBug: gfx1010-1013, gfx10-1-generic.
   MF_Offset3fBug = 1u << 4,
+  /// The processor supports XNACK (TargetParser's FEATURE_XNACK): gfx801,
+  /// gfx810, every gfx9, gfx1010-1013 and their generic targets.
+  MF_Xnack = 1u << 5,
 };
 
 struct MachEntry {
@@ -63,39 +66,40 @@ constexpr MachEntry MachTable[] = {
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX704, "gfx704", Generation::GFX7, MF_None},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX705, "gfx705", Generation::GFX7, MF_None},
 
-    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX801, "gfx801", Generation::GFX8, MF_None},
+    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX801, "gfx801", Generation::GFX8, MF_Xnack},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX802, "gfx802", Generation::GFX8,
      MF_SGPRInitBug},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX803, "gfx803", Generation::GFX8, MF_None},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX805, "gfx805", Generation::GFX8,
      MF_SGPRInitBug},
-    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX810, "gfx810", Generation::GFX8, MF_None},
+    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX810, "gfx810", Generation::GFX8, MF_Xnack},
 
-    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX900, "gfx900", Generation::GFX9, MF_None},
-    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX902, "gfx902", Generation::GFX9, MF_None},
-    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX904, "gfx904", Generation::GFX9, MF_None},
-    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX906, "gfx906", Generation::GFX9, MF_None},
-    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX908, "gfx908", Generation::GFX9, MF_None},
-    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX909, "gfx909", Generation::GFX9, MF_None},
-    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX90C, "gfx90c", Generation::GFX9, MF_None},
-    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A, "gfx90a", Generation::GFX9, MF_GFX90A},
+    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX900, "gfx900", Generation::GFX9, MF_Xnack},
+    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX902, "gfx902", Generation::GFX9, MF_Xnack},
+    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX904, "gfx904", Generation::GFX9, MF_Xnack},
+    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX906, "gfx906", Generation::GFX9, MF_Xnack},
+    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX908, "gfx908", Generation::GFX9, MF_Xnack},
+    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX909, "gfx909", Generation::GFX9, MF_Xnack},
+    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX90C, "gfx90c", Generation::GFX9, MF_Xnack},
+    {ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A, "gfx90a", Generation::GFX9,
+     MF_GFX90A | MF_Xnack},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX942, "gfx942", Generation::GFX9,
-     MF_GFX90A | MF_ArchFlatScratch},
+     MF_GFX90A | MF_ArchFlatScratch | MF_Xnack},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX950, "gfx950", Generation::GFX9,
-     MF_GFX90A | MF_ArchFlatScratch},
+     MF_GFX90A | MF_ArchFlatScratch | MF_Xnack},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX9_GENERIC, "gfx9-generic", Generation::GFX9,
-     MF_Generic},
+     MF_Generic | MF_Xnack},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX9_4_GENERIC, "gfx9-4-generic",
-     Generation::GFX9, MF_Generic | MF_GFX90A | MF_ArchFlatScratch},
+     Generation::GFX9, MF_Generic | MF_GFX90A | MF_ArchFlatScratch | MF_Xnack},
 
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1010, "gfx1010", Generation::GFX10,
-     MF_Offset3fBug},
+     MF_Offset3fBug | MF_Xnack},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1011, "gfx1011", Generation::GFX10,
-     MF_Offset3fBug},
+     MF_Offset3fBug | MF_Xnack},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1012, "gfx1012", Generation::GFX10,
-     MF_Offset3fBug},
+     MF_Offset3fBug | MF_Xnack},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1013, "gfx1013", Generation::GFX10,
-     MF_Offset3fBug},
+     MF_Offset3fBug | MF_Xnack},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1030, "gfx1030", Generation::GFX10, MF_None},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1031, "gfx1031", Generation::GFX10, MF_None},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1032, "gfx1032", Generation::GFX10, MF_None},
@@ -104,7 +108,7 @@ constexpr MachEntry MachTable[] = {
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1035, "gfx1035", Generation::GFX10, MF_None},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX1036, "gfx1036", Generation::GFX10, MF_None},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX10_1_GENERIC, "gfx10-1-generic",
-     Generation::GFX10, MF_Generic | MF_Offset3fBug},
+     Generation::GFX10, MF_Generic | MF_Offset3fBug | MF_Xnack},
     {ELF::EF_AMDGPU_MACH_AMDGCN_GFX10_3_GENERIC, "gfx10-3-generic",
      Generation::GFX10, MF_Generic},
 
@@ -194,6 +198,7 @@ void fillFromGeneration(TargetInfo &TI, const MachEntry &E) {
   TI.IsGFX90AClass = E.Flags & MF_GFX90A;
   TI.HasSGPRInitBug = E.Flags & MF_SGPRInitBug;
   TI.HasOffset3fBug = E.Flags & MF_Offset3fBug;
+  TI.HasXnack = E.Flags & MF_Xnack;
 
   // getAddressableNumSGPRs / FIXED_NUM_SGPRS_FOR_INIT_BUG; measured with
   // llvm-mc (highest assemblable SGPR per generation).

@@ -332,8 +332,8 @@ bool TargetMC::literalCrashesLLVM(ArrayRef<uint8_t> Bytes) const {
   // 64-bit encoding leaves no room for one (VOP3/VOP3P sources and scalar
   // destinations, MUBUF/MTBUF soffset cannot be literals there), so such
   // words -- which no compiler emits and no hardware runs -- are treated as
-  // undecodable without asking LLVM. (Found by the fuzzer and by
-  // SGPRScanMemoTest.)
+  // undecodable without asking LLVM. (Found by the fuzzer and by decoding
+  // every opcode of every encoding.)
   if (!PreGFX10 || Bytes.size() < 8)
     return false;
   uint32_t W0 = support::endian::read32le(Bytes.data());

@@ -4,6 +4,7 @@
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
+#include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 
@@ -20,56 +21,14 @@ using namespace hotswap::amdgpu;
 
 AnalysisKey KernelsAnalysis::Key;
 
-bool KernelInfo::canRefineSGPRs(const TargetInfo &TI) const {
-  // LLVM 22 has no disassembler for gfx6/gfx7.
-  return TI.HasSGPRGranule && !NumberedSGPR && !ScannedSGPRs &&
-         TI.Gen != Generation::GFX6 && TI.Gen != Generation::GFX7;
-}
-
 bool KernelInfo::needsDualStub(const TargetInfo &TI) const {
   return TI.PreloadSkipsPrologue && KD.kernargPreloadLength() != 0;
 }
 
-void KernelInfo::deriveSGPRUse(const TargetInfo &T) {
+void KernelInfo::deriveSGPRs(const TargetInfo &T) {
   LiveInSGPRs = KD.liveInSGPRs(T);
-  if (NumberedSGPR) {
-    UsedSGPRs = static_cast<unsigned>(*NumberedSGPR);
-    UsedSGPRSource = "numbered_sgpr";
-  } else if (ScannedSGPRs && *ScannedSGPRs) {
-    UsedSGPRs = **ScannedSGPRs;
-    UsedSGPRSource = "code-scan";
-  } else if (MD && MD->SGPRCount && *MD->SGPRCount <= 1024) {
-    UsedSGPRs = static_cast<unsigned>(*MD->SGPRCount);
-    UsedSGPRSource = "metadata";
-  } else if (T.HasSGPRGranule) {
-    UsedSGPRs = KD.allocatedSGPRs(T).value_or(T.AddressableSGPRs);
-    UsedSGPRSource = "granule";
-  } else {
-    UsedSGPRs = T.AddressableSGPRs;
-    UsedSGPRSource = "addressable";
-  }
-  UsedSGPRs = std::max(UsedSGPRs, LiveInSGPRs);
-  ReservedTopSGPRs = 0;
-  if (!T.HasSGPRGranule)
-    return;
-  // `.sgpr_count` = SGPRs in use + specials. With an exact count of the
-  // former, the difference is the specials; a count below what the
-  // metadata implies (more than the worst-case specials) is raised.
-  ReservedTopSGPRs = T.SGPRGranuleExtra;
-  bool Exact =
-      UsedSGPRSource == "numbered_sgpr" || UsedSGPRSource == "code-scan";
-  if (!Exact || !MD || !MD->SGPRCount || *MD->SGPRCount > 1024)
-    return;
-  unsigned Count = static_cast<unsigned>(*MD->SGPRCount);
-  if (Count > T.SGPRGranuleExtra)
-    UsedSGPRs = std::max(UsedSGPRs, Count - T.SGPRGranuleExtra);
-  unsigned Below = UsedSGPRs;
-  // patch-descriptors raised the count to cover the scratch pair of the stub
-  // the kernel is entered through (not yet for a pending stub).
-  if (EntryStub && EntryStub->Decoded.Form == StubSpec::SGPRPair)
-    Below = std::max(Below, EntryStub->Decoded.SGPR + 2);
-  ReservedTopSGPRs =
-      std::min(T.SGPRGranuleExtra, Count > Below ? Count - Below : 0);
+  AllocatedSGPRs = KD.allocatedSGPRs(T);
+  SpecialSGPRs = kernelSpecialSGPRs(T, KD);
 }
 
 /// Decodes a stub slot. With \p AnyPrologue, the jump may follow any
@@ -201,20 +160,12 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
   };
   std::vector<Found> KDs;
   StringMap<size_t> ByName;
-  StringMap<uint64_t> NumberedSGPR;
-  StringMap<std::pair<uint64_t, uint64_t>> Functions; // name -> value, size
   for (SymbolTable *T : {Obj.symtab(), Obj.dynsym()}) {
     if (!T)
       continue;
     const char *TableName = T == Obj.symtab() ? ".symtab" : ".dynsym";
     for (const Symbol &S : T->symbols()) {
       StringRef N = S.Name;
-      if (N.ends_with(".numbered_sgpr") && S.Shndx == ELF::SHN_ABS) {
-        NumberedSGPR[N.drop_back(strlen(".numbered_sgpr"))] = S.Value;
-        continue;
-      }
-      if (S.Type == ELF::STT_FUNC && S.Sec && S.Size)
-        Functions.try_emplace(N, S.Value, S.Size);
       if (!N.ends_with(".kd") || N.size() == 3)
         continue;
       if (S.Type != ELF::STT_OBJECT || !S.Sec)
@@ -338,14 +289,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     if (R.Metadata)
       if (const KernelMD *MD = R.Metadata->findBySymbol(K.KDSymbol))
         K.MD = *MD;
-    auto NI = NumberedSGPR.find(K.Name);
-    if (NI != NumberedSGPR.end() && NI->second <= 1024)
-      K.NumberedSGPR = NI->second;
-
-    auto FI = Functions.find(K.Name);
-    if (FI != Functions.end() && FI->second.first == K.CodeEntry)
-      K.Function = FI->second;
-    K.deriveSGPRUse(T);
+    K.deriveSGPRs(T);
     R.Kernels.push_back(std::move(K));
   }
   return std::move(R);

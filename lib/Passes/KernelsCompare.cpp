@@ -33,6 +33,10 @@ std::string show(const std::optional<uint64_t> &V) {
   return V ? hex(*V) : std::string("none");
 }
 
+std::string show(const std::optional<unsigned> &V) {
+  return V ? std::to_string(*V) : std::string("none");
+}
+
 void stub(Differ &D, const Twine &What, const std::optional<PoolStub> &A,
           const std::optional<PoolStub> &B) {
   D.field(What + " (present)", A.has_value(), B.has_value());
@@ -100,21 +104,15 @@ KernelsAnalysis::Result::firstDifference(const Result &Fresh) const {
     D.field(K + "code entry", A.CodeEntry, B.CodeEntry);
     stub(D, K + "pending stub", A.PendingStub, B.PendingStub);
     kernelMD(D, K + "metadata", A.MD, B.MD);
-    D.field(K + "numbered_sgpr", A.NumberedSGPR, B.NumberedSGPR);
-    D.field(K + "function", A.Function, B.Function);
-    D.field(K + "scanned SGPRs", A.ScannedSGPRs, B.ScannedSGPRs);
     D.field(K + "live-in SGPRs (" + Twine(A.LiveInSGPRs) + " kept, " +
                 Twine(B.LiveInSGPRs) + " fresh)",
             A.LiveInSGPRs, B.LiveInSGPRs);
-    D.field(K + "used SGPRs (" + Twine(A.UsedSGPRs) + " kept, " +
-                Twine(B.UsedSGPRs) + " fresh)",
-            A.UsedSGPRs, B.UsedSGPRs);
-    D.field(K + "used SGPR source (" + A.UsedSGPRSource + " kept, " +
-                B.UsedSGPRSource + " fresh)",
-            A.UsedSGPRSource, B.UsedSGPRSource);
-    D.field(K + "reserved top SGPRs (" + Twine(A.ReservedTopSGPRs) + " kept, " +
-                Twine(B.ReservedTopSGPRs) + " fresh)",
-            A.ReservedTopSGPRs, B.ReservedTopSGPRs);
+    D.field(K + "allocated SGPRs (" + show(A.AllocatedSGPRs) + " kept, " +
+                show(B.AllocatedSGPRs) + " fresh)",
+            A.AllocatedSGPRs, B.AllocatedSGPRs);
+    D.field(K + "special SGPRs (" + Twine(A.SpecialSGPRs) + " kept, " +
+                Twine(B.SpecialSGPRs) + " fresh)",
+            A.SpecialSGPRs, B.SpecialSGPRs);
   }
   if (!D.found())
     return std::nullopt;

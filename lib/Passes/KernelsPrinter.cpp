@@ -31,9 +31,6 @@ static StringRef stubFormName(const DecodedStub &D) {
 
 Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
                              raw_ostream &OS, bool JSON) {
-  // Printing is a request for everything the analysis can know.
-  if (Error E = R.refineAllSGPRs(Obj, AM))
-    return E;
   const TargetInfo &T = R.Target;
   if (JSON) {
     json::Array Ks;
@@ -44,10 +41,15 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
                      {"entry", static_cast<int64_t>(K.Entry)},
                      {"code_entry", static_cast<int64_t>(K.CodeEntry)},
                      {"live_in_sgprs", K.LiveInSGPRs},
-                     {"used_sgprs", K.UsedSGPRs},
-                     {"used_sgprs_source", K.UsedSGPRSource},
+                     {"addressable_sgprs", T.AddressableSGPRs},
                      {"kernarg_preload_length", K.KD.kernargPreloadLength()},
                      {"wave32", K.KD.isWave32()}};
+      // gfx6-9: the allocation a scratch pair must fit, and the special
+      // registers at its top.
+      if (K.AllocatedSGPRs) {
+        O["allocated_sgprs"] = *K.AllocatedSGPRs;
+        O["special_sgprs"] = K.SpecialSGPRs;
+      }
       auto StubJSON = [](const PoolStub &P) {
         json::Object S{{"address", static_cast<int64_t>(P.Addr)},
                        {"target", static_cast<int64_t>(P.Decoded.Target)},
@@ -106,8 +108,13 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
     if (K.PendingStub)
       OS << "  pool stub:   " << hex(K.PendingStub->Addr)
          << " (descriptor not yet patched)\n";
-    OS << "  sgprs:       live-in " << K.LiveInSGPRs << ", used " << K.UsedSGPRs
-       << " (" << K.UsedSGPRSource << ")\n";
+    OS << "  sgprs:       live-in " << K.LiveInSGPRs;
+    if (K.AllocatedSGPRs)
+      OS << ", allocated " << *K.AllocatedSGPRs << " (granule "
+         << K.KD.sgprGranule() << ", top " << K.SpecialSGPRs << " special)";
+    else
+      OS << ", addressable " << T.AddressableSGPRs;
+    OS << "\n";
     OS << "  rsrc1/2/3:   " << format_hex(K.KD.ComputePgmRsrc1, 10) << " "
        << format_hex(K.KD.ComputePgmRsrc2, 10) << " "
        << format_hex(K.KD.ComputePgmRsrc3, 10) << "\n";

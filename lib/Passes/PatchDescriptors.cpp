@@ -42,48 +42,22 @@ static std::optional<unsigned> pairOf(const DecodedStub &D) {
 }
 
 /// gfx6-9: the granule the kernel needs for what its stub \p S clobbers
+/// to lie inside its allocation, below the special registers at its top
 /// (nullopt: the current one will do).
 static Expected<std::optional<unsigned>>
 granuleFor(const TargetInfo &TI, const KernelInfo &K, const PoolStub &S) {
+  unsigned Specials = kernelSpecialSGPRs(TI, K.KD);
   if (std::optional<unsigned> N = pairOf(S.Decoded))
-    return granuleForPair(TI, K.KD, *N, K.ReservedTopSGPRs);
+    return granuleForPair(TI, K.KD, *N, Specials);
   if (S.Decoded.Form == StubSpec::VCC)
-    return granuleForVCC(TI, K.KD, K.UsedSGPRs, K.ReservedTopSGPRs);
+    return granuleForVCC(TI, K.KD, Specials);
   return std::nullopt;
-}
-
-/// Whether the SGPR bound \p K has now lets its stub run without raising
-/// the granule; when it does not, a code scan may show it can.
-static bool boundSuffices(const TargetInfo &TI, const KernelInfo &K,
-                          const PoolStub &S) {
-  Expected<std::optional<unsigned>> G = granuleFor(TI, K, S);
-  if (!G) {
-    consumeError(G.takeError());
-    return false;
-  }
-  return !G->has_value();
 }
 
 Expected<PreservedAnalyses>
 PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                                    AnalysisManager &AM, PassContext &Ctx) {
   const TargetInfo &TI = R.Target;
-  // The exact SGPR usage only where the bound would raise a granule.
-  std::vector<size_t> Refine;
-  for (size_t I = 0; I < R.Kernels.size(); ++I) {
-    const KernelInfo &K = R.Kernels[I];
-    if (K.PendingStub && K.canRefineSGPRs(TI) &&
-        !boundSuffices(TI, K, *K.PendingStub))
-      Refine.push_back(I);
-  }
-  size_t Scanned = 0;
-  if (Error E = R.refineSGPRs(Obj, AM, Refine, &Scanned))
-    return std::move(E);
-  if (Scanned)
-    Ctx.Stats.add(name(), "sgpr-scanned",
-                  "kernels whose SGPR usage came from a scan of their code",
-                  Scanned);
-
   bool MetadataChanged = false;
   std::vector<size_t> Patched;
   for (size_t I = 0; I < R.Kernels.size(); ++I) {
@@ -122,7 +96,10 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                     "occupancy)");
     }
     if (N) {
-      uint64_t NewCount = sgprCountCoveringPair(TI, *N, K.ReservedTopSGPRs);
+      // Raised only when the pair (with the specials above it on gfx6-9)
+      // lies above what the compiler counted.
+      uint64_t NewCount =
+          sgprCountCoveringPair(TI, *N, kernelSpecialSGPRs(TI, K.KD));
       if (R.Metadata && K.MD && K.MD->SGPRCount &&
           *K.MD->SGPRCount < NewCount) {
         if (Error E = R.Metadata->setSGPRCount(K.KDSymbol, NewCount))
@@ -175,7 +152,7 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     if (MetadataChanged)
       if (const KernelMD *MD = R.Metadata->findBySymbol(K.KDSymbol))
         K.MD = *MD;
-    K.deriveSGPRUse(TI);
+    K.deriveSGPRs(TI);
   }
   PreservedAnalyses PA = PreservedAnalyses::none();
   PA.preserve<KernelsAnalysis>();

@@ -159,28 +159,6 @@ Expected<bool> SynthTrampolinesPass::holds(Object &Obj,
   return candidates(Obj, R, *Prologue, nullptr).empty();
 }
 
-/// Whether the SGPR bound \p K has now puts a scratch pair inside the
-/// kernel's current allocation (gfx6-9: below the specials, no granule
-/// raised; gfx10+: any addressable pair). When it does, a code scan cannot
-/// improve the decision (it could only pick a lower pair).
-static bool boundFitsAllocation(const TargetInfo &TI, const KernelInfo &K) {
-  Expected<ScratchChoice> SC =
-      chooseScratch(TI, K.KD, K.UsedSGPRs, K.ReservedTopSGPRs);
-  if (!SC) {
-    consumeError(SC.takeError());
-    return false;
-  }
-  if (SC->UseVCC)
-    return false;
-  Expected<std::optional<unsigned>> G =
-      granuleForPair(TI, K.KD, SC->SGPR, K.ReservedTopSGPRs);
-  if (!G) {
-    consumeError(G.takeError());
-    return false;
-  }
-  return !G->has_value();
-}
-
 Expected<PreservedAnalyses>
 SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                                    AnalysisManager &AM, PassContext &Ctx) {
@@ -221,34 +199,9 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                                                    Spec.Target + StubSlotSize));
   };
 
-  // The form of each stub comes first: the short form needs no SGPRs. For
-  // the long ones, the SGPR bound the analysis has (`.numbered_sgpr`, else
-  // the metadata) decides unless it leaves no pair inside the current
-  // allocation; only then is the kernel's code scanned, for all such
-  // kernels at once (laid out as if none is skipped; a skip shifts later
-  // stubs, and a kernel that becomes long because of it is scanned on its
-  // own below).
-  std::vector<size_t> Refine;
-  uint64_t Next = PoolAddr;
-  for (size_t I : Cands) {
-    const KernelInfo &K = R.Kernels[I];
-    StubSpec Spec;
-    Spec.StubAddr = Next;
-    Spec.Target = K.CodeEntry;
-    Spec.Dual = K.needsDualStub(TI);
-    Next += stubSize(Spec.Dual);
-    if (!ShortReaches(Spec) && K.canRefineSGPRs(TI) &&
-        !boundFitsAllocation(TI, K))
-      Refine.push_back(I);
-  }
-  size_t Scanned = 0;
-  if (Error E = R.refineSGPRs(Obj, AM, Refine, &Scanned))
-    return std::move(E);
-  if (Scanned)
-    Ctx.Stats.add(name(), "sgpr-scanned",
-                  "kernels whose SGPR usage came from a scan of their code",
-                  Scanned);
-
+  // The form of each stub comes first: the short form needs no SGPRs. A
+  // long one takes its scratch registers from what the descriptor says is
+  // live at entry and allocated (chooseScratch), never from the code.
   std::vector<uint8_t> Pool;
   // What each new stub is, as the kernels analysis would decode it.
   struct NewStub {
@@ -266,17 +219,7 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     if (ShortReaches(Spec)) {
       Spec.Form = StubSpec::Short;
     } else {
-      if (K.canRefineSGPRs(TI) && !boundFitsAllocation(TI, K)) {
-        if (Error E = R.refineSGPRs(Obj, AM, {I}, &Scanned))
-          return std::move(E);
-        if (Scanned)
-          Ctx.Stats.add(name(), "sgpr-scanned",
-                        "kernels whose SGPR usage came from a scan of their "
-                        "code",
-                        Scanned);
-      }
-      Expected<ScratchChoice> SC =
-          chooseScratch(TI, K.KD, K.UsedSGPRs, K.ReservedTopSGPRs);
+      Expected<ScratchChoice> SC = chooseScratch(TI, K.KD);
       if (!SC) {
         std::string Msg = "kernel '" + K.Name +
                           "' cannot be wrapped: " + toString(SC.takeError());

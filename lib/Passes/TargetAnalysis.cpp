@@ -7,7 +7,6 @@ using namespace hotswap;
 using namespace hotswap::amdgpu;
 
 AnalysisKey TargetAnalysis::Key;
-AnalysisKey SGPRScanAnalysis::Key;
 
 Expected<TargetAnalysis::Result> TargetAnalysis::run(Object &Obj,
                                                      AnalysisManager &AM) {
@@ -30,5 +29,5 @@ Expected<TargetMC &> TargetAnalysis::Result::mc() {
 }
 
 PreservedAnalyses &hotswap::preserveTargetAndCode(PreservedAnalyses &PA) {
-  return PA.preserve<TargetAnalysis>().preserve<SGPRScanAnalysis>();
+  return PA.preserve<TargetAnalysis>();
 }

@@ -129,72 +129,63 @@ static std::string pairName(unsigned N) {
   return "s[" + Twine(N).str() + ":" + Twine(N + 1).str() + "]";
 }
 
-/// What is wrong with the registers the stub of \p K clobbers, judged with
-/// the SGPR usage \p K has now.
+/// What is wrong with the registers the stub of \p K clobbers. The stub runs
+/// before any instruction of the kernel, so it is judged from the descriptor
+/// and the target alone, never from what the kernel's code uses later: its
+/// scratch pair must not overlap the live-in SGPRs, must be addressable and,
+/// on gfx6-9, lie inside the wave's allocation below the special registers
+/// every wave of the target has at its top (targetSpecialSGPRs). A
+/// FLAT_SCRATCH the descriptor merely lets the kernel set up holds nothing
+/// at entry: synth-trampolines keeps clear of it, verify does not require
+/// it. VCC, the topmost pair, must lie above the live-ins with every such
+/// special.
 static std::vector<std::string>
 sgprProblems(const TargetInfo &T, const KernelInfo &K, const std::string &Who) {
   std::vector<std::string> P;
   const PoolStub &S = *K.EntryStub;
   const DecodedStub &D = S.Decoded;
+  unsigned LiveIns = K.LiveInSGPRs;
+  unsigned Specials = targetSpecialSGPRs(T);
+  std::optional<unsigned> Allocated = K.KD.allocatedSGPRs(T);
+  auto Allocation = [&] {
+    return "the allocation of SGPR granule " + Twine(K.KD.sgprGranule()).str() +
+           " (" + Twine(*Allocated).str() + " SGPRs)";
+  };
   if (D.Form == StubSpec::SGPRPair) {
     unsigned N = D.SGPR;
-    unsigned Floor = K.LiveInSGPRs;
-    if (K.NumberedSGPR)
-      Floor = std::max<unsigned>(Floor, *K.NumberedSGPR);
     std::string Uses =
         Who + ": stub at " + hex(S.Addr) + " uses scratch pair " + pairName(N);
-    if (N < Floor) {
-      std::string Basis = Twine(K.LiveInSGPRs).str() + " set at launch";
-      if (K.NumberedSGPR)
-        Basis += ", " + Twine(*K.NumberedSGPR).str() + " per " + K.Name +
-                 ".numbered_sgpr";
-      P.push_back(Uses + ", which overlaps the kernel's live SGPRs s0..s" +
-                  Twine(Floor - 1).str() + " (" + Basis +
-                  "; the pair must start at s" +
-                  Twine(Floor + Floor % 2).str() + " or above)");
-    }
+    if (N < LiveIns)
+      P.push_back(Uses + ", which overlaps the kernel's live-in SGPRs s0..s" +
+                  Twine(LiveIns - 1).str() + " (set at launch; the pair must " +
+                  "start at s" + Twine(LiveIns + LiveIns % 2).str() +
+                  " or above)");
     if (N + 2 > T.AddressableSGPRs)
       P.push_back(Uses + ", which is not addressable on " + T.Name + " (" +
                   Twine(T.AddressableSGPRs).str() + " SGPRs)");
-    if (T.HasSGPRGranule && sgprsNeededForPair(N, K.ReservedTopSGPRs) >
-                                (K.KD.sgprGranule() + 1) * 8)
-      P.push_back(Uses + ", which with " + Twine(K.ReservedTopSGPRs).str() +
-                  " special SGPRs above it is outside the allocation of "
-                  "SGPR granule " +
-                  Twine(K.KD.sgprGranule()).str() + " (" +
-                  Twine((K.KD.sgprGranule() + 1) * 8).str() + " SGPRs)");
-    if (K.MD && K.MD->SGPRCount &&
-        *K.MD->SGPRCount < sgprCountCoveringPair(T, N, K.ReservedTopSGPRs))
+    if (Allocated && sgprsNeededForPair(N, Specials) > *Allocated)
+      P.push_back(Uses + ", which with the " + Twine(Specials).str() +
+                  " special SGPRs of " + T.Name + " above it is outside " +
+                  Allocation());
+    if (K.MD && K.MD->SGPRCount && *K.MD->SGPRCount < N + 2)
       P.push_back(Who + ": metadata .sgpr_count " +
                   Twine(*K.MD->SGPRCount).str() +
                   " does not cover the scratch pair " + pairName(N) +
                   " of the stub at " + hex(S.Addr));
-  } else if (D.Form == StubSpec::VCC && T.HasSGPRGranule &&
-             sgprsNeededForVCC(K.UsedSGPRs, K.ReservedTopSGPRs) >
-                 (K.KD.sgprGranule() + 1) * 8) {
-    P.push_back(Who + ": stub at " + hex(S.Addr) +
-                " uses VCC as scratch but the SGPR allocation of granule " +
-                Twine(K.KD.sgprGranule()).str() + " (" +
-                Twine((K.KD.sgprGranule() + 1) * 8).str() +
-                " SGPRs) does not keep VCC above the kernel's " +
-                Twine(K.UsedSGPRs).str() + " SGPRs");
+  } else if (D.Form == StubSpec::VCC && Allocated &&
+             sgprsNeededForVCC(LiveIns, Specials) > *Allocated) {
+    P.push_back(Who + ": stub at " + hex(S.Addr) + " uses VCC as scratch but " +
+                Allocation() + " does not keep VCC and the other special " +
+                "SGPRs at its top (" + Twine(Specials).str() + " on " + T.Name +
+                ") above the kernel's " + Twine(LiveIns).str() +
+                " live-in SGPRs");
   }
   return P;
 }
 
 static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
-                          AnalysisManager &AM, std::vector<std::string> &P) {
+                          std::vector<std::string> &P) {
   const TargetInfo &T = R.Target;
-  // The bounds the analysis has are conservative: a stub that looks wrong
-  // with them is judged again with the exact SGPR usage from its code.
-  std::vector<size_t> Refine;
-  for (size_t I = 0; I < R.Kernels.size(); ++I) {
-    const KernelInfo &K = R.Kernels[I];
-    if (K.EntryStub && K.canRefineSGPRs(T) && !sgprProblems(T, K, "").empty())
-      Refine.push_back(I);
-  }
-  if (Error E = R.refineSGPRs(Obj, AM, Refine))
-    return E;
   DenseMap<uint64_t, const PoolStub *> StubStarts;
   for (const PoolStub &S : R.PoolStubs)
     StubStarts[S.Addr] = &S;
@@ -379,14 +370,14 @@ Expected<std::vector<std::string>> hotswap::verifyObject(Object &Obj,
   if (Obj.Header.Type == ELF::ET_REL)
     return P;
   // A fresh analysis, not the one passes kept up to date: the verifier
-  // judges the object, not what the passes believe about it. (Target and
-  // code scans are shared: they depend on bytes no pass changed.)
+  // judges the object, not what the passes believe about it. (The target
+  // analysis is shared: it depends on bytes no pass changed.)
   Expected<KernelsAnalysis::Result> R = KernelsAnalysis::run(Obj, AM);
   if (!R) {
     P.push_back(toString(R.takeError()));
     return P;
   }
-  if (Error E = checkKernels(Obj, *R, AM, P))
+  if (Error E = checkKernels(Obj, *R, P))
     return std::move(E);
   return P;
 }

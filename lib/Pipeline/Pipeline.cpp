@@ -24,7 +24,6 @@ Error hotswap::runPassManager(Object &Obj, PassManager &PM,
   if (Opts.PrintOut)
     Ctx.Out = Opts.PrintOut;
   AnalysisManager AM;
-  AM.ThreadPool = Opts.ThreadPool;
   PassInstrumentation PI;
   if (Opts.Instrumentation)
     PI = *Opts.Instrumentation;
@@ -50,13 +49,6 @@ Error hotswap::runPassManager(Object &Obj, PassManager &PM,
                                    "': the kernels analysis it kept cannot be "
                                    "computed anew",
                                Fresh.takeError());
-          std::vector<size_t> Scanned;
-          for (size_t I = 0; I < Kept->Kernels.size(); ++I)
-            if (Kept->Kernels[I].ScannedSGPRs)
-              Scanned.push_back(I);
-          if (Fresh->Kernels.size() == Kept->Kernels.size())
-            if (Error E = Fresh->refineSGPRs(O, AM, Scanned))
-              return E;
           if (std::optional<std::string> D = Kept->firstDifference(*Fresh))
             return makeError("after pass '" + P.name() +
                              "': the kernels analysis it kept differs from a "
@@ -85,13 +77,7 @@ Error hotswap::runPassManager(Object &Obj, PassManager &PM,
 
 Expected<KernelsAnalysis::Result> hotswap::getKernels(Object &Obj) {
   AnalysisManager AM;
-  Expected<KernelsAnalysis::Result> R = KernelsAnalysis::run(Obj, AM);
-  if (!R)
-    return R.takeError();
-  // Everything print<kernels> shows, exact SGPR usage included.
-  if (Error E = R->refineAllSGPRs(Obj, AM))
-    return std::move(E);
-  return R;
+  return KernelsAnalysis::run(Obj, AM);
 }
 
 Expected<AnalyzedObject> hotswap::analyzeKernels(MemoryBufferRef Input) {

@@ -3,10 +3,9 @@
 // clang -x hip --offload-device-only, without the HIP headers.
 //
 // The wideN kernels read N uniform float4s through SGPRs, so each one names
-// a different number of SGPRs: when their stubs take the long form on gfx8/9
-// without .numbered_sgpr symbols, every scratch pair comes from a scan of the
-// kernel's own code, and a scan result given to the wrong kernel changes the
-// output. STEPS sets how far their loop is unrolled (the code size).
+// a different number of SGPRs (which once decided their stubs' scratch
+// pairs, through a scan of their code; now only their descriptors do).
+// STEPS sets how far their loop is unrolled (the code size).
 
 #define KERNEL extern "C" __attribute__((global))
 #define DEVICE __attribute__((device))
@@ -39,7 +38,7 @@ WIDE(6)
 WIDE(7)
 WIDE(8)
 
-// A real call: the kernel's SGPRs are bounded by a scan of all the code.
+// A real call.
 DEVICE __attribute__((noinline)) float helper(const float *P, int I) {
   return P[I] * 3.0f + P[I + 1];
 }

@@ -6,14 +6,12 @@
 # builds the objects in memory from it.
 #
 #   gfx803, gfx900   the .numbered_sgpr symbols are stripped (as objects of
-#                    older compilers lack them), so long-form stubs take their
-#                    scratch pair from a scan of the kernels' code. gfx900's
-#                    kernels are unrolled to ~18 KiB each (~144 KiB in all),
-#                    above the size from which the scans are split among a
-#                    PipelineOptions::ThreadPool's workers.
+#                    older compilers lack them; nothing reads them since
+#                    scratch pairs come from the descriptors). gfx900's
+#                    kernels are unrolled to ~18 KiB each (~144 KiB in all):
+#                    the largest input.
 #   gfx1030, gfx1100, gfx1201, gfx1250   as clang writes them (clang gives
-#                    gfx10+ kernels no .numbered_sgpr symbols: they have no
-#                    SGPR granule, and nothing is scanned there).
+#                    gfx10+ kernels no .numbered_sgpr symbols).
 #
 # Usage: unittests/Inputs/gen-concurrency-inputs.sh
 set -euo pipefail

@@ -7,8 +7,8 @@
 #
 # The input is unittests/Inputs/concurrency-gfx803.yaml (10 clang-built
 # kernels without .numbered_sgpr symbols): with the default pipeline
-# (long-form stubs, verify) every run creates its MC state, scans the
-# kernels' code and assembles, decodes and emulates stubs.
+# (long-form stubs, verify) every run creates its MC state, encodes stubs
+# and decodes and emulates them.
 #
 # Usage: utils/bench/embed-memory.sh [-runs=N] [-capi] [-pool=N] [-passes=P]
 #   BUILD_DIR   build directory (default: <repo>/build; built if needed)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks hotswap-opt against cp (the I/O floor) and llvm-objcopy (adding
 # the same symbols), alternating in one run; prints medians, ratios, peak RSS,
-# scaling per kernel, -time-passes, SGPR scan counts and a profile, and how
+# scaling per kernel, -time-passes, stub forms and a profile, and how
 # busy the machine was. Always exits 0 when it ran (it is a benchmark, not a
 # test). Suites (utils/bench/README.md): synthetic and real by default; many,
 # capi and libs (librocsparse0's 1.3 GB, minutes each) on request.

@@ -138,6 +138,9 @@ struct KernelDescriptor {
 
   /// \name KERNEL_CODE_PROPERTIES and KERNARG_PRELOAD
   /// @{
+  /// ENABLE_SGPR_FLAT_SCRATCH_INIT (bit 5): the kernel receives the values
+  /// it may set FLAT_SCRATCH from (whether its code does is not recorded).
+  bool enablesFlatScratchInit() const;
   bool isWave32() const;         ///< ENABLE_WAVEFRONT_SIZE32 (bit 10)
   bool usesDynamicStack() const; ///< USES_DYNAMIC_STACK (bit 11)
   /// 32 or 64: the wave size the KD selects (wave64 unless bit 10 is set).

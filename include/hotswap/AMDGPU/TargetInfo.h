@@ -59,6 +59,8 @@ struct TargetInfo {
   bool HasSGPRInitBug = false;
   /// An s_branch with offset 0x3f is mis-executed (gfx10.1).
   bool HasOffset3fBug = false;
+  /// The processor supports XNACK (whether it is on is Xnack, from e_flags).
+  bool HasXnack = false;
   /// GRANULATED_WAVEFRONT_SGPR_COUNT is meaningful (gfx6-9 only).
   bool HasSGPRGranule = false;
   /// SGPRs reserved at the top of the allocation for VCC/FLAT_SCRATCH/XNACK

@@ -20,10 +20,6 @@
 #include <functional>
 #include <memory>
 
-namespace llvm {
-class ThreadPoolInterface;
-} // namespace llvm
-
 namespace hotswap {
 
 class AnalysisManager {
@@ -31,9 +27,6 @@ public:
   /// Called before and after every computation (or recomputation) of an
   /// analysis, with its name: -debug-pass-manager, -time-passes.
   std::function<void(llvm::StringRef)> BeforeCompute, AfterCompute;
-  /// Workers for parallel work inside this run (per-kernel scans); null
-  /// runs it on the calling thread. Results never depend on it.
-  llvm::ThreadPoolInterface *ThreadPool = nullptr;
 
   template <typename AnalysisT>
   llvm::Expected<typename AnalysisT::Result &> getResult(Object &Obj) {

@@ -4,18 +4,11 @@
 //   Finds every kernel of the object: `<name>.kd` symbols of .symtab and
 //   .dynsym (de-duplicated by name and address), their descriptors, entries,
 //   whether an entry already is a recognised stub (and where it leads), the
-//   stubs of pool sections that lead to each kernel, metadata values and SGPR
-//   usage. Everything is validated; inconsistencies are errors.
-//
-//   SGPR usage comes from the cheapest sound source: the LLVM 22
-//   `<kernel>.numbered_sgpr` symbol, else the metadata `.sgpr_count` (an
-//   upper bound: it includes VCC, FLAT_SCRATCH and XNACK_MASK), else the
-//   descriptor. On gfx8-9 the exact count can be had by disassembling the
-//   kernel's code; that costs most of a run on objects without
-//   `.numbered_sgpr` (everything ROCm's compilers built), so the analysis
-//   does not do it: a pass whose decision the cheap bound cannot make
-//   without raising a granule (or falling back to VCC) asks for it with
-//   Result::refineSGPRs(), for just those kernels.
+//   stubs of pool sections that lead to each kernel, metadata values, and
+//   what a stub's scratch registers are chosen from: the SGPRs set at wave
+//   launch and, on gfx6-9, the wave's SGPR allocation and the special
+//   registers at its top, all from the descriptor and the target (no code is
+//   disassembled). Everything is validated; inconsistencies are errors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,37 +58,19 @@ struct KernelInfo {
   std::optional<PoolStub> PendingStub;
 
   std::optional<amdgpu::KernelMD> MD;
-  /// LLVM 22 `<name>.numbered_sgpr` ABS symbol.
-  std::optional<uint64_t> NumberedSGPR;
-  /// The kernel's function symbol (address, size), when it starts at
-  /// CodeEntry: the code an SGPR scan reads.
-  std::optional<std::pair<uint64_t, uint64_t>> Function;
-  /// Set once refineSGPRs() scanned the kernel's code (gfx8-9 without
-  /// NumberedSGPR): the SGPRs the code names, or nullopt inside when the
-  /// scan could not tell (s_movrel, words that do not decode).
-  std::optional<std::optional<unsigned>> ScannedSGPRs;
-  /// SGPRs set at wave launch (user + system).
+  /// SGPRs set at wave launch, s0..s(LiveInSGPRs - 1): user SGPRs (preloaded
+  /// kernel arguments included), then the enabled system SGPRs.
   unsigned LiveInSGPRs = 0;
-  /// Best known count of SGPRs the kernel uses (at least LiveInSGPRs) and
-  /// where it came from: "numbered_sgpr", "metadata", "granule",
-  /// "addressable" (nothing known: assume all).
-  unsigned UsedSGPRs = 0;
-  std::string UsedSGPRSource;
-  /// gfx6-9: special SGPRs (VCC, FLAT_SCRATCH, XNACK_MASK) the kernel keeps
-  /// at the top of its allocation, above UsedSGPRs: metadata `.sgpr_count`
-  /// minus the SGPRs in use (and minus a stub's scratch pair, which a
-  /// previous run added to it), at most TargetInfo::SGPRGranuleExtra; the
-  /// worst case when unknown. 0 on gfx10+.
-  unsigned ReservedTopSGPRs = 0;
+  /// gfx6-9: SGPRs allocated to a wave ((granule + 1) * 8) and how many at
+  /// their top hold special registers (amdgpu::kernelSpecialSGPRs); nullopt
+  /// and 0 on gfx10+.
+  std::optional<unsigned> AllocatedSGPRs;
+  unsigned SpecialSGPRs = 0;
 
   bool hasStub() const { return EntryStub.has_value(); }
-  /// Sets LiveInSGPRs, UsedSGPRs, UsedSGPRSource and ReservedTopSGPRs from
-  /// KD, NumberedSGPR, ScannedSGPRs, MD and the stub (what the analysis does;
-  /// passes that update a kept result call it).
-  void deriveSGPRUse(const amdgpu::TargetInfo &TI);
-  /// Whether a code scan could make the SGPR usage exact and has not been
-  /// done yet (gfx8-9, no NumberedSGPR).
-  bool canRefineSGPRs(const amdgpu::TargetInfo &TI) const;
+  /// Sets LiveInSGPRs, AllocatedSGPRs and SpecialSGPRs from KD (what the
+  /// analysis does; passes that change a kept descriptor call it).
+  void deriveSGPRs(const amdgpu::TargetInfo &TI);
   /// Kernarg preload on a target whose firmware enters at +256.
   bool needsDualStub(const amdgpu::TargetInfo &TI) const;
 };
@@ -112,29 +87,14 @@ public:
     std::vector<KernelInfo> Kernels;
     std::vector<PoolStub> PoolStubs;
 
-    /// Scans the code of the kernels \p Indices (those that
-    /// canRefineSGPRs()) and derives their SGPR usage again from the exact
-    /// counts. Scans run on the analysis manager's thread pool, each worker
-    /// with its own MC state; results never depend on the thread count.
-    /// \p Scanned, when given, receives how many kernels had their SGPR
-    /// usage taken from a scan (of their own function, or of all the code
-    /// when they call or have no function symbol).
-    llvm::Error refineSGPRs(Object &Obj, AnalysisManager &AM,
-                            llvm::ArrayRef<size_t> Indices,
-                            size_t *Scanned = nullptr);
-    /// The same for every kernel.
-    llvm::Error refineAllSGPRs(Object &Obj, AnalysisManager &AM,
-                               size_t *Scanned = nullptr);
-
     /// The first field in which this result (kept up to date by passes)
-    /// differs from \p Fresh (computed anew on the same object, refined for
-    /// the same kernels), or nullopt: -verify-analysis-preservation.
+    /// differs from \p Fresh (computed anew on the same object), or
+    /// nullopt: -verify-analysis-preservation.
     std::optional<std::string> firstDifference(const Result &Fresh) const;
   };
 
   static llvm::Expected<Result> run(Object &Obj, AnalysisManager &AM);
-  /// print<kernels>: every kernel, with exact SGPR usage where a scan can
-  /// give it (the printer refines the result first).
+  /// print<kernels>: every kernel, as text or JSON.
   static llvm::Error print(Result &R, Object &Obj, AnalysisManager &AM,
                            llvm::raw_ostream &OS, bool JSON);
 };

@@ -6,9 +6,11 @@
 //   Establishes:  each such descriptor's kernel_code_entry_byte_offset
 //                 points at its stub (stub - KD, checked int64); on gfx11+
 //                 INST_PREF_SIZE is clamped to the stub size; on gfx6-9 the
-//                 SGPR granule is raised when the stub's scratch pair lies
-//                 above the allocation; metadata `.sgpr_count` is raised to
-//                 cover the pair, in one batched same-size note rewrite.
+//                 SGPR granule is raised when what the stub clobbers (its
+//                 pair, or VCC) does not lie inside the allocation below the
+//                 special registers at its top; metadata `.sgpr_count` is
+//                 raised only when it does not cover the pair, in one
+//                 batched same-size note rewrite.
 //                 Nothing else in a descriptor changes.
 //   Skipped when: no descriptor has a pending stub.
 //

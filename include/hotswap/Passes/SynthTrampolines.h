@@ -11,11 +11,33 @@
 //                 above every existing address, followed by the target's
 //                 prefetch guard. Nothing loaded moves.
 //   Form:         one `s_branch` when the kernel is within +-128 KiB of its
-//                 stub, else getpc/add/addc/setpc on a scratch pair above
-//                 the kernel's live SGPRs (VCC on gfx10+ when no pair fits).
+//                 stub (no register), else getpc/add/addc/setpc on a
+//                 scratch SGPR pair; the form is decided first.
+//   Scratch:      the stub runs before any instruction of the kernel, when
+//                 the only SGPRs holding a value are those the hardware set
+//                 up from the descriptor (AMDGPUUsage, "Initial Kernel
+//                 Execution State"): USER_SGPR_COUNT user SGPRs (preloaded
+//                 arguments included; 6 bits on gfx125x), then workgroup ID
+//                 X/Y/Z, workgroup info and the private segment wave offset
+//                 as RSRC2 enables them. Compiled code reads no other SGPR
+//                 before writing it, so the pair is the lowest even one at
+//                 or above those live-ins that lies inside the wave's
+//                 allocation, even if the kernel uses it later
+//                 (amdgpu::chooseScratch, from the descriptor and e_flags
+//                 alone; no code is read): gfx10+ below s106; gfx6-9 below
+//                 the special registers at the top of (granule + 1) * 8
+//                 SGPRs (VCC; XNACK_MASK unless e_flags say xnack-;
+//                 FLAT_SCRATCH when architected or when the descriptor
+//                 enables flat scratch init). If it does not fit: VCC
+//                 (undefined at entry, the topmost pair) when the live-ins
+//                 lie below every special, else the pair with a larger
+//                 granule (patch-descriptors writes it; never on gfx802/805),
+//                 else VCC with one. docs/ARCHITECTURE.md has the argument.
 //   Fails closed: a selected kernel that cannot be wrapped fails the object,
 //                 unless skip-unwrappable (then it is a warning and counted).
-//   Skipped when: no selected kernel needs a stub (second runs).
+//   Skipped when: no selected kernel needs a stub (second runs, and outputs
+//                 of earlier versions, whose stubs are recognised by
+//                 decoding them whatever register they use).
 //
 //===----------------------------------------------------------------------===//
 

@@ -7,26 +7,16 @@
 //   TargetMC; nothing is shared with other runs but the immutable tables.
 //   Built-in passes never change the ELF header and preserve it.
 //
-// sgpr-scans (analysis)
-//   A cache of SGPR scans of code ranges (amdgpu::scanSGPRs), so that a
-//   function is disassembled at most once per run whoever asks (the kernels
-//   analysis, its recomputations, verify). Valid while no executable byte
-//   changes; built-in passes never change code and preserve it.
-//
 //===----------------------------------------------------------------------===//
 
 #ifndef HOTSWAP_PASSES_TARGETANALYSIS_H
 #define HOTSWAP_PASSES_TARGETANALYSIS_H
 
-#include "hotswap/AMDGPU/SGPRScan.h"
 #include "hotswap/AMDGPU/TargetInfo.h"
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Pass/AnalysisManager.h"
 
-#include "llvm/ADT/DenseMap.h"
-
 #include <memory>
-#include <optional>
 
 namespace hotswap {
 
@@ -50,26 +40,9 @@ public:
   static llvm::Expected<Result> run(Object &Obj, AnalysisManager &AM);
 };
 
-class SGPRScanAnalysis {
-public:
-  static AnalysisKey Key;
-  static llvm::StringRef name() { return "sgpr-scans"; }
-
-  struct Result {
-    /// Scans of [Addr, Addr + Size), by (Addr, Size).
-    llvm::DenseMap<std::pair<uint64_t, uint64_t>, amdgpu::SGPRScan> Ranges;
-    /// The highest SGPR count of all executable code outside stub pools;
-    /// nullopt inside when it cannot be known (undecodable words, s_movrel).
-    std::optional<std::optional<unsigned>> WholeCode;
-  };
-
-  static llvm::Expected<Result> run(Object &, AnalysisManager &) {
-    return Result();
-  }
-};
-
 /// Marks the analyses that only depend on the ELF header and on code bytes
-/// (target, sgpr-scans) as preserved: for passes that change neither.
+/// (today the target analysis alone) as preserved: for passes that change
+/// neither.
 PreservedAnalyses &preserveTargetAndCode(PreservedAnalyses &PA);
 
 } // namespace hotswap

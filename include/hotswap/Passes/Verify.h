@@ -34,8 +34,7 @@ public:
 };
 
 /// Every problem verify finds in \p Obj (empty when it is valid), with the
-/// caches of \p AM (its MC state and code scans; the kernels are found
-/// afresh).
+/// caches of \p AM (its MC state; the kernels are found afresh).
 llvm::Expected<std::vector<std::string>> verifyObject(Object &Obj,
                                                       AnalysisManager &AM);
 /// The same with analyses of its own.

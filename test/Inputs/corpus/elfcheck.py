@@ -10,6 +10,9 @@ Subcommands (each prints a report and exits 1 on a failed check):
                               .hotswap.text
   compare-loaded IN OUT       loaded bytes are unchanged except the fields of
                               kernel descriptors a stub patch may change
+  scratch-pairs OBJ MCPU      the registers every kernel's stub overwrites,
+                              against the SGPRs its descriptor says are live
+                              at launch and allocated
 """
 import re
 import struct
@@ -124,9 +127,11 @@ LABEL = re.compile(r"^([0-9a-f]+) <(.*)>:$")
 SECTION = re.compile(r"^Disassembly of section (\S+):$")
 
 
-def disassemble(path, mcpu):
-    """[(section, address, mnemonic, operands, [words])] and any stderr."""
-    p = subprocess.run([OBJDUMP, "-d", "--mcpu=" + mcpu, path],
+def disassemble(path, mcpu, only=None):
+    """[(section, address, mnemonic, operands, [words])] and any stderr, of
+    every executable section or of section \p only."""
+    p = subprocess.run([OBJDUMP, "-d", "--mcpu=" + mcpu, path] +
+                       (["-j", only] if only else []),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True)
     if p.returncode != 0:
@@ -367,6 +372,128 @@ def cmd_compare_loaded(inp, out):
     return 1 if failed else 0
 
 
+# ------------------------------------------------------------ scratch-pairs --
+# The initial SGPR state of a wave, from the descriptor and e_flags alone
+# (AMDGPUUsage, "Initial Kernel Execution State"), computed here without
+# hotswap-opt: live-in SGPRs s0..s(L-1) (USER_SGPR_COUNT, then the system
+# SGPRs COMPUTE_PGM_RSRC2 enables); on gfx6-9 the allocation,
+# (GRANULATED_WAVEFRONT_SGPR_COUNT + 1) * 8, with VCC, XNACK_MASK and
+# FLAT_SCRATCH at its top (2, 4 or 6 SGPRs, as LLVM's getNumExtraSGPRs
+# counts them).
+
+XNACK_PROCESSORS = ("gfx801", "gfx810")  # and every gfx9
+ARCH_FLAT_SCRATCH_GFX9 = ("gfx942", "gfx950", "gfx9-4-generic")
+
+
+def generation(mcpu):
+    m = re.match(r"gfx(\d+)", mcpu)
+    major = m.group(1)
+    if len(major) == 4:  # gfx1030, gfx1250, ...
+        g = int(major[:2])
+        return 12.5 if major.startswith("125") else g
+    if major.startswith("12") and "-" in mcpu:  # gfx12-generic
+        return 12
+    if "-" in mcpu:  # gfx9-generic, gfx10-1-generic, gfx11-generic
+        return int(major)
+    return int(major[0])
+
+
+def initial_sgprs(mcpu, eflags, kd):
+    """(live-ins, addressable, allocated or None, specials) of a kernel."""
+    gen = generation(mcpu)
+    rsrc1, rsrc2 = struct.unpack_from("<II", kd, 48)
+    props = struct.unpack_from("<H", kd, 56)[0]
+    arch_fs = gen >= 11 or mcpu in ARCH_FLAT_SCRATCH_GFX9
+    user = (rsrc2 >> 1) & (0x3f if gen == 12.5 else 0x1f)
+    system = sum((rsrc2 >> b) & 1 for b in (7, 8, 9, 10))
+    if rsrc2 & 1 and not arch_fs:
+        system += 1  # private segment wave offset
+    live = user + system
+    if gen >= 10:
+        return live, 106, None, 0
+    addressable = 104 if gen < 8 else (96 if mcpu in ("gfx802", "gfx805")
+                                      else 102)
+    allocated = (((rsrc1 >> 6) & 0xf) + 1) * 8
+    specials = 2  # VCC
+    xnack = (eflags >> 8) & 3  # 0 unsupported, 1 any, 2 off, 3 on
+    if gen >= 8 and (gen == 9 or mcpu in XNACK_PROCESSORS) and xnack != 2:
+        specials = 4
+    if arch_fs or props & (1 << 5):  # ENABLE_SGPR_FLAT_SCRATCH_INIT
+        specials = 6 if gen >= 8 else 4
+    return live, addressable, allocated, specials
+
+
+def cmd_scratch_pairs(path, mcpu):
+    elf = Elf(path)
+    pool = elf.section(POOL)
+    insns, err = disassemble(path, mcpu, POOL) if pool else ([], "")
+    by_addr = {a: i for i, (sec, a, _, _, _) in enumerate(insns)
+               if sec == POOL}
+    failed = []
+    for name, kdaddr in elf.kernel_descriptors():
+        sec = [s for s in elf.sections if s["flags"] & SHF_ALLOC and
+               s["addr"] <= kdaddr < s["addr"] + s["size"]][0]
+        off = kdaddr - sec["addr"]
+        kd = elf.contents(sec)[off:off + 64]
+        entry = (kdaddr + struct.unpack_from("<q", kd, 16)[0]) % (1 << 64)
+        kernel = name[:-3]
+        if pool is None or not pool["addr"] <= entry < pool["addr"] + pool["size"]:
+            print("%s: no stub" % kernel)
+            continue
+        live, addressable, allocated, specials = initial_sgprs(
+            mcpu, elf.flags, kd)
+        state = "live-in %d, " % live + (
+            "addressable %d" % addressable if allocated is None else
+            "allocated %d, special %d" % (allocated, specials))
+        # Both halves of a dual stub (kernarg preload on gfx90a/942/950,
+        # where the firmware may enter at +256) run before the kernel.
+        dual = (mcpu in ("gfx90a", "gfx942", "gfx950", "gfx9-4-generic") and
+                struct.unpack_from("<H", kd, 58)[0] & 0x7f)
+        regs = []
+        for half in ((0, 256) if dual else (0,)):
+            result = None
+            for a in range(entry + half, entry + half + 256, 4):
+                if a in by_addr:
+                    result = follow(insns, by_addr[a])
+                    if result:
+                        break
+            if result:
+                regs.append(result[2] or "none")
+            if half == 0 and result is None:
+                failed.append("%s: no jump at its entry 0x%x" % (kernel, entry))
+        if not regs:
+            continue
+        for reg in sorted(set(regs)):
+            lowest = live + live % 2
+            if reg == "none":
+                print("%s: %s: s_branch" % (kernel, state))
+                continue
+            if reg == "vcc":
+                print("%s: %s: vcc" % (kernel, state))
+                if allocated is not None and live + specials > allocated:
+                    failed.append("%s: vcc (the top pair) is not above the %d "
+                                  "live-ins and %d specials in %d SGPRs" % (
+                                      kernel, live, specials, allocated))
+                continue
+            n = int(re.match(r"s\[(\d+):", reg).group(1))
+            print("%s: %s: %s%s" % (kernel, state, reg,
+                                    " (lowest)" if n == lowest else ""))
+            if n < live:
+                failed.append("%s: %s overlaps the %d live-ins" % (
+                    kernel, reg, live))
+            if n % 2 or n + 2 > addressable:
+                failed.append("%s: %s is not an addressable pair" % (
+                    kernel, reg))
+            if allocated is not None and n + 2 + specials > allocated:
+                failed.append("%s: %s and %d specials do not fit %d SGPRs" % (
+                    kernel, reg, specials, allocated))
+    if err.strip():
+        print(err.strip())
+    for f in failed:
+        print("FAILED: " + f)
+    return 1 if failed else 0
+
+
 OBJDUMP = "llvm-objdump"
 NOTE_MAY_CHANGE = False
 
@@ -388,6 +515,8 @@ def main(argv):
         return cmd_pcrel_targets(args[1], args[2])
     if cmd == "compare-loaded":
         return cmd_compare_loaded(args[1], args[2])
+    if cmd == "scratch-pairs":
+        return cmd_scratch_pairs(args[1], args[2])
     raise SystemExit("unknown command " + cmd)
 
 
