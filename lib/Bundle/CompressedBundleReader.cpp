@@ -281,37 +281,45 @@ std::optional<uint64_t> declaredContentSize(ArrayRef<uint8_t> Stream) {
 
 } // namespace
 
+Error checkUncompressedSize(const CompressedBundleHeader &H,
+                            uint64_t StreamSize, uint64_t MaxUncompressedSize) {
+  const StringRef Method = compressionMethodName(H.Method);
+  const uint64_t Claimed = H.UncompressedSize;
+  if (Claimed > MaxUncompressedSize)
+    return makeError("uncompressed size " + hex(Claimed) +
+                     " is more than the limit of " + hex(MaxUncompressedSize) +
+                     " bytes");
+  std::optional<uint64_t> MaxProduced =
+      checkedMulUnsigned<uint64_t>(StreamSize, maxExpansion(H.Method));
+  if (MaxProduced && Claimed > *MaxProduced)
+    return makeError("uncompressed size " + hex(Claimed) + " is more than " +
+                     Method + " can expand " + hex(StreamSize) +
+                     " compressed bytes to");
+  // Real bundles compress a few times (code objects 3-10x); beyond this
+  // ratio the header is taken for a decompression bomb.
+  std::optional<uint64_t> Plausible =
+      checkedMulUnsigned<uint64_t>(StreamSize, MaxCompressionRatio);
+  if (Claimed > MinUncompressedSizeLimit && Plausible && Claimed > *Plausible)
+    return makeError("uncompressed size " + hex(Claimed) + " is more than " +
+                     Twine(MaxCompressionRatio) + " times the " +
+                     hex(StreamSize) +
+                     " compressed bytes: refused as a decompression bomb");
+  if (Claimed >= SIZE_MAX)
+    return makeError("uncompressed size " + hex(Claimed) +
+                     " does not fit in memory");
+  return Error::success();
+}
+
 Expected<DecompressedBundle> decompressBundle(ArrayRef<uint8_t> Bytes,
                                               uint64_t MaxUncompressedSize) {
   Expected<CompressedBundleHeader> H = parseCompressedBundleHeader(Bytes);
   if (!H)
     return H.takeError();
   const StringRef Method = compressionMethodName(H->Method);
-
   ArrayRef<uint8_t> Stream = Bytes.drop_front(H->HeaderSize);
   const uint64_t Claimed = H->UncompressedSize;
-  if (Claimed > MaxUncompressedSize)
-    return makeError("uncompressed size " + hex(Claimed) +
-                     " is more than the limit of " + hex(MaxUncompressedSize) +
-                     " bytes");
-  std::optional<uint64_t> MaxProduced =
-      checkedMulUnsigned<uint64_t>(Stream.size(), maxExpansion(H->Method));
-  if (MaxProduced && Claimed > *MaxProduced)
-    return makeError("uncompressed size " + hex(Claimed) + " is more than " +
-                     Method + " can expand " + hex(Stream.size()) +
-                     " compressed bytes to");
-  // Real bundles compress a few times (code objects 3-10x); beyond this
-  // ratio the header is taken for a decompression bomb.
-  std::optional<uint64_t> Plausible =
-      checkedMulUnsigned<uint64_t>(Stream.size(), MaxCompressionRatio);
-  if (Claimed > MinUncompressedSizeLimit && Plausible && Claimed > *Plausible)
-    return makeError("uncompressed size " + hex(Claimed) + " is more than " +
-                     Twine(MaxCompressionRatio) + " times the " +
-                     hex(Stream.size()) +
-                     " compressed bytes: refused as a decompression bomb");
-  if (Claimed >= SIZE_MAX)
-    return makeError("uncompressed size " + hex(Claimed) +
-                     " does not fit in memory");
+  if (Error E = checkUncompressedSize(*H, Stream.size(), MaxUncompressedSize))
+    return std::move(E);
   const std::string TooLong = Method.str() +
                               " data decompresses to more than the header's "
                               "uncompressed size " +

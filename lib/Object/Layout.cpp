@@ -135,9 +135,13 @@ Expected<Layout> computeLayout(const Object &Obj) {
   }
   L.SectionNameOffsets = std::move(NameOffsets);
 
+  // Tables that changed are rebuilt, and so, when the object is laid out
+  // anew anyway, is a table the input did not partition (the repair verify
+  // asks for; the reader made sure nothing refers to its indices).
+  const bool Relaid = Obj.needsNewLayout();
   for (const auto &TP : Obj.symbolTables()) {
     const SymbolTable &T = *TP;
-    if (!T.isModified())
+    if (!T.isModified() && !(Relaid && !T.wasPartitioned()))
       continue;
     const Section &TSec = T.section();
     if (TSec.isAlloc())

@@ -82,7 +82,7 @@ private:
                            ArrayRef<const Segment *> Loads) const;
   Error readSymbolTables();
   Error readSymbolTable(Section &Sec);
-  Error checkPartition(const Section &Sec, const SymbolTable &T) const;
+  Error checkPartition(const Section &Sec, SymbolTable &T) const;
   Error chargeName(size_t Size);
   std::string secName(uint32_t I) const;
 
@@ -469,30 +469,41 @@ Error Reader::readSymbolTables() {
   return Error::success();
 }
 
-/// A loaded symbol table (.dynsym) is never rewritten: it must already have
-/// its locals first and sh_info right, as verify requires of every output.
-/// (.symtab is repaired by whatever rewrites it; see stub-syms.)
-Error Reader::checkPartition(const Section &Sec, const SymbolTable &T) const {
-  if (!Sec.isAlloc())
-    return Error::success();
+/// A symbol table must have its locals first and sh_info right, as verify
+/// requires of every output. A loaded one (.dynsym) is never rewritten, so
+/// it must be so already; a non-loaded one (.symtab) is rewritten
+/// partitioned whenever the object is laid out anew, unless a relocation
+/// section refers to its symbols by index, which would then be wrong.
+Error Reader::checkPartition(const Section &Sec, SymbolTable &T) const {
   ArrayRef<Symbol> Syms = T.symbols();
+  std::optional<std::string> Problem;
   std::optional<size_t> FirstGlobal;
-  for (size_t I = 0; I < Syms.size(); ++I) {
+  for (size_t I = 0; I < Syms.size() && !Problem; ++I) {
     if (!Syms[I].isLocal()) {
       if (!FirstGlobal)
         FirstGlobal = I;
     } else if (FirstGlobal) {
-      return err("symbol table '" + Sec.Name + "': local symbol '" +
-                 Syms[I].Name + "' (index " + Twine(I + 1) +
-                 ") follows a global symbol ('" + Syms[*FirstGlobal].Name +
-                 "', index " + Twine(*FirstGlobal + 1) + ")");
+      Problem = "local symbol '" + Syms[I].Name + "' (index " +
+                std::to_string(I + 1) + ") follows a global symbol ('" +
+                Syms[*FirstGlobal].Name + "', index " +
+                std::to_string(*FirstGlobal + 1) + ")";
     }
   }
   const uint32_t First = T.firstNonLocal();
-  if (Sec.Info != First)
-    return err("symbol table '" + Sec.Name + "': sh_info is " +
-               Twine(Sec.Info) + " but the first non-local symbol is " +
-               Twine(First));
+  if (!Problem && Sec.Info != First)
+    Problem = "sh_info is " + std::to_string(Sec.Info) +
+              " but the first non-local symbol is " + std::to_string(First);
+  if (!Problem)
+    return Error::success();
+  T.InputPartitioned = false;
+  if (Sec.isAlloc())
+    return err("symbol table '" + Sec.Name + "': " + *Problem);
+  for (const auto &R : Obj.Sections)
+    if ((R->Type == SHT_RELA || R->Type == SHT_REL) && R->Link == &Sec)
+      return err("symbol table '" + Sec.Name + "': " + *Problem + ", and '" +
+                 R->Name +
+                 "' refers to its symbols by index: it cannot be written "
+                 "back partitioned");
   return Error::success();
 }
 

@@ -14,6 +14,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
+#include <map>
 
 using namespace llvm;
 using namespace hotswap;
@@ -101,25 +102,36 @@ stubAtIfShaped(const Object &Obj, const TargetInfo &TI,
 /// adjacency alone: two kernels 256 bytes apart look the same.
 static Expected<std::vector<PoolStub>>
 scanPools(const Object &Obj, const TargetInfo &TI, TargetAnalysis::Result &TA) {
-  std::vector<PoolStub> Out;
+  // The slots of every pool section, each address once: pool sections that
+  // overlap (a file can declare any number over the same bytes) are decoded
+  // as their union, in address order.
+  std::vector<std::pair<uint64_t, uint64_t>> Ranges; // [Begin, End)
   for (const auto &SP : Obj.sections()) {
     const Section &S = *SP;
-    if (S.Name != PoolSectionName || !S.isExec() || S.isNoBits())
+    if (S.Name != PoolSectionName || !S.isExec() || S.isNoBits() ||
+        S.Addr % StubSlotSize != 0 || S.size() < StubSlotSize)
       continue;
-    if (S.Addr % StubSlotSize != 0)
-      continue;
-    Expected<TargetMC &> MC = TA.mc();
-    if (!MC)
-      return MC.takeError();
-    for (uint64_t Off = 0; Off + StubSlotSize <= S.size();
-         Off += StubSlotSize) {
+    Ranges.push_back({S.Addr, S.Addr + alignDown(S.size(), StubSlotSize)});
+  }
+  std::vector<PoolStub> Out;
+  if (Ranges.empty())
+    return Out;
+  llvm::sort(Ranges);
+  Expected<TargetMC &> MC = TA.mc();
+  if (!MC)
+    return MC.takeError();
+  uint64_t Done = 0; // every slot below this was decoded
+  for (const auto &[Begin, End] : Ranges) {
+    for (uint64_t Addr = std::max(Begin, Done); Addr < End;
+         Addr += StubSlotSize) {
       Expected<std::optional<PoolStub>> P =
-          stubAt(Obj, TI, *MC, S.Addr + Off, /*AnyPrologue=*/true);
+          stubAt(Obj, TI, *MC, Addr, /*AnyPrologue=*/true);
       if (!P)
         return P.takeError();
       if (*P)
         Out.push_back(**P);
     }
+    Done = std::max(Done, End);
   }
   return Out;
 }
@@ -136,9 +148,24 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
                      "are not resolved before linking; link it with "
                      "'ld.lld -shared' first");
 
-  // Metadata: the NT_AMDGPU_METADATA notes of the first note section with any.
+  // Metadata: the NT_AMDGPU_METADATA notes of the first note section with
+  // any. A note section whose bytes overlap one already read is not read
+  // again (a file may declare any number of them over the same bytes).
+  std::map<uint64_t, uint64_t> ReadRanges; // file offset -> end, disjoint
+  auto AlreadyRead = [&](const Section &S) {
+    if (!S.Orig || S.Orig->Size == 0)
+      return false;
+    const uint64_t Begin = S.Orig->Offset, End = Begin + S.Orig->Size;
+    auto It = ReadRanges.upper_bound(Begin);
+    if (It != ReadRanges.end() && It->first < End)
+      return true;
+    if (It != ReadRanges.begin() && std::prev(It)->second > Begin)
+      return true;
+    ReadRanges[Begin] = End;
+    return false;
+  };
   for (const auto &S : Obj.sections()) {
-    if (S->Type != ELF::SHT_NOTE || S->isNoBits())
+    if (S->Type != ELF::SHT_NOTE || S->isNoBits() || AlreadyRead(*S))
       continue;
     Expected<CodeObjectMetadata> MD = CodeObjectMetadata::parse(S->contents());
     if (!MD)
@@ -235,7 +262,8 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
       return makeError(Who + ": descriptor at " + hex(F.Addr) +
                        " is not inside its symbol's section '" + KDSec.Name +
                        "'");
-    if (!Obj.segments().empty() && !Obj.loadSegmentFor(F.Addr, kd::Size))
+    // (A linked object without program headers loads nothing.)
+    if (!Obj.loadSegmentFor(F.Addr, kd::Size))
       return makeError(Who + ": descriptor at " + hex(F.Addr) +
                        " is not inside a loaded segment");
     K.KD = KernelDescriptor::read(*Bytes);
@@ -252,7 +280,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     if (!ES || !ES->isExec() || ES->isNoBits())
       return makeError(Who + ": entry " + hex(K.Entry) +
                        " is not inside an executable section");
-    if (!Obj.segments().empty() && !Obj.loadSegmentFor(K.Entry, 4))
+    if (!Obj.loadSegmentFor(K.Entry, 4))
       return makeError(Who + ": entry " + hex(K.Entry) +
                        " is not inside a loaded segment");
 

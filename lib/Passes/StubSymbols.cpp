@@ -64,29 +64,9 @@ StubSymbolsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     T = &Obj.createSymtab();
     Ctx.Stats.add(name(), "symtab-created", "symbol tables created");
   }
-  // Writing the table partitions it (locals first). If the input is not
-  // partitioned, that renumbers symbols, which would break relocation
-  // sections that refer to them by index: leave such an object alone.
-  bool Partitioned = true, SeenGlobal = false;
-  for (const Symbol &S : T->symbols()) {
-    SeenGlobal |= !S.isLocal();
-    if (S.isLocal() && SeenGlobal)
-      Partitioned = false;
-  }
-  if (!Partitioned)
-    for (const auto &Sec : Obj.sections())
-      if ((Sec->Type == ELF::SHT_RELA || Sec->Type == ELF::SHT_REL) &&
-          Sec->Link == &T->section()) {
-        std::string Msg = "'" + T->section().Name +
-                          "' has local symbols after global ones and '" +
-                          Sec->Name +
-                          "' refers to its symbols by index; adding symbols "
-                          "would renumber them, so no stub symbol was added";
-        if (Ctx.Strict)
-          return makeError(Msg);
-        Ctx.Warn(Msg);
-        return PreservedAnalyses::all();
-      }
+  // Writing the table partitions it (locals first). The reader refused a
+  // table that is not partitioned if a relocation section refers to its
+  // symbols by index (renumbering them would break it).
   StringMap<const Symbol *> Existing;
   for (const Symbol &S : T->symbols())
     Existing.try_emplace(S.Name, &S);

@@ -9,8 +9,10 @@
 #include "hotswap/Passes/TargetAnalysis.h"
 
 #include "hotswap/Support/Error.h"
+#include "hotswap/Support/Format.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -149,6 +151,42 @@ SynthTrampolinesPass::candidates(Object &Obj, const KernelsAnalysis::Result &R,
   return Out;
 }
 
+namespace {
+/// The .symtab function symbols named like the kernels to wrap: verify
+/// checks that a stub leads where its kernel's function symbol is, so a
+/// kernel whose descriptor enters elsewhere cannot be wrapped (the input
+/// would pass verify and its output fail it).
+class FunctionSymbols {
+public:
+  FunctionSymbols(const Object &Obj, const KernelsAnalysis::Result &R,
+                  ArrayRef<size_t> Kernels) {
+    for (size_t I : Kernels)
+      ByName.try_emplace(R.Kernels[I].Name);
+    if (const SymbolTable *T = Obj.symtab())
+      for (const Symbol &S : T->symbols())
+        if (S.Type == ELF::STT_FUNC) {
+          auto It = ByName.find(S.Name);
+          if (It != ByName.end())
+            It->second.push_back(S.Value);
+        }
+  }
+  Error check(const KernelInfo &K) const {
+    auto It = ByName.find(K.Name);
+    if (It != ByName.end())
+      for (uint64_t Value : It->second)
+        if (Value != K.CodeEntry)
+          return makeError("its function symbol '" + K.Name + "' is at " +
+                           hex(Value) + ", but its descriptor at " +
+                           hex(K.KDAddr) + " enters its code at " +
+                           hex(K.CodeEntry));
+    return Error::success();
+  }
+
+private:
+  StringMap<std::vector<uint64_t>> ByName;
+};
+} // namespace
+
 Expected<bool> SynthTrampolinesPass::holds(Object &Obj,
                                            KernelsAnalysis::Result &R,
                                            AnalysisManager &AM,
@@ -210,8 +248,26 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   };
   std::vector<NewStub> Added;
   Pool.reserve(Cands.size() * StubSlotSize + TI.PoolGuardBytes);
+  // A kernel that cannot be wrapped fails the pass, or with
+  // skip-unwrappable is left as it is (warned and counted).
+  auto Unwrappable = [&](const KernelInfo &K, Error Why) -> Error {
+    std::string Msg = "kernel '" + K.Name +
+                      "' cannot be wrapped: " + toString(std::move(Why));
+    if (!Opts.SkipUnwrappable)
+      return makeError(Msg + " (use synth-trampolines<skip-unwrappable> to "
+                             "leave it alone)");
+    Ctx.Warn(Msg + "; left unwrapped");
+    Ctx.Stats.add(name(), "unwrappable", "kernels left unwrapped");
+    return Error::success();
+  };
+  const FunctionSymbols Functions(Obj, R, Cands);
   for (size_t I : Cands) {
     KernelInfo &K = R.Kernels[I];
+    if (Error Why = Functions.check(K)) {
+      if (Error E = Unwrappable(K, std::move(Why)))
+        return std::move(E);
+      continue;
+    }
     StubSpec Spec;
     Spec.StubAddr = PoolAddr + Pool.size();
     Spec.Target = K.CodeEntry;
@@ -221,13 +277,8 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     } else {
       Expected<ScratchChoice> SC = chooseScratch(TI, K.KD);
       if (!SC) {
-        std::string Msg = "kernel '" + K.Name +
-                          "' cannot be wrapped: " + toString(SC.takeError());
-        if (!Opts.SkipUnwrappable)
-          return makeError(Msg + " (use synth-trampolines<skip-"
-                                 "unwrappable> to leave it alone)");
-        Ctx.Warn(Msg + "; left unwrapped");
-        Ctx.Stats.add(name(), "unwrappable", "kernels left unwrapped");
+        if (Error E = Unwrappable(K, SC.takeError()))
+          return std::move(E);
         continue;
       }
       Spec.Form = SC->UseVCC ? StubSpec::VCC : StubSpec::SGPRPair;

@@ -8,6 +8,7 @@
 #include "hotswap/Passes/Kernels.h"
 #include "hotswap/Support/Error.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -23,10 +24,11 @@ using namespace hotswap::amdgpu;
 /// will give the file (Object::sectionHeadersWillBeLastAndAligned()).
 static void checkStructure(const Object &Obj, std::vector<std::string> &P) {
   // PT_LOADs: table order = address order, disjoint, congruent.
+  // (An empty PT_LOAD maps nothing: it has no place in that order.)
   const Segment *Prev = nullptr;
   for (const auto &SP : Obj.segments()) {
     const Segment &S = *SP;
-    if (S.Type != ELF::PT_LOAD)
+    if (S.Type != ELF::PT_LOAD || (S.MemSize == 0 && S.FileSize == 0))
       continue;
     if (!S.IsNew) {
       if (S.Align > 1 && S.Offset % S.Align != S.VAddr % S.Align)
@@ -55,23 +57,19 @@ static void checkStructure(const Object &Obj, std::vector<std::string> &P) {
   for (const auto &SP :
        Obj.sections().drop_front(Obj.sections().empty() ? 0 : 1)) {
     const Section &S = *SP;
-    if (!S.isAlloc() || S.size() == 0 || Obj.segments().empty())
+    if (!S.isAlloc() || S.size() == 0 || Obj.segments().empty() ||
+        (S.isNoBits() && (S.Flags & ELF::SHF_TLS)))
       continue;
+    // PT_LOADs do not overlap in memory: the one that holds the section's
+    // address is the only candidate.
+    const Segment *G = Obj.loadSegmentFor(S.Addr, S.size());
     bool Ok = false;
-    for (const auto &GP : Obj.segments()) {
-      const Segment &G = *GP;
-      if (G.Type != ELF::PT_LOAD || S.Addr < G.VAddr ||
-          S.Addr + S.size() > G.VAddr + G.MemSize)
-        continue;
-      if (G.IsNew)
-        Ok = llvm::is_contained(G.Members, &S);
-      else
-        Ok = S.Orig &&
-             (S.isNoBits() || (S.Orig->Offset - G.Offset == S.Addr - G.VAddr &&
-                               S.Addr + S.size() <= G.VAddr + G.FileSize));
-      if (Ok)
-        break;
-    }
+    if (G && G->IsNew)
+      Ok = llvm::is_contained(G->Members, &S);
+    else if (G)
+      Ok = S.Orig &&
+           (S.isNoBits() || (S.Orig->Offset - G->Offset == S.Addr - G->VAddr &&
+                             S.Addr + S.size() <= G->VAddr + G->FileSize));
     if (!Ok)
       P.push_back("section '" + S.Name + "' at " + hex(S.Addr) +
                   " is not inside a loaded segment at its file offset");
@@ -81,8 +79,18 @@ static void checkStructure(const Object &Obj, std::vector<std::string> &P) {
     P.push_back("section header table at offset " +
                 hex(Obj.inputTables().ShOff) +
                 " is not 8-byte aligned after all section data");
-  // String tables end in NUL.
-  for (const auto &S : Obj.sections()) {
+  // The string tables something refers to (section names, the names of
+  // symbol tables and of .dynamic) end in NUL. (A section merely typed
+  // SHT_STRTAB that nothing reads is copied as it is.)
+  std::vector<const Section *> Referenced;
+  if (Obj.sectionNames())
+    Referenced.push_back(Obj.sectionNames());
+  for (const auto &S : Obj.sections())
+    if ((S->Type == ELF::SHT_SYMTAB || S->Type == ELF::SHT_DYNSYM ||
+         S->Type == ELF::SHT_DYNAMIC) &&
+        S->Link && !llvm::is_contained(Referenced, S->Link))
+      Referenced.push_back(S->Link);
+  for (const Section *S : Referenced) {
     if (S->Type != ELF::SHT_STRTAB || S->isNoBits())
       continue;
     ArrayRef<uint8_t> C = S->contents();
@@ -213,14 +221,20 @@ static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
     uint64_t Stub;
   };
   DenseMap<uint64_t, Half> SecondHalves;
+  DenseMap<uint64_t, std::vector<const PoolStub *>> StubsByTarget;
+  for (const PoolStub &S : R.PoolStubs)
+    StubsByTarget[S.Decoded.Target].push_back(&S);
+  DenseSet<uint64_t> CodesDone; // kernels may share code: once per code
   for (const KernelInfo &K : R.Kernels) {
     ByName[K.Name] = &K;
     if (!K.needsDualStub(T))
       continue;
     uint64_t Code = CodeOf(K);
-    for (const PoolStub &S : R.PoolStubs) {
-      if (S.Decoded.Target != Code)
-        continue;
+    auto Stubs = StubsByTarget.find(Code);
+    if (Stubs == StubsByTarget.end() || !CodesDone.insert(Code).second)
+      continue;
+    for (const PoolStub *SP : Stubs->second) {
+      const PoolStub &S = *SP;
       auto Next = StubStarts.find(S.Addr + StubSlotSize);
       if (Next != StubStarts.end() &&
           Next->second->Decoded.Target == Code + StubSlotSize)

@@ -14,6 +14,9 @@
 
 #include "hotswap/Bundle/Bundle.h"
 #include "hotswap/Support/Error.h"
+#include "hotswap/Support/Format.h"
+
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -55,9 +58,28 @@ Error located(StringRef Where, Error E) {
 
 } // namespace
 
+DecompressionBudget::DecompressionBudget(uint64_t InputSize) {
+  std::optional<uint64_t> Ratio =
+      checkedMulUnsigned<uint64_t>(InputSize, bundle::MaxCompressionRatio);
+  Total = std::max<uint64_t>(Ratio.value_or(UINT64_MAX),
+                             bundle::MinUncompressedSizeLimit);
+  Left = Total;
+}
+
+Error DecompressionBudget::take(uint64_t Claimed) {
+  if (Claimed > Left)
+    return makeError("uncompressed size " + hex(Claimed) +
+                     " is more than the " + hex(Left) +
+                     " bytes left of what the input's compressed bundles may "
+                     "decompress to together (" +
+                     hex(Total) + ")");
+  Left -= Claimed;
+  return Error::success();
+}
+
 Expected<BundlePlan> pipeline::planBundle(ArrayRef<uint8_t> Bytes,
-                                          uint64_t InputOffset,
-                                          StringRef Where) {
+                                          uint64_t InputOffset, StringRef Where,
+                                          DecompressionBudget &Budget) {
   BundlePlan Plan;
   Plan.Where = Where.str();
   ArrayRef<uint8_t> Uncompressed = Bytes;
@@ -65,6 +87,16 @@ Expected<BundlePlan> pipeline::planBundle(ArrayRef<uint8_t> Bytes,
       bundle::identifyInput(Bytes) == InputKind::CompressedOffloadBundle;
   if (Compressed) {
     // The bundle layer's messages say "compressed bundle" already.
+    Expected<bundle::CompressedBundleHeader> H =
+        bundle::parseCompressedBundleHeader(Bytes);
+    if (!H)
+      return located(Where, H.takeError());
+    // What the header claims, on its own terms, then against the input.
+    if (Error E =
+            bundle::checkUncompressedSize(*H, Bytes.size() - H->HeaderSize))
+      return located(Where, std::move(E));
+    if (Error E = Budget.take(H->UncompressedSize))
+      return located(Where, std::move(E));
     Expected<bundle::DecompressedBundle> D = bundle::decompressBundle(Bytes);
     if (!D)
       return located(Where, D.takeError());
@@ -164,7 +196,8 @@ Expected<Rewritten> pipeline::rewriteBundleInput(ArrayRef<uint8_t> Input,
                                                  const PipelineText &P,
                                                  const PipelineOptions &Opts,
                                                  RunSummary &Summary) {
-  Expected<BundlePlan> Plan = planBundle(Input, 0, "");
+  DecompressionBudget Budget(Input.size());
+  Expected<BundlePlan> Plan = planBundle(Input, 0, "", Budget);
   if (!Plan)
     return Plan.takeError();
   std::vector<CodeObjectRun *> Runs;

@@ -24,9 +24,11 @@ using namespace hotswap::pipeline;
 static Expected<std::vector<BundlePlan>>
 planBundles(const bundle::HostBinary &HB, ArrayRef<uint8_t> Input) {
   std::vector<BundlePlan> Plans;
+  DecompressionBudget Budget(Input.size());
   for (const bundle::HostBundle &B : HB.bundles()) {
-    Expected<BundlePlan> Plan = planBundle(
-        B.Bytes, B.Bytes.data() - Input.data(), "bundle at " + hex(B.Addr));
+    Expected<BundlePlan> Plan =
+        planBundle(B.Bytes, B.Bytes.data() - Input.data(),
+                   "bundle at " + hex(B.Addr), Budget);
     if (!Plan)
       return Plan.takeError();
     Plans.push_back(std::move(*Plan));

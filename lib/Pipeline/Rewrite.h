@@ -104,11 +104,28 @@ struct BundlePlan {
   std::vector<size_t> EntryOfRun;
 };
 
-/// Parses (decompressing a CCOB) the bundle \p Bytes, found at
-/// \p InputOffset of the input, and plans a run per AMDGPU entry.
+/// How many bytes the compressed bundles of one input may decompress to,
+/// together: as for one bundle (CompressedBundle.h), at most
+/// MaxCompressionRatio times the input's size, or MinUncompressedSizeLimit
+/// -- so that many small bundles each claiming a little under the limit do
+/// not add up to work out of proportion with the input.
+class DecompressionBudget {
+public:
+  explicit DecompressionBudget(uint64_t InputSize);
+  /// Takes \p Claimed bytes, or says why they cannot be had.
+  llvm::Error take(uint64_t Claimed);
+  uint64_t left() const { return Left; }
+
+private:
+  uint64_t Total, Left;
+};
+
+/// Parses (decompressing a CCOB, within \p Budget) the bundle \p Bytes,
+/// found at \p InputOffset of the input, and plans a run per AMDGPU entry.
 llvm::Expected<BundlePlan> planBundle(llvm::ArrayRef<uint8_t> Bytes,
                                       uint64_t InputOffset,
-                                      llvm::StringRef Where);
+                                      llvm::StringRef Where,
+                                      DecompressionBudget &Budget);
 
 /// A bundle to write: its size and pieces (offsets from its start; input
 /// pieces relative to the input).

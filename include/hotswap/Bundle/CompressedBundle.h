@@ -101,6 +101,14 @@ struct DecompressedBundle {
 inline constexpr uint64_t MaxCompressionRatio = 1024;
 inline constexpr uint64_t MinUncompressedSizeLimit = uint64_t(64) << 20;
 
+/// The checks decompressBundle makes of a header's uncompressed size before
+/// decompressing anything (\p StreamSize: the compressed bytes after the
+/// header): at most \p MaxUncompressedSize, at most what the method can
+/// expand the stream to, within MaxCompressionRatio, and addressable.
+llvm::Error checkUncompressedSize(
+    const CompressedBundleHeader &H, uint64_t StreamSize,
+    uint64_t MaxUncompressedSize = DefaultMaxUncompressedBundleSize);
+
 /// Decompresses the compressed bundle \p Bytes after
 /// parseCompressedBundleHeader accepts it, and checks the result: its size must
 /// be the header's uncompressed size (more or fewer bytes are each an error),

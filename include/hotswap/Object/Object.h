@@ -160,6 +160,10 @@ public:
   /// Whether symbols were added since the table was read (the writer then
   /// serialises it and its string table anew).
   bool isModified() const { return Modified; }
+  /// Whether the table as read had its locals first and sh_info right (the
+  /// reader refuses a loaded table that has not; the writer repartitions a
+  /// non-loaded one whenever it lays the object out anew).
+  bool wasPartitioned() const { return InputPartitioned; }
   /// Index (1-based, as in the file) of the first non-local symbol.
   uint32_t firstNonLocal() const;
   /// Finds a symbol by name (first match), or null.
@@ -171,6 +175,7 @@ private:
   Section *StrTab;
   std::vector<Symbol> Symbols;
   bool Modified = false;
+  bool InputPartitioned = true;
 };
 
 /// One program header. Segments of the input keep their raw fields; new
