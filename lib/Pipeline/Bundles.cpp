@@ -43,6 +43,8 @@ struct EntryRun {
   std::vector<std::string> Warnings;
   std::string Printed;
   Statistics Stats;
+  /// Passes that did not fit this code object (PassContext::Unfit).
+  std::vector<UnfitPass> Unfit;
 };
 
 /// Whether a bundle entry ID names an AMDGPU (HSA) target:
@@ -75,7 +77,8 @@ void run(EntryRun &E, const PipelineText &P, const PipelineOptions &Opts) {
   if (Opts.PrintOut)
     O.PrintOut = &PrintOS;
   O.StatsOut = &E.Stats;
-  Expected<Rewritten> R = rewriteCodeObject(E.Payload, P, O, E.Changed);
+  Expected<Rewritten> R =
+      rewriteCodeObject(E.Payload, P, O, E.Changed, &E.Unfit);
   if (Opts.OnCodeObjectDone)
     Opts.OnCodeObjectDone(E.Payload.size());
   if (!R) {
@@ -190,6 +193,7 @@ rewriteUncompressed(ArrayRef<uint8_t> Bytes, StringRef Where, bool Decompressed,
       ++Summary.Failed;
       continue;
     }
+    Summary.addUnfit(R.Unfit, R.Name);
     if (R.Changed) {
       ++Summary.Changed;
       const Object &Obj = *R.Result->Model;

@@ -61,7 +61,8 @@ OutputImage Rewritten::image(ArrayRef<uint8_t> Input) const {
 Expected<Rewritten> pipeline::rewriteCodeObject(ArrayRef<uint8_t> Input,
                                                 const PipelineText &P,
                                                 const PipelineOptions &Opts,
-                                                bool &Changed) {
+                                                bool &Changed,
+                                                std::vector<UnfitPass> *Unfit) {
   Expected<PassManager> PM = P.parse();
   if (!PM)
     return PM.takeError();
@@ -71,7 +72,7 @@ Expected<Rewritten> pipeline::rewriteCodeObject(ArrayRef<uint8_t> Input,
   Expected<std::unique_ptr<Object>> Obj = readObject(Ref);
   if (!Obj)
     return Obj.takeError();
-  if (Error E = runPassManager(**Obj, *PM, Opts))
+  if (Error E = runPasses(**Obj, *PM, Opts, Unfit))
     return std::move(E);
   Expected<Layout> L = computeLayout(**Obj);
   if (!L)
@@ -207,12 +208,16 @@ Expected<Rewritten> pipeline::rewriteInput(ArrayRef<uint8_t> Input,
       if (std::optional<std::string> Why = whyUnknown(Input))
         return makeError(*Why);
     bool Changed = false;
-    Expected<Rewritten> R = rewriteCodeObject(Input, P, Opts, Changed);
+    std::vector<UnfitPass> Unfit;
+    Expected<Rewritten> R = rewriteCodeObject(Input, P, Opts, Changed, &Unfit);
     if (!R)
       return R.takeError();
     Summary.CodeObjects = 1;
     Summary.Changed = Changed;
     Summary.OutputChanged = Changed;
+    Summary.addUnfit(Unfit, "");
+    if (Error E = checkPassesFit(P, Summary))
+      return std::move(E);
     return R;
   }
   case InputKind::OffloadBundle:
@@ -222,6 +227,8 @@ Expected<Rewritten> pipeline::rewriteInput(ArrayRef<uint8_t> Input,
     countCodeObjects(Summary, Opts);
     if (!B)
       return B.takeError();
+    if (Error E = checkPassesFit(P, Summary))
+      return std::move(E);
     Rewritten R;
     R.Bytes = std::move(*B);
     Summary.OutputChanged = R.Bytes.has_value();
@@ -232,6 +239,8 @@ Expected<Rewritten> pipeline::rewriteInput(ArrayRef<uint8_t> Input,
     countCodeObjects(Summary, Opts);
     if (!R)
       return R.takeError();
+    if (Error E = checkPassesFit(P, Summary))
+      return std::move(E);
     Summary.OutputChanged = Summary.Changed != 0;
     return R;
   }

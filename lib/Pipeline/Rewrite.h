@@ -57,11 +57,21 @@ llvm::Expected<Rewritten> rewriteInput(llvm::ArrayRef<uint8_t> Input,
                                        RunSummary &Summary);
 
 /// Runs \p P on one code object (the whole input, or a container's entry
-/// with Opts already redirected by the caller) and lays it out.
-llvm::Expected<Rewritten> rewriteCodeObject(llvm::ArrayRef<uint8_t> Input,
-                                            const PipelineText &P,
-                                            const PipelineOptions &Opts,
-                                            bool &Changed);
+/// with Opts already redirected by the caller) and lays it out. \p Unfit,
+/// when given, receives the passes skipped because they do not fit the code
+/// object (PassContext::Unfit).
+llvm::Expected<Rewritten>
+rewriteCodeObject(llvm::ArrayRef<uint8_t> Input, const PipelineText &P,
+                  const PipelineOptions &Opts, bool &Changed,
+                  std::vector<UnfitPass> *Unfit = nullptr);
+
+/// runPassManager, handing on PassContext::Unfit to \p Unfit when given.
+llvm::Error runPasses(Object &Obj, PassManager &PM, const PipelineOptions &Opts,
+                      std::vector<UnfitPass> *Unfit);
+
+/// Fails when a pass of \p P that needs some code object of the input fit
+/// none of those that ran (RunSummary::Unfit).
+llvm::Error checkPassesFit(const PipelineText &P, const RunSummary &Summary);
 
 /// Runs \p P on every AMDGPU code object of the bundle \p Bytes (plain or
 /// compressed). \p Where names the bundle in messages ("" for a bundle that
