@@ -203,6 +203,8 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
   StringMap<size_t> ByName;
   StringMap<uint64_t> NumberedSGPR;
   StringMap<std::pair<uint64_t, uint64_t>> Functions; // name -> value, size
+  // `<kernel>.swap` symbols (swap-kernels): kernel -> (value, size) of each.
+  StringMap<SmallVector<std::pair<uint64_t, uint64_t>, 1>> Swaps;
   for (SymbolTable *T : {Obj.symtab(), Obj.dynsym()}) {
     if (!T)
       continue;
@@ -215,6 +217,8 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
       }
       if (S.Type == ELF::STT_FUNC && S.Sec && S.Size)
         Functions.try_emplace(N, S.Value, S.Size);
+      if (S.Type == ELF::STT_FUNC && S.Sec && N.ends_with(".swap"))
+        Swaps[N.drop_back(strlen(".swap"))].push_back({S.Value, S.Size});
       if (!N.ends_with(".kd") || N.size() == 3)
         continue;
       if (S.Type != ELF::STT_OBJECT || !S.Sec)
@@ -345,6 +349,17 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     auto FI = Functions.find(K.Name);
     if (FI != Functions.end() && FI->second.first == K.CodeEntry)
       K.Function = FI->second;
+    // A swapped kernel runs the code its `<name>.swap` symbol names; the
+    // `<name>.numbered_sgpr` symbol describes the code it replaced.
+    auto SW = Swaps.find(K.Name);
+    if (SW != Swaps.end())
+      for (auto [Value, Size] : SW->second)
+        if (Value == K.CodeEntry) {
+          K.NumberedSGPR.reset();
+          K.Function.reset();
+          if (Size)
+            K.Function = std::make_pair(Value, Size);
+        }
     K.deriveSGPRUse(T);
     R.Kernels.push_back(std::move(K));
   }

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/Passes/Kernels.h"
+#include "hotswap/Passes/SwapRecord.h"
 
 #include "hotswap/Support/Format.h"
 
@@ -35,6 +36,12 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
   if (Error E = R.refineAllSGPRs(Obj, AM))
     return E;
   const TargetInfo &T = R.Target;
+  // What swap-kernels recorded (an unreadable record is verify's to report).
+  Expected<std::vector<SwapRecord>> Swaps = readSwapRecords(Obj);
+  if (!Swaps) {
+    consumeError(Swaps.takeError());
+    Swaps = std::vector<SwapRecord>();
+  }
   if (JSON) {
     json::Array Ks;
     for (const KernelInfo &K : R.Kernels) {
@@ -63,6 +70,14 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
         O["stub"] = StubJSON(*K.EntryStub);
       if (K.PendingStub)
         O["pending_stub"] = StubJSON(*K.PendingStub);
+      if (const SwapRecord *Swap = currentSwap(*Swaps, K))
+        O["swapped"] = json::Object{
+            {"from", Swap->From},
+            {"from_md5", Swap->FromMD5},
+            {"code", static_cast<int64_t>(Swap->Code)},
+            {"descriptor", static_cast<int64_t>(Swap->Descriptor)},
+            {"image", static_cast<int64_t>(
+                          Swap->Image.empty() ? 0 : Swap->Image.front().Addr)}};
       if (K.MD) {
         json::Object M;
         if (K.MD->SGPRCount)
@@ -106,6 +121,13 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
     if (K.PendingStub)
       OS << "  pool stub:   " << hex(K.PendingStub->Addr)
          << " (descriptor not yet patched)\n";
+    if (const SwapRecord *Swap = currentSwap(*Swaps, K)) {
+      OS << "  swapped:     code at " << hex(Swap->Code) << " from '"
+         << Swap->From << "' (MD5 " << Swap->FromMD5;
+      if (!Swap->Image.empty())
+        OS << ", image at " << hex(Swap->Image.front().Addr);
+      OS << ")\n";
+    }
     OS << "  sgprs:       live-in " << K.LiveInSGPRs << ", used " << K.UsedSGPRs
        << " (" << K.UsedSGPRSource << ")\n";
     OS << "  rsrc1/2/3:   " << format_hex(K.KD.ComputePgmRsrc1, 10) << " "

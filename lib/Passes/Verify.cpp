@@ -6,6 +6,7 @@
 #include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/Pass/AnalysisManager.h"
 #include "hotswap/Passes/Kernels.h"
+#include "hotswap/Passes/SwapRecord.h"
 #include "hotswap/Support/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -202,9 +203,26 @@ static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
   if (SymbolTable *ST = Obj.symtab())
     for (const Symbol &S : ST->symbols())
       Syms[S.Name].push_back(&S);
+  // A kernel swap-kernels swapped runs the code a `<name>.swap` symbol
+  // names: the one it reaches, else the last one.
+  auto SwappedCodeOf = [&](const KernelInfo &K) -> std::optional<uint64_t> {
+    auto SI = Syms.find((K.Name + SwapSymbolSuffix).str());
+    if (SI == Syms.end())
+      return std::nullopt;
+    std::optional<uint64_t> Last;
+    for (const Symbol *F : SI->second)
+      if (F->Type == ELF::STT_FUNC) {
+        if (F->Value == K.CodeEntry)
+          return F->Value;
+        Last = F->Value;
+      }
+    return Last;
+  };
   // Where a kernel's code is: its own function symbol when there is one
   // (independent of the stub the descriptor uses), else where it is entered.
   auto CodeOf = [&](const KernelInfo &K) {
+    if (std::optional<uint64_t> Swapped = SwappedCodeOf(K))
+      return *Swapped;
     auto FI = Syms.find(K.Name);
     if (FI != Syms.end())
       for (const Symbol *F : FI->second)
@@ -278,9 +296,15 @@ static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
       P.push_back(Who + ": stub at " + hex(S.Addr) + " leads to " +
                   hex(K.CodeEntry) + ", inside stub pool '" + CS->Name +
                   "' instead of the kernel's code");
-    // The kernel's own function symbol, when present, is where it must land.
+    // The kernel's own function symbol, when present, is where it must land
+    // (its `.swap` symbol once swapped).
     auto FI = Syms.find(K.Name);
-    if (FI != Syms.end())
+    if (std::optional<uint64_t> Swapped = SwappedCodeOf(K)) {
+      if (*Swapped != K.CodeEntry)
+        P.push_back(Who + ": stub at " + hex(S.Addr) + " leads to " +
+                    hex(K.CodeEntry) + " but the kernel's swapped code is at " +
+                    hex(*Swapped));
+    } else if (FI != Syms.end())
       for (const Symbol *F : FI->second)
         if (F->Type == ELF::STT_FUNC && F->Value != K.CodeEntry)
           P.push_back(Who + ": stub at " + hex(S.Addr) + " leads to " +
@@ -388,6 +412,7 @@ Expected<std::vector<std::string>> hotswap::verifyObject(Object &Obj,
   }
   if (Error E = checkKernels(Obj, *R, AM, P))
     return std::move(E);
+  verifySwaps(Obj, *R, P);
   return P;
 }
 
