@@ -228,7 +228,9 @@ Expected<SwapKernelsPass::Replacement &> SwapKernelsPass::replacement() {
       if (T == Obj.dynsym() && Exported &&
           (S.Type == ELF::STT_OBJECT || S.Type == ELF::STT_COMMON) &&
           (S.Sec || S.Shndx == ELF::SHN_COMMON) &&
-          !StringRef(S.Name).ends_with(".kd"))
+          !StringRef(S.Name).ends_with(".kd") &&
+          // The marker of a HIP translation unit, which no code reads.
+          !StringRef(S.Name).starts_with("__hip_cuid_"))
         F->Variables.push_back(S.Name);
     }
   }
