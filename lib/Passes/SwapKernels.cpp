@@ -178,18 +178,21 @@ Expected<SwapKernelsPass::Replacement &> SwapKernelsPass::replacement() {
         (S->Type != ELF::SHT_RELA && S->Type != ELF::SHT_REL &&
          S->Type != ELF::SHT_RELR))
       continue;
+    const uint64_t EntSize = S->Type == ELF::SHT_RELA  ? 24
+                             : S->Type == ELF::SHT_REL ? 16
+                                                       : 8;
     std::string First;
     if (S->Type == ELF::SHT_RELA && S->size() >= 24) {
       uint64_t Offset = support::endian::read64le(S->contents().data());
       uint32_t Type = static_cast<uint32_t>(
           support::endian::read64le(S->contents().data() + 8));
       const Section *At = Obj.sectionForAddress(Offset);
-      First = " (the first: " + relocationName(Type).str() + " at " +
-              hex(Offset) + (At ? " in '" + At->Name + "'" : "") + ")";
+      First = "; the first: " + relocationName(Type).str() + " at " +
+              hex(Offset) + (At ? " in '" + At->Name + "'" : "");
     }
-    return Fail("needs dynamic relocations: section '" + S->Name + "' has " +
-                hex(S->size()) + " bytes of them" + First +
-                "; its code and data could not be moved as they are (a "
+    return Fail("needs dynamic relocations (" + Twine(S->size() / EntSize) +
+                " in '" + S->Name + "'" + First +
+                "): moved by a delta, its data would hold stale addresses (a "
                 "device variable whose address is stored in data needs one)");
   }
 
@@ -378,20 +381,6 @@ static Error checkCompatible(const KernelsAnalysis::Result &R,
     return Bad(Field + " is " + Here + " in the code object, " + There +
                " in '" + File + "'");
   };
-  for (KernelField F :
-       {KernelField::KernargSegmentSize, KernelField::WavefrontSize}) {
-    std::optional<uint64_t> A = K.MD->get(F), B = RK.MD->get(F);
-    if (A != B)
-      return Differs("'" + kernelFieldKey(F) + "'", valueText(A), valueText(B));
-  }
-  if (K.KD.wavefrontSize() != RK.KD.wavefrontSize())
-    return Differs("the descriptor's wavefront size",
-                   std::to_string(K.KD.wavefrontSize()),
-                   std::to_string(RK.KD.wavefrontSize()));
-  if (K.KD.KernargSize != RK.KD.KernargSize)
-    return Differs("the descriptor's kernarg_size",
-                   std::to_string(K.KD.KernargSize),
-                   std::to_string(RK.KD.KernargSize));
   Expected<KernelInterface> A = R.Metadata->interfaceOf(K.KDSymbol);
   if (!A)
     return Bad(toString(A.takeError()));
@@ -419,6 +408,21 @@ static Error checkCompatible(const KernelsAnalysis::Result &R,
                        "'" + Y.ValueKind + "'");
     }
   }
+  for (KernelField F :
+       {KernelField::KernargSegmentSize, KernelField::WavefrontSize}) {
+    std::optional<uint64_t> Here = K.MD->get(F), There = RK.MD->get(F);
+    if (Here != There)
+      return Differs("'" + kernelFieldKey(F) + "'", valueText(Here),
+                     valueText(There));
+  }
+  if (K.KD.wavefrontSize() != RK.KD.wavefrontSize())
+    return Differs("the descriptor's wavefront size",
+                   std::to_string(K.KD.wavefrontSize()),
+                   std::to_string(RK.KD.wavefrontSize()));
+  if (K.KD.KernargSize != RK.KD.KernargSize)
+    return Differs("the descriptor's kernarg_size",
+                   std::to_string(K.KD.KernargSize),
+                   std::to_string(RK.KD.KernargSize));
   std::map<std::string, std::string> Keys = A->LaunchKeys;
   Keys.insert(B->LaunchKeys.begin(), B->LaunchKeys.end());
   for (const auto &KV : Keys) {
