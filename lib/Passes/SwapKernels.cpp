@@ -90,7 +90,8 @@ struct SwapKernelsPass::Replacement {
   /// Variables the host can reach (exported STT_OBJECT other than kernel
   /// descriptors).
   std::vector<std::string> Variables;
-  /// Whether the image is intact at a delta, by delta.
+  /// Whether the image is intact at a delta, by delta, in the object as it
+  /// is during one call of the pass (cleared at the start of each).
   DenseMap<uint64_t, bool> IntactAt;
 };
 
@@ -337,6 +338,7 @@ Expected<bool> SwapKernelsPass::holds(Object &Obj, KernelsAnalysis::Result &R,
   Expected<Replacement &> F = replacement();
   if (!F)
     return F.takeError();
+  F->IntactAt.clear();
   // A code object the file does not fit: let the precondition say why.
   if (mismatch(Obj, R))
     return false;
@@ -516,6 +518,7 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   if (!FOr)
     return FOr.takeError();
   Replacement &F = *FOr;
+  F.IntactAt.clear();
   const KernelsAnalysis::Result &FR = *F.Kernels;
   const TargetInfo &T = R.Target;
   std::vector<std::pair<size_t, size_t>> Pairs = selected(R, F), Todo;
