@@ -272,7 +272,8 @@ SwapKernelsPass::selected(const KernelsAnalysis::Result &R,
   return Out;
 }
 
-/// Whether FILE's image lies intact at delta \p D in \p Obj.
+/// Whether FILE's image lies intact at delta \p D in \p Obj. Deltas are
+/// taken modulo 2^64: an image may lie below FILE's own addresses.
 static bool imageIntactAt(const Object &Obj, SwapKernelsPass::Replacement &F,
                           uint64_t D) {
   auto [It, New] = F.IntactAt.try_emplace(D, false);
@@ -282,11 +283,11 @@ static bool imageIntactAt(const Object &Obj, SwapKernelsPass::Replacement &F,
   for (const SwapKernelsPass::Replacement::Load &L : F.Loads) {
     if (!Intact)
       break;
-    if (L.VAddr + L.MemSize > UINT64_MAX - D) {
+    const uint64_t Addr = L.VAddr + D;
+    if (L.MemSize > UINT64_MAX - Addr) {
       Intact = false;
       break;
     }
-    const uint64_t Addr = L.VAddr + D;
     Intact = Obj.loadSegmentFor(Addr, L.MemSize) != nullptr;
     if (Intact && L.FileSize) {
       Expected<ArrayRef<uint8_t>> B = Obj.bytesAt(Addr, L.FileSize);
@@ -315,8 +316,7 @@ static const Symbol *swapSymbolAt(const Object &Obj, const KernelInfo &K,
 bool SwapKernelsPass::isSwapped(const Object &Obj,
                                 const KernelsAnalysis::Result &R,
                                 const KernelInfo &K, const KernelInfo &RK) {
-  if (K.CodeEntry < RK.CodeEntry ||
-      !imageIntactAt(Obj, *Repl, K.CodeEntry - RK.CodeEntry))
+  if (!imageIntactAt(Obj, *Repl, K.CodeEntry - RK.CodeEntry))
     return false;
   if (K.KD != swappedDescriptor(R.Target, RK.KD, K))
     return false;
@@ -449,9 +449,10 @@ static Expected<uint64_t> appendImage(Object &Obj,
     return makeError("no address space left above " + hex(Free) +
                      " for the image of '" + File + "'");
   const uint64_t Base = alignTo(Free, F.Align);
+  // Modulo 2^64: FILE's addresses may lie above Base.
   const uint64_t D = Base - F.Start;
   const SwapKernelsPass::Replacement::Load &Last = F.Loads.back();
-  if (Last.VAddr + Last.MemSize > UINT64_MAX - D)
+  if (Last.VAddr - F.Start + Last.MemSize > UINT64_MAX - Base)
     return makeError("the image of '" + File + "' does not fit above " +
                      hex(Base));
   for (const SwapKernelsPass::Replacement::Load &L : F.Loads) {
@@ -565,8 +566,7 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   std::optional<uint64_t> Delta;
   for (auto [I, J] : Pairs) {
     const KernelInfo &K = R.Kernels[I], &RK = FR.Kernels[J];
-    if (K.CodeEntry >= RK.CodeEntry &&
-        imageIntactAt(Obj, F, K.CodeEntry - RK.CodeEntry)) {
+    if (imageIntactAt(Obj, F, K.CodeEntry - RK.CodeEntry)) {
       Delta = K.CodeEntry - RK.CodeEntry;
       break;
     }
@@ -577,8 +577,7 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   for (const SwapRecord &Rec : *Records) {
     if (Delta)
       break;
-    if (Rec.FromMD5 != F.MD5 || Rec.Image.empty() ||
-        Rec.Image.front().Addr < F.Loads.front().VAddr)
+    if (Rec.FromMD5 != F.MD5 || Rec.Image.empty())
       continue;
     uint64_t D = Rec.Image.front().Addr - F.Loads.front().VAddr;
     if (imageIntactAt(Obj, F, D))
