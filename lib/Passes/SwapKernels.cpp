@@ -769,7 +769,8 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       return makeError("metadata: the rewritten note section changed size");
     R.MetadataSection->setContents(std::move(NR->Bytes));
   }
-  appendSwapRecords(Obj, NewRecords);
+  if (Error E = appendSwapRecords(Obj, NewRecords))
+    return std::move(E);
   PreservedAnalyses PA = PreservedAnalyses::none();
   PA.preserve<TargetAnalysis>();
   return PA;

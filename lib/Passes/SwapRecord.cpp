@@ -134,10 +134,14 @@ Expected<std::vector<SwapRecord>> hotswap::readSwapRecords(const Object &Obj) {
   return Out;
 }
 
-void hotswap::appendSwapRecords(Object &Obj, ArrayRef<SwapRecord> Records) {
+Error hotswap::appendSwapRecords(Object &Obj, ArrayRef<SwapRecord> Records) {
   if (Records.empty())
-    return;
+    return Error::success();
   Section *S = Obj.findSection(SwapRecordSectionName);
+  if (S && (S->isAlloc() || S->isNoBits()))
+    return makeError("section '" + SwapRecordSectionName +
+                     "' is loaded or has no contents: it cannot hold the "
+                     "records of swapped kernels");
   if (!S) {
     auto New = std::make_unique<Section>();
     New->Name = SwapRecordSectionName.str();
@@ -154,6 +158,7 @@ void hotswap::appendSwapRecords(Object &Obj, ArrayRef<SwapRecord> Records) {
     Bytes.push_back('\n');
   }
   S->setContents(std::move(Bytes));
+  return Error::success();
 }
 
 const SwapRecord *hotswap::currentSwap(ArrayRef<SwapRecord> Records,

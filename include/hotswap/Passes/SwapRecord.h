@@ -73,8 +73,9 @@ struct SwapRecord {
 /// the line, on a line that is not such a record.
 llvm::Expected<std::vector<SwapRecord>> readSwapRecords(const Object &Obj);
 
-/// Appends \p Records to `.hotswap.swaps`, creating it when needed.
-void appendSwapRecords(Object &Obj, llvm::ArrayRef<SwapRecord> Records);
+/// Appends \p Records to `.hotswap.swaps`, creating it when needed. Fails
+/// when a section of that name is loaded or has no file contents.
+llvm::Error appendSwapRecords(Object &Obj, llvm::ArrayRef<SwapRecord> Records);
 
 /// The record of the code \p K runs now (the last one for K with K's code
 /// entry), or null.
