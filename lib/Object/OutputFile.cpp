@@ -222,7 +222,10 @@ Error writeInPlace(StringRef Path, const OutputImage &Image) {
 } // namespace
 
 void OutputImage::renderInto(MutableArrayRef<uint8_t> Out) const {
-  memcpy(Out.data(), Base.data(), BaseLength);
+  // An empty base may have no storage at all (memcpy from null is undefined
+  // even for 0 bytes).
+  if (BaseLength)
+    memcpy(Out.data(), Base.data(), BaseLength);
   memset(Out.data() + BaseLength, 0, Out.size() - BaseLength);
   Pieces().applyTo(Out);
 }
