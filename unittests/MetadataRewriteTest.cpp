@@ -543,4 +543,74 @@ TEST(MetadataRewriteTest, SelfCheckOfSeveralNotes) {
   }
 }
 
+// setField: every field the kernel has can change, in one batch with
+// others; each value is written in place in its own width (a boolean as a
+// boolean), and one that does not fit is refused naming its field.
+TEST(MetadataRewriteTest, SetFieldEveryKindInOneBatch) {
+  auto Section = sectionWithSlack({{"k", 10, 3}}, 0);
+  auto MD = CodeObjectMetadata::parse(Section);
+  ASSERT_OK(MD);
+  EXPECT_NO_ERR(MD->setField("k.kd", KernelField::VGPRCount, 100));
+  EXPECT_NO_ERR(MD->setField("k.kd", KernelField::UsesDynamicStack, 1));
+  EXPECT_NO_ERR(MD->setField("k.kd", KernelField::SGPRCount, 20));
+  EXPECT_NO_ERR(MD->setField("k.kd", KernelField::MaxFlatWorkgroupSize, 1024));
+  Expected<NoteRewrite> R = MD->rewrite();
+  ASSERT_OK(R);
+  EXPECT_EQ(R->How, Method::InPlace);
+  size_t V = valueOffset(Section, ".vgpr_count");
+  size_t D = valueOffset(Section, ".uses_dynamic_stack");
+  size_t S = valueOffset(Section, ".sgpr_count");
+  size_t M = valueOffset(Section, ".max_flat_workgroup_size");
+  // 256 is 0xcd 0x01 0x00, 1024 0xcd 0x04 0x00: one byte differs.
+  EXPECT_EQ(diffOffsets(Section, R->Bytes),
+            (std::vector<size_t>{M + 1, S, D, V}));
+  EXPECT_EQ(R->Bytes[D], 0xc3);
+  EXPECT_EQ(reparsedValue(*R, "k.kd", KernelField::VGPRCount), 100u);
+  EXPECT_EQ(reparsedValue(*R, "k.kd", KernelField::UsesDynamicStack), 1u);
+  EXPECT_EQ(reparsedValue(*R, "k.kd", KernelField::SGPRCount), 20u);
+  EXPECT_EQ(reparsedValue(*R, "k.kd", KernelField::MaxFlatWorkgroupSize),
+            1024u);
+}
+
+TEST(MetadataRewriteTest, SetFieldRefusals) {
+  auto MD = CodeObjectMetadata::parse(
+      sectionWithSlack({{"k", 10, 3, /*WithAGPR=*/false}}, 0));
+  ASSERT_OK(MD);
+  EXPECT_EQ(toString(MD->setField("k.kd", KernelField::AGPRCount, 1)),
+            "metadata: kernel 'k.kd' has no '.agpr_count' to change");
+  EXPECT_EQ(toString(MD->setField("k.kd", KernelField::UsesDynamicStack, 2)),
+            "metadata: kernel 'k.kd': '.uses_dynamic_stack' is a boolean, "
+            "not 2");
+  EXPECT_FALSE(MD->hasPendingChanges());
+  // 0 -> 1024 needs two more bytes than the note's padding has.
+  EXPECT_NO_ERR(MD->setField("k.kd", KernelField::GroupSegmentFixedSize, 1024));
+  Expected<NoteRewrite> R = MD->rewrite();
+  ASSERT_FALSE(bool(R));
+  EXPECT_EQ(toString(R.takeError()),
+            "metadata: kernel 'k.kd': '.group_segment_fixed_size' 1024 does "
+            "not fit: the note at offset 0x0 would have to grow, and it is "
+            "loaded memory");
+}
+
+// The self-check knows every field: a wrong value in a field that was not
+// changed (here .vgpr_count, next to a changed .sgpr_count) is caught.
+TEST(MetadataRewriteTest, SelfCheckCoversEveryField) {
+  auto Section = sectionWithSlack({{"k", 10, 3}}, 0);
+  auto MD = CodeObjectMetadata::parse(Section);
+  ASSERT_OK(MD);
+  EXPECT_NO_ERR(MD->setField("k.kd", KernelField::PrivateSegmentFixedSize, 9));
+  Expected<NoteRewrite> R = MD->rewrite();
+  ASSERT_OK(R);
+  EXPECT_EQ(verifyError(*MD, R->Bytes), "<no error>");
+  std::vector<uint8_t> B = R->Bytes;
+  B[valueOffset(Section, ".vgpr_count")] = 4;
+  EXPECT_NE(verifyError(*MD, B).find("'.vgpr_count' does not have the "
+                                     "expected value"),
+            std::string::npos);
+  B = R->Bytes;
+  B[valueOffset(Section, ".private_segment_fixed_size")] = 8;
+  EXPECT_NE(verifyError(*MD, B).find("'.private_segment_fixed_size'"),
+            std::string::npos);
+}
+
 } // namespace

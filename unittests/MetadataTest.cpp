@@ -524,4 +524,77 @@ TEST(MetadataTest, ContentErrorsNameTheNote) {
   EXPECT_EQ(parseError(S), "metadata: note at offset 0x0: root is not a map");
 }
 
+// interfaceOf: the argument layout and the launch keys of one kernel, read
+// from its note; values written out canonically whatever their encoding.
+TEST(MetadataTest, InterfaceOf) {
+  msgpack::Document D;
+  msgpack::MapDocNode Root = D.getRoot().getMap(/*Convert=*/true);
+  msgpack::ArrayDocNode KA = D.getArrayNode();
+  KA.push_back(kernelNode(D, {"a"}));
+  msgpack::MapDocNode B = kernelNode(D, {"b"});
+  msgpack::ArrayDocNode Args = D.getArrayNode();
+  for (auto [Off, Size, Kind] :
+       {std::tuple<uint64_t, uint64_t, const char *>{0, 8, "global_buffer"},
+        {8, 4, "by_value"}}) {
+    msgpack::MapDocNode A = D.getMapNode();
+    A[".offset"] = D.getNode(Off);
+    A[".size"] = D.getNode(Size);
+    A[".value_kind"] = D.getNode(Kind);
+    A[".name"] = D.getNode("x");
+    Args.push_back(A);
+  }
+  B[".args"] = Args;
+  msgpack::ArrayDocNode WG = D.getArrayNode();
+  for (uint64_t V : {64, 1, 1})
+    WG.push_back(D.getNode(V));
+  B[".reqd_workgroup_size"] = WG;
+  KA.push_back(B);
+  Root["amdhsa.kernels"] = KA;
+  std::string Blob;
+  D.writeToBlob(Blob);
+  auto MD = CodeObjectMetadata::parse(noteSection(Blob));
+  ASSERT_OK(MD);
+
+  Expected<KernelInterface> IA = MD->interfaceOf("a.kd");
+  ASSERT_OK(IA);
+  ASSERT_TRUE(IA->Args.has_value());
+  EXPECT_TRUE(IA->Args->empty());
+  EXPECT_EQ(IA->LaunchKeys, (std::map<std::string, std::string>{
+                                {".kernarg_segment_align", "4"},
+                                {".uniform_work_group_size", "1"}}));
+
+  Expected<KernelInterface> IB = MD->interfaceOf("b.kd");
+  ASSERT_OK(IB);
+  ASSERT_EQ(IB->Args->size(), 2u);
+  EXPECT_EQ((*IB->Args)[1].Offset, 8u);
+  EXPECT_EQ((*IB->Args)[1].Size, 4u);
+  EXPECT_EQ((*IB->Args)[1].ValueKind, "by_value");
+  EXPECT_EQ((*IB->Args)[0].ValueKind, "global_buffer");
+  EXPECT_EQ(IB->LaunchKeys[".reqd_workgroup_size"], "[64, 1, 1]");
+
+  EXPECT_EQ(toString(MD->interfaceOf("c.kd").takeError()),
+            "metadata: no kernel with symbol 'c.kd'");
+}
+
+TEST(MetadataTest, InterfaceOfRefusesBadArgs) {
+  msgpack::Document D;
+  msgpack::MapDocNode Root = D.getRoot().getMap(/*Convert=*/true);
+  msgpack::ArrayDocNode KA = D.getArrayNode();
+  msgpack::MapDocNode K = kernelNode(D, {"k"});
+  msgpack::ArrayDocNode Args = D.getArrayNode();
+  msgpack::MapDocNode A = D.getMapNode();
+  A[".offset"] = D.getNode("zero");
+  Args.push_back(A);
+  K[".args"] = Args;
+  KA.push_back(K);
+  Root["amdhsa.kernels"] = KA;
+  std::string Blob;
+  D.writeToBlob(Blob);
+  auto MD = CodeObjectMetadata::parse(noteSection(Blob));
+  ASSERT_OK(MD);
+  EXPECT_EQ(toString(MD->interfaceOf("k.kd").takeError()),
+            "metadata: kernel 'k.kd': .args[0] '.offset' is not an unsigned "
+            "integer");
+}
+
 } // namespace

@@ -122,6 +122,7 @@ public:
     return Result;
   }
   bool isTransform() const override { return Transform; }
+  bool needsSomeCodeObject() const override { return NeedsSome; }
 
   std::string N;
   std::string Invariant;
@@ -130,6 +131,7 @@ public:
   bool UsesCounting = false;
   bool Fail = false;
   bool Transform = true;
+  bool NeedsSome = false;
   PreservedAnalyses Result = PreservedAnalyses::all();
   unsigned Runs = 0;
   std::vector<unsigned> Seen;
@@ -295,6 +297,33 @@ TEST_F(PassManagerTest, UnmetPreconditionSkipsOrFailsInStrictMode) {
   EXPECT_TRUE(Events.empty());
 }
 
+// A pass that fits only some code objects is skipped where it does not,
+// even in strict mode, and the skip is recorded for whoever runs the input.
+TEST_F(PassManagerTest, PassesThatNeedSomeCodeObjectRecordTheirSkips) {
+  TestPass &Other = add("other");
+  Other.Unmet = "not for this one";
+  TestPass &P = add("picky");
+  P.Unmet = "wrong target";
+  P.NeedsSome = true;
+  TestPass &Fits = add("fits");
+  Fits.NeedsSome = true;
+  Ctx.Strict = false;
+  ASSERT_FALSE(errorToBool(PM.run(*Obj, AM, Ctx)));
+  ASSERT_EQ(Ctx.Unfit.size(), 1u);
+  EXPECT_EQ(Ctx.Unfit[0].Position, 1u);
+  EXPECT_EQ(Ctx.Unfit[0].Pipeline, "picky");
+  EXPECT_EQ(Ctx.Unfit[0].Why, "wrong target");
+  EXPECT_EQ(Fits.Runs, 1u);
+
+  Other.Unmet.reset();
+  Ctx.Unfit.clear();
+  Ctx.Strict = true;
+  ASSERT_FALSE(errorToBool(PM.run(*Obj, AM, Ctx)));
+  EXPECT_EQ(Ctx.Unfit.size(), 1u);
+  EXPECT_EQ(P.Runs, 0u);
+  EXPECT_EQ(Fits.Runs, 2u);
+}
+
 TEST_F(PassManagerTest, NonTransformsAreNotCheckedForInvariants) {
   TestPass &P = add("printer");
   P.Transform = false;
@@ -417,6 +446,57 @@ TEST(RunPipelineTest, ReportsParseErrorsBeforeReading) {
   ASSERT_FALSE(bool(Out));
   EXPECT_EQ(toString(Out.takeError()), "invalid pipeline 'bogus': unknown "
                                        "pass name 'bogus' (at column 1)");
+}
+
+/// A pass for one kind of code object only: its precondition says whether
+/// the object is one.
+class PickyPass : public Pass {
+public:
+  explicit PickyPass(bool Fits) : Fits(Fits) {}
+  StringRef name() const override { return "picky"; }
+  bool needsSomeCodeObject() const override { return true; }
+  Expected<std::optional<std::string>>
+  unmetPrecondition(Object &, AnalysisManager &, PassContext &) override {
+    if (Fits)
+      return std::nullopt;
+    return std::optional<std::string>("not the object it is for");
+  }
+  Expected<PreservedAnalyses> run(Object &, AnalysisManager &,
+                                  PassContext &) override {
+    return PreservedAnalyses::all();
+  }
+  bool Fits;
+};
+
+// A bare code object that such a pass does not fit is an error naming the
+// pass and why (a skip on a container's other code objects is not).
+TEST(RunPipelineTest, PassThatFitsNoCodeObjectFailsTheInput) {
+  std::vector<char> In = makeObject();
+  MemoryBufferRef Ref(StringRef(In.data(), In.size()), "in.co");
+  PassBuilder PB;
+  for (bool Fits : {false, true})
+    ASSERT_FALSE(errorToBool(
+        PB.registerPass(Fits ? "picky-fits" : "picky", "",
+                        [Fits](StringRef) -> Expected<std::unique_ptr<Pass>> {
+                          return std::make_unique<PickyPass>(Fits);
+                        })));
+  PipelineOptions Opts;
+  Opts.Builder = &PB;
+  RunSummary Summary;
+  Expected<std::unique_ptr<MemoryBuffer>> Out =
+      runPipeline(Ref, "verify,picky", Opts, &Summary);
+  ASSERT_FALSE(bool(Out));
+  EXPECT_EQ(toString(Out.takeError()),
+            "pass 'picky' cannot run: not the object it is for");
+  EXPECT_EQ(Summary.Unfit.at(1).CodeObjects, 1u);
+  Opts.Strict = true;
+  Out = runPipeline(Ref, "picky", Opts);
+  ASSERT_FALSE(bool(Out));
+  EXPECT_EQ(toString(Out.takeError()),
+            "pass 'picky' cannot run: not the object it is for");
+  Out = runPipeline(Ref, "picky-fits", Opts);
+  ASSERT_TRUE(bool(Out)) << toString(Out.takeError());
+  EXPECT_EQ((*Out)->getBuffer(), Ref.getBuffer());
 }
 
 /// Drops the terminating NUL of .strtab (a non-loaded section may be

@@ -40,6 +40,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <functional>
+#include <map>
 #include <memory>
 
 namespace llvm {
@@ -147,6 +148,20 @@ struct RunSummary {
   unsigned Failed = 0;
   /// Whether the output differs from the input at all.
   bool OutputChanged = false;
+  /// Passes that need some code object of the input
+  /// (Pass::needsSomeCodeObject) and were skipped on some, by position in
+  /// the pipeline: on how many code objects, and the first skip (its Why
+  /// names the container entry). A pass skipped on every code object that
+  /// ran fails the input.
+  struct UnfitCount {
+    unsigned CodeObjects = 0;
+    UnfitPass First;
+  };
+  std::map<size_t, UnfitCount> Unfit;
+
+  /// Counts the skips of one code object (\p Entry names it in a
+  /// container, empty for a bare code object).
+  void addUnfit(llvm::ArrayRef<UnfitPass> Skips, llvm::StringRef Entry);
 };
 
 /// Runs \p Pipeline (the text of `-passes=`, e.g. "trampoline,stub-syms";

@@ -111,7 +111,7 @@ Error CodeObjectMetadata::load() {
 
   // Kernels, note by note; a .symbol belongs to one note.
   Kernels.reserve(NumKernels);
-  SGPRCountTokens.reserve(NumKernels);
+  FieldLocs.reserve(NumKernels);
   BySymbol = StringMap<unsigned>(unsigned(NumKernels));
   for (size_t I = 0; I != Read.size(); ++I) {
     for (NoteKernel &K : Read[I].Kernels) {
@@ -122,7 +122,12 @@ Error CodeObjectMetadata::load() {
                          "' is described by the notes at offsets " +
                          hex(Notes[Kernels[It->second].Note].Offset) + " and " +
                          hex(Notes[I].Offset));
-      SGPRCountTokens.push_back(K.SGPRCount);
+      std::array<MetadataValueLoc, NumKernelFields> &Locs =
+          FieldLocs.emplace_back();
+      for (unsigned F = 0; F != NumKernelFields; ++F)
+        if (const std::optional<MsgPackToken> &T = K.Fields[F])
+          Locs[F] = {T->Offset, uint8_t(T->Size),
+                     T->Obj.Kind == msgpack::Type::Int};
       Kernels.push_back(std::move(K.MD));
     }
   }

@@ -248,7 +248,7 @@ std::optional<std::string> NoteReader::checkKernel(size_t I, const Slots &S,
       return Kernel + "'" + FieldKeys[F].str() + "' is not an unsigned integer";
     K.MD.*IntMembers[F] = *Value;
   }
-  K.SGPRCount = S[unsigned(KernelField::SGPRCount)];
+  std::copy(S.begin(), S.begin() + NumKernelFields, K.Fields.begin());
   auto [It, New] = Symbols.try_emplace(K.MD.Symbol, unsigned(I));
   if (!New)
     return "kernels " + std::to_string(It->second) + " and " +

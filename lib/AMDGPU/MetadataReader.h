@@ -12,16 +12,18 @@
 #include "hotswap/AMDGPU/Metadata.h"
 #include "hotswap/AMDGPU/MsgPackTokenizer.h"
 
+#include <array>
 #include <optional>
 #include <vector>
 
 namespace hotswap {
 namespace amdgpu {
 
-/// A kernel as one note describes it, with the token of its .sgpr_count.
+/// A kernel as one note describes it, with the token of the value of each
+/// field it has (indexed by KernelField).
 struct NoteKernel {
   KernelMD MD;
-  std::optional<MsgPackToken> SGPRCount;
+  std::array<std::optional<MsgPackToken>, NumKernelFields> Fields;
 };
 
 struct NoteContents {

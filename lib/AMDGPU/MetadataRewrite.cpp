@@ -10,7 +10,8 @@
 //
 // The self-check reads the result again with the same reader (every value,
 // every kernel), and checks that it is the original byte for byte but for
-// the changed values, each now one integer token holding its new value.
+// the changed values, each now one integer (or boolean) token holding its new
+// value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,6 +86,20 @@ struct Edit {
   bool Signed = false;
   uint64_t Value = 0;
   const KernelMD *Kernel = nullptr;
+  KernelField Field = KernelField::SGPRCount;
+
+  bool isBool() const { return Field == KernelField::UsesDynamicStack; }
+  /// Whether the new value has an encoding as wide as the old one.
+  bool fitsInPlace() const {
+    return isBool() || fits(Signed && fits(true, Value, 9), Value, Size);
+  }
+  /// Appends the new value's encoding, at least as wide as the old one.
+  void encodeInto(SmallVectorImpl<uint8_t> &Out) const {
+    if (isBool())
+      Out.push_back(Value ? 0xc3 : 0xc2);
+    else
+      encode(Signed, Value, Size, Out);
+  }
 };
 
 /// \p Desc with \p Edits (in offset order) applied; a NoteGrowthError naming
@@ -101,12 +116,12 @@ Expected<std::vector<uint8_t>> applyEdits(ArrayRef<uint8_t> Desc,
            "edits are in order and inside the descriptor");
     Out.insert(Out.end(), Desc.begin() + Pos, Desc.begin() + E.Offset);
     SmallVector<uint8_t, 9> New;
-    encode(E.Signed, E.Value, E.Size, New);
+    E.encodeInto(New);
     Out.insert(Out.end(), New.begin(), New.end());
     Pos = E.Offset + E.Size;
     if (Out.size() + (Desc.size() - Pos) > Capacity)
-      return make_error<NoteGrowthError>(
-          E.Kernel->Symbol, KernelField::SGPRCount, E.Value, NoteOffset);
+      return make_error<NoteGrowthError>(E.Kernel->Symbol, E.Field, E.Value,
+                                         NoteOffset);
   }
   Out.insert(Out.end(), Desc.begin() + Pos, Desc.end());
   return std::move(Out);
@@ -137,11 +152,14 @@ Error compareWithEdits(StringRef Old, StringRef New, ArrayRef<Edit> Edits) {
     NewPos += E.Offset - OldPos;
     MsgPackTokenizer TS(New.drop_front(NewPos));
     MsgPackToken T;
-    if (!TS.next(T) || T.asUnsigned() != E.Value) {
+    bool Read = TS.next(T);
+    if (!Read || (E.isBool() ? T.Obj.Kind != msgpack::Type::Boolean ||
+                                   T.Obj.Bool != (E.Value != 0)
+                             : T.asUnsigned() != E.Value)) {
       consumeError(TS.error());
       return makeError("msgpack token at offset " + hex(NewPos) +
-                       " is not the new '.sgpr_count' of kernel '" +
-                       E.Kernel->Symbol + "'");
+                       " is not the new '" + kernelFieldKey(E.Field) +
+                       "' of kernel '" + E.Kernel->Symbol + "'");
     }
     NewPos += T.Size;
     OldPos = E.Offset + E.Size;
@@ -158,21 +176,24 @@ Error compareWithEdits(StringRef Old, StringRef New, ArrayRef<Edit> Edits) {
 }
 
 /// The pending edits, note by note (indexed like the notes), each in
-/// document order: kernels are kept note by note and, within a note, in
-/// document order.
+/// document order (the fields of a kernel are in the order of its keys).
 std::vector<std::vector<Edit>>
 pendingEdits(ArrayRef<KernelMD> Kernels, const BitVector &Pending,
-             ArrayRef<std::optional<MsgPackToken>> Tokens, size_t NumNotes) {
+             ArrayRef<std::array<MetadataValueLoc, NumKernelFields>> Locs,
+             size_t NumNotes) {
   std::vector<std::vector<Edit>> ByNote(NumNotes);
-  for (unsigned I : Pending.set_bits()) {
-    const MsgPackToken &T = *Tokens[I];
-    std::vector<Edit> &Edits = ByNote[Kernels[I].Note];
-    assert((Edits.empty() || Edits.back().Offset < T.Offset) &&
-           "kernels of a note are in document order");
-    Edits.push_back({T.Offset, unsigned(T.Size),
-                     T.Obj.Kind == msgpack::Type::Int, *Kernels[I].SGPRCount,
-                     &Kernels[I]});
+  for (unsigned Bit : Pending.set_bits()) {
+    const unsigned I = Bit / NumKernelFields;
+    const KernelField F = KernelField(Bit % NumKernelFields);
+    const MetadataValueLoc &L = Locs[I][unsigned(F)];
+    assert(L.Size && "only fields the kernel has are changed");
+    ByNote[Kernels[I].Note].push_back(
+        {L.Offset, L.Size, L.Signed, *Kernels[I].get(F), &Kernels[I], F});
   }
+  for (std::vector<Edit> &Edits : ByNote)
+    llvm::sort(Edits, [](const Edit &A, const Edit &B) {
+      return A.Offset < B.Offset;
+    });
   return ByNote;
 }
 
@@ -185,22 +206,68 @@ bool sameBytes(ArrayRef<uint8_t> A, ArrayRef<uint8_t> B, uint64_t Begin,
 } // namespace
 
 Error CodeObjectMetadata::setSGPRCount(StringRef Symbol, uint64_t Value) {
+  return setField(Symbol, KernelField::SGPRCount, Value);
+}
+
+Error CodeObjectMetadata::setField(StringRef Symbol, KernelField Field,
+                                   uint64_t Value) {
   if (!hasMetadata())
     return makeError("metadata: no AMDGPU metadata note");
   auto It = BySymbol.find(Symbol);
   if (It == BySymbol.end())
     return makeError("metadata: no kernel with symbol '" + Symbol + "'");
   const unsigned I = It->second;
-  if (!SGPRCountTokens[I])
-    return makeError("metadata: kernel '" + Symbol +
-                     "' has no '.sgpr_count' to change");
-  if (Kernels[I].SGPRCount == Value)
+  const unsigned F = unsigned(Field);
+  if (!FieldLocs[I][F].Size)
+    return makeError("metadata: kernel '" + Symbol + "' has no '" +
+                     kernelFieldKey(Field) + "' to change");
+  if (Field == KernelField::UsesDynamicStack && Value > 1)
+    return makeError("metadata: kernel '" + Symbol + "': '" +
+                     kernelFieldKey(Field) + "' is a boolean, not " +
+                     Twine(Value));
+  if (Kernels[I].get(Field) == Value)
     return Error::success();
-  Kernels[I].SGPRCount = Value;
+  KernelMD &K = Kernels[I];
+  switch (Field) {
+  case KernelField::SGPRCount:
+    K.SGPRCount = Value;
+    break;
+  case KernelField::VGPRCount:
+    K.VGPRCount = Value;
+    break;
+  case KernelField::AGPRCount:
+    K.AGPRCount = Value;
+    break;
+  case KernelField::KernargSegmentSize:
+    K.KernargSegmentSize = Value;
+    break;
+  case KernelField::WavefrontSize:
+    K.WavefrontSize = Value;
+    break;
+  case KernelField::GroupSegmentFixedSize:
+    K.GroupSegmentFixedSize = Value;
+    break;
+  case KernelField::PrivateSegmentFixedSize:
+    K.PrivateSegmentFixedSize = Value;
+    break;
+  case KernelField::MaxFlatWorkgroupSize:
+    K.MaxFlatWorkgroupSize = Value;
+    break;
+  case KernelField::SGPRSpillCount:
+    K.SGPRSpillCount = Value;
+    break;
+  case KernelField::VGPRSpillCount:
+    K.VGPRSpillCount = Value;
+    break;
+  case KernelField::UsesDynamicStack:
+    K.UsesDynamicStack = Value != 0;
+    break;
+  }
   if (Pending.empty())
-    Pending.resize(Kernels.size());
-  if (!Pending.test(I)) {
-    Pending.set(I);
+    Pending.resize(Kernels.size() * NumKernelFields);
+  const unsigned Bit = I * NumKernelFields + F;
+  if (!Pending.test(Bit)) {
+    Pending.set(Bit);
     ++NumPending;
   }
   return Error::success();
@@ -213,19 +280,18 @@ Expected<NoteRewrite> CodeObjectMetadata::rewrite() const {
     return std::move(R);
   R.How = NoteRewrite::Method::InPlace;
   const std::vector<std::vector<Edit>> ByNote =
-      pendingEdits(Kernels, Pending, SGPRCountTokens, Notes.size());
+      pendingEdits(Kernels, Pending, FieldLocs, Notes.size());
   for (size_t N = 0; N != Notes.size(); ++N) {
     if (ByNote[N].empty())
       continue;
     const NoteRef &Note = NoteRefs[N];
     // The usual case: every new value fits the width of the old one, and is
     // written over it in place.
-    if (llvm::all_of(ByNote[N], [](const Edit &E) {
-          return fits(E.Signed && fits(true, E.Value, 9), E.Value, E.Size);
-        })) {
+    if (llvm::all_of(ByNote[N],
+                     [](const Edit &E) { return E.fitsInPlace(); })) {
       for (const Edit &E : ByNote[N]) {
         SmallVector<uint8_t, 9> New;
-        encode(E.Signed, E.Value, E.Size, New);
+        E.encodeInto(New);
         assert(New.size() == E.Size && "the value fits its old width");
         llvm::copy(New, R.Bytes.begin() + Note.DescOffset + E.Offset);
       }
@@ -267,7 +333,7 @@ Error CodeObjectMetadata::checkRewrite(ArrayRef<uint8_t> New) const {
     return makeError("the section has " + Twine(NewNotes->size()) +
                      " notes instead of " + Twine(OldNotes->size()));
   const std::vector<std::vector<Edit>> ByNote =
-      pendingEdits(Kernels, Pending, SGPRCountTokens, Notes.size());
+      pendingEdits(Kernels, Pending, FieldLocs, Notes.size());
   std::vector<NoteRef> NewMetadata;
   for (size_t I = 0; I != OldNotes->size(); ++I) {
     const NoteRef &O = (*OldNotes)[I], &N = (*NewNotes)[I];

@@ -260,7 +260,10 @@ Error writeInPlace(StringRef Path, const OutputImage &Image) {
 } // namespace
 
 void OutputImage::renderInto(MutableArrayRef<uint8_t> Out) const {
-  memset(Out.data(), 0, Out.size());
+  // (An empty output may have no storage at all: memset of null is
+  // undefined even for 0 bytes.)
+  if (!Out.empty())
+    memset(Out.data(), 0, Out.size());
   Pieces().applyTo(Out);
 }
 

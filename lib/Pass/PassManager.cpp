@@ -9,7 +9,8 @@ Pass::~Pass() = default;
 
 Error PassManager::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx,
                        PassInstrumentation *PI) {
-  for (const std::unique_ptr<Pass> &P : Passes) {
+  for (size_t Position = 0; Position != Passes.size(); ++Position) {
+    const std::unique_ptr<Pass> &P = Passes[Position];
     auto Skip = [&](StringRef Why) {
       if (PI)
         for (auto &CB : PI->SkippedPass)
@@ -31,9 +32,17 @@ Error PassManager::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx,
       if (!Unmet)
         return Unmet.takeError();
       if (*Unmet) {
-        if (Ctx.Strict)
+        // A pass that fits only some code objects is skipped on the others
+        // even in strict mode: whoever runs the input checks it fit one.
+        if (Ctx.Strict && !P->needsSomeCodeObject())
           return createStringError("pass '" + P->name() +
                                    "' cannot run: " + **Unmet);
+        if (P->needsSomeCodeObject()) {
+          std::string Text;
+          raw_string_ostream OS(Text);
+          P->printPipeline(OS);
+          Ctx.Unfit.push_back({Position, std::move(Text), **Unmet});
+        }
         Skip("precondition not met: " + **Unmet);
         continue;
       }

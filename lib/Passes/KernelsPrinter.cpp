@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/Passes/Kernels.h"
+#include "hotswap/Passes/SwapRecord.h"
 
 #include "hotswap/Support/Format.h"
 
@@ -32,6 +33,12 @@ static StringRef stubFormName(const DecodedStub &D) {
 Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
                              raw_ostream &OS, bool JSON) {
   const TargetInfo &T = R.Target;
+  // What swap-kernels recorded (an unreadable record is verify's to report).
+  Expected<std::vector<SwapRecord>> Swaps = readSwapRecords(Obj);
+  if (!Swaps) {
+    consumeError(Swaps.takeError());
+    Swaps = std::vector<SwapRecord>();
+  }
   if (JSON) {
     json::Array Ks;
     for (const KernelInfo &K : R.Kernels) {
@@ -65,6 +72,14 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
         O["stub"] = StubJSON(*K.EntryStub);
       if (K.PendingStub)
         O["pending_stub"] = StubJSON(*K.PendingStub);
+      if (const SwapRecord *Swap = currentSwap(*Swaps, K))
+        O["swapped"] = json::Object{
+            {"from", Swap->From},
+            {"from_md5", Swap->FromMD5},
+            {"code", static_cast<int64_t>(Swap->Code)},
+            {"descriptor", static_cast<int64_t>(Swap->Descriptor)},
+            {"image", static_cast<int64_t>(
+                          Swap->Image.empty() ? 0 : Swap->Image.front().Addr)}};
       if (K.MD) {
         json::Object M;
         if (K.MD->SGPRCount)
@@ -108,6 +123,13 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
     if (K.PendingStub)
       OS << "  pool stub:   " << hex(K.PendingStub->Addr)
          << " (descriptor not yet patched)\n";
+    if (const SwapRecord *Swap = currentSwap(*Swaps, K)) {
+      OS << "  swapped:     code at " << hex(Swap->Code) << " from '"
+         << Swap->From << "' (MD5 " << Swap->FromMD5;
+      if (!Swap->Image.empty())
+        OS << ", image at " << hex(Swap->Image.front().Addr);
+      OS << ")\n";
+    }
     OS << "  sgprs:       live-in " << K.LiveInSGPRs;
     if (K.AllocatedSGPRs)
       OS << ", allocated " << *K.AllocatedSGPRs << " (granule "

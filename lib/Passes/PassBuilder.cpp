@@ -7,6 +7,7 @@
 #include "hotswap/Passes/PatchDescriptors.h"
 #include "hotswap/Passes/RealignShdrs.h"
 #include "hotswap/Passes/StubSymbols.h"
+#include "hotswap/Passes/SwapKernels.h"
 #include "hotswap/Passes/SynthTrampolines.h"
 #include "hotswap/Passes/Verify.h"
 #include "hotswap/Support/Error.h"

@@ -6,6 +6,7 @@
 #include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/AMDGPU/StubEncoder.h"
 #include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Passes/CodeSymbols.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 
 #include "hotswap/Support/Error.h"
@@ -151,42 +152,6 @@ SynthTrampolinesPass::candidates(Object &Obj, const KernelsAnalysis::Result &R,
   return Out;
 }
 
-namespace {
-/// The .symtab function symbols named like the kernels to wrap: verify
-/// checks that a stub leads where its kernel's function symbol is, so a
-/// kernel whose descriptor enters elsewhere cannot be wrapped (the input
-/// would pass verify and its output fail it).
-class FunctionSymbols {
-public:
-  FunctionSymbols(const Object &Obj, const KernelsAnalysis::Result &R,
-                  ArrayRef<size_t> Kernels) {
-    for (size_t I : Kernels)
-      ByName.try_emplace(R.Kernels[I].Name);
-    if (const SymbolTable *T = Obj.symtab())
-      for (const Symbol &S : T->symbols())
-        if (S.Type == ELF::STT_FUNC) {
-          auto It = ByName.find(S.Name);
-          if (It != ByName.end())
-            It->second.push_back(S.Value);
-        }
-  }
-  Error check(const KernelInfo &K) const {
-    auto It = ByName.find(K.Name);
-    if (It != ByName.end())
-      for (uint64_t Value : It->second)
-        if (Value != K.CodeEntry)
-          return makeError("its function symbol '" + K.Name + "' is at " +
-                           hex(Value) + ", but its descriptor at " +
-                           hex(K.KDAddr) + " enters its code at " +
-                           hex(K.CodeEntry));
-    return Error::success();
-  }
-
-private:
-  StringMap<std::vector<uint64_t>> ByName;
-};
-} // namespace
-
 Expected<bool> SynthTrampolinesPass::holds(Object &Obj,
                                            KernelsAnalysis::Result &R,
                                            AnalysisManager &AM,
@@ -260,11 +225,20 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     Ctx.Stats.add(name(), "unwrappable", "kernels left unwrapped");
     return Error::success();
   };
-  const FunctionSymbols Functions(Obj, R, Cands);
+  // verify checks a stub leads where the symbol table puts the kernel's
+  // code: a kernel whose descriptor enters elsewhere cannot be wrapped.
+  const CodeSymbols Code(Obj);
   for (size_t I : Cands) {
     KernelInfo &K = R.Kernels[I];
-    if (Error Why = Functions.check(K)) {
-      if (Error E = Unwrappable(K, std::move(Why)))
+    if (std::optional<CodeSymbols::Claim> C =
+            Code.disagreement(K, K.CodeEntry)) {
+      if (Error E = Unwrappable(
+              K, makeError(Twine(C->Swapped ? "its swapped code ('"
+                                            : "its function symbol ('") +
+                           K.Name + (C->Swapped ? ".swap')" : "')") +
+                           " is at " + hex(C->Addr) +
+                           ", but its descriptor at " + hex(K.KDAddr) +
+                           " enters its code at " + hex(K.CodeEntry))))
         return std::move(E);
       continue;
     }

@@ -5,7 +5,9 @@
 
 #include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/Pass/AnalysisManager.h"
+#include "hotswap/Passes/CodeSymbols.h"
 #include "hotswap/Passes/Kernels.h"
+#include "hotswap/Passes/SwapRecord.h"
 #include "hotswap/Support/Error.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -201,15 +203,11 @@ static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
   if (SymbolTable *ST = Obj.symtab())
     for (const Symbol &S : ST->symbols())
       Syms[S.Name].push_back(&S);
-  // Where a kernel's code is: its own function symbol when there is one
-  // (independent of the stub the descriptor uses), else where it is entered.
+  const CodeSymbols Code(Obj);
+  // Where a kernel's code is: what the symbol table says (independent of the
+  // stub the descriptor uses), else where it is entered.
   auto CodeOf = [&](const KernelInfo &K) {
-    auto FI = Syms.find(K.Name);
-    if (FI != Syms.end())
-      for (const Symbol *F : FI->second)
-        if (F->Type == ELF::STT_FUNC)
-          return F->Value;
-    return K.CodeEntry;
+    return Code.codeOf(K).value_or(K.CodeEntry);
   };
   StringMap<const KernelInfo *> ByName;
   // Second halves of dual stubs: slot A+256 when slot A leads to the code of
@@ -283,14 +281,13 @@ static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
       P.push_back(Who + ": stub at " + hex(S.Addr) + " leads to " +
                   hex(K.CodeEntry) + ", inside stub pool '" + CS->Name +
                   "' instead of the kernel's code");
-    // The kernel's own function symbol, when present, is where it must land.
-    auto FI = Syms.find(K.Name);
-    if (FI != Syms.end())
-      for (const Symbol *F : FI->second)
-        if (F->Type == ELF::STT_FUNC && F->Value != K.CodeEntry)
-          P.push_back(Who + ": stub at " + hex(S.Addr) + " leads to " +
-                      hex(K.CodeEntry) + " but the kernel's code is at " +
-                      hex(F->Value));
+    // The kernel's own function symbol, when present, is where it must land
+    // (its `.swap` symbol once swapped).
+    if (std::optional<CodeSymbols::Claim> C = Code.disagreement(K, K.CodeEntry))
+      P.push_back(Who + ": stub at " + hex(S.Addr) + " leads to " +
+                  hex(K.CodeEntry) + " but the kernel's " +
+                  (C->Swapped ? "swapped code" : "code") + " is at " +
+                  hex(C->Addr));
     bool NeedsDual = K.needsDualStub(T);
     if (NeedsDual && !S.Dual && !EntryIsSecondHalf) {
       // Say what the second half is instead of a stub to K.CodeEntry + 256.
@@ -393,6 +390,7 @@ Expected<std::vector<std::string>> hotswap::verifyObject(Object &Obj,
   }
   if (Error E = checkKernels(Obj, *R, P))
     return std::move(E);
+  verifySwaps(Obj, *R, P);
   return P;
 }
 

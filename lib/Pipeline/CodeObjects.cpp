@@ -51,7 +51,7 @@ void pipeline::runCodeObject(CodeObjectRun &Run, const PipelineText &P,
   Expected<std::unique_ptr<Object>> Obj = readObject(Ref);
   if (!Obj)
     return Fail(Obj.takeError());
-  if (Error E = runPassManager(**Obj, *PM, Opts))
+  if (Error E = runPasses(**Obj, *PM, Opts, &Run.Unfit))
     return Fail(std::move(E));
   Expected<Layout> L = computeLayout(**Obj);
   if (!L)
@@ -153,6 +153,7 @@ Error pipeline::runCodeObjects(ArrayRef<CodeObjectRun *> Runs,
       R.Changed = false;
       continue;
     }
+    Summary.addUnfit(R.Unfit, R.Name);
     Summary.Changed += R.Changed;
   }
   return Error::success();

@@ -1,6 +1,6 @@
 //===- lib/Pipeline/Pipeline.cpp - Runs a pipeline on a model -------------===//
 
-#include "hotswap/Hotswap.h"
+#include "Rewrite.h"
 
 #include "hotswap/Object/Reader.h"
 #include "hotswap/Passes/Verify.h"
@@ -16,6 +16,12 @@ StringRef hotswap::getVersionString() { return HOTSWAP_VERSION_STRING; }
 
 Error hotswap::runPassManager(Object &Obj, PassManager &PM,
                               const PipelineOptions &Opts) {
+  return pipeline::runPasses(Obj, PM, Opts, nullptr);
+}
+
+Error pipeline::runPasses(Object &Obj, PassManager &PM,
+                          const PipelineOptions &Opts,
+                          std::vector<UnfitPass> *Unfit) {
   PassContext Ctx;
   if (Opts.Warn)
     Ctx.Warn = Opts.Warn;
@@ -72,6 +78,8 @@ Error hotswap::runPassManager(Object &Obj, PassManager &PM,
   Error E = PM.run(Obj, AM, Ctx, &PI);
   if (Opts.StatsOut)
     Opts.StatsOut->merge(Ctx.Stats);
+  if (Unfit)
+    *Unfit = std::move(Ctx.Unfit);
   return E;
 }
 

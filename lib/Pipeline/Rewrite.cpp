@@ -79,6 +79,7 @@ static Expected<Rewritten> rewriteCodeObjectInput(ArrayRef<uint8_t> Input,
     return std::move(Run->Err);
   Summary.CodeObjects = 1;
   Summary.Changed = Run->Changed;
+  Summary.addUnfit(Run->Unfit, "");
   Rewritten R;
   if (Run->Changed) {
     R.Size = Run->outputSize();
@@ -122,7 +123,10 @@ Expected<Rewritten> pipeline::rewriteInput(ArrayRef<uint8_t> Input,
   if (Summary.Kind != InputKind::CodeObject &&
       Summary.Kind != InputKind::Unknown)
     countCodeObjects(Summary, Opts);
-  if (R)
-    Summary.OutputChanged = Summary.Changed != 0;
+  if (!R)
+    return R;
+  if (Error E = checkPassesFit(P, Summary))
+    return std::move(E);
+  Summary.OutputChanged = Summary.Changed != 0;
   return R;
 }

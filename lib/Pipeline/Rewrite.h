@@ -64,6 +64,8 @@ struct CodeObjectRun {
   std::vector<std::string> Warnings;
   std::string Printed;
   Statistics Stats;
+  /// Passes that did not fit this code object (PassContext::Unfit).
+  std::vector<UnfitPass> Unfit;
 
   /// The rewritten code object's size and pieces (offsets from its start,
   /// input pieces relative to the input); only when Changed.
@@ -90,6 +92,14 @@ llvm::Error runCodeObjects(llvm::ArrayRef<CodeObjectRun *> Runs,
 /// it changed.
 void runCodeObject(CodeObjectRun &Run, const PipelineText &P,
                    const PipelineOptions &Opts);
+
+/// runPassManager, handing on PassContext::Unfit to \p Unfit when given.
+llvm::Error runPasses(Object &Obj, PassManager &PM, const PipelineOptions &Opts,
+                      std::vector<UnfitPass> *Unfit);
+
+/// Fails when a pass of \p P that needs some code object of the input fit
+/// none of those that ran (RunSummary::Unfit).
+llvm::Error checkPassesFit(const PipelineText &P, const RunSummary &Summary);
 
 /// A bundle of the input (plain, or compressed and decompressed here) and
 /// the runs of its AMDGPU entries.

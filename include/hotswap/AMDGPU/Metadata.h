@@ -8,9 +8,10 @@
 // independent of the ELF model.
 //
 // Reading validates the structure and the types of the keys below, in every
-// metadata note of the section. Writing is a batch: setSGPRCount() records
-// changes, rewrite() produces the new note-section bytes with every change
-// applied, each in the note that describes the kernel. The note section is
+// metadata note of the section. Writing is a batch: setField() (and
+// setSGPRCount()) record changes, rewrite() produces the new note-section
+// bytes with every change applied, each in the note that describes the
+// kernel. The note section is
 // loaded memory, so rewrite() never changes its size: a value is written in
 // the width of the value it replaces (a small value in a wide form is legal
 // msgpack), or widened into the descriptor's alignment padding; when neither
@@ -30,7 +31,9 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -147,6 +150,35 @@ public:
   }
 };
 
+/// One kernel argument as the host lays it out in the kernarg segment
+/// (an entry of .args).
+struct KernelArg {
+  std::optional<uint64_t> Offset, Size; // .offset, .size
+  std::string ValueKind;                // .value_kind ("" when absent)
+};
+
+/// What a host relies on when it launches a kernel, read from the kernel's
+/// metadata map on demand (KernelMD does not keep it): the layout of its
+/// arguments and the other keys that constrain a launch.
+struct KernelInterface {
+  /// .args; nullopt when the kernel has no such key.
+  std::optional<std::vector<KernelArg>> Args;
+  /// The launch keys the kernel has (.kernarg_segment_align,
+  /// .reqd_workgroup_size, .workgroup_size_hint, .uniform_work_group_size,
+  /// .vec_type_hint), by key, each value written out canonically ("8",
+  /// "[64, 1, 1]", "true", "'int'") so that two equal values compare equal
+  /// whatever their encodings.
+  std::map<std::string, std::string> LaunchKeys;
+};
+
+/// Where the value of a kernel's field is encoded in its note's descriptor
+/// (CodeObjectMetadata keeps one per field of each kernel).
+struct MetadataValueLoc {
+  uint64_t Offset = 0;
+  uint8_t Size = 0; // 0: the kernel has no such key
+  bool Signed = false;
+};
+
 class CodeObjectMetadata {
 public:
   /// Parses and validates a note section: every NT_AMDGPU_METADATA note in
@@ -173,9 +205,19 @@ public:
   /// The kernel whose .symbol is \p Symbol, or null.
   const KernelMD *findBySymbol(llvm::StringRef Symbol) const;
 
-  /// Records a new .sgpr_count for the kernel \p Symbol. Setting the value it
-  /// already has records nothing. Fails on a missing note, an unknown symbol,
-  /// and a kernel without .sgpr_count.
+  /// The interface of the kernel \p Symbol (see KernelInterface), read from
+  /// its note. Fails on an unknown symbol and on an .args that is not an
+  /// array of maps whose .offset and .size are unsigned integers and
+  /// .value_kind a string.
+  llvm::Expected<KernelInterface> interfaceOf(llvm::StringRef Symbol) const;
+
+  /// Records a new value of \p Field for the kernel \p Symbol (0 or 1 for
+  /// UsesDynamicStack). Setting the value it already has records nothing.
+  /// Fails on a missing note, an unknown symbol, a kernel without that key
+  /// (a key cannot be added in place) and a boolean that is not 0 or 1.
+  llvm::Error setField(llvm::StringRef Symbol, KernelField Field,
+                       uint64_t Value);
+  /// setField(Symbol, KernelField::SGPRCount, Value).
   llvm::Error setSGPRCount(llvm::StringRef Symbol, uint64_t Value);
   bool hasPendingChanges() const { return NumPending != 0; }
 
@@ -192,7 +234,8 @@ public:
   /// (and their n_descsz) differ; the section reads as valid metadata with
   /// the expected kernels, values, versions and targets; and each changed
   /// descriptor equals the old one byte for byte, except that the token of
-  /// each changed value is one integer token holding the new value. Fails
+  /// each changed value is one token (an integer, or a boolean
+  /// for .uses_dynamic_stack) holding the new value. Fails
   /// with a MetadataSelfCheckError.
   llvm::Error verifyRewrite(llvm::ArrayRef<uint8_t> NewSection) const;
 
@@ -208,12 +251,12 @@ private:
   std::optional<MetadataVersion> Version;
   std::string Target;
   std::vector<KernelMD> Kernels;
-  /// Per kernel, the token of its .sgpr_count value in its note's
-  /// descriptor, if the kernel has one.
-  std::vector<std::optional<MsgPackToken>> SGPRCountTokens;
+  /// Per kernel, where each of its fields is (indexed by KernelField).
+  std::vector<std::array<MetadataValueLoc, NumKernelFields>> FieldLocs;
   llvm::StringMap<unsigned> BySymbol;
-  /// Per kernel, whether its .sgpr_count has a pending change (the new
-  /// value is the one in Kernels). Empty until the first change.
+  /// Per kernel and field (bit Kernel * NumKernelFields + Field), whether
+  /// it has a pending change (the new value is the one in Kernels). Empty
+  /// until the first change.
   llvm::BitVector Pending;
   unsigned NumPending = 0;
 };

@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace hotswap {
 
@@ -65,6 +66,19 @@ private:
   llvm::SmallPtrSet<const AnalysisKey *, 4> Preserved;
 };
 
+/// A pass that must fit some code object of an input
+/// (Pass::needsSomeCodeObject) and was skipped on this one because its
+/// precondition was unmet.
+struct UnfitPass {
+  /// Position of the pass in the pipeline (the same for every code object:
+  /// each runs a PassManager parsed from the same text).
+  size_t Position = 0;
+  /// The pass as the pipeline spells it (printPipeline).
+  std::string Pipeline;
+  /// The unmet precondition.
+  std::string Why;
+};
+
 /// What a pass may use besides the object: options, diagnostics, counters.
 struct PassContext {
   /// Receives warnings (the library never prints).
@@ -79,6 +93,11 @@ struct PassContext {
   /// After a transform changed the object without warning, its invariant
   /// must hold (the pass manager asks; -verify-each).
   bool CheckInvariants = false;
+  /// Filled by the pass manager: the passes that needsSomeCodeObject() and
+  /// were skipped here for an unmet precondition, in pipeline order. Whoever
+  /// runs the pipeline on the code objects of an input fails the input when
+  /// such a pass fit none of them.
+  std::vector<UnfitPass> Unfit;
 };
 
 class Pass {
@@ -107,6 +126,13 @@ public:
   run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) = 0;
   /// Passes that only read (print<...>, verify) are not reported as changes.
   virtual bool isTransform() const { return true; }
+  /// Whether the pass is meant for some code object of each input but not
+  /// necessarily for every one: it picks the code objects it fits itself
+  /// (swap-kernels: those whose target is its file's) and is skipped on the
+  /// others with an unmet precondition. The pass manager records those skips
+  /// (PassContext::Unfit); an input none of whose code objects the pass fit
+  /// (a bare code object: the one) is an error, not a skip.
+  virtual bool needsSomeCodeObject() const { return false; }
 };
 
 /// The declarations every pass repeats, in the spirit of LLVM's

@@ -1,0 +1,115 @@
+//===- hotswap/Passes/SwapKernels.h - swap-kernels --------------*- C++ -*-===//
+//
+// swap-kernels<with=FILE;only=REGEX;own-variables>
+//   Replaces the code of kernels of a finished code object with the code of
+//   the kernels of the same name in FILE (a linked code object: a rebuild
+//   with a bug fixed, say), without relinking. Default: every kernel FILE
+//   and the object both have; only= narrows that by kernel name.
+//   Requires:     FILE is a linked code object of the object's processor,
+//                 features (e_flags) and code object version that needs no
+//                 dynamic relocation; each selected kernel has, in both, the
+//                 same kernel-argument layout (.args offsets, sizes, value
+//                 kinds; .kernarg_segment_size, .kernarg_segment_align) and
+//                 launch keys (.reqd_workgroup_size, .uniform_work_group_size,
+//                 ...) and the same wavefront size.
+//   Establishes:  each selected kernel runs code equal to FILE's: FILE's
+//                 whole loaded image (every PT_LOAD, bss included) is
+//                 appended above every existing address, one new PT_LOAD per
+//                 PT_LOAD of FILE, all at one page-aligned delta (FILE's
+//                 PC-relative references stay right; nothing loaded moves).
+//                 The kernel's descriptor becomes FILE's (resources, user
+//                 SGPRs, LDS, scratch, wave size, preload), entered at FILE's
+//                 code in the image: through the kernel's stub when it has
+//                 one (only the stub's jump changes; its prologue keeps
+//                 running; INST_PREF_SIZE and the SGPR granule follow the
+//                 stub as patch-descriptors would), else directly. The
+//                 metadata values the runtime reads (.sgpr_count,
+//                 .vgpr_count, .agpr_count, .group_segment_fixed_size,
+//                 .private_segment_fixed_size, .max_flat_workgroup_size, the
+//                 spill counts, .uses_dynamic_stack) take FILE's values, in
+//                 place. `<kernel>.swap` symbols name the new code; a line of
+//                 `.hotswap.swaps` records each swap (SwapRecord.h). FILE's
+//                 other symbols are not exported; .dynsym is untouched. An
+//                 image of FILE already in the object is used again.
+//   Fails closed: an incompatible kernel (the error names the kernel and
+//                 the field), FILE with dynamic relocations, FILE defining
+//                 device variables the host can reach (the swapped code would
+//                 use FILE's copies, not the object's; own-variables accepts
+//                 that), a stub that cannot serve FILE's kernel (kernarg
+//                 preload differs: single vs dual stub), a metadata value
+//                 that cannot be rewritten in place or a key only one of the
+//                 two has.
+//   Skipped when: every selected kernel already runs FILE's code (second
+//                 runs: byte-identical), or the object is not for FILE's
+//                 target or has none of FILE's kernels: in a container those
+//                 code objects are copied unchanged, and an input where the
+//                 pass fits no code object fails (needsSomeCodeObject).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_PASSES_SWAPKERNELS_H
+#define HOTSWAP_PASSES_SWAPKERNELS_H
+
+#include "hotswap/Passes/KernelsPass.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
+
+#include <memory>
+
+namespace hotswap {
+
+struct SwapOptions {
+  std::string With; // the replacement code object
+  std::string Only; // regex on kernel names; empty = every kernel
+  bool OwnVariables = false;
+};
+
+class SwapKernelsPass : public KernelsPassMixin<SwapKernelsPass> {
+public:
+  static constexpr llvm::StringLiteral Name = "swap-kernels";
+  static constexpr llvm::StringLiteral Invariant =
+      "every selected kernel runs the code of its namesake in the file";
+
+  explicit SwapKernelsPass(SwapOptions Opts);
+  ~SwapKernelsPass() override;
+  static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
+  void printPipeline(llvm::raw_ostream &OS) const override;
+  bool needsSomeCodeObject() const override { return true; }
+
+  llvm::Expected<bool> holds(Object &Obj, KernelsAnalysis::Result &R,
+                             AnalysisManager &AM, PassContext &Ctx);
+  llvm::Expected<std::optional<std::string>>
+  precondition(Object &Obj, KernelsAnalysis::Result &R, AnalysisManager &AM,
+               PassContext &Ctx);
+  llvm::Expected<PreservedAnalyses> runOnKernels(Object &Obj,
+                                                 KernelsAnalysis::Result &R,
+                                                 AnalysisManager &AM,
+                                                 PassContext &Ctx);
+
+  /// FILE, read and analysed once per pass (the pass runs on one code
+  /// object).
+  struct Replacement;
+
+private:
+  llvm::Expected<Replacement &> replacement();
+  /// Why the object is not one FILE can serve (target, code object
+  /// version), or nullopt.
+  std::optional<std::string> mismatch(const Object &Obj,
+                                      const KernelsAnalysis::Result &R);
+  /// The selected kernels both have: (index in R, index in FILE's).
+  std::vector<std::pair<size_t, size_t>>
+  selected(const KernelsAnalysis::Result &R, const Replacement &F) const;
+  /// Whether kernel \p K already runs the code of \p RK (at some delta
+  /// whose image is intact), with FILE's descriptor and metadata values.
+  bool isSwapped(const Object &Obj, const KernelsAnalysis::Result &R,
+                 const KernelInfo &K, const KernelInfo &RK);
+
+  SwapOptions Opts;
+  std::optional<llvm::Regex> OnlyRE;
+  std::unique_ptr<Replacement> Repl;
+};
+
+} // namespace hotswap
+
+#endif // HOTSWAP_PASSES_SWAPKERNELS_H

@@ -1,0 +1,104 @@
+//===- hotswap/Passes/SwapRecord.h - What swap-kernels did ------*- C++ -*-===//
+//
+// swap-kernels (SwapKernels.h) leaves two traces in a code object besides the
+// code it appends and the descriptors and metadata it rewrites:
+//
+//   * `<kernel>.swap`, an STT_FUNC GLOBAL DEFAULT symbol of .symtab at the
+//     code the kernel now runs (debuggers name the dispatch by it, as they do
+//     with `<kernel>.stub`);
+//   * one line per swapped kernel in `.hotswap.swaps`, a section that is not
+//     loaded (SHT_PROGBITS, no flags): a JSON object saying which kernel,
+//     from which file (as named in with=, and the MD5 of its bytes), where
+//     the replacement's descriptor and code are in the appended image, and
+//     the image's segments (address, file and memory sizes, MD5 of their
+//     bytes). `llvm-readelf -p .hotswap.swaps` shows it; print<kernels> and
+//     verify read it. A kernel swapped twice has two lines: the one whose
+//     code the kernel runs is current.
+//
+// verifySwaps() is verify's part for swapped kernels: each current record's
+// image is intact where it was put (its bytes' MD5s), the kernel's
+// descriptor is the replacement's (but for what its stub needs: the entry,
+// INST_PREF_SIZE, the SGPR granule), the metadata agrees with it, and each
+// `.swap` symbol names the code of a record.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_PASSES_SWAPRECORD_H
+#define HOTSWAP_PASSES_SWAPRECORD_H
+
+#include "hotswap/Object/Object.h"
+#include "hotswap/Passes/Kernels.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hotswap {
+
+inline constexpr llvm::StringLiteral SwapRecordSectionName = ".hotswap.swaps";
+/// `<kernel>.swap`: the symbol at a swapped kernel's code.
+inline constexpr llvm::StringLiteral SwapSymbolSuffix = ".swap";
+
+/// One PT_LOAD of a replacement's image, where it was put.
+struct SwapSegment {
+  uint64_t Addr = 0;
+  uint64_t FileSize = 0;
+  uint64_t MemSize = 0;
+  /// MD5 of its FileSize bytes, 32 lowercase hex digits.
+  std::string MD5;
+
+  bool operator==(const SwapSegment &O) const {
+    return Addr == O.Addr && FileSize == O.FileSize && MemSize == O.MemSize &&
+           MD5 == O.MD5;
+  }
+};
+
+/// One swapped kernel.
+struct SwapRecord {
+  std::string Kernel;
+  /// The replacement file as with= named it, and the MD5 of its bytes.
+  std::string From;
+  std::string FromMD5;
+  /// Where the replacement's descriptor and code are, in the image.
+  uint64_t Descriptor = 0;
+  uint64_t Code = 0;
+  std::vector<SwapSegment> Image;
+};
+
+/// The records of \p Obj, in order (none without the section). Fails, with
+/// the line, on a line that is not such a record.
+llvm::Expected<std::vector<SwapRecord>> readSwapRecords(const Object &Obj);
+
+/// Appends \p Records to `.hotswap.swaps`, creating it when needed. Fails
+/// when a section of that name is loaded or has no file contents.
+llvm::Error appendSwapRecords(Object &Obj, llvm::ArrayRef<SwapRecord> Records);
+
+/// The record of the code \p K runs now (the last one for K with K's code
+/// entry), or null.
+const SwapRecord *currentSwap(llvm::ArrayRef<SwapRecord> Records,
+                              const KernelInfo &K);
+
+/// The descriptor swap-kernels gives the kernel \p K when it runs the code
+/// of the replacement descriptor \p Repl: \p Repl entered where \p K is
+/// entered now and, when that is through a stub, with INST_PREF_SIZE
+/// clamped to the stub and the SGPR granule at least \p K's (what its
+/// scratch pair needs).
+amdgpu::KernelDescriptor swappedDescriptor(const amdgpu::TargetInfo &T,
+                                           const amdgpu::KernelDescriptor &Repl,
+                                           const KernelInfo &K);
+
+/// MD5 of \p Bytes as 32 lowercase hex digits.
+std::string md5Hex(llvm::ArrayRef<uint8_t> Bytes);
+
+/// What is wrong with the swapped kernels of \p Obj (see the file comment),
+/// one line each, appended to \p Problems.
+void verifySwaps(const Object &Obj, const KernelsAnalysis::Result &R,
+                 std::vector<std::string> &Problems);
+
+} // namespace hotswap
+
+#endif // HOTSWAP_PASSES_SWAPRECORD_H

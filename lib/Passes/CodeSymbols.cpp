@@ -1,0 +1,50 @@
+//===- lib/Passes/CodeSymbols.cpp - Where .symtab says code is ------------===//
+
+#include "hotswap/Passes/CodeSymbols.h"
+
+#include "hotswap/Passes/SwapRecord.h"
+
+using namespace llvm;
+using namespace hotswap;
+
+CodeSymbols::CodeSymbols(const Object &Obj) {
+  if (const SymbolTable *T = Obj.symtab())
+    for (const Symbol &S : T->symbols())
+      if (S.Type == ELF::STT_FUNC)
+        Functions[S.Name].push_back(S.Value);
+}
+
+std::optional<uint64_t> CodeSymbols::swappedCodeOf(const KernelInfo &K,
+                                                   uint64_t CodeEntry) const {
+  auto It = Functions.find((K.Name + SwapSymbolSuffix).str());
+  if (It == Functions.end() || It->second.empty())
+    return std::nullopt;
+  for (uint64_t V : It->second)
+    if (V == CodeEntry)
+      return V;
+  return It->second.back();
+}
+
+std::optional<CodeSymbols::Claim>
+CodeSymbols::disagreement(const KernelInfo &K, uint64_t CodeEntry) const {
+  if (std::optional<uint64_t> Swapped = swappedCodeOf(K, CodeEntry)) {
+    if (*Swapped != CodeEntry)
+      return Claim{*Swapped, true};
+    return std::nullopt;
+  }
+  auto It = Functions.find(K.Name);
+  if (It != Functions.end())
+    for (uint64_t V : It->second)
+      if (V != CodeEntry)
+        return Claim{V, false};
+  return std::nullopt;
+}
+
+std::optional<uint64_t> CodeSymbols::codeOf(const KernelInfo &K) const {
+  if (std::optional<uint64_t> Swapped = swappedCodeOf(K, K.CodeEntry))
+    return Swapped;
+  auto It = Functions.find(K.Name);
+  if (It != Functions.end() && !It->second.empty())
+    return It->second.front();
+  return std::nullopt;
+}
