@@ -1,64 +1,35 @@
 //===- lib/Object/Layout.cpp - Where everything goes ----------------------===//
+//
+// computeLayout() in named steps, in the order lld's Writer::run reads:
+// the string tables and symbol tables that changed (derived, never kept up
+// to date by hand), the checks that nothing loaded changed size, then the
+// offsets -- new segments after the input, the program header table, the
+// grown and new non-loaded sections, the section header table last.
+//
+//===----------------------------------------------------------------------===//
 
 #include "hotswap/Object/Layout.h"
 
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
-#include "llvm/ADT/SmallString.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/Support/Endian.h"
+#include "llvm/Object/ELFTypes.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
 using namespace llvm;
 using namespace llvm::ELF;
-using namespace llvm::support;
 
 namespace hotswap {
 
 namespace {
 
-template <typename T> void wr(uint8_t *P, T V) {
-  endian::write<T, llvm::endianness::little>(P, V);
-}
-
-/// Appends \p Name to a string table blob (deduplicated against what was
-/// appended in this run) and returns its offset.
-class StrTabAppender {
-public:
-  explicit StrTabAppender(std::vector<uint8_t> &Blob) : Blob(Blob) {
-    if (Blob.empty())
-      Blob.push_back(0);
-  }
-  uint32_t add(StringRef Name) {
-    if (Name.empty())
-      return 0;
-    auto [It, Inserted] = Added.try_emplace(Name, 0);
-    if (!Inserted)
-      return It->second;
-    uint32_t Off = static_cast<uint32_t>(Blob.size());
-    Blob.insert(Blob.end(), Name.begin(), Name.end());
-    Blob.push_back(0);
-    It->second = Off;
-    return Off;
-  }
-
-private:
-  std::vector<uint8_t> &Blob;
-  StringMap<uint32_t> Added;
-};
-
-uint64_t alignUp(uint64_t V, uint64_t A) { return A > 1 ? alignTo(V, A) : V; }
-
-/// Every section but the null one at index 0: its header is written back as
-/// read (whatever its fields say) and it has no contents, so it never takes
-/// part in the layout.
-ArrayRef<std::unique_ptr<Section>> sectionsAfterNull(const Object &Obj) {
-  return Obj.sections().drop_front(Obj.sections().empty() ? 0 : 1);
-}
+using Elf_Ehdr = object::ELF64LE::Ehdr;
+using Elf_Phdr = object::ELF64LE::Phdr;
+using Elf_Shdr = object::ELF64LE::Shdr;
+using Elf_Sym = object::ELF64LE::Sym;
 
 /// Largest output the writer lays out. Alignments come from the input, and
 /// a huge sh_addralign / p_align on something that moves would otherwise
@@ -72,18 +43,84 @@ Error checkOutputEnd(uint64_t Start, uint64_t Size, const Twine &What) {
                    hex(Start) + " with size " + hex(Size) + " (the limit is " +
                    hex(MaxOutputSize) + " bytes)");
 }
-} // namespace
 
-Expected<Layout> computeLayout(const Object &Obj) {
+uint64_t alignUp(uint64_t V, uint64_t A) { return A > 1 ? alignTo(V, A) : V; }
+
+/// Every section but the null one at index 0: its header is written back as
+/// read (whatever its fields say) and it has no contents, so it never takes
+/// part in the layout.
+ArrayRef<std::unique_ptr<Section>> sectionsAfterNull(const Object &Obj) {
+  return Obj.sections().drop_front(Obj.sections().empty() ? 0 : 1);
+}
+
+/// Names appended to a string table: after what it holds (kept as it is),
+/// each new name once.
+class StringTableBuilder {
+public:
+  explicit StringTableBuilder(const Section &S) : Kept(S.contents()) {
+    if (Kept.empty())
+      Added.push_back(0);
+  }
+  uint32_t add(StringRef Name) {
+    if (Name.empty())
+      return 0;
+    auto [It, Inserted] = Offsets.try_emplace(Name, 0);
+    if (!Inserted)
+      return It->second;
+    It->second = static_cast<uint32_t>(Kept.size() + Added.size());
+    Added.insert(Added.end(), Name.begin(), Name.end());
+    Added.push_back(0);
+    return It->second;
+  }
+  Layout::RebuiltTable take() { return {Kept, std::move(Added)}; }
+
+private:
+  ArrayRef<uint8_t> Kept;
+  std::vector<uint8_t> Added;
+  StringMap<uint32_t> Offsets;
+};
+
+/// The steps of computeLayout, on one object.
+class LayoutBuilder {
+public:
+  explicit LayoutBuilder(const Object &Obj) : Obj(Obj) {}
+  Expected<Layout> run();
+
+private:
+  Error findProgramHeaderHolder();
+  Error buildSectionNames();
+  Error buildSymbolTables();
+  Error encodeSymbol(const Symbol &S, uint32_t NameOff, Elf_Sym &Out) const;
+  Error finishStringTables();
+  uint64_t outSize(const Section &S) const;
+  Error checkLoadedSizes() const;
+  Layout keepInputLayout();
+  Error placeNewSegment(size_t PI, uint64_t &MaxEnd);
+  Error placeNewSegments();
+  void placeProgramHeaders();
+  Error placeTail();
+  Error placeSectionHeaders();
+
+  StringTableBuilder &stringTable(const Section &S);
+
+  const Object &Obj;
   Layout L;
-  size_t NSec = Obj.sections().size();
-  L.SectionOffsets.assign(NSec, 0);
-  for (const auto &P : Obj.segments())
-    L.Segments.push_back(*P);
-
-  // The segment asked to hold the program header table, if any: a new one.
-  const uint64_t PhSize = Obj.segments().size() * sizeof(Elf64_Phdr);
   std::optional<size_t> PhHolder;
+  uint64_t PhSize = 0;
+  /// Where the next appended part goes.
+  uint64_t Pos = 0;
+  DenseMap<const Section *, std::unique_ptr<StringTableBuilder>> Strings;
+};
+
+StringTableBuilder &LayoutBuilder::stringTable(const Section &S) {
+  std::unique_ptr<StringTableBuilder> &B = Strings[&S];
+  if (!B)
+    B = std::make_unique<StringTableBuilder>(S);
+  return *B;
+}
+
+/// The new segment asked to hold the program header table, if any.
+Error LayoutBuilder::findProgramHeaderHolder() {
   for (size_t PI = 0; PI < Obj.segments().size(); ++PI) {
     const Segment &P = *Obj.segments()[PI];
     if (!P.HoldsProgramHeaders)
@@ -97,47 +134,52 @@ Expected<Layout> computeLayout(const Object &Obj) {
                        Twine(PI) + " both hold the program header table");
     PhHolder = PI;
   }
+  return Error::success();
+}
 
-  // Derived tables first: string tables and symbol tables that changed.
-  // Existing strings keep their offsets; new names are appended.
-  DenseMap<const Section *, std::vector<uint8_t>> StrBlobs;
-  auto BlobFor = [&](const Section *S) -> std::vector<uint8_t> & {
-    auto It = StrBlobs.find(S);
-    if (It == StrBlobs.end()) {
-      ArrayRef<uint8_t> C = S->contents();
-      It = StrBlobs.try_emplace(S, C.begin(), C.end()).first;
-    }
-    return It->second;
-  };
-
-  // Section names: sections whose name offset is unknown (new) need one.
-  DenseMap<const Section *, uint32_t> NameOffsets;
-  if (Obj.sectionNames()) {
-    std::vector<uint8_t> *Blob = nullptr;
-    std::optional<StrTabAppender> App;
-    for (const auto &S : Obj.sections()) {
-      if (Obj.keepsInputName(*S)) {
-        NameOffsets[S.get()] = S->Orig->NameOffset;
-        continue;
-      }
-      if (!Blob) {
-        Blob = &BlobFor(Obj.sectionNames());
-        App.emplace(*Blob);
-      }
-      NameOffsets[S.get()] = App->add(S->Name);
-    }
-  } else {
+/// Sections whose name offset is unknown (new or renamed) get one in the
+/// section name string table; existing names keep theirs.
+Error LayoutBuilder::buildSectionNames() {
+  if (!Obj.sectionNames()) {
     for (const auto &S : Obj.sections())
       if (S->Type != SHT_NULL && (S->isNew() || !S->Name.empty()))
         return makeError("object has no section name string table "
                          "to name section '" +
                          S->Name + "'");
+    return Error::success();
   }
-  L.SectionNameOffsets = std::move(NameOffsets);
+  for (const auto &S : Obj.sections())
+    L.SectionNameOffsets[S.get()] =
+        Obj.keepsInputName(*S) ? S->Orig->NameOffset
+                               : stringTable(*Obj.sectionNames()).add(S->Name);
+  return Error::success();
+}
 
-  // Tables that changed are rebuilt, and so, when the object is laid out
-  // anew anyway, is a table the input did not partition (the repair verify
-  // asks for; the reader made sure nothing refers to its indices).
+Error LayoutBuilder::encodeSymbol(const Symbol &S, uint32_t NameOff,
+                                  Elf_Sym &Out) const {
+  uint16_t Shndx = S.Shndx;
+  if (S.Sec) {
+    uint32_t Idx = S.Sec->index();
+    if (Idx == 0 || Idx >= SHN_LORESERVE)
+      return makeError("symbol '" + S.Name +
+                       "' refers to a section that is not in the object");
+    Shndx = static_cast<uint16_t>(Idx);
+  }
+  Out.st_name = NameOff;
+  Out.setBindingAndType(S.Binding, S.Type);
+  Out.st_other = S.Other;
+  Out.st_shndx = Shndx;
+  Out.st_value = S.Value;
+  Out.st_size = S.Size;
+  return Error::success();
+}
+
+/// Symbol tables that changed (or that the input did not partition, when
+/// the object is laid out anew anyway: the repair verify asks for) are
+/// written with their locals first and sh_info derived. A table whose input
+/// symbols are all still first, in order, keeps its bytes and gets the new
+/// entries appended.
+Error LayoutBuilder::buildSymbolTables() {
   const bool Relaid = Obj.needsNewLayout();
   for (const auto &TP : Obj.symbolTables()) {
     const SymbolTable &T = *TP;
@@ -147,100 +189,163 @@ Expected<Layout> computeLayout(const Object &Obj) {
     if (TSec.isAlloc())
       return makeError("cannot change allocated symbol table '" + TSec.Name +
                        "' without moving loaded bytes");
-    std::vector<uint8_t> &Blob = BlobFor(&T.stringTable());
-    StrTabAppender App(Blob);
-    std::vector<uint8_t> Out((T.size() + 1) * sizeof(Elf64_Sym), 0);
+    StringTableBuilder &Str = stringTable(T.stringTable());
     // Locals first, each group in its current order.
     std::vector<const Symbol *> Order;
     Order.reserve(T.size());
     for (const Symbol &S : T.symbols())
       if (S.isLocal())
         Order.push_back(&S);
-    uint32_t FirstGlobal = static_cast<uint32_t>(Order.size()) + 1;
+    const uint32_t FirstGlobal = static_cast<uint32_t>(Order.size()) + 1;
     for (const Symbol &S : T.symbols())
       if (!S.isLocal())
         Order.push_back(&S);
+    // Appended only (and a null entry of zeros, which a rewrite writes):
+    // the input's entries stay as they are.
+    const bool KeepInput =
+        T.wasPartitioned() && T.onlyAppended() && !TSec.isNew() &&
+        !TSec.isDirty() &&
+        TSec.contents().size() == (T.inputCount() + 1) * sizeof(Elf_Sym) &&
+        llvm::all_of(TSec.contents().take_front(sizeof(Elf_Sym)),
+                     [](uint8_t B) { return B == 0; });
+    const size_t First = KeepInput ? T.inputCount() : 0;
+    Layout::RebuiltTable Table;
+    if (KeepInput)
+      Table.Kept = TSec.contents();
+    Table.Added.assign((Order.size() - First + (KeepInput ? 0 : 1)) *
+                           sizeof(Elf_Sym),
+                       0);
+    auto *Out = reinterpret_cast<Elf_Sym *>(Table.Added.data()) +
+                (KeepInput ? 0 : 1);
     ArrayRef<uint8_t> OrigStr = T.stringTable().contents();
-    for (size_t K = 0; K < Order.size(); ++K) {
+    for (size_t K = First; K < Order.size(); ++K) {
       const Symbol &S = *Order[K];
-      uint8_t *P = Out.data() + (K + 1) * sizeof(Elf64_Sym);
       uint32_t NameOff;
       if (S.OrigNameOffset && *S.OrigNameOffset < OrigStr.size() &&
-          StringRef(reinterpret_cast<const char *>(
-              OrigStr.data() + *S.OrigNameOffset)) == S.Name)
+          StringRef(reinterpret_cast<const char *>(OrigStr.data() +
+                                                   *S.OrigNameOffset)) ==
+              S.Name)
         NameOff = *S.OrigNameOffset;
       else
-        NameOff = App.add(S.Name);
-      uint16_t Shndx = S.Shndx;
-      if (S.Sec) {
-        uint32_t Idx = S.Sec->index();
-        if (Idx == 0 || Idx >= SHN_LORESERVE)
-          return makeError("symbol '" + S.Name +
-                           "' refers to a section that is not in "
-                           "the object");
-        Shndx = static_cast<uint16_t>(Idx);
-      }
-      wr<uint32_t>(P + 0, NameOff);
-      P[4] = static_cast<uint8_t>((S.Binding << 4) | (S.Type & 0xf));
-      P[5] = S.Other;
-      wr<uint16_t>(P + 6, Shndx);
-      wr<uint64_t>(P + 8, S.Value);
-      wr<uint64_t>(P + 16, S.Size);
+        NameOff = Str.add(S.Name);
+      if (Error E = encodeSymbol(S, NameOff, Out[K - First]))
+        return E;
     }
-    L.Rebuilt[&TSec] = std::move(Out);
+    L.Rebuilt[&TSec] = std::move(Table);
     L.SymtabInfo[&TSec] = FirstGlobal;
   }
-  for (auto &KV : StrBlobs) {
-    if (KV.first->isAlloc() && KV.second.size() != KV.first->contents().size())
+  return Error::success();
+}
+
+Error LayoutBuilder::finishStringTables() {
+  for (auto &KV : Strings) {
+    Layout::RebuiltTable T = KV.second->take();
+    if (KV.first->isAlloc() && T.size() != KV.first->contents().size())
       return makeError("cannot grow allocated string table '" + KV.first->Name +
                        "' without moving loaded bytes");
-    L.Rebuilt[KV.first] = std::move(KV.second);
+    L.Rebuilt[KV.first] = std::move(T);
   }
+  return Error::success();
+}
 
-  auto OutSize = [&](const Section &S) -> uint64_t {
-    if (S.isNoBits())
-      return 0;
-    if (S.hasExternalContents())
-      return S.size();
-    auto It = L.Rebuilt.find(&S);
-    return It != L.Rebuilt.end() ? It->second.size() : S.contents().size();
-  };
+uint64_t LayoutBuilder::outSize(const Section &S) const {
+  return L.outputSize(S);
+}
 
+Error LayoutBuilder::checkLoadedSizes() const {
   // Loaded sections of the input never change size.
   for (const auto &S : sectionsAfterNull(Obj))
     if (S->Orig && S->isAlloc() && !S->isNoBits() &&
-        OutSize(*S) != S->Orig->Size)
+        outSize(*S) != S->Orig->Size)
       return makeError("section '" + S->Name +
                        "' is loaded and cannot change size (" +
-                       hex(S->Orig->Size) + " -> " + hex(OutSize(*S)) + ")");
+                       hex(S->Orig->Size) + " -> " + hex(outSize(*S)) + ")");
+  return Error::success();
+}
 
-  // The model decides (its passes' invariants depend on the same answer);
-  // what was derived above must agree with it.
-  bool Changed = Obj.needsNewLayout();
-  if (!Changed)
-    for (const auto &S : sectionsAfterNull(Obj))
-      if (!S->isNoBits() && OutSize(*S) != S->Orig->Size)
-        return makeError("internal error: section '" + S->Name +
-                         "' changed size but the object keeps its layout");
+/// Nothing but bytes edited in place: every offset stays.
+Layout LayoutBuilder::keepInputLayout() {
+  const uint64_t InSize = Obj.input().size();
+  L.InPlace = true;
+  L.FileSize = InSize;
+  L.PhOff = Obj.inputTables().PhOff;
+  L.ShOff = Obj.inputTables().ShOff;
+  for (size_t I = 0; I < Obj.sections().size(); ++I)
+    L.SectionOffsets[I] = Obj.sections()[I]->Orig->Offset;
+  L.BaseLength = InSize;
+  return std::move(L);
+}
 
-  uint64_t InSize = Obj.input().size();
-  if (!Changed) {
-    L.InPlace = true;
-    L.FileSize = InSize;
-    L.PhOff = Obj.inputTables().PhOff;
-    L.ShOff = Obj.inputTables().ShOff;
-    for (size_t I = 0; I < NSec; ++I)
-      L.SectionOffsets[I] = Obj.sections()[I]->Orig->Offset;
-    L.BaseLength = InSize;
-    return std::move(L);
+/// Places new segment \p PI above \p MaxEnd, after Pos in the file.
+Error LayoutBuilder::placeNewSegment(size_t PI, uint64_t &MaxEnd) {
+  const Segment &P = *Obj.segments()[PI];
+  Segment &OutP = L.Segments[PI];
+  if (P.Members.empty() && !P.HoldsProgramHeaders) {
+    OutP.Offset = 0;
+    OutP.FileSize = 0;
+    return Error::success();
   }
-  L.InPlace = false;
+  if (P.VAddr < MaxEnd)
+    return makeError("new segment at address " + hex(P.VAddr) +
+                     " would overlap loaded memory ending at " + hex(MaxEnd));
+  uint64_t Align = std::max<uint64_t>(P.Align, 1);
+  if (!isPowerOf2_64(Align))
+    return makeError("new segment alignment " + hex(Align) +
+                     " is not a power of two");
+  uint64_t Off;
+  if (P.VAddrMinusOffset) {
+    uint64_t Delta = *P.VAddrMinusOffset;
+    if (Delta > P.VAddr || P.VAddr - Delta < Pos)
+      return makeError("new segment at address " + hex(P.VAddr) +
+                       " cannot have p_vaddr - p_offset " + hex(Delta) +
+                       ": its file offset would be before " + hex(Pos));
+    Off = P.VAddr - Delta;
+    if (Off % Align != P.VAddr % Align)
+      return makeError("new segment at address " + hex(P.VAddr) +
+                       " cannot have p_vaddr - p_offset " + hex(Delta) +
+                       ", which is not a multiple of its alignment " +
+                       hex(Align));
+  } else {
+    Off = alignTo(Pos, Align) + P.VAddr % Align;
+    if (Off >= Align && Off - Align >= Pos)
+      Off -= Align;
+  }
+  OutP.Offset = Off;
+  uint64_t MemEnd = P.VAddr, FileEnd = P.VAddr;
+  for (const Section *S : P.Members) {
+    if (S->Addr < P.VAddr)
+      return makeError("section '" + S->Name +
+                       "' lies below its segment's address");
+    L.SectionOffsets[S->index()] = Off + (S->Addr - P.VAddr);
+    MemEnd = std::max(MemEnd, S->Addr + S->size());
+    if (!S->isNoBits())
+      FileEnd = std::max(FileEnd, S->Addr + S->size());
+  }
+  if (P.HoldsProgramHeaders) {
+    // After the members, in the file part of the segment.
+    if (MemEnd != FileEnd)
+      return makeError("new segment at address " + hex(P.VAddr) +
+                       " holds the program header table but has members "
+                       "without file contents");
+    uint64_t TableAddr = alignTo(FileEnd, 8);
+    if (TableAddr < FileEnd || PhSize > UINT64_MAX - TableAddr)
+      return makeError("no room for the program header table after "
+                       "address " +
+                       hex(FileEnd));
+    L.PhOff = Off + (TableAddr - P.VAddr);
+    FileEnd = MemEnd = TableAddr + PhSize;
+  }
+  OutP.FileSize = FileEnd - P.VAddr;
+  OutP.MemSize = std::max(MemEnd - P.VAddr, P.MemSize);
+  if (Error E = checkOutputEnd(Off, OutP.FileSize, "new segment " + Twine(PI)))
+    return E;
+  Pos = Off + OutP.FileSize;
+  MaxEnd = std::max(MaxEnd, P.VAddr + OutP.MemSize);
+  return Error::success();
+}
 
-  // Every byte of the input stays where it is (one copy, in the kernel when
-  // the output goes to a file); what is new or grew goes after its end.
-  uint64_t Pos = InSize;
-
-  // New loaded segments, above every existing address.
+/// New loaded segments, above every existing address, after the input.
+Error LayoutBuilder::placeNewSegments() {
   uint64_t MaxEnd = 0;
   for (const auto &P : Obj.segments())
     if (!P->IsNew && P->Type == PT_LOAD)
@@ -248,81 +353,20 @@ Expected<Layout> computeLayout(const Object &Obj) {
   for (const auto &S : sectionsAfterNull(Obj))
     if (S->Orig && S->isAlloc())
       MaxEnd = std::max(MaxEnd, S->Addr + S->size());
-  for (size_t PI = 0; PI < Obj.segments().size(); ++PI) {
-    const Segment &P = *Obj.segments()[PI];
-    if (!P.IsNew)
-      continue;
-    Segment &OutP = L.Segments[PI];
-    if (P.Members.empty() && !P.HoldsProgramHeaders) {
-      OutP.Offset = 0;
-      OutP.FileSize = 0;
-      continue;
-    }
-    if (P.VAddr < MaxEnd)
-      return makeError("new segment at address " + hex(P.VAddr) +
-                       " would overlap loaded memory ending at " + hex(MaxEnd));
-    uint64_t Align = std::max<uint64_t>(P.Align, 1);
-    if (!isPowerOf2_64(Align))
-      return makeError("new segment alignment " + hex(Align) +
-                       " is not a power of two");
-    uint64_t Off;
-    if (P.VAddrMinusOffset) {
-      uint64_t Delta = *P.VAddrMinusOffset;
-      if (Delta > P.VAddr || P.VAddr - Delta < Pos)
-        return makeError("new segment at address " + hex(P.VAddr) +
-                         " cannot have p_vaddr - p_offset " + hex(Delta) +
-                         ": its file offset would be before " + hex(Pos));
-      Off = P.VAddr - Delta;
-      if (Off % Align != P.VAddr % Align)
-        return makeError("new segment at address " + hex(P.VAddr) +
-                         " cannot have p_vaddr - p_offset " + hex(Delta) +
-                         ", which is not a multiple of its alignment " +
-                         hex(Align));
-    } else {
-      Off = alignTo(Pos, Align) + P.VAddr % Align;
-      if (Off >= Align && Off - Align >= Pos)
-        Off -= Align;
-    }
-    OutP.Offset = Off;
-    uint64_t MemEnd = P.VAddr, FileEnd = P.VAddr;
-    for (const Section *S : P.Members) {
-      if (S->Addr < P.VAddr)
-        return makeError("section '" + S->Name +
-                         "' lies below its segment's address");
-      uint32_t Idx = S->index();
-      L.SectionOffsets[Idx] = Off + (S->Addr - P.VAddr);
-      MemEnd = std::max(MemEnd, S->Addr + S->size());
-      if (!S->isNoBits())
-        FileEnd = std::max(FileEnd, S->Addr + S->size());
-    }
-    if (P.HoldsProgramHeaders) {
-      // After the members, in the file part of the segment.
-      if (MemEnd != FileEnd)
-        return makeError("new segment at address " + hex(P.VAddr) +
-                         " holds the program header table but has members "
-                         "without file contents");
-      uint64_t TableAddr = alignTo(FileEnd, 8);
-      if (TableAddr < FileEnd || PhSize > UINT64_MAX - TableAddr)
-        return makeError("no room for the program header table after "
-                         "address " +
-                         hex(FileEnd));
-      L.PhOff = Off + (TableAddr - P.VAddr);
-      FileEnd = MemEnd = TableAddr + PhSize;
-    }
-    OutP.FileSize = FileEnd - P.VAddr;
-    OutP.MemSize = std::max(MemEnd - P.VAddr, P.MemSize);
-    if (Error E =
-            checkOutputEnd(Off, OutP.FileSize, "new segment " + Twine(PI)))
-      return std::move(E);
-    Pos = Off + OutP.FileSize;
-    MaxEnd = std::max(MaxEnd, P.VAddr + OutP.MemSize);
-  }
+  for (size_t PI = 0; PI < Obj.segments().size(); ++PI)
+    if (Obj.segments()[PI]->IsNew)
+      if (Error E = placeNewSegment(PI, MaxEnd))
+        return E;
+  return Error::success();
+}
 
-  // Program header table: inside the segment asked to hold it (PT_PHDR
-  // follows it there), else in place if it still fits in its slot (which
-  // nothing else uses: no input byte moves), else after the new segments.
-  bool PhInPlace = Obj.inputTables().PhNum &&
-                   Obj.segments().size() <= Obj.inputTables().PhNum;
+/// The program header table: inside the segment asked to hold it (PT_PHDR
+/// follows it there), else in place if it still fits in its slot (which
+/// nothing else uses: no input byte moves), else after the new segments,
+/// PT_PHDR then turned into PT_NULL.
+void LayoutBuilder::placeProgramHeaders() {
+  const bool PhInPlace = Obj.inputTables().PhNum &&
+                         Obj.segments().size() <= Obj.inputTables().PhNum;
   if (Obj.segments().empty()) {
     L.PhOff = 0;
   } else if (PhHolder) {
@@ -342,18 +386,19 @@ Expected<Layout> computeLayout(const Object &Obj) {
     Pos = alignTo(Pos, 8);
     L.PhOff = Pos;
     Pos += PhSize;
-    // The table is no longer mapped where PT_PHDR said: neutralize it.
     for (Segment &P : L.Segments)
       if (P.Type == PT_PHDR)
         P = Segment();
   }
+}
 
-  // Non-loaded sections that did not change stay where they are (debug
-  // information included); those that grew, then new ones, are appended in
-  // their original file order. A grown table's old bytes stay behind,
-  // unreferenced.
+/// Non-loaded sections that did not change stay where they are (debug
+/// information included); those that grew, then new ones, are appended in
+/// their original file order. A grown table's old bytes stay behind,
+/// unreferenced.
+Error LayoutBuilder::placeTail() {
   std::vector<uint32_t> Tail;
-  for (uint32_t I = 1; I < NSec; ++I) {
+  for (uint32_t I = 1; I < Obj.sections().size(); ++I) {
     const Section &S = *Obj.sections()[I];
     if (S.isAlloc() && S.Orig) {
       L.SectionOffsets[I] = S.Orig->Offset;
@@ -361,7 +406,7 @@ Expected<Layout> computeLayout(const Object &Obj) {
     }
     if (S.isAlloc())
       continue; // new loaded sections were placed with their segment
-    if (S.Orig && (S.isNoBits() || OutSize(S) == S.Orig->Size)) {
+    if (S.Orig && (S.isNoBits() || outSize(S) == S.Orig->Size)) {
       L.SectionOffsets[I] = S.Orig->Offset;
       continue;
     }
@@ -381,25 +426,77 @@ Expected<Layout> computeLayout(const Object &Obj) {
     if (S.Type == SHT_SYMTAB || S.Type == SHT_DYNSYM)
       A = std::max<uint64_t>(A, 8);
     Pos = alignUp(Pos, A);
-    if (Error E = checkOutputEnd(Pos, OutSize(S), "section '" + S.Name + "'"))
-      return std::move(E);
+    if (Error E = checkOutputEnd(Pos, outSize(S), "section '" + S.Name + "'"))
+      return E;
     L.SectionOffsets[I] = Pos;
-    Pos += OutSize(S);
+    Pos += outSize(S);
   }
+  return Error::success();
+}
 
+/// The section header table, last and 8-byte aligned.
+Error LayoutBuilder::placeSectionHeaders() {
+  const size_t NSec = Obj.sections().size();
   Pos = alignTo(Pos, 8);
   L.ShOff = NSec ? Pos : 0;
-  if (Error E = checkOutputEnd(Pos, NSec * sizeof(Elf64_Shdr),
+  if (Error E = checkOutputEnd(Pos, NSec * sizeof(Elf_Shdr),
                                "the section header table"))
-    return std::move(E);
-  Pos += NSec * sizeof(Elf64_Shdr);
+    return E;
+  Pos += NSec * sizeof(Elf_Shdr);
   L.FileSize = Pos;
   if (NSec >= SHN_LORESERVE)
     return makeError("too many sections (" + Twine(NSec) + ")");
   if (Obj.segments().size() >= PN_XNUM)
     return makeError("too many program headers");
-  L.BaseLength = std::min(InSize, L.FileSize);
+  L.BaseLength = std::min<uint64_t>(Obj.input().size(), L.FileSize);
+  return Error::success();
+}
+
+Expected<Layout> LayoutBuilder::run() {
+  L.SectionOffsets.assign(Obj.sections().size(), 0);
+  for (const auto &P : Obj.segments())
+    L.Segments.push_back(*P);
+  PhSize = Obj.segments().size() * sizeof(Elf_Phdr);
+  if (Error E = findProgramHeaderHolder())
+    return std::move(E);
+  // Derived tables first: existing strings keep their offsets, new names
+  // are appended.
+  if (Error E = buildSectionNames())
+    return std::move(E);
+  if (Error E = buildSymbolTables())
+    return std::move(E);
+  if (Error E = finishStringTables())
+    return std::move(E);
+  if (Error E = checkLoadedSizes())
+    return std::move(E);
+
+  // The model decides (its passes' invariants depend on the same answer);
+  // what was derived above must agree with it.
+  if (!Obj.needsNewLayout()) {
+    for (const auto &S : sectionsAfterNull(Obj))
+      if (!S->isNoBits() && outSize(*S) != S->Orig->Size)
+        return makeError("internal error: section '" + S->Name +
+                         "' changed size but the object keeps its layout");
+    return keepInputLayout();
+  }
+  L.InPlace = false;
+  // Every byte of the input stays where it is (one copy, in the kernel when
+  // the output goes to a file); what is new or grew goes after its end.
+  Pos = Obj.input().size();
+  if (Error E = placeNewSegments())
+    return std::move(E);
+  placeProgramHeaders();
+  if (Error E = placeTail())
+    return std::move(E);
+  if (Error E = placeSectionHeaders())
+    return std::move(E);
   return std::move(L);
+}
+
+} // namespace
+
+Expected<Layout> computeLayout(const Object &Obj) {
+  return LayoutBuilder(Obj).run();
 }
 
 uint64_t Layout::outputSize(const Section &S) const {

@@ -36,6 +36,8 @@ Symbol &SymbolTable::add(Symbol S) {
   // Insert after the last local to keep the partition.
   auto It = std::find_if(Symbols.begin(), Symbols.end(),
                          [](const Symbol &X) { return !X.isLocal(); });
+  if (It != Symbols.end())
+    InsertedBefore = true;
   return *Symbols.insert(It, std::move(S));
 }
 

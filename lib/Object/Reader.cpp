@@ -565,6 +565,7 @@ Error Reader::readSymbolTable(Section &Sec) {
     }
     T->Symbols.push_back(std::move(S));
   }
+  T->InputCount = T->Symbols.size();
   if (Error E = checkPartition(Sec, *T))
     return E;
   Sec.Symbols = T.get();

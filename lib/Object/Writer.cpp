@@ -79,10 +79,7 @@ static void renderSectionHeaders(const Object &Obj, const Layout &L,
     uint32_t NameOff = NI != L.SectionNameOffsets.end()
                            ? NI->second
                            : (S.Orig ? S.Orig->NameOffset : 0);
-    auto RI = L.Rebuilt.find(&S);
-    uint64_t Size = S.isNoBits() || S.hasExternalContents() ? S.size()
-                    : RI != L.Rebuilt.end() ? RI->second.size()
-                                            : S.contents().size();
+    uint64_t Size = S.isNoBits() ? S.size() : L.outputSize(S);
     uint32_t Info = S.Info;
     auto SI = L.SymtabInfo.find(&S);
     if (SI != L.SymtabInfo.end())
@@ -120,15 +117,28 @@ OutputPieces renderPieces(const Object &Obj, const Layout &L) {
     const Section &S = *Obj.sections()[I];
     if (S.isNoBits() || S.hasExternalContents())
       continue;
+    const uint64_t At = L.SectionOffsets[I];
+    // Bytes of the input (the section as it was, or the part of a rebuilt
+    // table it keeps) are copied from it, not from memory.
+    auto fromInput = [&](ArrayRef<uint8_t> Bytes) -> std::optional<uint64_t> {
+      if (!S.Orig || S.isDirty() || Bytes.data() != S.contents().data())
+        return std::nullopt;
+      return S.Orig->Offset;
+    };
     auto It = L.Rebuilt.find(&S);
-    ArrayRef<uint8_t> C =
-        It != L.Rebuilt.end() ? ArrayRef<uint8_t>(It->second) : S.contents();
+    if (It != L.Rebuilt.end()) {
+      const Layout::RebuiltTable &T = It->second;
+      if (!T.Kept.empty())
+        R.Pieces.push_back({At, T.Kept, fromInput(T.Kept)});
+      put(At + T.Kept.size(), T.Added);
+      continue;
+    }
+    ArrayRef<uint8_t> C = S.contents();
     // Bytes the base copy already put in place need no second copy.
-    bool InBase = S.Orig && !S.isDirty() && It == L.Rebuilt.end() &&
-                  L.SectionOffsets[I] == S.Orig->Offset &&
+    bool InBase = S.Orig && !S.isDirty() && At == S.Orig->Offset &&
                   S.Orig->Offset + C.size() <= Base;
     if (!InBase)
-      put(L.SectionOffsets[I], C);
+      R.Pieces.push_back({At, C, fromInput(C)});
   }
 
   // The headers, rendered into a buffer of the pieces' own.

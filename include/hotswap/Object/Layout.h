@@ -48,8 +48,16 @@ struct Layout {
   /// derived, and PT_PHDR moved with the table (or turned into PT_NULL when
   /// the table left it behind).
   std::vector<Segment> Segments;
-  /// Bytes of symbol tables and string tables rebuilt for output.
-  llvm::DenseMap<const Section *, std::vector<uint8_t>> Rebuilt;
+  /// A symbol or string table rebuilt for output: the bytes it keeps of the
+  /// section as it is (written from where they are: the input, copied in the
+  /// kernel), then bytes of its own (new symbols, new names; a table that
+  /// had to be reordered is all new bytes).
+  struct RebuiltTable {
+    llvm::ArrayRef<uint8_t> Kept;
+    std::vector<uint8_t> Added;
+    uint64_t size() const { return Kept.size() + Added.size(); }
+  };
+  llvm::DenseMap<const Section *, RebuiltTable> Rebuilt;
   /// sh_info of rebuilt symbol tables.
   llvm::DenseMap<const Section *, uint32_t> SymtabInfo;
   /// sh_name of every section (existing names keep their offsets).

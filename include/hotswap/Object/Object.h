@@ -164,6 +164,12 @@ public:
   /// reader refuses a loaded table that has not; the writer repartitions a
   /// non-loaded one whenever it lays the object out anew).
   bool wasPartitioned() const { return InputPartitioned; }
+  /// Whether the symbols read from the input are still the first ones, in
+  /// their order, with only symbols added after them (the writer then keeps
+  /// the table's bytes and appends the new entries).
+  bool onlyAppended() const { return !InsertedBefore; }
+  /// How many symbols the table had when it was read (0 for a new one).
+  size_t inputCount() const { return InputCount; }
   /// Index (1-based, as in the file) of the first non-local symbol.
   uint32_t firstNonLocal() const;
   /// Finds a symbol by name (first match), or null.
@@ -176,6 +182,8 @@ private:
   std::vector<Symbol> Symbols;
   bool Modified = false;
   bool InputPartitioned = true;
+  bool InsertedBefore = false;
+  size_t InputCount = 0;
 };
 
 /// One program header. Segments of the input keep their raw fields; new
