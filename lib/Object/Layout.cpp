@@ -212,19 +212,17 @@ Error LayoutBuilder::buildSymbolTables() {
     Layout::RebuiltTable Table;
     if (KeepInput)
       Table.Kept = TSec.contents();
-    Table.Added.assign((Order.size() - First + (KeepInput ? 0 : 1)) *
-                           sizeof(Elf_Sym),
-                       0);
-    auto *Out = reinterpret_cast<Elf_Sym *>(Table.Added.data()) +
-                (KeepInput ? 0 : 1);
+    Table.Added.assign(
+        (Order.size() - First + (KeepInput ? 0 : 1)) * sizeof(Elf_Sym), 0);
+    auto *Out =
+        reinterpret_cast<Elf_Sym *>(Table.Added.data()) + (KeepInput ? 0 : 1);
     ArrayRef<uint8_t> OrigStr = T.stringTable().contents();
     for (size_t K = First; K < Order.size(); ++K) {
       const Symbol &S = *Order[K];
       uint32_t NameOff;
       if (S.OrigNameOffset && *S.OrigNameOffset < OrigStr.size() &&
-          StringRef(reinterpret_cast<const char *>(OrigStr.data() +
-                                                   *S.OrigNameOffset)) ==
-              S.Name)
+          StringRef(reinterpret_cast<const char *>(
+              OrigStr.data() + *S.OrigNameOffset)) == S.Name)
         NameOff = *S.OrigNameOffset;
       else
         NameOff = Str.add(S.Name);

@@ -4,99 +4,92 @@
 
 #include "hotswap/Support/Error.h"
 
-#include "llvm/Support/Endian.h"
+#include "llvm/Object/ELFTypes.h"
 
 #include <cassert>
 #include <cstring>
 
 using namespace llvm;
 using namespace llvm::ELF;
-using namespace llvm::support;
 
 namespace hotswap {
 
-template <typename T> static void wr(uint8_t *P, T V) {
-  endian::write<T, llvm::endianness::little>(P, V);
-}
+using Elf_Ehdr = object::ELF64LE::Ehdr;
+using Elf_Phdr = object::ELF64LE::Phdr;
+using Elf_Shdr = object::ELF64LE::Shdr;
 
 /// Bytes of the ELF header, the program header table and the section
 /// header table.
 static uint64_t headerBytes(const Object &Obj, const Layout &L) {
-  return sizeof(Elf64_Ehdr) + L.Segments.size() * sizeof(Elf64_Phdr) +
-         Obj.sections().size() * sizeof(Elf64_Shdr);
+  return sizeof(Elf_Ehdr) + L.Segments.size() * sizeof(Elf_Phdr) +
+         Obj.sections().size() * sizeof(Elf_Shdr);
 }
 
-/// Renders the ELF header at \p Buf.
-static void renderFileHeader(const Object &Obj, const Layout &L, uint8_t *Buf) {
+/// The ELF header.
+static void renderFileHeader(const Object &Obj, const Layout &L, Elf_Ehdr &E) {
   const FileHeader &H = Obj.Header;
-  memcpy(Buf, H.Ident.data(), EI_NIDENT);
-  wr<uint16_t>(Buf + 16, H.Type);
-  wr<uint16_t>(Buf + 18, H.Machine);
-  wr<uint32_t>(Buf + 20, H.Version);
-  wr<uint64_t>(Buf + 24, H.Entry);
-  wr<uint64_t>(Buf + 32, L.PhOff);
-  wr<uint64_t>(Buf + 40, L.ShOff);
-  wr<uint32_t>(Buf + 48, H.Flags);
-  wr<uint16_t>(Buf + 52, H.EhSize);
-  wr<uint16_t>(Buf + 54, Obj.segments().empty() && !H.PhEntSize
-                             ? 0
-                             : (H.PhEntSize ? H.PhEntSize
-                                            : uint16_t(sizeof(Elf64_Phdr))));
-  wr<uint16_t>(Buf + 56, static_cast<uint16_t>(L.Segments.size()));
-  wr<uint16_t>(Buf + 58, Obj.sections().empty() && !H.ShEntSize
-                             ? 0
-                             : (H.ShEntSize ? H.ShEntSize
-                                            : uint16_t(sizeof(Elf64_Shdr))));
-  wr<uint16_t>(Buf + 60, static_cast<uint16_t>(Obj.sections().size()));
-  wr<uint16_t>(Buf + 62, static_cast<uint16_t>(Obj.sectionNames()
-                                                   ? Obj.sectionNames()->index()
-                                                   : 0));
+  memcpy(E.e_ident, H.Ident.data(), EI_NIDENT);
+  E.e_type = H.Type;
+  E.e_machine = H.Machine;
+  E.e_version = H.Version;
+  E.e_entry = H.Entry;
+  E.e_phoff = L.PhOff;
+  E.e_shoff = L.ShOff;
+  E.e_flags = H.Flags;
+  E.e_ehsize = H.EhSize;
+  E.e_phentsize =
+      Obj.segments().empty() && !H.PhEntSize
+          ? 0
+          : (H.PhEntSize ? H.PhEntSize : uint16_t(sizeof(Elf_Phdr)));
+  E.e_phnum = static_cast<uint16_t>(L.Segments.size());
+  E.e_shentsize =
+      Obj.sections().empty() && !H.ShEntSize
+          ? 0
+          : (H.ShEntSize ? H.ShEntSize : uint16_t(sizeof(Elf_Shdr)));
+  E.e_shnum = static_cast<uint16_t>(Obj.sections().size());
+  E.e_shstrndx = static_cast<uint16_t>(
+      Obj.sectionNames() ? Obj.sectionNames()->index() : 0);
 }
 
-/// Renders the program header table at \p Buf.
-static void renderProgramHeaders(const Layout &L, uint8_t *Buf) {
+/// The program header table.
+static void renderProgramHeaders(const Layout &L,
+                                 MutableArrayRef<Elf_Phdr> Out) {
   for (size_t I = 0; I < L.Segments.size(); ++I) {
     const Segment &P = L.Segments[I];
-    uint8_t *D = Buf + I * sizeof(Elf64_Phdr);
-    wr<uint32_t>(D + 0, P.Type);
-    wr<uint32_t>(D + 4, P.Flags);
-    wr<uint64_t>(D + 8, P.Offset);
-    wr<uint64_t>(D + 16, P.VAddr);
-    wr<uint64_t>(D + 24, P.PAddr);
-    wr<uint64_t>(D + 32, P.FileSize);
-    wr<uint64_t>(D + 40, P.MemSize);
-    wr<uint64_t>(D + 48, P.Align);
+    Elf_Phdr &D = Out[I];
+    D.p_type = P.Type;
+    D.p_flags = P.Flags;
+    D.p_offset = P.Offset;
+    D.p_vaddr = P.VAddr;
+    D.p_paddr = P.PAddr;
+    D.p_filesz = P.FileSize;
+    D.p_memsz = P.MemSize;
+    D.p_align = P.Align;
   }
 }
 
-/// Renders the section header table at \p Buf.
+/// The section header table. Section 0's header is written back as read.
 static void renderSectionHeaders(const Object &Obj, const Layout &L,
-                                 uint8_t *Buf) {
+                                 MutableArrayRef<Elf_Shdr> Out) {
   for (size_t I = 0; I < Obj.sections().size(); ++I) {
     const Section &S = *Obj.sections()[I];
-    uint8_t *D = Buf + I * sizeof(Elf64_Shdr);
+    Elf_Shdr &D = Out[I];
     auto NI = L.SectionNameOffsets.find(&S);
-    uint32_t NameOff = NI != L.SectionNameOffsets.end()
-                           ? NI->second
-                           : (S.Orig ? S.Orig->NameOffset : 0);
-    uint64_t Size = S.isNoBits() ? S.size() : L.outputSize(S);
-    uint32_t Info = S.Info;
     auto SI = L.SymtabInfo.find(&S);
-    if (SI != L.SymtabInfo.end())
-      Info = SI->second;
-    wr<uint32_t>(D + 0, NameOff);
-    wr<uint32_t>(D + 4, S.Type);
-    wr<uint64_t>(D + 8, S.Flags);
-    wr<uint64_t>(D + 16, S.Addr);
-    wr<uint64_t>(D + 24,
-                 I == 0 && S.Orig ? S.Orig->Offset : L.SectionOffsets[I]);
-    wr<uint64_t>(D + 32, I == 0 && S.Orig ? S.Orig->Size : Size);
-    wr<uint32_t>(D + 40, S.Link             ? S.Link->index()
-                         : I == 0 && S.Orig ? S.Orig->RawLink
-                                            : 0);
-    wr<uint32_t>(D + 44, Info);
-    wr<uint64_t>(D + 48, S.AddrAlign);
-    wr<uint64_t>(D + 56, S.EntSize);
+    const bool Null = I == 0 && S.Orig;
+    D.sh_name = NI != L.SectionNameOffsets.end()
+                    ? NI->second
+                    : (S.Orig ? S.Orig->NameOffset : 0);
+    D.sh_type = S.Type;
+    D.sh_flags = S.Flags;
+    D.sh_addr = S.Addr;
+    D.sh_offset = Null ? S.Orig->Offset : L.SectionOffsets[I];
+    D.sh_size =
+        Null ? S.Orig->Size : (S.isNoBits() ? S.size() : L.outputSize(S));
+    D.sh_link = S.Link ? S.Link->index() : Null ? S.Orig->RawLink : 0;
+    D.sh_info = SI != L.SymtabInfo.end() ? SI->second : S.Info;
+    D.sh_addralign = S.AddrAlign;
+    D.sh_entsize = S.EntSize;
   }
 }
 
@@ -141,17 +134,21 @@ OutputPieces renderPieces(const Object &Obj, const Layout &L) {
       R.Pieces.push_back({At, C, fromInput(C)});
   }
 
-  // The headers, rendered into a buffer of the pieces' own.
+  // The headers, rendered into a buffer of the pieces' own (records of
+  // alignment 1: they go anywhere in it).
   std::vector<uint8_t> &Headers = R.Owned.emplace_back(headerBytes(Obj, L));
   uint8_t *H = Headers.data();
-  renderFileHeader(Obj, L, H);
-  put(0, ArrayRef(H, sizeof(Elf64_Ehdr)));
-  H += sizeof(Elf64_Ehdr);
-  renderProgramHeaders(L, H);
-  put(L.PhOff, ArrayRef(H, L.Segments.size() * sizeof(Elf64_Phdr)));
-  H += L.Segments.size() * sizeof(Elf64_Phdr);
-  renderSectionHeaders(Obj, L, H);
-  put(L.ShOff, ArrayRef(H, Obj.sections().size() * sizeof(Elf64_Shdr)));
+  auto *Ehdr = reinterpret_cast<Elf_Ehdr *>(H);
+  auto *Phdrs = reinterpret_cast<Elf_Phdr *>(H + sizeof(Elf_Ehdr));
+  auto *Shdrs = reinterpret_cast<Elf_Shdr *>(Phdrs + L.Segments.size());
+  renderFileHeader(Obj, L, *Ehdr);
+  renderProgramHeaders(L, MutableArrayRef(Phdrs, L.Segments.size()));
+  renderSectionHeaders(Obj, L, MutableArrayRef(Shdrs, Obj.sections().size()));
+  put(0, ArrayRef(H, sizeof(Elf_Ehdr)));
+  put(L.PhOff, ArrayRef(reinterpret_cast<const uint8_t *>(Phdrs),
+                        L.Segments.size() * sizeof(Elf_Phdr)));
+  put(L.ShOff, ArrayRef(reinterpret_cast<const uint8_t *>(Shdrs),
+                        Obj.sections().size() * sizeof(Elf_Shdr)));
   return R;
 }
 

@@ -39,7 +39,8 @@ static void checkStructure(const Object &Obj, std::vector<std::string> &P) {
       if (S.FileSize > S.MemSize)
         P.push_back("PT_LOAD at " + hex(S.VAddr) +
                     ": p_filesz exceeds p_memsz");
-      if (S.Offset + S.FileSize > Obj.input().size())
+      const uint64_t InSize = Obj.input().size();
+      if (S.Offset > InSize || S.FileSize > InSize - S.Offset)
         P.push_back("PT_LOAD at " + hex(S.VAddr) + " extends past end of file");
     }
     if (Prev) {
