@@ -134,6 +134,9 @@ struct PipelineOptions {
   /// (InputFile::release, thread-safe), which keeps a large library's peak
   /// memory near what its new code objects add.
   std::function<void(llvm::ArrayRef<uint8_t>)> ReleaseInput;
+  /// Count the kernels of every code object into RunSummary::Kernels, also
+  /// when no pass of the pipeline looks at them (hotswap-opt --dry-run).
+  bool CountKernels = false;
 };
 
 /// What a run found and did.
@@ -144,6 +147,9 @@ struct RunSummary {
   unsigned CodeObjects = 0;
   /// Of those, how many some pass changed.
   unsigned Changed = 0;
+  /// Kernels of the code objects whose run succeeded: counted when a pass
+  /// computed the kernels analysis, or PipelineOptions::CountKernels.
+  unsigned Kernels = 0;
   /// How many failed and were left as they were (KeepGoing).
   unsigned Failed = 0;
   /// Whether the output differs from the input at all.

@@ -51,7 +51,7 @@ void pipeline::runCodeObject(CodeObjectRun &Run, const PipelineText &P,
   Expected<std::unique_ptr<Object>> Obj = readObject(Ref);
   if (!Obj)
     return Fail(Obj.takeError());
-  if (Error E = runPasses(**Obj, *PM, Opts, &Run.Unfit))
+  if (Error E = runPasses(**Obj, *PM, Opts, &Run.Facts))
     return Fail(std::move(E));
   Expected<Layout> L = computeLayout(**Obj);
   if (!L)
@@ -153,7 +153,8 @@ Error pipeline::runCodeObjects(ArrayRef<CodeObjectRun *> Runs,
       R.Changed = false;
       continue;
     }
-    Summary.addUnfit(R.Unfit, R.Name);
+    Summary.addUnfit(R.Facts.Unfit, R.Name);
+    Summary.Kernels += R.Facts.Kernels.value_or(0);
     Summary.Changed += R.Changed;
   }
   return Error::success();

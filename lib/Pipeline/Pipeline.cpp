@@ -20,8 +20,7 @@ Error hotswap::runPassManager(Object &Obj, PassManager &PM,
 }
 
 Error pipeline::runPasses(Object &Obj, PassManager &PM,
-                          const PipelineOptions &Opts,
-                          std::vector<UnfitPass> *Unfit) {
+                          const PipelineOptions &Opts, PassRunFacts *Facts) {
   PassContext Ctx;
   if (Opts.Warn)
     Ctx.Warn = Opts.Warn;
@@ -78,9 +77,20 @@ Error pipeline::runPasses(Object &Obj, PassManager &PM,
   Error E = PM.run(Obj, AM, Ctx, &PI);
   if (Opts.StatsOut)
     Opts.StatsOut->merge(Ctx.Stats);
-  if (Unfit)
-    *Unfit = std::move(Ctx.Unfit);
-  return E;
+  if (!Facts)
+    return E;
+  Facts->Unfit = std::move(Ctx.Unfit);
+  if (E)
+    return E;
+  if (KernelsAnalysis::Result *K = AM.getCachedResult<KernelsAnalysis>()) {
+    Facts->Kernels = K->Kernels.size();
+  } else if (Opts.CountKernels) {
+    Expected<KernelsAnalysis::Result> Fresh = KernelsAnalysis::run(Obj, AM);
+    if (!Fresh)
+      return Fresh.takeError();
+    Facts->Kernels = Fresh->Kernels.size();
+  }
+  return Error::success();
 }
 
 Expected<KernelsAnalysis::Result> hotswap::getKernels(Object &Obj) {

@@ -79,7 +79,8 @@ static Expected<Rewritten> rewriteCodeObjectInput(ArrayRef<uint8_t> Input,
     return std::move(Run->Err);
   Summary.CodeObjects = 1;
   Summary.Changed = Run->Changed;
-  Summary.addUnfit(Run->Unfit, "");
+  Summary.addUnfit(Run->Facts.Unfit, "");
+  Summary.Kernels += Run->Facts.Kernels.value_or(0);
   Rewritten R;
   if (Run->Changed) {
     R.Size = Run->outputSize();

@@ -44,6 +44,15 @@ private:
   const PassRegistry *Registry;
 };
 
+/// What a run of the passes found beside their results.
+struct PassRunFacts {
+  /// Passes that did not fit the code object (PassContext::Unfit).
+  std::vector<UnfitPass> Unfit;
+  /// How many kernels it has: when the passes computed the kernels
+  /// analysis, or PipelineOptions::CountKernels asked for it.
+  std::optional<unsigned> Kernels;
+};
+
 /// One code object to run the pipeline on, and what its run produced.
 struct CodeObjectRun {
   /// "" for an input that is a code object; else the entry it is, for
@@ -64,8 +73,8 @@ struct CodeObjectRun {
   std::vector<std::string> Warnings;
   std::string Printed;
   Statistics Stats;
-  /// Passes that did not fit this code object (PassContext::Unfit).
-  std::vector<UnfitPass> Unfit;
+  /// Passes that did not fit it, and how many kernels it has.
+  PassRunFacts Facts;
 
   /// The rewritten code object's size and pieces (offsets from its start,
   /// input pieces relative to the input); only when Changed.
@@ -93,9 +102,9 @@ llvm::Error runCodeObjects(llvm::ArrayRef<CodeObjectRun *> Runs,
 void runCodeObject(CodeObjectRun &Run, const PipelineText &P,
                    const PipelineOptions &Opts);
 
-/// runPassManager, handing on PassContext::Unfit to \p Unfit when given.
+/// runPassManager, handing on what it found to \p Facts when given.
 llvm::Error runPasses(Object &Obj, PassManager &PM, const PipelineOptions &Opts,
-                      std::vector<UnfitPass> *Unfit);
+                      PassRunFacts *Facts);
 
 /// Fails when a pass of \p P that needs some code object of the input fit
 /// none of those that ran (RunSummary::Unfit).

@@ -182,6 +182,7 @@ PipelineOptions Runner::optionsFor(Job &J, raw_ostream &Text, raw_ostream &Diag,
   Opts.ThreadPool = Pool && !Parallel ? &*Pool : nullptr;
   Opts.KeepGoing = C.KeepGoing;
   Opts.ZeroOldBundles = C.ZeroOldBundles;
+  Opts.CountKernels = C.DryRun;
   Opts.OnCodeObjectsFound = [this](unsigned Count) {
     std::lock_guard<std::mutex> G(Lock);
     Prog->codeObjectsFound(Count);
@@ -230,8 +231,9 @@ static void printDryRun(raw_ostream &OS, const Job &J) {
   const RunSummary &S = J.Summary;
   OS << (S.OutputChanged ? "would change: " : "unchanged: ")
      << displayName(J.In) << " (" << bundle::inputKindName(S.Kind) << ", "
-     << S.CodeObjects << (S.CodeObjects == 1 ? " code object" : " code objects")
-     << ")\n";
+     << S.CodeObjects
+     << (S.CodeObjects == 1 ? " code object, " : " code objects, ") << S.Kernels
+     << (S.Kernels == 1 ? " kernel" : " kernels") << ")\n";
 }
 
 /// --dry-run --kernels-format=json: one element of the array.
@@ -245,6 +247,7 @@ static json::Value dryRunJSON(const Job &J) {
   O["changes"] = J.Summary.OutputChanged;
   O["codeObjects"] = J.Summary.CodeObjects;
   O["codeObjectsChanged"] = J.Summary.Changed;
+  O["kernels"] = J.Summary.Kernels;
   return std::move(O);
 }
 
@@ -332,7 +335,8 @@ void Runner::printSummary(const Plan &P) {
     TextOut << formatv("{0:2}", json::Value(std::move(A))) << "\n";
   }
   unsigned Rewritten = 0, Unchanged = 0, Failed = 0;
-  unsigned CodeObjects = 0, CodeObjectsChanged = 0, CodeObjectsFailed = 0;
+  unsigned CodeObjects = 0, CodeObjectsChanged = 0, CodeObjectsFailed = 0,
+           Kernels = 0;
   bool AnyContainer = false;
   for (const Job &J : Jobs) {
     if (J.Failed)
@@ -344,6 +348,7 @@ void Runner::printSummary(const Plan &P) {
     CodeObjects += J.Summary.CodeObjects;
     CodeObjectsChanged += J.Summary.Changed;
     CodeObjectsFailed += J.Summary.Failed;
+    Kernels += J.Summary.Kernels;
     AnyContainer |= !J.Failed &&
                     J.Summary.Kind != bundle::InputKind::CodeObject &&
                     J.Summary.Kind != bundle::InputKind::Unknown;
@@ -355,6 +360,8 @@ void Runner::printSummary(const Plan &P) {
            << " unchanged, " << Failed << " failed (" << CodeObjects
            << (CodeObjects == 1 ? " code object: " : " code objects: ")
            << CodeObjectsChanged << (C.DryRun ? " would change" : " changed");
+    if (C.DryRun)
+      errs() << "; " << Kernels << (Kernels == 1 ? " kernel" : " kernels");
     if (CodeObjectsFailed)
       errs() << ", " << CodeObjectsFailed << " failed, left as they were";
     errs() << ")";
