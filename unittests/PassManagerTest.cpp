@@ -76,6 +76,10 @@ struct CountingAnalysis {
   static StringRef name() { return "counting"; }
   struct Result {
     unsigned Generation;
+    /// Nothing in it follows from the object: nothing to compare.
+    std::optional<std::string> firstDifference(const Result &) const {
+      return std::nullopt;
+    }
   };
   static unsigned Runs;
   static Expected<Result> run(Object &, AnalysisManager &) {
@@ -88,10 +92,41 @@ unsigned CountingAnalysis::Runs = 0;
 struct OtherAnalysis {
   static AnalysisKey Key;
   static StringRef name() { return "other"; }
-  using Result = int;
-  static Expected<int> run(Object &, AnalysisManager &) { return 42; }
+  struct Result {
+    int Value;
+    std::optional<std::string> firstDifference(const Result &F) const {
+      if (Value != F.Value)
+        return std::string("value");
+      return std::nullopt;
+    }
+  };
+  static Expected<Result> run(Object &, AnalysisManager &) {
+    return Result{42};
+  }
 };
 AnalysisKey OtherAnalysis::Key;
+
+/// The first byte of .text, which a pass may change.
+struct FirstByteAnalysis {
+  static AnalysisKey Key;
+  static StringRef name() { return "first-byte"; }
+  struct Result {
+    uint8_t Byte;
+    std::optional<std::string> firstDifference(const Result &F) const {
+      if (Byte != F.Byte)
+        return "byte (" + std::to_string(Byte) + " kept, " +
+               std::to_string(F.Byte) + " fresh)";
+      return std::nullopt;
+    }
+  };
+  static Expected<Result> run(Object &Obj, AnalysisManager &) {
+    Section *Text = Obj.findSection(".text");
+    if (!Text || Text->contents().empty())
+      return createStringError("no .text");
+    return Result{Text->contents()[0]};
+  }
+};
+AnalysisKey FirstByteAnalysis::Key;
 
 /// A configurable test pass.
 class TestPass : public Pass {
@@ -249,6 +284,38 @@ TEST_F(PassManagerTest, InvalidateDropsOnlyWhatIsNotPreserved) {
   auto R = AM.getResult<CountingAnalysis>(*Obj);
   ASSERT_TRUE(bool(R));
   EXPECT_EQ(R->Generation, 2u);
+}
+
+// -verify-analysis-preservation's check covers every cached analysis, by
+// each result's own firstDifference, and leaves the cache as it was.
+TEST_F(PassManagerTest, StaleResultsAreFoundForEveryAnalysis) {
+  ASSERT_TRUE(bool(AM.getResult<OtherAnalysis>(*Obj)));
+  ASSERT_TRUE(bool(AM.getResult<FirstByteAnalysis>(*Obj)));
+  auto Fresh = AM.firstStaleResult(*Obj);
+  ASSERT_TRUE(bool(Fresh)) << toString(Fresh.takeError());
+  EXPECT_FALSE(Fresh->has_value());
+
+  // A pass changes the byte but keeps the result.
+  Section *Text = Obj->findSection(".text");
+  ASSERT_NE(Text, nullptr);
+  const uint8_t New[1] = {0x7f};
+  ASSERT_FALSE(bool(Text->overwrite(0, New)));
+  auto Stale = AM.firstStaleResult(*Obj);
+  ASSERT_TRUE(bool(Stale)) << toString(Stale.takeError());
+  ASSERT_TRUE(Stale->has_value());
+  EXPECT_EQ((*Stale)->Analysis, "first-byte");
+  EXPECT_EQ((*Stale)->Field, "byte (0 kept, 127 fresh)");
+  EXPECT_EQ(AM.getCachedResult<FirstByteAnalysis>()->Byte, 0);
+
+  // A result edited after it was computed is caught the same way.
+  AM.invalidate(PreservedAnalyses::none());
+  ASSERT_TRUE(bool(AM.getResult<OtherAnalysis>(*Obj)));
+  AM.getCachedResult<OtherAnalysis>()->Value = 7;
+  auto Other = AM.firstStaleResult(*Obj);
+  ASSERT_TRUE(bool(Other)) << toString(Other.takeError());
+  ASSERT_TRUE(Other->has_value());
+  EXPECT_EQ((*Other)->Analysis, "other");
+  EXPECT_EQ((*Other)->Field, "value");
 }
 
 TEST_F(PassManagerTest, SatisfiedPassIsNeverRun) {

@@ -136,21 +136,10 @@ scanPools(const Object &Obj, const TargetInfo &TI, TargetAnalysis::Result &TA) {
   return Out;
 }
 
-Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
-                                                       AnalysisManager &AM) {
-  Result R;
-  auto TA = AM.getResult<TargetAnalysis>(Obj);
-  if (!TA)
-    return TA.takeError();
-  R.Target = TA->info();
-  if (Obj.Header.Type == ELF::ET_REL)
-    return makeError("relocatable object (ET_REL): kernel descriptors "
-                     "are not resolved before linking; link it with "
-                     "'ld.lld -shared' first");
-
-  // Metadata: the NT_AMDGPU_METADATA notes of the first note section with
-  // any. A note section whose bytes overlap one already read is not read
-  // again (a file may declare any number of them over the same bytes).
+/// The NT_AMDGPU_METADATA notes of the first note section with any. A note
+/// section whose bytes overlap one already read is not read again (a file
+/// may declare any number of them over the same bytes).
+static Error readMetadata(Object &Obj, KernelsAnalysis::Result &R) {
   std::map<uint64_t, uint64_t> ReadRanges; // file offset -> end, disjoint
   auto AlreadyRead = [&](const Section &S) {
     if (!S.Orig || S.Orig->Size == 0)
@@ -177,15 +166,69 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     R.MetadataSection = S.get();
     break;
   }
+  return Error::success();
+}
 
-  // Kernel descriptor symbols of both tables, de-duplicated.
-  struct Found {
-    std::string Name;
-    uint64_t Addr;
-    Section *Sec;
-    const char *Table;
-  };
-  std::vector<Found> KDs;
+namespace {
+/// A kernel descriptor symbol.
+struct FoundKD {
+  std::string Name;
+  uint64_t Addr;
+  Section *Sec;
+  const char *Table;
+};
+
+/// The stubs of the pool sections, by address and by target.
+class StubIndex {
+public:
+  StubIndex(const std::vector<PoolStub> &Stubs, const TargetInfo &T)
+      : Stubs(Stubs), T(T) {
+    for (size_t I = 0; I < Stubs.size(); ++I) {
+      ByTarget.try_emplace(Stubs[I].Decoded.Target, I);
+      ByAddr[Stubs[I].Addr] = I;
+    }
+  }
+  /// The stub at \p Addr, as kernel \p K uses it.
+  std::optional<PoolStub> at(uint64_t Addr, const KernelInfo &K) const {
+    auto It = ByAddr.find(Addr);
+    if (It == ByAddr.end())
+      return std::nullopt;
+    return withDual(Stubs[It->second], K);
+  }
+  /// The first stub leading to \p Target, as kernel \p K would use it.
+  std::optional<PoolStub> leadingTo(uint64_t Target,
+                                    const KernelInfo &K) const {
+    auto It = ByTarget.find(Target);
+    if (It == ByTarget.end())
+      return std::nullopt;
+    return withDual(Stubs[It->second], K);
+  }
+  bool isStub(uint64_t Addr) const { return ByAddr.count(Addr); }
+
+private:
+  /// A kernel that needs a dual stub uses slot I (-> T) and slot I+256
+  /// (-> T+256).
+  PoolStub withDual(PoolStub P, const KernelInfo &K) const {
+    if (!K.needsDualStub(T))
+      return P;
+    auto Next = ByAddr.find(P.Addr + StubSlotSize);
+    if (Next != ByAddr.end() &&
+        Stubs[Next->second].Decoded.Target == P.Decoded.Target + StubSlotSize) {
+      P.Dual = true;
+      P.Decoded.HalfTarget2 = P.Decoded.Target + StubSlotSize;
+    }
+    return P;
+  }
+  const std::vector<PoolStub> &Stubs;
+  const TargetInfo &T;
+  DenseMap<uint64_t, size_t> ByTarget, ByAddr;
+};
+} // namespace
+
+/// The `<name>.kd` object symbols of both tables, de-duplicated by name (one
+/// name at two addresses is an error), in address order.
+static Expected<std::vector<FoundKD>> descriptorSymbols(Object &Obj) {
+  std::vector<FoundKD> KDs;
   StringMap<size_t> ByName;
   for (SymbolTable *T : {Obj.symtab(), Obj.dynsym()}) {
     if (!T)
@@ -202,123 +245,186 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
         KDs.push_back({N.str(), S.Value, S.Sec, TableName});
         continue;
       }
-      const Found &Prev = KDs[It->second];
+      const FoundKD &Prev = KDs[It->second];
       if (Prev.Addr != S.Value)
         return makeError("kernel descriptor symbol '" + N +
                          "' is ambiguous: " + hex(Prev.Addr) + " in " +
                          Prev.Table + ", " + hex(S.Value) + " in " + TableName);
     }
   }
-  llvm::sort(KDs, [](const Found &A, const Found &B) {
+  llvm::sort(KDs, [](const FoundKD &A, const FoundKD &B) {
     return std::tie(A.Addr, A.Name) < std::tie(B.Addr, B.Name);
   });
+  return KDs;
+}
 
+/// Reads the descriptor \p F names into \p K and where it enters, checking
+/// both lie where passes can rewrite and the loader loads them.
+static Error readDescriptor(const Object &Obj, const FoundKD &F,
+                            KernelInfo &K) {
+  K.KDSymbol = F.Name;
+  K.Name = StringRef(F.Name).drop_back(3).str();
+  K.KDAddr = F.Addr;
+  K.KDSection = F.Sec;
+  std::string Who = "kernel '" + K.Name + "'";
+  if (F.Addr % kd::Alignment != 0)
+    return makeError(Who + ": descriptor at " + hex(F.Addr) + " is not " +
+                     Twine(kd::Alignment) + "-byte aligned");
+  Expected<ArrayRef<uint8_t>> Bytes = Obj.bytesAt(F.Addr, kd::Size);
+  if (!Bytes)
+    return makeError(Who + ": descriptor: " + toString(Bytes.takeError()));
+  // patch-descriptors writes through the symbol's section: it must hold
+  // the very bytes read here (sections may overlap).
+  const Section &KDSec = *F.Sec;
+  if (!KDSec.isAlloc() || KDSec.isNoBits() || F.Addr < KDSec.Addr ||
+      F.Addr - KDSec.Addr > KDSec.size() ||
+      KDSec.size() - (F.Addr - KDSec.Addr) < kd::Size ||
+      KDSec.contents().slice(F.Addr - KDSec.Addr, kd::Size).data() !=
+          Bytes->data())
+    return makeError(Who + ": descriptor at " + hex(F.Addr) +
+                     " is not inside its symbol's section '" + KDSec.Name +
+                     "'");
+  // (A linked object without program headers loads nothing.)
+  if (!Obj.loadSegmentFor(F.Addr, kd::Size))
+    return makeError(Who + ": descriptor at " + hex(F.Addr) +
+                     " is not inside a loaded segment");
+  K.KD = KernelDescriptor::read(*Bytes);
+  std::optional<uint64_t> Entry = K.KD.entryAddress(F.Addr);
+  if (!Entry)
+    return makeError(Who + ": kernel_code_entry_byte_offset " +
+                     Twine(K.KD.KernelCodeEntryByteOffset) +
+                     " from descriptor at " + hex(F.Addr) + " overflows");
+  K.Entry = *Entry;
+  if (K.Entry % kd::EntryAlignment != 0)
+    return makeError(Who + ": entry " + hex(K.Entry) + " is not " +
+                     Twine(kd::EntryAlignment) + "-byte aligned");
+  Section *ES = Obj.sectionForAddress(K.Entry);
+  if (!ES || !ES->isExec() || ES->isNoBits())
+    return makeError(Who + ": entry " + hex(K.Entry) +
+                     " is not inside an executable section");
+  if (!Obj.loadSegmentFor(K.Entry, 4))
+    return makeError(Who + ": entry " + hex(K.Entry) +
+                     " is not inside a loaded segment");
+  return Error::success();
+}
+
+/// Whether \p K enters through a stub (of a pool, or one another tool
+/// wrote), and so where its own code is; else the pool stub that leads to
+/// it and is not used yet.
+static Error findStubs(const Object &Obj, TargetAnalysis::Result &TA,
+                       const StubIndex &Stubs, KernelInfo &K) {
+  std::string Who = "kernel '" + K.Name + "'";
+  K.EntryStub = Stubs.at(K.Entry, K);
+  if (!K.EntryStub) {
+    // A stub outside our pool sections (written by another tool). Only
+    // bytes that start like one are decoded (decodeStub checks them
+    // first), so MC is set up only for objects that have stubs.
+    Expected<std::optional<PoolStub>> P =
+        stubAtIfShaped(Obj, TA.info(), TA, K.Entry);
+    if (!P)
+      return P.takeError();
+    if (*P && (*P)->Decoded.Target != K.Entry)
+      K.EntryStub = **P;
+  }
+  if (!K.EntryStub) {
+    K.CodeEntry = K.Entry;
+    K.PendingStub = Stubs.leadingTo(K.Entry, K);
+    return Error::success();
+  }
+  K.CodeEntry = K.EntryStub->Decoded.Target;
+  Section *CS = Obj.sectionForAddress(K.CodeEntry);
+  if (!CS || !CS->isExec())
+    return makeError(Who + ": stub at " + hex(K.Entry) + " leads to " +
+                     hex(K.CodeEntry) + ", outside executable code");
+  if (Stubs.isStub(K.CodeEntry))
+    return makeError(Who + ": stub at " + hex(K.Entry) +
+                     " leads to another stub at " + hex(K.CodeEntry));
+  return Error::success();
+}
+
+Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
+                                                       AnalysisManager &AM) {
+  Result R;
+  auto TA = AM.getResult<TargetAnalysis>(Obj);
+  if (!TA)
+    return TA.takeError();
+  R.Target = TA->info();
+  if (Obj.Header.Type == ELF::ET_REL)
+    return makeError("relocatable object (ET_REL): kernel descriptors "
+                     "are not resolved before linking; link it with "
+                     "'ld.lld -shared' first");
+  if (Error E = readMetadata(Obj, R))
+    return std::move(E);
+  Expected<std::vector<FoundKD>> KDs = descriptorSymbols(Obj);
+  if (!KDs)
+    return KDs.takeError();
   Expected<std::vector<PoolStub>> Pools = scanPools(Obj, R.Target, *TA);
   if (!Pools)
     return Pools.takeError();
   R.PoolStubs = std::move(*Pools);
-  DenseMap<uint64_t, size_t> StubByTarget, StubByAddr;
-  for (size_t I = 0; I < R.PoolStubs.size(); ++I) {
-    StubByTarget.try_emplace(R.PoolStubs[I].Decoded.Target, I);
-    StubByAddr[R.PoolStubs[I].Addr] = I;
-  }
-  // A kernel that needs a dual stub uses slot I (-> T) and slot I+256
-  // (-> T+256).
-  auto WithDual = [&](PoolStub P, const KernelInfo &K) {
-    if (!K.needsDualStub(R.Target))
-      return P;
-    auto Next = StubByAddr.find(P.Addr + StubSlotSize);
-    if (Next != StubByAddr.end() && R.PoolStubs[Next->second].Decoded.Target ==
-                                        P.Decoded.Target + StubSlotSize) {
-      P.Dual = true;
-      P.Decoded.HalfTarget2 = P.Decoded.Target + StubSlotSize;
-    }
-    return P;
-  };
+  StubIndex Stubs(R.PoolStubs, R.Target);
 
-  const TargetInfo &T = R.Target;
-  R.Kernels.reserve(KDs.size());
-  for (const Found &F : KDs) {
+  R.Kernels.reserve(KDs->size());
+  for (const FoundKD &F : *KDs) {
     KernelInfo K;
-    K.KDSymbol = F.Name;
-    K.Name = StringRef(F.Name).drop_back(3).str();
-    K.KDAddr = F.Addr;
-    K.KDSection = F.Sec;
-    std::string Who = "kernel '" + K.Name + "'";
-    if (F.Addr % kd::Alignment != 0)
-      return makeError(Who + ": descriptor at " + hex(F.Addr) + " is not " +
-                       Twine(kd::Alignment) + "-byte aligned");
-    Expected<ArrayRef<uint8_t>> Bytes = Obj.bytesAt(F.Addr, kd::Size);
-    if (!Bytes)
-      return makeError(Who + ": descriptor: " + toString(Bytes.takeError()));
-    // patch-descriptors writes through the symbol's section: it must hold
-    // the very bytes read here (sections may overlap).
-    const Section &KDSec = *F.Sec;
-    if (!KDSec.isAlloc() || KDSec.isNoBits() || F.Addr < KDSec.Addr ||
-        F.Addr - KDSec.Addr > KDSec.size() ||
-        KDSec.size() - (F.Addr - KDSec.Addr) < kd::Size ||
-        KDSec.contents().slice(F.Addr - KDSec.Addr, kd::Size).data() !=
-            Bytes->data())
-      return makeError(Who + ": descriptor at " + hex(F.Addr) +
-                       " is not inside its symbol's section '" + KDSec.Name +
-                       "'");
-    // (A linked object without program headers loads nothing.)
-    if (!Obj.loadSegmentFor(F.Addr, kd::Size))
-      return makeError(Who + ": descriptor at " + hex(F.Addr) +
-                       " is not inside a loaded segment");
-    K.KD = KernelDescriptor::read(*Bytes);
-    std::optional<uint64_t> Entry = K.KD.entryAddress(F.Addr);
-    if (!Entry)
-      return makeError(Who + ": kernel_code_entry_byte_offset " +
-                       Twine(K.KD.KernelCodeEntryByteOffset) +
-                       " from descriptor at " + hex(F.Addr) + " overflows");
-    K.Entry = *Entry;
-    if (K.Entry % kd::EntryAlignment != 0)
-      return makeError(Who + ": entry " + hex(K.Entry) + " is not " +
-                       Twine(kd::EntryAlignment) + "-byte aligned");
-    Section *ES = Obj.sectionForAddress(K.Entry);
-    if (!ES || !ES->isExec() || ES->isNoBits())
-      return makeError(Who + ": entry " + hex(K.Entry) +
-                       " is not inside an executable section");
-    if (!Obj.loadSegmentFor(K.Entry, 4))
-      return makeError(Who + ": entry " + hex(K.Entry) +
-                       " is not inside a loaded segment");
-
-    auto SI = StubByAddr.find(K.Entry);
-    if (SI != StubByAddr.end()) {
-      K.EntryStub = WithDual(R.PoolStubs[SI->second], K);
-    } else {
-      // A stub outside our pool sections (written by another tool). Only
-      // bytes that start like one are decoded (decodeStub checks them
-      // first), so MC is set up only for objects that have stubs.
-      Expected<std::optional<PoolStub>> P =
-          stubAtIfShaped(Obj, T, *TA, K.Entry);
-      if (!P)
-        return P.takeError();
-      if (*P && (*P)->Decoded.Target != K.Entry)
-        K.EntryStub = **P;
-    }
-    if (K.EntryStub) {
-      K.CodeEntry = K.EntryStub->Decoded.Target;
-      Section *CS = Obj.sectionForAddress(K.CodeEntry);
-      if (!CS || !CS->isExec())
-        return makeError(Who + ": stub at " + hex(K.Entry) + " leads to " +
-                         hex(K.CodeEntry) + ", outside executable code");
-      if (StubByAddr.count(K.CodeEntry))
-        return makeError(Who + ": stub at " + hex(K.Entry) +
-                         " leads to another stub at " + hex(K.CodeEntry));
-    } else {
-      K.CodeEntry = K.Entry;
-      auto PI = StubByTarget.find(K.Entry);
-      if (PI != StubByTarget.end())
-        K.PendingStub = WithDual(R.PoolStubs[PI->second], K);
-    }
-
+    if (Error E = readDescriptor(Obj, F, K))
+      return std::move(E);
+    if (Error E = findStubs(Obj, *TA, Stubs, K))
+      return std::move(E);
     if (R.Metadata)
       if (const KernelMD *MD = R.Metadata->findBySymbol(K.KDSymbol))
         K.MD = *MD;
-    K.deriveSGPRs(T);
+    K.deriveSGPRs(R.Target);
     R.Kernels.push_back(std::move(K));
   }
   return std::move(R);
+}
+
+void KernelsAnalysis::Result::addStub(size_t Kernel, Section &Pool,
+                                      const StubSpec &Spec,
+                                      uint64_t PrologueSize) {
+  // Each slot as decoding it would find it (the verifier decodes the
+  // bytes themselves).
+  auto Slot = [&](uint64_t Addr, uint64_t Target) {
+    PoolStub P;
+    P.Addr = Addr;
+    P.Sec = &Pool;
+    P.Decoded.Form = Spec.Form;
+    P.Decoded.Target = Target;
+    P.Decoded.SGPR = Spec.Form == StubSpec::SGPRPair ? Spec.SGPR : 0;
+    P.Decoded.BodySize = Spec.Form == StubSpec::Short
+                             ? StubEncoder::ShortBodySize
+                             : StubEncoder::LongBodySize;
+    P.Decoded.PrologueSize = PrologueSize;
+    return P;
+  };
+  PoolStub First = Slot(Spec.StubAddr, Spec.Target);
+  PoolStubs.push_back(First);
+  if (Spec.Dual) {
+    PoolStubs.push_back(
+        Slot(Spec.StubAddr + StubSlotSize, Spec.Target + StubSlotSize));
+    First.Dual = true;
+    First.Decoded.HalfTarget2 = Spec.Target + StubSlotSize;
+  }
+  Kernels[Kernel].PendingStub = First;
+}
+
+bool KernelsAnalysis::Result::enterPendingStub(size_t Kernel,
+                                               bool MetadataChanged) {
+  KernelInfo &K = Kernels[Kernel];
+  K.KD = KernelDescriptor::read(
+      K.KDSection->contents().slice(K.KDAddr - K.KDSection->Addr, kd::Size));
+  std::optional<uint64_t> Entry = K.KD.entryAddress(K.KDAddr);
+  if (!K.PendingStub || !Entry || *Entry != K.PendingStub->Addr)
+    return false;
+  K.Entry = *Entry;
+  K.EntryStub = std::move(K.PendingStub);
+  K.PendingStub.reset();
+  // The kept metadata reports its pending values (a later rewrite() starts
+  // again from the note as read, with every change so far).
+  if (MetadataChanged && Metadata)
+    if (const KernelMD *MD = Metadata->findBySymbol(K.KDSymbol))
+      K.MD = *MD;
+  K.deriveSGPRs(Target);
+  return true;
 }

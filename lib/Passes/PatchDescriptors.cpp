@@ -132,27 +132,13 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
 
   // Bring the kernels analysis up to date instead of having it recomputed
   // (metadata parsing and stub decoding dominate the run time on large
-  // objects). Each patched kernel now enters through the stub that was
-  // pending; its metadata values are the ones just written (the kept
-  // CodeObjectMetadata reports its pending values, and a later rewrite()
-  // starts again from the note as read, with every change so far). Fields
-  // are derived exactly as KernelsAnalysis::run derives them.
+  // objects): each patched kernel now enters through the stub that was
+  // pending.
   for (size_t I : Patched) {
-    KernelInfo &K = R.Kernels[I];
-    K.KD = KernelDescriptor::read(
-        K.KDSection->contents().slice(K.KDAddr - K.KDSection->Addr, kd::Size));
-    std::optional<uint64_t> Entry = K.KD.entryAddress(K.KDAddr);
-    if (!Entry || *Entry != K.PendingStub->Addr) {
+    if (!R.enterPendingStub(I, MetadataChanged)) {
       PreservedAnalyses Recompute = PreservedAnalyses::none();
       return preserveTargetAndCode(Recompute);
     }
-    K.Entry = *Entry;
-    K.EntryStub = std::move(K.PendingStub);
-    K.PendingStub.reset();
-    if (MetadataChanged)
-      if (const KernelMD *MD = R.Metadata->findBySymbol(K.KDSymbol))
-        K.MD = *MD;
-    K.deriveSGPRs(TI);
   }
   PreservedAnalyses PA = PreservedAnalyses::none();
   PA.preserve<KernelsAnalysis>();

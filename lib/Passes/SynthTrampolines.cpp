@@ -299,33 +299,10 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   Obj.addSegment(std::move(Seg));
 
   // Keep the kernels analysis instead of re-decoding the pool and
-  // re-parsing the metadata: record each stub exactly as scanning the new
-  // pool slot by slot would (the verifier decodes the bytes themselves).
+  // re-parsing the metadata.
   uint64_t PrologueSize = (*Enc)->prologue().size();
-  for (const NewStub &N : Added) {
-    auto Slot = [&](uint64_t Addr, uint64_t Target) {
-      PoolStub P;
-      P.Addr = Addr;
-      P.Sec = &PoolSec;
-      P.Decoded.Form = N.Spec.Form;
-      P.Decoded.Target = Target;
-      P.Decoded.SGPR = N.Spec.Form == StubSpec::SGPRPair ? N.Spec.SGPR : 0;
-      P.Decoded.BodySize = N.Spec.Form == StubSpec::Short
-                               ? StubEncoder::ShortBodySize
-                               : StubEncoder::LongBodySize;
-      P.Decoded.PrologueSize = PrologueSize;
-      return P;
-    };
-    PoolStub First = Slot(N.Spec.StubAddr, N.Spec.Target);
-    R.PoolStubs.push_back(First);
-    if (N.Spec.Dual) {
-      R.PoolStubs.push_back(
-          Slot(N.Spec.StubAddr + StubSlotSize, N.Spec.Target + StubSlotSize));
-      First.Dual = true;
-      First.Decoded.HalfTarget2 = N.Spec.Target + StubSlotSize;
-    }
-    R.Kernels[N.Kernel].PendingStub = First;
-  }
+  for (const NewStub &N : Added)
+    R.addStub(N.Kernel, PoolSec, N.Spec, PrologueSize);
   PreservedAnalyses PA = PreservedAnalyses::none();
   PA.preserve<KernelsAnalysis>();
   return preserveTargetAndCode(PA);

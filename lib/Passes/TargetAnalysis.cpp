@@ -31,3 +31,18 @@ Expected<TargetMC &> TargetAnalysis::Result::mc() {
 PreservedAnalyses &hotswap::preserveTargetAndCode(PreservedAnalyses &PA) {
   return PA.preserve<TargetAnalysis>();
 }
+
+std::optional<std::string>
+TargetAnalysis::Result::firstDifference(const Result &Fresh) const {
+  // Everything else in TargetInfo is a function of these.
+  const TargetInfo &A = Info, &B = Fresh.Info;
+  if (A.Mach != B.Mach || A.Name != B.Name)
+    return "processor (" + A.Name + " kept, " + B.Name + " fresh)";
+  if (A.GenericVersion != B.GenericVersion)
+    return std::string("generic version");
+  if (A.Xnack != B.Xnack || A.Sramecc != B.Sramecc || A.Features != B.Features)
+    return "features (" + A.Features + " kept, " + B.Features + " fresh)";
+  if (A.CodeObjectVersion != B.CodeObjectVersion)
+    return std::string("code object version");
+  return std::nullopt;
+}

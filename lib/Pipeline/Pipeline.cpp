@@ -43,24 +43,20 @@ Error pipeline::runPasses(Object &Obj, PassManager &PM,
     };
   }
   if (Opts.VerifyAnalysisPreservation)
-    PI.AfterPass.push_back(
-        [&AM](const Pass &P, Object &O, bool Changed) -> Error {
-          KernelsAnalysis::Result *Kept = AM.getCachedResult<KernelsAnalysis>();
-          if (!Changed || !Kept)
-            return Error::success();
-          Expected<KernelsAnalysis::Result> Fresh = KernelsAnalysis::run(O, AM);
-          if (!Fresh)
-            return prefixError("after pass '" + P.name() +
-                                   "': the kernels analysis it kept cannot be "
-                                   "computed anew",
-                               Fresh.takeError());
-          if (std::optional<std::string> D = Kept->firstDifference(*Fresh))
-            return makeError("after pass '" + P.name() +
-                             "': the kernels analysis it kept differs from a "
-                             "fresh one in " +
-                             *D);
-          return Error::success();
-        });
+    PI.AfterPass.push_back([&AM](const Pass &P, Object &O,
+                                 bool Changed) -> Error {
+      if (!Changed)
+        return Error::success();
+      Expected<std::optional<AnalysisManager::StaleResult>> Stale =
+          AM.firstStaleResult(O);
+      if (!Stale)
+        return prefixError("after pass '" + P.name() + "'", Stale.takeError());
+      if (*Stale)
+        return makeError(
+            "after pass '" + P.name() + "': the " + (*Stale)->Analysis +
+            " analysis it kept differs from a fresh one in " + (*Stale)->Field);
+      return Error::success();
+    });
   if (Opts.VerifyEach) {
     auto V = std::make_shared<VerifyPass>();
     PI.AfterPass.push_back(

@@ -5,6 +5,13 @@
 //   static AnalysisKey Key;  static llvm::StringRef name();
 //   using Result = ...;
 //   static llvm::Expected<Result> run(Object &, AnalysisManager &);
+// and its Result has
+//   std::optional<std::string> firstDifference(const Result &Fresh) const;
+// naming the first field in which a result a pass kept up to date differs
+// from one computed anew (-verify-analysis-preservation checks every
+// analysis a pass claims to preserve with it). A pass that keeps a result
+// up to date does so through methods of the result, next to run(): the
+// analysis owns how its fields are derived.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,10 +22,10 @@
 
 #include "llvm/ADT/DenseMap.h"
 
-#include <optional>
-
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace hotswap {
 
@@ -33,7 +40,7 @@ public:
     using ResultT = typename AnalysisT::Result;
     auto It = Results.find(&AnalysisT::Key);
     if (It != Results.end())
-      return static_cast<Model<ResultT> &>(*It->second).R;
+      return static_cast<Model<AnalysisT> &>(*It->second).R;
     if (BeforeCompute)
       BeforeCompute(AnalysisT::name());
     std::optional<llvm::Expected<ResultT>> R;
@@ -42,7 +49,7 @@ public:
       AfterCompute(AnalysisT::name());
     if (!*R)
       return R->takeError();
-    auto M = std::make_unique<Model<ResultT>>(std::move(**R));
+    auto M = std::make_unique<Model<AnalysisT>>(std::move(**R));
     ResultT &Ref = M->R;
     Results[&AnalysisT::Key] = std::move(M);
     return Ref;
@@ -54,7 +61,7 @@ public:
     auto It = Results.find(&AnalysisT::Key);
     if (It == Results.end())
       return nullptr;
-    return &static_cast<Model<typename AnalysisT::Result> &>(*It->second).R;
+    return &static_cast<Model<AnalysisT> &>(*It->second).R;
   }
 
   /// Drops every result \p PA does not preserve.
@@ -70,13 +77,39 @@ public:
   void clear() { Results.clear(); }
   bool isCached(const AnalysisKey *K) const { return Results.count(K); }
 
+  /// A kept result that differs from a fresh one: the analysis and the
+  /// first field that differs.
+  struct StaleResult {
+    std::string Analysis, Field;
+  };
+  /// -verify-analysis-preservation: computes every cached result anew on
+  /// \p Obj (with a fresh manager: nothing kept is used) and compares it
+  /// with the kept one; analyses are taken by name. The cache is left as
+  /// it was.
+  llvm::Expected<std::optional<StaleResult>> firstStaleResult(Object &Obj);
+
 private:
   struct Concept {
     virtual ~Concept() = default;
+    virtual llvm::StringRef name() const = 0;
+    /// The first field in which this result differs from one computed
+    /// anew on \p Obj.
+    virtual llvm::Expected<std::optional<std::string>>
+    differenceFromFresh(Object &Obj) const = 0;
   };
-  template <typename T> struct Model : Concept {
-    explicit Model(T R) : R(std::move(R)) {}
-    T R;
+  template <typename AnalysisT> struct Model : Concept {
+    using ResultT = typename AnalysisT::Result;
+    explicit Model(ResultT R) : R(std::move(R)) {}
+    llvm::StringRef name() const override { return AnalysisT::name(); }
+    llvm::Expected<std::optional<std::string>>
+    differenceFromFresh(Object &Obj) const override {
+      AnalysisManager Fresh;
+      llvm::Expected<ResultT> F = AnalysisT::run(Obj, Fresh);
+      if (!F)
+        return F.takeError();
+      return R.firstDifference(*F);
+    }
+    ResultT R;
   };
   llvm::DenseMap<const AnalysisKey *, std::unique_ptr<Concept>> Results;
 };

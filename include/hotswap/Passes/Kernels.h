@@ -91,6 +91,23 @@ public:
     /// differs from \p Fresh (computed anew on the same object), or
     /// nullopt: -verify-analysis-preservation.
     std::optional<std::string> firstDifference(const Result &Fresh) const;
+
+    // Passes that change what the analysis found keep it up to date
+    // through these, which derive every field as run() does.
+
+    /// A stub was written for kernel \p Kernel (an index into Kernels) in
+    /// \p Pool, as \p Spec describes, after a prologue of \p PrologueSize
+    /// bytes: its slots join PoolStubs and it becomes the kernel's
+    /// PendingStub (synth-trampolines).
+    void addStub(size_t Kernel, Section &Pool, const amdgpu::StubSpec &Spec,
+                 uint64_t PrologueSize);
+    /// The descriptor of kernel \p Kernel was rewritten to enter its
+    /// PendingStub, and (when \p MetadataChanged) Metadata holds new
+    /// values: re-reads the descriptor, makes the stub the EntryStub,
+    /// takes the kernel's metadata and SGPRs anew (patch-descriptors).
+    /// False when the descriptor does not enter the pending stub: the
+    /// result is then stale and must not be kept.
+    bool enterPendingStub(size_t Kernel, bool MetadataChanged);
   };
 
   static llvm::Expected<Result> run(Object &Obj, AnalysisManager &AM);

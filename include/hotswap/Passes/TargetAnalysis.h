@@ -17,6 +17,8 @@
 #include "hotswap/Pass/AnalysisManager.h"
 
 #include <memory>
+#include <optional>
+#include <string>
 
 namespace hotswap {
 
@@ -31,6 +33,9 @@ public:
     const amdgpu::TargetInfo &info() const { return Info; }
     /// This run's MC state for the target, created on first use.
     llvm::Expected<amdgpu::TargetMC &> mc();
+    /// -verify-analysis-preservation: the processor, its e_flags features
+    /// and the code object version, which all follow from the ELF header.
+    std::optional<std::string> firstDifference(const Result &Fresh) const;
 
   private:
     amdgpu::TargetInfo Info;
