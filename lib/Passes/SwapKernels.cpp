@@ -498,6 +498,282 @@ static Expected<uint64_t> appendImage(Object &Obj,
   return D;
 }
 
+/// The stub a kernel enters through, or that patch-descriptors will make it
+/// enter through.
+static const PoolStub *stubOf(const KernelInfo &K) {
+  return K.EntryStub     ? &*K.EntryStub
+         : K.PendingStub ? &*K.PendingStub
+                         : nullptr;
+}
+
+/// Everything that makes a swap impossible, checked before anything changes.
+static Error checkSwaps(const KernelsAnalysis::Result &R,
+                        const SwapKernelsPass::Replacement &F,
+                        ArrayRef<std::pair<size_t, size_t>> Todo,
+                        const SwapOptions &Opts) {
+  const KernelsAnalysis::Result &FR = *F.Kernels;
+  for (auto [I, J] : Todo)
+    if (Error E =
+            checkCompatible(R, R.Kernels[I], FR, FR.Kernels[J], Opts.With))
+      return E;
+  if (!F.Variables.empty() && !Opts.OwnVariables) {
+    std::string Names;
+    for (size_t I = 0; I != F.Variables.size() && I != 4; ++I)
+      Names += (I ? ", '" : "'") + F.Variables[I] + "'";
+    if (F.Variables.size() > 4)
+      Names += " and " + std::to_string(F.Variables.size() - 4) + " more";
+    return makeError("replacement '" + Opts.With +
+                     "' defines device variables the host can reach (" + Names +
+                     "): the swapped kernels would use these copies, not the "
+                     "code object's (swap-kernels<...;own-variables> accepts "
+                     "that)");
+  }
+  for (auto [I, J] : Todo) {
+    const KernelInfo &K = R.Kernels[I];
+    const PoolStub *Stub = stubOf(K);
+    if (Stub && FR.Kernels[J].needsDualStub(R.Target) != Stub->Dual)
+      return makeError(
+          "kernel '" + K.Name + "' cannot be swapped: its " +
+          (Stub->Dual ? "dual (512-byte)" : "single (256-byte)") + " stub at " +
+          hex(Stub->Addr) + " cannot enter the kernel of '" + Opts.With +
+          "', which " + (Stub->Dual ? "does not preload" : "preloads") +
+          " kernel arguments (the firmware enters a preloading kernel at "
+          "+256)");
+  }
+  return Error::success();
+}
+
+/// Where FILE's image is in the object, as the delta from its own
+/// addresses: one already there (an earlier swap of other kernels), else a
+/// new one appended.
+static Expected<uint64_t> placeImage(Object &Obj,
+                                     SwapKernelsPass::Replacement &F,
+                                     const KernelsAnalysis::Result &R,
+                                     ArrayRef<std::pair<size_t, size_t>> Pairs,
+                                     const SwapOptions &Opts,
+                                     PassContext &Ctx) {
+  const KernelsAnalysis::Result &FR = *F.Kernels;
+  for (auto [I, J] : Pairs) {
+    uint64_t D = R.Kernels[I].CodeEntry - FR.Kernels[J].CodeEntry;
+    if (imageIntactAt(Obj, F, D)) {
+      Ctx.Stats.add(SwapKernelsPass::Name, "images-reused",
+                    "images of the file already in the object used again");
+      return D;
+    }
+  }
+  Expected<std::vector<SwapRecord>> Records = readSwapRecords(Obj);
+  if (!Records)
+    return Records.takeError();
+  for (const SwapRecord &Rec : *Records) {
+    if (Rec.FromMD5 != F.MD5 || Rec.Image.empty())
+      continue;
+    uint64_t D = Rec.Image.front().Addr - F.Loads.front().VAddr;
+    if (imageIntactAt(Obj, F, D)) {
+      Ctx.Stats.add(SwapKernelsPass::Name, "images-reused",
+                    "images of the file already in the object used again");
+      return D;
+    }
+  }
+  Expected<uint64_t> D = appendImage(Obj, F, Opts.With);
+  if (!D)
+    return D.takeError();
+  Ctx.Stats.add(SwapKernelsPass::Name, "images", "images of the file appended");
+  return *D;
+}
+
+namespace {
+/// One stub encoder per stub prologue (stubs keep theirs).
+class StubEncoders {
+public:
+  StubEncoders(const Object &Obj, TargetAnalysis::Result &Target)
+      : Obj(Obj), Target(Target) {}
+  Expected<StubEncoder &> forStub(const PoolStub &S) {
+    Expected<ArrayRef<uint8_t>> P = Obj.bytesAt(S.Addr, S.Decoded.PrologueSize);
+    if (!P)
+      return P.takeError();
+    std::vector<uint8_t> Prologue(P->begin(), P->end());
+    auto It = Encoders.find(Prologue);
+    if (It != Encoders.end())
+      return *It->second;
+    TargetAnalysis::Result &TA = Target;
+    Expected<std::unique_ptr<StubEncoder>> E =
+        StubEncoder::create(TA.info(), [&TA]() { return TA.mc(); }, Prologue);
+    if (!E)
+      return E.takeError();
+    return *Encoders.emplace(std::move(Prologue), std::move(*E)).first->second;
+  }
+
+private:
+  const Object &Obj;
+  TargetAnalysis::Result &Target;
+  std::map<std::vector<uint8_t>, std::unique_ptr<StubEncoder>> Encoders;
+};
+
+/// What retargeting a kernel's stub decided for its descriptor.
+struct StubEntry {
+  uint64_t Entry;
+  /// The scratch pair's floor for the metadata .sgpr_count.
+  std::optional<uint64_t> SGPRCountFloor;
+};
+} // namespace
+
+/// Points \p Stub (kernel \p K's) at \p Code: it keeps its slot and
+/// prologue; only its jump changes, in the form it has when the new code is
+/// in reach, else in the long form on a scratch pair the replacement's
+/// descriptor \p KD allows. When the kernel already enters through it, the
+/// descriptor does so still, as patch-descriptors would have it (\p KD is
+/// adjusted); a pending stub is left to patch-descriptors.
+static Expected<StubEntry>
+retargetStub(const KernelInfo &K, const PoolStub &Stub, uint64_t Code,
+             KernelDescriptor &KD, const TargetInfo &T, StubEncoders &Encoders,
+             PassContext &Ctx) {
+  auto Bad = [&](const Twine &What) {
+    return makeError("kernel '" + K.Name + "' cannot be swapped: " + What);
+  };
+  Expected<StubEncoder &> Enc = Encoders.forStub(Stub);
+  if (!Enc)
+    return prefixError("kernel '" + K.Name + "'", Enc.takeError());
+  StubSpec Spec;
+  Spec.StubAddr = Stub.Addr;
+  Spec.Target = Code;
+  Spec.Dual = Stub.Dual;
+  bool Short =
+      Stub.Decoded.Form == StubSpec::Short &&
+      Enc->shortFormReaches(Spec.StubAddr, Spec.Target) &&
+      (!Spec.Dual || Enc->shortFormReaches(Spec.StubAddr + StubSlotSize,
+                                           Spec.Target + StubSlotSize));
+  if (Short) {
+    Spec.Form = StubSpec::Short;
+  } else {
+    Expected<ScratchChoice> SC = chooseScratch(T, KD);
+    if (!SC)
+      return Bad("its stub at " + hex(Stub.Addr) +
+                 " cannot reach the new code at " + hex(Code) + ": " +
+                 toString(SC.takeError()));
+    Spec.Form = SC->UseVCC ? StubSpec::VCC : StubSpec::SGPRPair;
+    Spec.SGPR = SC->SGPR;
+  }
+  Expected<std::vector<uint8_t>> Bytes = Enc->encode(Spec);
+  if (!Bytes)
+    return prefixError("kernel '" + K.Name + "'", Bytes.takeError());
+  if (Error E = Stub.Sec->overwrite(Stub.Addr - Stub.Sec->Addr, *Bytes))
+    return prefixError("kernel '" + K.Name + "'", std::move(E));
+  Ctx.Stats.add(SwapKernelsPass::Name, "stubs", "stubs retargeted");
+  if (!K.EntryStub)
+    return StubEntry{Code, std::nullopt};
+
+  StubEntry Out{Stub.Addr, std::nullopt};
+  unsigned Max = static_cast<unsigned>(Stub.size() / 128);
+  if (T.InstPrefWidth && KD.instPrefSize(T) > Max)
+    KD.setInstPrefSize(T, Max);
+  const unsigned Specials = kernelSpecialSGPRs(T, KD);
+  Expected<std::optional<unsigned>> G =
+      Spec.Form == StubSpec::SGPRPair
+          ? granuleForPair(T, KD, Spec.SGPR, Specials)
+      : Spec.Form == StubSpec::VCC
+          ? granuleForVCC(T, KD, Specials)
+          : Expected<std::optional<unsigned>>(std::nullopt);
+  if (!G)
+    return Bad(toString(G.takeError()));
+  if (*G) {
+    KD.setSGPRGranule(**G);
+    Ctx.Stats.add(SwapKernelsPass::Name, "granule-raised",
+                  "SGPR granules raised for a stub's scratch pair");
+  }
+  if (Spec.Form == StubSpec::SGPRPair)
+    Out.SGPRCountFloor = sgprCountCoveringPair(T, Spec.SGPR, Specials);
+  Ctx.Stats.add(SwapKernelsPass::Name, "through-stub",
+                "kernels swapped through their stub");
+  return Out;
+}
+
+/// The metadata values the runtime reads take FILE's (\p RK's), in place
+/// (.sgpr_count at least \p SGPRCountFloor). Sets \p Changed when one did.
+static Error takeMetadata(KernelsAnalysis::Result &R, const KernelInfo &K,
+                          const KernelInfo &RK,
+                          std::optional<uint64_t> SGPRCountFloor,
+                          const SwapOptions &Opts, PassContext &Ctx,
+                          bool &Changed) {
+  for (KernelField Field : TakenFields) {
+    std::optional<uint64_t> Have = K.MD->get(Field), Want = RK.MD->get(Field);
+    if (Want && Field == KernelField::SGPRCount && SGPRCountFloor)
+      Want = std::max(*Want, *SGPRCountFloor);
+    if (Have == Want)
+      continue;
+    auto Bad = [&](const Twine &What) {
+      return makeError("kernel '" + K.Name + "' cannot be swapped: " + What);
+    };
+    if (!Have || !Want)
+      return Bad("metadata '" + kernelFieldKey(Field) + "' is " +
+                 valueText(Have) + " in the code object, " + valueText(Want) +
+                 " in '" + Opts.With +
+                 "' (a key cannot be added or removed in place)");
+    if (Error E = R.Metadata->setField(K.KDSymbol, Field, *Want))
+      return Bad(toString(std::move(E)));
+    Changed = true;
+    Ctx.Stats.add(SwapKernelsPass::Name, "metadata",
+                  "metadata values rewritten");
+  }
+  return Error::success();
+}
+
+/// `<kernel>.swap` at \p Code, the replacement \p RK's code, unless there
+/// is one already.
+static void addSwapSymbol(Object &Obj, const KernelInfo &K,
+                          const KernelInfo &RK, uint64_t Code,
+                          const SwapKernelsPass::Replacement &F,
+                          PassContext &Ctx) {
+  SymbolTable *ST = Obj.symtab();
+  if (!ST) {
+    Ctx.Stats.add(SwapKernelsPass::Name, "no-symtab",
+                  "kernels swapped without a .swap symbol (no .symtab)");
+    return;
+  }
+  if (swapSymbolAt(Obj, K, Code))
+    return;
+  Symbol S;
+  S.Name = K.Name + SwapSymbolSuffix.str();
+  S.Binding = ELF::STB_GLOBAL;
+  S.Type = ELF::STT_FUNC;
+  S.Other = ELF::STV_DEFAULT;
+  S.Sec = Obj.sectionForAddress(Code);
+  S.Value = Code;
+  auto FI = F.Functions.find(RK.Name);
+  if (FI != F.Functions.end() && FI->second.first == RK.CodeEntry)
+    S.Size = FI->second.second;
+  ST->add(std::move(S));
+  Ctx.Stats.add(SwapKernelsPass::Name, "symbols",
+                "<kernel>.swap symbols added");
+}
+
+/// Writes the metadata note with the values set, the same size: one that
+/// would have to grow names the kernel and the field.
+static Error rewriteMetadataNote(KernelsAnalysis::Result &R) {
+  Expected<NoteRewrite> NR = R.Metadata->rewrite();
+  if (!NR)
+    return handleErrors(NR.takeError(), [&](const NoteGrowthError &G) {
+      std::string Kernel = G.Symbol;
+      std::optional<uint64_t> Old;
+      for (const KernelInfo &K : R.Kernels)
+        if (K.KDSymbol == G.Symbol) {
+          Kernel = K.Name;
+          if (K.MD)
+            Old = K.MD->get(G.Field);
+        }
+      return makeError("kernel '" + Kernel +
+                       "' cannot be swapped: "
+                       "metadata '" +
+                       kernelFieldKey(G.Field) + "' cannot change from " +
+                       valueText(Old) + " to " + std::to_string(G.Value) +
+                       " in place: the note at offset " + hex(G.NoteOffset) +
+                       " would have to grow, and it is loaded memory");
+    });
+  if (NR->Bytes.size() != R.MetadataSection->size())
+    return makeError("metadata: the rewritten note section changed size");
+  R.MetadataSection->setContents(std::move(NR->Bytes));
+  return Error::success();
+}
+
 Expected<PreservedAnalyses>
 SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                               AnalysisManager &AM, PassContext &Ctx) {
@@ -514,71 +790,11 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       Todo.push_back({I, J});
   if (Todo.empty())
     return PreservedAnalyses::all();
-
-  // Everything is checked before anything changes.
-  for (auto [I, J] : Todo)
-    if (Error E =
-            checkCompatible(R, R.Kernels[I], FR, FR.Kernels[J], Opts.With))
-      return std::move(E);
-  if (!F.Variables.empty() && !Opts.OwnVariables) {
-    std::string Names;
-    for (size_t I = 0; I != F.Variables.size() && I != 4; ++I)
-      Names += (I ? ", '" : "'") + F.Variables[I] + "'";
-    if (F.Variables.size() > 4)
-      Names += " and " + std::to_string(F.Variables.size() - 4) + " more";
-    return makeError("replacement '" + Opts.With +
-                     "' defines device variables the host can reach (" + Names +
-                     "): the swapped kernels would use these copies, not the "
-                     "code object's (swap-kernels<...;own-variables> accepts "
-                     "that)");
-  }
-  for (auto [I, J] : Todo) {
-    const KernelInfo &K = R.Kernels[I];
-    const PoolStub *Stub = K.EntryStub     ? &*K.EntryStub
-                           : K.PendingStub ? &*K.PendingStub
-                                           : nullptr;
-    if (Stub && FR.Kernels[J].needsDualStub(T) != Stub->Dual)
-      return makeError(
-          "kernel '" + K.Name + "' cannot be swapped: its " +
-          (Stub->Dual ? "dual (512-byte)" : "single (256-byte)") + " stub at " +
-          hex(Stub->Addr) + " cannot enter the kernel of '" + Opts.With +
-          "', which " + (Stub->Dual ? "does not preload" : "preloads") +
-          " kernel arguments (the firmware enters a preloading kernel at "
-          "+256)");
-  }
-
-  // The image: one of FILE already in the object (an earlier swap of other
-  // kernels), else a new one.
-  std::optional<uint64_t> Delta;
-  for (auto [I, J] : Pairs) {
-    const KernelInfo &K = R.Kernels[I], &RK = FR.Kernels[J];
-    if (imageIntactAt(Obj, F, K.CodeEntry - RK.CodeEntry)) {
-      Delta = K.CodeEntry - RK.CodeEntry;
-      break;
-    }
-  }
-  Expected<std::vector<SwapRecord>> Records = readSwapRecords(Obj);
-  if (!Records)
-    return Records.takeError();
-  for (const SwapRecord &Rec : *Records) {
-    if (Delta)
-      break;
-    if (Rec.FromMD5 != F.MD5 || Rec.Image.empty())
-      continue;
-    uint64_t D = Rec.Image.front().Addr - F.Loads.front().VAddr;
-    if (imageIntactAt(Obj, F, D))
-      Delta = D;
-  }
-  if (Delta) {
-    Ctx.Stats.add(name(), "images-reused",
-                  "images of the file already in the object used again");
-  } else {
-    Expected<uint64_t> D = appendImage(Obj, F, Opts.With);
-    if (!D)
-      return D.takeError();
-    Delta = *D;
-    Ctx.Stats.add(name(), "images", "images of the file appended");
-  }
+  if (Error E = checkSwaps(R, F, Todo, Opts))
+    return std::move(E);
+  Expected<uint64_t> Delta = placeImage(Obj, F, R, Pairs, Opts, Ctx);
+  if (!Delta)
+    return Delta.takeError();
   std::vector<SwapSegment> Image;
   for (const SwapKernelsPass::Replacement::Load &L : F.Loads)
     Image.push_back({L.VAddr + *Delta, L.FileSize, L.MemSize, md5Hex(L.Bytes)});
@@ -586,173 +802,41 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   auto TA = AM.getResult<TargetAnalysis>(Obj);
   if (!TA)
     return TA.takeError();
-  auto &Target = *TA;
-  // One encoder per stub prologue (stubs keep theirs).
-  std::map<std::vector<uint8_t>, std::unique_ptr<StubEncoder>> Encoders;
-  auto EncoderFor = [&](const PoolStub &S) -> Expected<StubEncoder &> {
-    Expected<ArrayRef<uint8_t>> P = Obj.bytesAt(S.Addr, S.Decoded.PrologueSize);
-    if (!P)
-      return P.takeError();
-    std::vector<uint8_t> Prologue(P->begin(), P->end());
-    auto It = Encoders.find(Prologue);
-    if (It != Encoders.end())
-      return *It->second;
-    Expected<std::unique_ptr<StubEncoder>> E =
-        StubEncoder::create(T, [&Target]() { return Target.mc(); }, Prologue);
-    if (!E)
-      return E.takeError();
-    return *Encoders.emplace(std::move(Prologue), std::move(*E)).first->second;
-  };
-
+  StubEncoders Encoders(Obj, *TA);
   std::vector<SwapRecord> NewRecords;
   bool MetadataChanged = false;
   for (auto [I, J] : Todo) {
     const KernelInfo &K = R.Kernels[I], &RK = FR.Kernels[J];
-    auto Bad = [&](const Twine &What) {
-      return makeError("kernel '" + K.Name + "' cannot be swapped: " + What);
-    };
     const uint64_t Code = RK.CodeEntry + *Delta;
     KernelDescriptor KD = RK.KD;
-    uint64_t Entry = Code;
-    std::optional<uint64_t> SGPRCountFloor;
-    const PoolStub *Stub = K.EntryStub     ? &*K.EntryStub
-                           : K.PendingStub ? &*K.PendingStub
-                                           : nullptr;
-    if (Stub) {
-      // The stub keeps its slot and prologue; only its jump changes, in the
-      // form it has when the new code is in reach, else in the long form on
-      // a scratch pair the replacement's kernel allows.
-      Expected<StubEncoder &> Enc = EncoderFor(*Stub);
-      if (!Enc)
-        return prefixError("kernel '" + K.Name + "'", Enc.takeError());
-      StubSpec Spec;
-      Spec.StubAddr = Stub->Addr;
-      Spec.Target = Code;
-      Spec.Dual = Stub->Dual;
-      bool Short =
-          Stub->Decoded.Form == StubSpec::Short &&
-          Enc->shortFormReaches(Spec.StubAddr, Spec.Target) &&
-          (!Spec.Dual || Enc->shortFormReaches(Spec.StubAddr + StubSlotSize,
-                                               Spec.Target + StubSlotSize));
-      if (Short) {
-        Spec.Form = StubSpec::Short;
-      } else {
-        Expected<ScratchChoice> SC = chooseScratch(T, KD);
-        if (!SC)
-          return Bad("its stub at " + hex(Stub->Addr) +
-                     " cannot reach the new code at " + hex(Code) + ": " +
-                     toString(SC.takeError()));
-        Spec.Form = SC->UseVCC ? StubSpec::VCC : StubSpec::SGPRPair;
-        Spec.SGPR = SC->SGPR;
-      }
-      Expected<std::vector<uint8_t>> Bytes = Enc->encode(Spec);
-      if (!Bytes)
-        return prefixError("kernel '" + K.Name + "'", Bytes.takeError());
-      if (Error E = Stub->Sec->overwrite(Stub->Addr - Stub->Sec->Addr, *Bytes))
-        return prefixError("kernel '" + K.Name + "'", std::move(E));
-      Ctx.Stats.add(name(), "stubs", "stubs retargeted");
-      // The descriptor enters through the stub as patch-descriptors would
-      // have it (a pending stub is left to patch-descriptors).
-      if (K.EntryStub) {
-        Entry = Stub->Addr;
-        unsigned Max = static_cast<unsigned>(Stub->size() / 128);
-        if (T.InstPrefWidth && KD.instPrefSize(T) > Max)
-          KD.setInstPrefSize(T, Max);
-        const unsigned Specials = kernelSpecialSGPRs(T, KD);
-        Expected<std::optional<unsigned>> G =
-            Spec.Form == StubSpec::SGPRPair
-                ? granuleForPair(T, KD, Spec.SGPR, Specials)
-            : Spec.Form == StubSpec::VCC
-                ? granuleForVCC(T, KD, Specials)
-                : Expected<std::optional<unsigned>>(std::nullopt);
-        if (!G)
-          return Bad(toString(G.takeError()));
-        if (*G) {
-          KD.setSGPRGranule(**G);
-          Ctx.Stats.add(name(), "granule-raised",
-                        "SGPR granules raised for a stub's scratch pair");
-        }
-        if (Spec.Form == StubSpec::SGPRPair)
-          SGPRCountFloor = sgprCountCoveringPair(T, Spec.SGPR, Specials);
-        Ctx.Stats.add(name(), "through-stub",
-                      "kernels swapped through their stub");
-      }
+    StubEntry Enter{Code, std::nullopt};
+    if (const PoolStub *Stub = stubOf(K)) {
+      Expected<StubEntry> SE =
+          retargetStub(K, *Stub, Code, KD, T, Encoders, Ctx);
+      if (!SE)
+        return SE.takeError();
+      Enter = *SE;
     }
-    if (!KD.setEntryAddress(K.KDAddr, Entry))
-      return Bad("the entry " + hex(Entry) +
-                 " is not reachable from the descriptor at " + hex(K.KDAddr) +
-                 " with a signed 64-bit offset");
+    if (!KD.setEntryAddress(K.KDAddr, Enter.Entry))
+      return makeError("kernel '" + K.Name + "' cannot be swapped: the entry " +
+                       hex(Enter.Entry) +
+                       " is not reachable from the descriptor at " +
+                       hex(K.KDAddr) + " with a signed 64-bit offset");
     std::array<uint8_t, kd::Size> KDBytes;
     KD.write(KDBytes);
     if (Error E = K.KDSection->overwrite(K.KDAddr - K.KDSection->Addr, KDBytes))
       return prefixError("kernel '" + K.Name + "'", std::move(E));
-
-    // The metadata values the runtime reads, FILE's, in place.
-    for (KernelField Field : TakenFields) {
-      std::optional<uint64_t> Have = K.MD->get(Field), Want = RK.MD->get(Field);
-      if (Want && Field == KernelField::SGPRCount && SGPRCountFloor)
-        Want = std::max(*Want, *SGPRCountFloor);
-      if (Have == Want)
-        continue;
-      if (!Have || !Want)
-        return Bad("metadata '" + kernelFieldKey(Field) + "' is " +
-                   valueText(Have) + " in the code object, " + valueText(Want) +
-                   " in '" + Opts.With +
-                   "' (a key cannot be added or removed in place)");
-      if (Error E = R.Metadata->setField(K.KDSymbol, Field, *Want))
-        return Bad(toString(std::move(E)));
-      MetadataChanged = true;
-      Ctx.Stats.add(name(), "metadata", "metadata values rewritten");
-    }
-
-    if (SymbolTable *ST = Obj.symtab()) {
-      if (!swapSymbolAt(Obj, K, Code)) {
-        Symbol S;
-        S.Name = K.Name + SwapSymbolSuffix.str();
-        S.Binding = ELF::STB_GLOBAL;
-        S.Type = ELF::STT_FUNC;
-        S.Other = ELF::STV_DEFAULT;
-        S.Sec = Obj.sectionForAddress(Code);
-        S.Value = Code;
-        auto FI = F.Functions.find(RK.Name);
-        if (FI != F.Functions.end() && FI->second.first == RK.CodeEntry)
-          S.Size = FI->second.second;
-        ST->add(std::move(S));
-        Ctx.Stats.add(name(), "symbols", "<kernel>.swap symbols added");
-      }
-    } else {
-      Ctx.Stats.add(name(), "no-symtab",
-                    "kernels swapped without a .swap symbol (no .symtab)");
-    }
+    if (Error E = takeMetadata(R, K, RK, Enter.SGPRCountFloor, Opts, Ctx,
+                               MetadataChanged))
+      return std::move(E);
+    addSwapSymbol(Obj, K, RK, Code, F, Ctx);
     NewRecords.push_back(
         {K.Name, Opts.With, F.MD5, RK.KDAddr + *Delta, Code, Image});
     Ctx.Stats.add(name(), "swapped", "kernels swapped");
   }
-
-  if (MetadataChanged) {
-    Expected<NoteRewrite> NR = R.Metadata->rewrite();
-    if (!NR)
-      return handleErrors(NR.takeError(), [&](const NoteGrowthError &G) {
-        std::string Kernel = G.Symbol;
-        std::optional<uint64_t> Old;
-        for (const KernelInfo &K : R.Kernels)
-          if (K.KDSymbol == G.Symbol) {
-            Kernel = K.Name;
-            if (K.MD)
-              Old = K.MD->get(G.Field);
-          }
-        return makeError("kernel '" + Kernel +
-                         "' cannot be swapped: "
-                         "metadata '" +
-                         kernelFieldKey(G.Field) + "' cannot change from " +
-                         valueText(Old) + " to " + std::to_string(G.Value) +
-                         " in place: the note at offset " + hex(G.NoteOffset) +
-                         " would have to grow, and it is loaded memory");
-      });
-    if (NR->Bytes.size() != R.MetadataSection->size())
-      return makeError("metadata: the rewritten note section changed size");
-    R.MetadataSection->setContents(std::move(NR->Bytes));
-  }
+  if (MetadataChanged)
+    if (Error E = rewriteMetadataNote(R))
+      return std::move(E);
   if (Error E = appendSwapRecords(Obj, NewRecords))
     return std::move(E);
   PreservedAnalyses PA = PreservedAnalyses::none();
