@@ -162,6 +162,56 @@ Expected<bool> SynthTrampolinesPass::holds(Object &Obj,
   return candidates(Obj, R, *Prologue, nullptr).empty();
 }
 
+/// The encoder of this run's stubs, after checking \p Prologue decodes as
+/// instructions of the target. MC is started only if a stub's template is
+/// not in StubTemplateCache.
+static Expected<std::unique_ptr<StubEncoder>>
+encoderFor(Object &Obj, AnalysisManager &AM, const TargetInfo &TI,
+           ArrayRef<uint8_t> Prologue) {
+  auto TA = AM.getResult<TargetAnalysis>(Obj);
+  if (!TA)
+    return TA.takeError();
+  if (!Prologue.empty()) {
+    Expected<TargetMC &> MC = TA->mc();
+    if (!MC)
+      return MC.takeError();
+    if (Error E = checkPrologue(TI, *MC, Prologue))
+      return std::move(E);
+  }
+  auto &Target = *TA;
+  return StubEncoder::create(TI, [&Target]() { return Target.mc(); }, Prologue);
+}
+
+/// Adds the pool at \p PoolAddr, its stubs \p Pool followed by the
+/// prefetch guard LLVM itself puts after code, as a new section in a new
+/// PT_LOAD above everything.
+static Section &addPool(Object &Obj, uint64_t PoolAddr,
+                        std::vector<uint8_t> Pool, const TargetInfo &TI) {
+  for (unsigned G = 0; G < TI.PoolGuardBytes; G += 4)
+    for (unsigned B = 0; B < 4; ++B)
+      Pool.push_back(static_cast<uint8_t>(TI.PadWord >> (8 * B)));
+
+  auto Sec = std::make_unique<Section>();
+  Sec->Name = PoolSectionName.str();
+  Sec->Type = ELF::SHT_PROGBITS;
+  Sec->Flags = ELF::SHF_ALLOC | ELF::SHF_EXECINSTR;
+  Sec->Addr = PoolAddr;
+  Sec->AddrAlign = StubSlotSize;
+  uint64_t PoolSize = Pool.size();
+  Sec->setContents(std::move(Pool));
+  Section &PoolSec = Obj.addSection(std::move(Sec));
+
+  auto Seg = std::make_unique<Segment>();
+  Seg->Type = ELF::PT_LOAD;
+  Seg->Flags = ELF::PF_R | ELF::PF_X;
+  Seg->VAddr = Seg->PAddr = PoolAddr;
+  Seg->Align = 0x1000;
+  Seg->FileSize = Seg->MemSize = PoolSize;
+  Seg->Members.push_back(&PoolSec);
+  Obj.addSegment(std::move(Seg));
+  return PoolSec;
+}
+
 Expected<PreservedAnalyses>
 SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                                    AnalysisManager &AM, PassContext &Ctx) {
@@ -175,20 +225,8 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   if (Cands.empty())
     return PreservedAnalyses::all();
 
-  auto TA = AM.getResult<TargetAnalysis>(Obj);
-  if (!TA)
-    return TA.takeError();
-  if (!Prologue->empty()) {
-    Expected<TargetMC &> MC = TA->mc();
-    if (!MC)
-      return MC.takeError();
-    if (Error E = checkPrologue(TI, *MC, *Prologue))
-      return std::move(E);
-  }
-  // MC is started only if a stub's template is not in StubTemplateCache.
-  auto &Target = *TA;
   Expected<std::unique_ptr<StubEncoder>> Enc =
-      StubEncoder::create(TI, [&Target]() { return Target.mc(); }, *Prologue);
+      encoderFor(Obj, AM, TI, *Prologue);
   if (!Enc)
     return Enc.takeError();
 
@@ -274,29 +312,7 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   if (Pool.empty())
     return PreservedAnalyses::all();
 
-  // The prefetch guard LLVM itself puts after code, inside the segment.
-  for (unsigned G = 0; G < TI.PoolGuardBytes; G += 4)
-    for (unsigned B = 0; B < 4; ++B)
-      Pool.push_back(static_cast<uint8_t>(TI.PadWord >> (8 * B)));
-
-  auto Sec = std::make_unique<Section>();
-  Sec->Name = PoolSectionName.str();
-  Sec->Type = ELF::SHT_PROGBITS;
-  Sec->Flags = ELF::SHF_ALLOC | ELF::SHF_EXECINSTR;
-  Sec->Addr = PoolAddr;
-  Sec->AddrAlign = StubSlotSize;
-  uint64_t PoolSize = Pool.size();
-  Sec->setContents(std::move(Pool));
-  Section &PoolSec = Obj.addSection(std::move(Sec));
-
-  auto Seg = std::make_unique<Segment>();
-  Seg->Type = ELF::PT_LOAD;
-  Seg->Flags = ELF::PF_R | ELF::PF_X;
-  Seg->VAddr = Seg->PAddr = PoolAddr;
-  Seg->Align = 0x1000;
-  Seg->FileSize = Seg->MemSize = PoolSize;
-  Seg->Members.push_back(&PoolSec);
-  Obj.addSegment(std::move(Seg));
+  Section &PoolSec = addPool(Obj, PoolAddr, std::move(Pool), TI);
 
   // Keep the kernels analysis instead of re-decoding the pool and
   // re-parsing the metadata.

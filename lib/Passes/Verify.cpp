@@ -194,164 +194,206 @@ sgprProblems(const TargetInfo &T, const KernelInfo &K, const std::string &Who) {
   return P;
 }
 
-static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
-                          std::vector<std::string> &P) {
-  const TargetInfo &T = R.Target;
+namespace {
+/// The kernels' entries, stubs and `.stub` symbols against the pools and
+/// the symbol table.
+class KernelChecker {
+public:
+  KernelChecker(Object &Obj, const KernelsAnalysis::Result &R,
+                std::vector<std::string> &P);
+  /// Problems of \p K's entry: a pool slot without a stub, the second half
+  /// of a dual stub (then true).
+  bool checkEntry(const KernelInfo &K, const std::string &Who);
+  /// Problems of the stub \p K enters through.
+  void checkStub(const KernelInfo &K, const std::string &Who,
+                 bool EntryIsSecondHalf);
+  /// Every `.stub` function symbol names a kernel's entry stub.
+  void checkStubSymbolsNameStubs();
+
+private:
+  void checkDualStub(const KernelInfo &K, const std::string &Who,
+                     bool EntryIsSecondHalf);
+  void checkStubSymbol(const KernelInfo &K, const std::string &Who);
+  /// Second halves of dual stubs: slot A+256 when slot A leads to the code
+  /// of a kernel that needs a dual stub and A+256 leads 256 bytes further.
+  /// Found from the pool, not from what a descriptor uses, so that a
+  /// descriptor pointing at a second half is recognised as such.
+  void findSecondHalves();
+
+  Object &Obj;
+  const KernelsAnalysis::Result &R;
+  const TargetInfo &T;
+  std::vector<std::string> &P;
+  const CodeSymbols Code;
   DenseMap<uint64_t, const PoolStub *> StubStarts;
-  for (const PoolStub &S : R.PoolStubs)
-    StubStarts[S.Addr] = &S;
   StringMap<std::vector<const Symbol *>> Syms;
-  if (SymbolTable *ST = Obj.symtab())
-    for (const Symbol &S : ST->symbols())
-      Syms[S.Name].push_back(&S);
-  const CodeSymbols Code(Obj);
-  // Where a kernel's code is: what the symbol table says (independent of the
-  // stub the descriptor uses), else where it is entered.
-  auto CodeOf = [&](const KernelInfo &K) {
-    return Code.codeOf(K).value_or(K.CodeEntry);
-  };
   StringMap<const KernelInfo *> ByName;
-  // Second halves of dual stubs: slot A+256 when slot A leads to the code of
-  // a kernel that needs a dual stub and A+256 leads 256 bytes further. Found
-  // from the pool, not from what a descriptor uses, so that a descriptor
-  // pointing at a second half is recognised as such.
   struct Half {
     const KernelInfo *K;
     uint64_t Stub;
   };
   DenseMap<uint64_t, Half> SecondHalves;
+};
+} // namespace
+
+KernelChecker::KernelChecker(Object &Obj, const KernelsAnalysis::Result &R,
+                             std::vector<std::string> &P)
+    : Obj(Obj), R(R), T(R.Target), P(P), Code(Obj) {
+  for (const PoolStub &S : R.PoolStubs)
+    StubStarts[S.Addr] = &S;
+  if (SymbolTable *ST = Obj.symtab())
+    for (const Symbol &S : ST->symbols())
+      Syms[S.Name].push_back(&S);
+  for (const KernelInfo &K : R.Kernels)
+    ByName[K.Name] = &K;
+  findSecondHalves();
+}
+
+void KernelChecker::findSecondHalves() {
   DenseMap<uint64_t, std::vector<const PoolStub *>> StubsByTarget;
   for (const PoolStub &S : R.PoolStubs)
     StubsByTarget[S.Decoded.Target].push_back(&S);
   DenseSet<uint64_t> CodesDone; // kernels may share code: once per code
   for (const KernelInfo &K : R.Kernels) {
-    ByName[K.Name] = &K;
     if (!K.needsDualStub(T))
       continue;
-    uint64_t Code = CodeOf(K);
-    auto Stubs = StubsByTarget.find(Code);
-    if (Stubs == StubsByTarget.end() || !CodesDone.insert(Code).second)
+    // Where a kernel's code is: what the symbol table says (independent of
+    // the stub the descriptor uses), else where it is entered.
+    uint64_t CodeAddr = Code.codeOf(K).value_or(K.CodeEntry);
+    auto Stubs = StubsByTarget.find(CodeAddr);
+    if (Stubs == StubsByTarget.end() || !CodesDone.insert(CodeAddr).second)
       continue;
     for (const PoolStub *SP : Stubs->second) {
       const PoolStub &S = *SP;
       auto Next = StubStarts.find(S.Addr + StubSlotSize);
       if (Next != StubStarts.end() &&
-          Next->second->Decoded.Target == Code + StubSlotSize)
+          Next->second->Decoded.Target == CodeAddr + StubSlotSize)
         SecondHalves.try_emplace(S.Addr + StubSlotSize, Half{&K, S.Addr});
     }
   }
+}
 
-  for (const KernelInfo &K : R.Kernels) {
-    std::string Who = "kernel '" + K.Name + "'";
-    Section *ES = Obj.sectionForAddress(K.Entry);
-    bool InPool = ES && ES->Name == PoolSectionName;
-    if (InPool && !StubStarts.count(K.Entry)) {
-      if ((K.Entry - ES->Addr) % StubSlotSize != 0)
-        P.push_back(Who + ": entry " + hex(K.Entry) +
-                    " points into the middle of a stub slot of '" + ES->Name +
-                    "' (slots start every " + Twine(StubSlotSize).str() +
-                    " bytes from " + hex(ES->Addr) + ")");
-      else
-        P.push_back(Who + ": entry " + hex(K.Entry) + " is a slot of '" +
-                    ES->Name +
-                    "' that holds no stub (expected s_branch or "
-                    "s_getpc/s_add/s_addc/s_setpc, then padding)");
-    }
-    bool EntryIsSecondHalf = false;
-    auto HI = SecondHalves.find(K.Entry);
-    if (HI != SecondHalves.end()) {
-      EntryIsSecondHalf = true;
-      const Half &H = HI->second;
-      if (H.K == &K)
-        P.push_back(Who + ": entry " + hex(K.Entry) +
-                    " is the second half (+256) of its own dual stub; the "
-                    "descriptor must point at " +
-                    hex(H.Stub));
-      else
-        P.push_back(Who + ": entry " + hex(K.Entry) +
-                    " points into the middle of the dual stub of kernel '" +
-                    H.K->Name + "' at " + hex(H.Stub) +
-                    " (its second half, +256)");
-    }
-    if (!K.EntryStub)
-      continue;
-    const PoolStub &S = *K.EntryStub;
-    const DecodedStub &D = S.Decoded;
-    Section *CS = Obj.sectionForAddress(K.CodeEntry);
-    if (CS && CS->Name == PoolSectionName)
-      P.push_back(Who + ": stub at " + hex(S.Addr) + " leads to " +
-                  hex(K.CodeEntry) + ", inside stub pool '" + CS->Name +
-                  "' instead of the kernel's code");
-    // The kernel's own function symbol, when present, is where it must land
-    // (its `.swap` symbol once swapped).
-    if (std::optional<CodeSymbols::Claim> C = Code.disagreement(K, K.CodeEntry))
-      P.push_back(Who + ": stub at " + hex(S.Addr) + " leads to " +
-                  hex(K.CodeEntry) + " but the kernel's " +
-                  (C->Swapped ? "swapped code" : "code") + " is at " +
-                  hex(C->Addr));
-    bool NeedsDual = K.needsDualStub(T);
-    if (NeedsDual && !S.Dual && !EntryIsSecondHalf) {
-      // Say what the second half is instead of a stub to K.CodeEntry + 256.
-      uint64_t Second = S.Addr + StubSlotSize;
-      uint64_t Want = K.CodeEntry + StubSlotSize;
-      std::string Why = "kernarg preload on " + T.Name +
-                        " enters at +256, but the second half of the stub "
-                        "at " +
-                        hex(S.Addr) + " (at " + hex(Second) + ")";
-      auto NI = StubStarts.find(Second);
-      if (NI != StubStarts.end())
-        P.push_back(Who + ": " + Why + " leads to " +
-                    hex(NI->second->Decoded.Target) + ", not to " + hex(Want) +
-                    " (the kernel's code + 256)");
-      else
-        P.push_back(Who + ": " + Why + " is not a stub (it must lead to " +
-                    hex(Want) + ", the kernel's code + 256)");
-    }
-    if (S.Dual && (!D.HalfTarget2 || *D.HalfTarget2 != K.CodeEntry + 256))
-      P.push_back(Who + ": second half of the dual stub at " +
-                  hex(S.Addr + 256) + " does not reach " +
-                  hex(K.CodeEntry + 256));
-    for (std::string &Problem : sgprProblems(T, K, Who))
-      P.push_back(std::move(Problem));
-    uint64_t Size = S.size();
-    if (T.InstPrefWidth && uint64_t(K.KD.instPrefSize(T)) * 128 > Size)
-      P.push_back(Who + ": INST_PREF_SIZE " +
-                  Twine(K.KD.instPrefSize(T)).str() +
-                  " (COMPUTE_PGM_RSRC3 of the descriptor at " + hex(K.KDAddr) +
-                  ") prefetches " + Twine(K.KD.instPrefSize(T) * 128).str() +
-                  " bytes, past the end of the " + Twine(Size).str() +
-                  "-byte stub at " + hex(S.Addr) + " (at most " +
-                  Twine(Size / 128).str() + ")");
-    // A descriptor at a second half is the descriptor's fault, not the
-    // symbol's: the symbol is checked against the stub it should use.
-    auto SI = Syms.find(K.Name + ".stub");
-    if (SI != Syms.end() && !EntryIsSecondHalf) {
-      if (SI->second.size() > 1)
-        P.push_back(Who + ": " + Twine(SI->second.size()).str() +
-                    " symbols named '" + K.Name + ".stub'");
-      const Symbol &Sym = *SI->second.front();
-      uint64_t WantSize = amdgpu::stubSize(S.Dual || NeedsDual);
-      std::vector<std::string> Bad;
-      if (Sym.Type != ELF::STT_FUNC)
-        Bad.push_back("type " + Twine(unsigned(Sym.Type)).str() +
-                      " (expected STT_FUNC)");
-      if (Sym.Value != S.Addr)
-        Bad.push_back("value " + hex(Sym.Value) + " (expected " + hex(S.Addr) +
-                      ")");
-      if (Sym.Size != WantSize)
-        Bad.push_back("size " + Twine(Sym.Size).str() + " (expected " +
-                      Twine(WantSize).str() + ")");
-      if (Sym.Sec != S.Sec)
-        Bad.push_back(std::string("section '") +
-                      (Sym.Sec ? Sym.Sec->Name : std::string("")) +
-                      "' (expected '" + S.Sec->Name + "')");
-      if (!Bad.empty())
-        P.push_back("symbol '" + K.Name + ".stub' does not describe the " +
-                    Twine(WantSize).str() + "-byte stub of " + Who + " at " +
-                    hex(S.Addr) + ": " + join(Bad, ", "));
-    }
+bool KernelChecker::checkEntry(const KernelInfo &K, const std::string &Who) {
+  Section *ES = Obj.sectionForAddress(K.Entry);
+  bool InPool = ES && ES->Name == PoolSectionName;
+  if (InPool && !StubStarts.count(K.Entry)) {
+    if ((K.Entry - ES->Addr) % StubSlotSize != 0)
+      P.push_back(Who + ": entry " + hex(K.Entry) +
+                  " points into the middle of a stub slot of '" + ES->Name +
+                  "' (slots start every " + Twine(StubSlotSize).str() +
+                  " bytes from " + hex(ES->Addr) + ")");
+    else
+      P.push_back(Who + ": entry " + hex(K.Entry) + " is a slot of '" +
+                  ES->Name +
+                  "' that holds no stub (expected s_branch or "
+                  "s_getpc/s_add/s_addc/s_setpc, then padding)");
   }
-  // Every .stub function symbol names a stub.
+  auto HI = SecondHalves.find(K.Entry);
+  if (HI == SecondHalves.end())
+    return false;
+  const Half &H = HI->second;
+  if (H.K == &K)
+    P.push_back(Who + ": entry " + hex(K.Entry) +
+                " is the second half (+256) of its own dual stub; the "
+                "descriptor must point at " +
+                hex(H.Stub));
+  else
+    P.push_back(Who + ": entry " + hex(K.Entry) +
+                " points into the middle of the dual stub of kernel '" +
+                H.K->Name + "' at " + hex(H.Stub) + " (its second half, +256)");
+  return true;
+}
+
+void KernelChecker::checkDualStub(const KernelInfo &K, const std::string &Who,
+                                  bool EntryIsSecondHalf) {
+  const PoolStub &S = *K.EntryStub;
+  const DecodedStub &D = S.Decoded;
+  if (K.needsDualStub(T) && !S.Dual && !EntryIsSecondHalf) {
+    // Say what the second half is instead of a stub to K.CodeEntry + 256.
+    uint64_t Second = S.Addr + StubSlotSize;
+    uint64_t Want = K.CodeEntry + StubSlotSize;
+    std::string Why = "kernarg preload on " + T.Name +
+                      " enters at +256, but the second half of the stub "
+                      "at " +
+                      hex(S.Addr) + " (at " + hex(Second) + ")";
+    auto NI = StubStarts.find(Second);
+    if (NI != StubStarts.end())
+      P.push_back(Who + ": " + Why + " leads to " +
+                  hex(NI->second->Decoded.Target) + ", not to " + hex(Want) +
+                  " (the kernel's code + 256)");
+    else
+      P.push_back(Who + ": " + Why + " is not a stub (it must lead to " +
+                  hex(Want) + ", the kernel's code + 256)");
+  }
+  if (S.Dual && (!D.HalfTarget2 || *D.HalfTarget2 != K.CodeEntry + 256))
+    P.push_back(Who + ": second half of the dual stub at " + hex(S.Addr + 256) +
+                " does not reach " + hex(K.CodeEntry + 256));
+}
+
+void KernelChecker::checkStub(const KernelInfo &K, const std::string &Who,
+                              bool EntryIsSecondHalf) {
+  const PoolStub &S = *K.EntryStub;
+  Section *CS = Obj.sectionForAddress(K.CodeEntry);
+  if (CS && CS->Name == PoolSectionName)
+    P.push_back(Who + ": stub at " + hex(S.Addr) + " leads to " +
+                hex(K.CodeEntry) + ", inside stub pool '" + CS->Name +
+                "' instead of the kernel's code");
+  // The kernel's own function symbol, when present, is where it must land
+  // (its `.swap` symbol once swapped).
+  if (std::optional<CodeSymbols::Claim> C = Code.disagreement(K, K.CodeEntry))
+    P.push_back(Who + ": stub at " + hex(S.Addr) + " leads to " +
+                hex(K.CodeEntry) + " but the kernel's " +
+                (C->Swapped ? "swapped code" : "code") + " is at " +
+                hex(C->Addr));
+  checkDualStub(K, Who, EntryIsSecondHalf);
+  for (std::string &Problem : sgprProblems(T, K, Who))
+    P.push_back(std::move(Problem));
+  uint64_t Size = S.size();
+  if (T.InstPrefWidth && uint64_t(K.KD.instPrefSize(T)) * 128 > Size)
+    P.push_back(Who + ": INST_PREF_SIZE " + Twine(K.KD.instPrefSize(T)).str() +
+                " (COMPUTE_PGM_RSRC3 of the descriptor at " + hex(K.KDAddr) +
+                ") prefetches " + Twine(K.KD.instPrefSize(T) * 128).str() +
+                " bytes, past the end of the " + Twine(Size).str() +
+                "-byte stub at " + hex(S.Addr) + " (at most " +
+                Twine(Size / 128).str() + ")");
+  // A descriptor at a second half is the descriptor's fault, not the
+  // symbol's: the symbol is checked against the stub it should use.
+  if (!EntryIsSecondHalf)
+    checkStubSymbol(K, Who);
+}
+
+void KernelChecker::checkStubSymbol(const KernelInfo &K,
+                                    const std::string &Who) {
+  auto SI = Syms.find(K.Name + ".stub");
+  if (SI == Syms.end())
+    return;
+  const PoolStub &S = *K.EntryStub;
+  if (SI->second.size() > 1)
+    P.push_back(Who + ": " + Twine(SI->second.size()).str() +
+                " symbols named '" + K.Name + ".stub'");
+  const Symbol &Sym = *SI->second.front();
+  uint64_t WantSize = amdgpu::stubSize(S.Dual || K.needsDualStub(T));
+  std::vector<std::string> Bad;
+  if (Sym.Type != ELF::STT_FUNC)
+    Bad.push_back("type " + Twine(unsigned(Sym.Type)).str() +
+                  " (expected STT_FUNC)");
+  if (Sym.Value != S.Addr)
+    Bad.push_back("value " + hex(Sym.Value) + " (expected " + hex(S.Addr) +
+                  ")");
+  if (Sym.Size != WantSize)
+    Bad.push_back("size " + Twine(Sym.Size).str() + " (expected " +
+                  Twine(WantSize).str() + ")");
+  if (Sym.Sec != S.Sec)
+    Bad.push_back(std::string("section '") +
+                  (Sym.Sec ? Sym.Sec->Name : std::string("")) +
+                  "' (expected '" + S.Sec->Name + "')");
+  if (!Bad.empty())
+    P.push_back("symbol '" + K.Name + ".stub' does not describe the " +
+                Twine(WantSize).str() + "-byte stub of " + Who + " at " +
+                hex(S.Addr) + ": " + join(Bad, ", "));
+}
+
+void KernelChecker::checkStubSymbolsNameStubs() {
   for (const auto &E : Syms) {
     StringRef N = E.getKey();
     if (!N.ends_with(".stub"))
@@ -372,6 +414,18 @@ static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
                     ", not through a stub)");
     }
   }
+}
+
+static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
+                          std::vector<std::string> &P) {
+  KernelChecker C(Obj, R, P);
+  for (const KernelInfo &K : R.Kernels) {
+    std::string Who = "kernel '" + K.Name + "'";
+    bool EntryIsSecondHalf = C.checkEntry(K, Who);
+    if (K.EntryStub)
+      C.checkStub(K, Who, EntryIsSecondHalf);
+  }
+  C.checkStubSymbolsNameStubs();
   return Error::success();
 }
 
