@@ -220,14 +220,10 @@ Expected<FoundBundle> findBundle(const Object &Obj,
 
 } // namespace
 
-Expected<HostBinary> HostBinary::analyze(const Object &Host) {
-  if (Error E = checkHeader(Host))
-    return std::move(E);
-
-  HostBinary HB;
-  HB.Source = &Host;
-
-  // The wrapper sections, checked, and the address ranges they cover.
+/// The wrapper sections that hold records, checked: loaded from the file,
+/// whole records, inside a file-backed PT_LOAD.
+static Expected<std::vector<const Section *>>
+wrapperSections(const Object &Host) {
   std::vector<const Section *> WrapperSecs;
   for (const auto &S : Host.sections()) {
     if (S->Name != HostWrapperSectionName || S->Type == SHT_NULL)
@@ -247,6 +243,12 @@ Expected<HostBinary> HostBinary::analyze(const Object &Host) {
                        " is not inside a file-backed PT_LOAD");
     WrapperSecs.push_back(S.get());
   }
+  return WrapperSecs;
+}
+
+/// The address ranges of \p WrapperSecs, sorted; they must not overlap.
+static Expected<std::vector<AddressRange>>
+wrapperRanges(ArrayRef<const Section *> WrapperSecs) {
   std::vector<AddressRange> Ranges;
   for (const Section *S : WrapperSecs)
     Ranges.push_back({S->Addr, S->Addr + S->size()});
@@ -257,152 +259,124 @@ Expected<HostBinary> HostBinary::analyze(const Object &Host) {
     if (Ranges[I].Begin < Ranges[I - 1].End)
       return makeError("wrapper sections at " + hex(Ranges[I - 1].Begin) +
                        " and " + hex(Ranges[I].Begin) + " overlap");
-  Expected<std::vector<DynamicRelocation>> Relocs =
-      findDynamicRelocations(Host, Ranges);
-  if (!Relocs)
-    return Relocs.takeError();
+  return Ranges;
+}
 
-  // The relocations by the address they change (in table order where two
-  // change the same one), so that each wrapper finds its own in log time.
-  std::vector<const DynamicRelocation *> ByOffset;
-  ByOffset.reserve(Relocs->size());
-  for (const DynamicRelocation &R : *Relocs)
-    ByOffset.push_back(&R);
-  llvm::stable_sort(ByOffset,
-                    [](const DynamicRelocation *A, const DynamicRelocation *B) {
-                      return A->Offset < B->Offset;
-                    });
-  const SectionIndex Sections(Host);
-
-  std::map<uint64_t, size_t> BundleByAddr;
-  for (const Section *S : WrapperSecs) {
-    ArrayRef<uint8_t> C = S->contents();
-    for (uint64_t Off = 0; Off < C.size(); Off += HostWrapperSize) {
-      HostWrapper W;
-      W.Addr = S->Addr + Off;
-      std::string Name = wrapperName(W.Addr);
-      const uint8_t *P = C.data() + Off;
-      uint32_t Magic = support::endian::read32le(P);
-      uint32_t Version = support::endian::read32le(P + 4);
-      uint64_t Stored = support::endian::read64le(P + 8);
-      if (Magic != HostWrapperMagic)
-        return makeError(Name + ": magic is " + hex(Magic) + ", expected " +
-                         hex(HostWrapperMagic) + " ('HIPF')");
-      if (Version != HostWrapperVersion)
-        return makeError(Name + ": version is " + Twine(Version) +
-                         ", expected 1");
-
-      // The relocations that touch this record: only the pointer may be
-      // relocated, once. (They start less than 8 bytes before it, and
-      // before its end; the wrapper sections are inside the address space,
-      // so W.Addr + 24 does not wrap.)
-      const uint64_t Slot = W.Addr + 8;
-      const DynamicRelocation *Reloc = nullptr;
-      const uint64_t From = W.Addr >= 7 ? W.Addr - 7 : 0;
-      for (auto It =
-               llvm::lower_bound(ByOffset, From,
-                                 [](const DynamicRelocation *R, uint64_t V) {
-                                   return R->Offset < V;
-                                 });
-           It != ByOffset.end() && (*It)->Offset < W.Addr + HostWrapperSize;
-           ++It) {
-        const DynamicRelocation &R = **It;
-        if (R.Offset != Slot)
-          return makeError(Name + ": a dynamic relocation in '" +
-                           R.TableSection->Name + "' changes " + hex(R.Offset) +
-                           " (only the bundle pointer at " + hex(Slot) +
-                           " may be relocated)");
-        if (Reloc)
-          return makeError(Name + ": bundle pointer at " + hex(Slot) +
-                           " is relocated twice (in '" +
-                           Reloc->TableSection->Name + "' and '" +
-                           R.TableSection->Name + "')");
-        Reloc = &R;
-      }
-
-      PointerSite Site;
-      Site.WrapperSection = S->index();
-      Site.WrapperOffset = Off;
-      if (!Reloc) {
-        if (Host.Header.Type != ET_EXEC)
-          return makeError(Name + ": bundle pointer at " + hex(Slot) +
-                           " has no dynamic relocation, but the file is "
-                           "position-independent (ET_DYN)");
-        W.Kind = PointerKind::Absolute;
-        W.BundleAddr = Stored;
-        W.InPlace = true;
-      } else if (Reloc->Table == DynamicRelocation::Relr) {
-        W.Kind = PointerKind::Relr;
-        W.BundleAddr = Stored;
-        W.InPlace = true;
-      } else if (Reloc->Table == DynamicRelocation::Rel) {
+namespace {
+/// The relocations by the address they change (in table order where two
+/// change the same one), so that each wrapper finds its own in log time.
+class RelocationIndex {
+public:
+  explicit RelocationIndex(ArrayRef<DynamicRelocation> Relocs) {
+    ByOffset.reserve(Relocs.size());
+    for (const DynamicRelocation &R : Relocs)
+      ByOffset.push_back(&R);
+    llvm::stable_sort(
+        ByOffset, [](const DynamicRelocation *A, const DynamicRelocation *B) {
+          return A->Offset < B->Offset;
+        });
+  }
+  /// The relocation of the wrapper at \p Addr (named \p Name), if any: only
+  /// its bundle pointer may be relocated, once. (Relocations that touch it
+  /// start less than 8 bytes before it, and before its end; the wrapper
+  /// sections are inside the address space, so Addr + 24 does not wrap.)
+  Expected<const DynamicRelocation *> of(uint64_t Addr,
+                                         const std::string &Name) const {
+    const uint64_t Slot = Addr + 8;
+    const DynamicRelocation *Reloc = nullptr;
+    const uint64_t From = Addr >= 7 ? Addr - 7 : 0;
+    for (auto It = llvm::lower_bound(ByOffset, From,
+                                     [](const DynamicRelocation *R,
+                                        uint64_t V) { return R->Offset < V; });
+         It != ByOffset.end() && (*It)->Offset < Addr + HostWrapperSize; ++It) {
+      const DynamicRelocation &R = **It;
+      if (R.Offset != Slot)
+        return makeError(Name + ": a dynamic relocation in '" +
+                         R.TableSection->Name + "' changes " + hex(R.Offset) +
+                         " (only the bundle pointer at " + hex(Slot) +
+                         " may be relocated)");
+      if (Reloc)
         return makeError(Name + ": bundle pointer at " + hex(Slot) +
-                         " is relocated by SHT_REL section '" +
-                         Reloc->TableSection->Name +
-                         "' (x86-64 uses RELA; not supported)");
-      } else if (Reloc->Type == R_X86_64_RELATIVE) {
-        W.Kind = PointerKind::Relative;
-        W.BundleAddr = static_cast<uint64_t>(Reloc->Addend);
-        W.InPlace = Stored != 0 && Stored == W.BundleAddr;
-      } else if (Reloc->Type == R_X86_64_64) {
-        std::string RelocName =
-            "its R_X86_64_64 relocation in '" + Reloc->TableSection->Name + "'";
-        if (Reloc->SymbolIndex == 0)
-          return makeError(Name + ": " + RelocName + " has no symbol");
-        const Section *Link = Reloc->TableSection->Link;
-        const SymbolTable *Syms = Link ? Link->symbols() : nullptr;
-        if (!Syms || Link->Type != SHT_DYNSYM)
-          return makeError(Name + ": " + RelocName +
-                           " does not link to a dynamic symbol table");
-        if (Reloc->SymbolIndex > Syms->size())
-          return makeError(Name + ": " + RelocName + " names symbol " +
-                           Twine(Reloc->SymbolIndex) + ", but '" + Link->Name +
-                           "' has " + Twine(Syms->size() + 1) + " symbols");
-        const Symbol &Sym = Syms->symbols()[Reloc->SymbolIndex - 1];
-        if (!Sym.Sec)
-          return makeError(Name + ": " + RelocName + " is against symbol '" +
-                           Sym.Name + "', which is not defined in a section");
-        W.Kind = PointerKind::Symbol;
-        W.SymbolName = Sym.Name;
-        W.SymbolValue = Sym.Value;
-        // S + A, wrapping as the loader computes it.
-        W.BundleAddr = Sym.Value + static_cast<uint64_t>(Reloc->Addend);
-        W.InPlace = Stored != 0 && Stored == W.BundleAddr;
-      } else {
-        return makeError(Name + ": bundle pointer at " + hex(Slot) +
-                         " is relocated by " + x86RelocationName(Reloc->Type) +
-                         " (only R_X86_64_RELATIVE and R_X86_64_64 are "
-                         "supported)");
-      }
-      if (Reloc && Reloc->Table == DynamicRelocation::Rela &&
-          W.Kind != PointerKind::Relr) {
-        Site.RelocSection = Reloc->TableSection->index();
-        Site.RelocOffset = Reloc->EntryOffset;
-      }
-
-      auto [It, New] =
-          BundleByAddr.try_emplace(W.BundleAddr, HB.Bundles.size());
-      if (New) {
-        Expected<FoundBundle> F = findBundle(Host, Sections, W.BundleAddr);
-        if (!F)
-          return prefixError(Name, F.takeError());
-        HostBundle B;
-        B.Addr = W.BundleAddr;
-        B.Bytes = F->Bytes;
-        B.Compressed = F->Compressed;
-        HB.Bundles.push_back(B);
-        HB.BundleSites.push_back({F->Section, F->Offset});
-      }
-      W.Bundle = It->second;
-      HB.Wrappers.push_back(std::move(W));
-      HB.PointerSites.push_back(Site);
+                         " is relocated twice (in '" +
+                         Reloc->TableSection->Name + "' and '" +
+                         R.TableSection->Name + "')");
+      Reloc = &R;
     }
+    return Reloc;
   }
 
-  // Bundles are disjoint, and none covers a wrapper (zeroing it would
-  // destroy the wrapper).
+private:
+  std::vector<const DynamicRelocation *> ByOffset;
+};
+} // namespace
+
+/// Where the bundle pointer of \p W (its stored value \p Stored, its
+/// relocation \p Reloc if any) leads, and how it is set: W's Kind,
+/// BundleAddr, InPlace and symbol.
+static Error readPointer(const Object &Host, const DynamicRelocation *Reloc,
+                         uint64_t Stored, const std::string &Name,
+                         HostWrapper &W) {
+  const uint64_t Slot = W.Addr + 8;
+  if (!Reloc) {
+    if (Host.Header.Type != ET_EXEC)
+      return makeError(Name + ": bundle pointer at " + hex(Slot) +
+                       " has no dynamic relocation, but the file is "
+                       "position-independent (ET_DYN)");
+    W.Kind = PointerKind::Absolute;
+    W.BundleAddr = Stored;
+    W.InPlace = true;
+  } else if (Reloc->Table == DynamicRelocation::Relr) {
+    W.Kind = PointerKind::Relr;
+    W.BundleAddr = Stored;
+    W.InPlace = true;
+  } else if (Reloc->Table == DynamicRelocation::Rel) {
+    return makeError(Name + ": bundle pointer at " + hex(Slot) +
+                     " is relocated by SHT_REL section '" +
+                     Reloc->TableSection->Name +
+                     "' (x86-64 uses RELA; not supported)");
+  } else if (Reloc->Type == R_X86_64_RELATIVE) {
+    W.Kind = PointerKind::Relative;
+    W.BundleAddr = static_cast<uint64_t>(Reloc->Addend);
+    W.InPlace = Stored != 0 && Stored == W.BundleAddr;
+  } else if (Reloc->Type == R_X86_64_64) {
+    std::string RelocName =
+        "its R_X86_64_64 relocation in '" + Reloc->TableSection->Name + "'";
+    if (Reloc->SymbolIndex == 0)
+      return makeError(Name + ": " + RelocName + " has no symbol");
+    const Section *Link = Reloc->TableSection->Link;
+    const SymbolTable *Syms = Link ? Link->symbols() : nullptr;
+    if (!Syms || Link->Type != SHT_DYNSYM)
+      return makeError(Name + ": " + RelocName +
+                       " does not link to a dynamic symbol table");
+    if (Reloc->SymbolIndex > Syms->size())
+      return makeError(Name + ": " + RelocName + " names symbol " +
+                       Twine(Reloc->SymbolIndex) + ", but '" + Link->Name +
+                       "' has " + Twine(Syms->size() + 1) + " symbols");
+    const Symbol &Sym = Syms->symbols()[Reloc->SymbolIndex - 1];
+    if (!Sym.Sec)
+      return makeError(Name + ": " + RelocName + " is against symbol '" +
+                       Sym.Name + "', which is not defined in a section");
+    W.Kind = PointerKind::Symbol;
+    W.SymbolName = Sym.Name;
+    W.SymbolValue = Sym.Value;
+    // S + A, wrapping as the loader computes it.
+    W.BundleAddr = Sym.Value + static_cast<uint64_t>(Reloc->Addend);
+    W.InPlace = Stored != 0 && Stored == W.BundleAddr;
+  } else {
+    return makeError(Name + ": bundle pointer at " + hex(Slot) +
+                     " is relocated by " + x86RelocationName(Reloc->Type) +
+                     " (only R_X86_64_RELATIVE and R_X86_64_64 are "
+                     "supported)");
+  }
+  return Error::success();
+}
+
+/// Bundles are disjoint, and none covers a wrapper (zeroing it would
+/// destroy the wrapper). \p Ranges: the wrappers, sorted and disjoint.
+static Error checkBundlesApart(ArrayRef<HostBundle> Bundles,
+                               ArrayRef<AddressRange> Ranges) {
   std::vector<const HostBundle *> ByAddr;
-  for (const HostBundle &B : HB.Bundles)
+  for (const HostBundle &B : Bundles)
     ByAddr.push_back(&B);
   llvm::sort(ByAddr, [](const HostBundle *A, const HostBundle *B) {
     return A->Addr < B->Addr;
@@ -428,6 +402,79 @@ Expected<HostBinary> HostBinary::analyze(const Object &Host) {
     else
       ++J;
   }
+  return Error::success();
+}
+
+Expected<HostBinary> HostBinary::analyze(const Object &Host) {
+  if (Error E = checkHeader(Host))
+    return std::move(E);
+
+  HostBinary HB;
+  HB.Source = &Host;
+  Expected<std::vector<const Section *>> WrapperSecs = wrapperSections(Host);
+  if (!WrapperSecs)
+    return WrapperSecs.takeError();
+  Expected<std::vector<AddressRange>> Ranges = wrapperRanges(*WrapperSecs);
+  if (!Ranges)
+    return Ranges.takeError();
+  Expected<std::vector<DynamicRelocation>> Relocs =
+      findDynamicRelocations(Host, *Ranges);
+  if (!Relocs)
+    return Relocs.takeError();
+  const RelocationIndex RelocOf(*Relocs);
+  const SectionIndex Sections(Host);
+
+  std::map<uint64_t, size_t> BundleByAddr;
+  for (const Section *S : *WrapperSecs) {
+    ArrayRef<uint8_t> C = S->contents();
+    for (uint64_t Off = 0; Off < C.size(); Off += HostWrapperSize) {
+      HostWrapper W;
+      W.Addr = S->Addr + Off;
+      std::string Name = wrapperName(W.Addr);
+      const uint8_t *P = C.data() + Off;
+      uint32_t Magic = support::endian::read32le(P);
+      uint32_t Version = support::endian::read32le(P + 4);
+      uint64_t Stored = support::endian::read64le(P + 8);
+      if (Magic != HostWrapperMagic)
+        return makeError(Name + ": magic is " + hex(Magic) + ", expected " +
+                         hex(HostWrapperMagic) + " ('HIPF')");
+      if (Version != HostWrapperVersion)
+        return makeError(Name + ": version is " + Twine(Version) +
+                         ", expected 1");
+      Expected<const DynamicRelocation *> Reloc = RelocOf.of(W.Addr, Name);
+      if (!Reloc)
+        return Reloc.takeError();
+      if (Error E = readPointer(Host, *Reloc, Stored, Name, W))
+        return std::move(E);
+      PointerSite Site;
+      Site.WrapperSection = S->index();
+      Site.WrapperOffset = Off;
+      if (*Reloc && (*Reloc)->Table == DynamicRelocation::Rela &&
+          W.Kind != PointerKind::Relr) {
+        Site.RelocSection = (*Reloc)->TableSection->index();
+        Site.RelocOffset = (*Reloc)->EntryOffset;
+      }
+
+      auto [It, New] =
+          BundleByAddr.try_emplace(W.BundleAddr, HB.Bundles.size());
+      if (New) {
+        Expected<FoundBundle> F = findBundle(Host, Sections, W.BundleAddr);
+        if (!F)
+          return prefixError(Name, F.takeError());
+        HostBundle B;
+        B.Addr = W.BundleAddr;
+        B.Bytes = F->Bytes;
+        B.Compressed = F->Compressed;
+        HB.Bundles.push_back(B);
+        HB.BundleSites.push_back({F->Section, F->Offset});
+      }
+      W.Bundle = It->second;
+      HB.Wrappers.push_back(std::move(W));
+      HB.PointerSites.push_back(Site);
+    }
+  }
+  if (Error E = checkBundlesApart(HB.Bundles, *Ranges))
+    return std::move(E);
   return std::move(HB);
 }
 
