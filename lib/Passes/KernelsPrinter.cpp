@@ -30,10 +30,124 @@ static StringRef stubFormName(const DecodedStub &D) {
   return "?";
 }
 
+static json::Object stubJSON(const PoolStub &P) {
+  json::Object S{{"address", static_cast<int64_t>(P.Addr)},
+                 {"target", static_cast<int64_t>(P.Decoded.Target)},
+                 {"form", stubFormName(P.Decoded)},
+                 {"dual", P.Dual}};
+  if (P.Decoded.Form == StubSpec::SGPRPair)
+    S["sgpr"] = P.Decoded.SGPR;
+  if (P.Decoded.PrologueSize)
+    S["prologue_size"] = static_cast<int64_t>(P.Decoded.PrologueSize);
+  return S;
+}
+
+/// print<kernels> in JSON: one kernel.
+static json::Object kernelJSON(const KernelInfo &K, const TargetInfo &T,
+                               ArrayRef<SwapRecord> Swaps) {
+  json::Object O{{"name", K.Name},
+                 {"descriptor", K.KDSymbol},
+                 {"descriptor_address", static_cast<int64_t>(K.KDAddr)},
+                 {"entry", static_cast<int64_t>(K.Entry)},
+                 {"code_entry", static_cast<int64_t>(K.CodeEntry)},
+                 {"live_in_sgprs", K.LiveInSGPRs},
+                 {"addressable_sgprs", T.AddressableSGPRs},
+                 {"kernarg_preload_length", K.KD.kernargPreloadLength()},
+                 {"wave32", K.KD.isWave32()}};
+  // gfx6-9: the allocation a scratch pair must fit, and the special
+  // registers at its top.
+  if (K.AllocatedSGPRs) {
+    O["allocated_sgprs"] = *K.AllocatedSGPRs;
+    O["special_sgprs"] = K.SpecialSGPRs;
+  }
+  if (K.EntryStub)
+    O["stub"] = stubJSON(*K.EntryStub);
+  if (K.PendingStub)
+    O["pending_stub"] = stubJSON(*K.PendingStub);
+  if (const SwapRecord *Swap = currentSwap(Swaps, K))
+    O["swapped"] = json::Object{
+        {"from", Swap->From},
+        {"from_md5", Swap->FromMD5},
+        {"code", static_cast<int64_t>(Swap->Code)},
+        {"descriptor", static_cast<int64_t>(Swap->Descriptor)},
+        {"image", static_cast<int64_t>(
+                      Swap->Image.empty() ? 0 : Swap->Image.front().Addr)}};
+  if (K.MD) {
+    json::Object M;
+    if (K.MD->SGPRCount)
+      M["sgpr_count"] = static_cast<int64_t>(*K.MD->SGPRCount);
+    if (K.MD->VGPRCount)
+      M["vgpr_count"] = static_cast<int64_t>(*K.MD->VGPRCount);
+    if (K.MD->KernargSegmentSize)
+      M["kernarg_segment_size"] =
+          static_cast<int64_t>(*K.MD->KernargSegmentSize);
+    if (K.MD->WavefrontSize)
+      M["wavefront_size"] = static_cast<int64_t>(*K.MD->WavefrontSize);
+    O["metadata"] = std::move(M);
+  }
+  return O;
+}
+
+/// print<kernels> as text: one kernel.
+static void printKernel(raw_ostream &OS, const KernelInfo &K,
+                        const TargetInfo &T, ArrayRef<SwapRecord> Swaps) {
+  OS << "kernel '" << K.Name << "'\n";
+  OS << "  descriptor:  " << K.KDSymbol << " at " << hex(K.KDAddr) << "\n";
+  OS << "  entry:       " << hex(K.Entry);
+  if (K.EntryStub)
+    OS << " (stub: " << stubFormName(K.EntryStub->Decoded)
+       << (K.EntryStub->Dual ? ", dual" : "") << " -> "
+       << hex(K.EntryStub->Decoded.Target) << ")";
+  OS << "\n";
+  if (K.PendingStub)
+    OS << "  pool stub:   " << hex(K.PendingStub->Addr)
+       << " (descriptor not yet patched)\n";
+  if (const SwapRecord *Swap = currentSwap(Swaps, K)) {
+    OS << "  swapped:     code at " << hex(Swap->Code) << " from '"
+       << Swap->From << "' (MD5 " << Swap->FromMD5;
+    if (!Swap->Image.empty())
+      OS << ", image at " << hex(Swap->Image.front().Addr);
+    OS << ")\n";
+  }
+  OS << "  sgprs:       live-in " << K.LiveInSGPRs;
+  if (K.AllocatedSGPRs)
+    OS << ", allocated " << *K.AllocatedSGPRs << " (granule "
+       << K.KD.sgprGranule() << ", top " << K.SpecialSGPRs << " special)";
+  else
+    OS << ", addressable " << T.AddressableSGPRs;
+  OS << "\n";
+  OS << "  rsrc1/2/3:   " << format_hex(K.KD.ComputePgmRsrc1, 10) << " "
+     << format_hex(K.KD.ComputePgmRsrc2, 10) << " "
+     << format_hex(K.KD.ComputePgmRsrc3, 10) << "\n";
+  OS << "  properties:  " << format_hex(K.KD.KernelCodeProperties, 6)
+     << (K.KD.isWave32() ? " wave32" : " wave64");
+  if (unsigned L = K.KD.kernargPreloadLength())
+    OS << ", kernarg preload " << L << " dwords";
+  if (T.InstPrefWidth)
+    OS << ", inst_pref_size " << K.KD.instPrefSize(T);
+  OS << "\n";
+  if (!K.MD)
+    return;
+  OS << "  metadata:    ";
+  bool First = true;
+  auto Field = [&](StringRef N, const std::optional<uint64_t> &V) {
+    if (!V)
+      return;
+    OS << (First ? "" : ", ") << N << " " << *V;
+    First = false;
+  };
+  Field(".sgpr_count", K.MD->SGPRCount);
+  Field(".vgpr_count", K.MD->VGPRCount);
+  Field(".kernarg_segment_size", K.MD->KernargSegmentSize);
+  Field(".wavefront_size", K.MD->WavefrontSize);
+  OS << "\n";
+}
+
 Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
                              raw_ostream &OS, bool JSON) {
   const TargetInfo &T = R.Target;
-  // What swap-kernels recorded (an unreadable record is verify's to report).
+  // What swap-kernels recorded. An unreadable record is verify's to report:
+  // the kernels are printed without it.
   Expected<std::vector<SwapRecord>> Swaps = readSwapRecords(Obj);
   if (!Swaps) {
     consumeError(Swaps.takeError());
@@ -41,60 +155,8 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
   }
   if (JSON) {
     json::Array Ks;
-    for (const KernelInfo &K : R.Kernels) {
-      json::Object O{{"name", K.Name},
-                     {"descriptor", K.KDSymbol},
-                     {"descriptor_address", static_cast<int64_t>(K.KDAddr)},
-                     {"entry", static_cast<int64_t>(K.Entry)},
-                     {"code_entry", static_cast<int64_t>(K.CodeEntry)},
-                     {"live_in_sgprs", K.LiveInSGPRs},
-                     {"addressable_sgprs", T.AddressableSGPRs},
-                     {"kernarg_preload_length", K.KD.kernargPreloadLength()},
-                     {"wave32", K.KD.isWave32()}};
-      // gfx6-9: the allocation a scratch pair must fit, and the special
-      // registers at its top.
-      if (K.AllocatedSGPRs) {
-        O["allocated_sgprs"] = *K.AllocatedSGPRs;
-        O["special_sgprs"] = K.SpecialSGPRs;
-      }
-      auto StubJSON = [](const PoolStub &P) {
-        json::Object S{{"address", static_cast<int64_t>(P.Addr)},
-                       {"target", static_cast<int64_t>(P.Decoded.Target)},
-                       {"form", stubFormName(P.Decoded)},
-                       {"dual", P.Dual}};
-        if (P.Decoded.Form == StubSpec::SGPRPair)
-          S["sgpr"] = P.Decoded.SGPR;
-        if (P.Decoded.PrologueSize)
-          S["prologue_size"] = static_cast<int64_t>(P.Decoded.PrologueSize);
-        return S;
-      };
-      if (K.EntryStub)
-        O["stub"] = StubJSON(*K.EntryStub);
-      if (K.PendingStub)
-        O["pending_stub"] = StubJSON(*K.PendingStub);
-      if (const SwapRecord *Swap = currentSwap(*Swaps, K))
-        O["swapped"] = json::Object{
-            {"from", Swap->From},
-            {"from_md5", Swap->FromMD5},
-            {"code", static_cast<int64_t>(Swap->Code)},
-            {"descriptor", static_cast<int64_t>(Swap->Descriptor)},
-            {"image", static_cast<int64_t>(
-                          Swap->Image.empty() ? 0 : Swap->Image.front().Addr)}};
-      if (K.MD) {
-        json::Object M;
-        if (K.MD->SGPRCount)
-          M["sgpr_count"] = static_cast<int64_t>(*K.MD->SGPRCount);
-        if (K.MD->VGPRCount)
-          M["vgpr_count"] = static_cast<int64_t>(*K.MD->VGPRCount);
-        if (K.MD->KernargSegmentSize)
-          M["kernarg_segment_size"] =
-              static_cast<int64_t>(*K.MD->KernargSegmentSize);
-        if (K.MD->WavefrontSize)
-          M["wavefront_size"] = static_cast<int64_t>(*K.MD->WavefrontSize);
-        O["metadata"] = std::move(M);
-      }
-      Ks.push_back(std::move(O));
-    }
+    for (const KernelInfo &K : R.Kernels)
+      Ks.push_back(kernelJSON(K, T, *Swaps));
     json::Object Root{
         {"target", T.targetID()},
         {"processor", T.Name},
@@ -111,57 +173,7 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
      << ", code object v" << T.CodeObjectVersion << ")\n";
   OS << "kernels: " << R.Kernels.size() << " (" << Stubbed
      << " entered through a stub)\n";
-  for (const KernelInfo &K : R.Kernels) {
-    OS << "kernel '" << K.Name << "'\n";
-    OS << "  descriptor:  " << K.KDSymbol << " at " << hex(K.KDAddr) << "\n";
-    OS << "  entry:       " << hex(K.Entry);
-    if (K.EntryStub)
-      OS << " (stub: " << stubFormName(K.EntryStub->Decoded)
-         << (K.EntryStub->Dual ? ", dual" : "") << " -> "
-         << hex(K.EntryStub->Decoded.Target) << ")";
-    OS << "\n";
-    if (K.PendingStub)
-      OS << "  pool stub:   " << hex(K.PendingStub->Addr)
-         << " (descriptor not yet patched)\n";
-    if (const SwapRecord *Swap = currentSwap(*Swaps, K)) {
-      OS << "  swapped:     code at " << hex(Swap->Code) << " from '"
-         << Swap->From << "' (MD5 " << Swap->FromMD5;
-      if (!Swap->Image.empty())
-        OS << ", image at " << hex(Swap->Image.front().Addr);
-      OS << ")\n";
-    }
-    OS << "  sgprs:       live-in " << K.LiveInSGPRs;
-    if (K.AllocatedSGPRs)
-      OS << ", allocated " << *K.AllocatedSGPRs << " (granule "
-         << K.KD.sgprGranule() << ", top " << K.SpecialSGPRs << " special)";
-    else
-      OS << ", addressable " << T.AddressableSGPRs;
-    OS << "\n";
-    OS << "  rsrc1/2/3:   " << format_hex(K.KD.ComputePgmRsrc1, 10) << " "
-       << format_hex(K.KD.ComputePgmRsrc2, 10) << " "
-       << format_hex(K.KD.ComputePgmRsrc3, 10) << "\n";
-    OS << "  properties:  " << format_hex(K.KD.KernelCodeProperties, 6)
-       << (K.KD.isWave32() ? " wave32" : " wave64");
-    if (unsigned L = K.KD.kernargPreloadLength())
-      OS << ", kernarg preload " << L << " dwords";
-    if (T.InstPrefWidth)
-      OS << ", inst_pref_size " << K.KD.instPrefSize(T);
-    OS << "\n";
-    if (K.MD) {
-      OS << "  metadata:    ";
-      bool First = true;
-      auto Field = [&](StringRef N, const std::optional<uint64_t> &V) {
-        if (!V)
-          return;
-        OS << (First ? "" : ", ") << N << " " << *V;
-        First = false;
-      };
-      Field(".sgpr_count", K.MD->SGPRCount);
-      Field(".vgpr_count", K.MD->VGPRCount);
-      Field(".kernarg_segment_size", K.MD->KernargSegmentSize);
-      Field(".wavefront_size", K.MD->WavefrontSize);
-      OS << "\n";
-    }
-  }
+  for (const KernelInfo &K : R.Kernels)
+    printKernel(OS, K, T, *Swaps);
   return Error::success();
 }
