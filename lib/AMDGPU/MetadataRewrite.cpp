@@ -156,10 +156,11 @@ Error compareWithEdits(StringRef Old, StringRef New, ArrayRef<Edit> Edits) {
     if (!Read || (E.isBool() ? T.Obj.Kind != msgpack::Type::Boolean ||
                                    T.Obj.Bool != (E.Value != 0)
                              : T.asUnsigned() != E.Value)) {
-      consumeError(TS.error());
+      Error Why = TS.error();
+      std::string Cause = Why ? ": " + toString(std::move(Why)) : "";
       return makeError("msgpack token at offset " + hex(NewPos) +
                        " is not the new '" + kernelFieldKey(E.Field) +
-                       "' of kernel '" + E.Kernel->Symbol + "'");
+                       "' of kernel '" + E.Kernel->Symbol + "'" + Cause);
     }
     NewPos += T.Size;
     OldPos = E.Offset + E.Size;

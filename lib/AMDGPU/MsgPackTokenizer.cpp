@@ -96,6 +96,9 @@ bool MsgPackTokenizer::next(MsgPackToken &T) {
   T.Depth = Stack.size();
   Expected<bool> Got = R.read(T.Obj);
   if (LLVM_UNLIKELY(!Got)) {
+    // The reader's own message adds nothing a user can act on: error()
+    // reports the payload as malformed, with the note's offset added by
+    // the caller.
     consumeError(Got.takeError());
     return fail();
   }

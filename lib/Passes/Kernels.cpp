@@ -86,6 +86,8 @@ stubAtIfShaped(const Object &Obj, const TargetInfo &TI,
                TargetAnalysis::Result &TA, uint64_t Addr) {
   Expected<ArrayRef<uint8_t>> Slot = Obj.bytesAt(Addr, StubSlotSize);
   if (!Slot) {
+    // Fewer than a slot's bytes from the entry to the end of its section:
+    // that is no stub, and the entry itself was checked by the caller.
     consumeError(Slot.takeError());
     return std::nullopt;
   }

@@ -292,6 +292,7 @@ static bool imageIntactAt(const Object &Obj, SwapKernelsPass::Replacement &F,
     if (Intact && L.FileSize) {
       Expected<ArrayRef<uint8_t>> B = Obj.bytesAt(Addr, L.FileSize);
       Intact = B && *B == L.Bytes;
+      // Bytes not in the file at that address: the image is not there.
       if (!B)
         consumeError(B.takeError());
     }

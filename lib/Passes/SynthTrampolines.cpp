@@ -144,6 +144,8 @@ SynthTrampolinesPass::candidates(Object &Obj, const KernelsAnalysis::Result &R,
                          "kernels that already begin with the prologue");
         continue;
       }
+      // Code shorter than the prologue does not begin with it: the kernel
+      // needs a stub like any other.
       if (!Code)
         consumeError(Code.takeError());
     }

@@ -27,7 +27,6 @@ std::optional<std::string> pipeline::whyUnknown(ArrayRef<uint8_t> Input) {
     Expected<bundle::OffloadBundle> B = bundle::parseOffloadBundle(Input);
     if (!B)
       return toString(B.takeError());
-    consumeError(B.takeError());
     return std::nullopt;
   }
   // ELF for neither kind. Files for AMDGPU (r600's ELF32, a byte-swapped
