@@ -1,7 +1,8 @@
 # -*- Python -*-
 # lit configuration for hotswap-opt. Every tool resolves to an absolute path:
-# hotswap-opt from the build tree, everything else from LLVM 22's bin directory
-# (/usr/bin/yaml2obj and friends may belong to an older LLVM).
+# hotswap-opt and hotswap-host-test from the build tree, everything else from
+# LLVM 22's bin directory (/usr/bin/yaml2obj and friends may belong to an
+# older LLVM). test/Online/lit.cfg.py loads this file for the online suite.
 import os
 import re
 import shutil
@@ -60,6 +61,15 @@ config.substitutions.append(("%fatbin", '"%s" "%s" --llvm-bin "%s" --cache "%s"'
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "FatBinary", "Inputs", "fatbin.py"),
     config.llvm_tools_dir,
     os.path.join(config.hotswap_obj_root, "test", "FatBinary", "tool-cache"))))
+# %gen IN OUT EDIT...: utils/gen-malformed.py, an ELF file with fields, bytes
+# or its length edited (see the script's docstring for the edits).
+config.substitutions.append(("%gen", '"%s" "%s"' % (
+    sys.executable, os.path.join(config.hotswap_src_root, "utils", "gen-malformed.py"))))
+# %bundle: test/Bundle/Inputs/bundle.py, offload bundles and CCOBs built,
+# printed, extracted and broken on purpose (see its docstring).
+config.substitutions.append(("%bundle", '"%s" "%s"' % (
+    sys.executable,
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "Bundle", "Inputs", "bundle.py"))))
 config.substitutions.append(("%rewrite_host", '"%s" -passes=trampoline,stub-syms,verify'
                              % tools["hotswap-opt"]))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
@@ -69,7 +79,7 @@ config.environment["PATH"] = os.pathsep.join(
     [config.hotswap_tools_dir, llvm_bin, config.environment.get("PATH", "")])
 config.environment["LC_ALL"] = "C"
 # Every hotswap-opt run of the suite (scripts included) also checks that
-# passes keep the kernels analysis exactly as a fresh computation gives it
+# every analysis a pass kept equals a fresh computation of it
 # (the driver reads extra options from HOTSWAP_OPT_OPTIONS).
 config.environment["HOTSWAP_OPT_OPTIONS"] = "-verify-analysis-preservation"
 
