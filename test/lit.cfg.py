@@ -1,7 +1,8 @@
 # -*- Python -*-
 # lit configuration for hotswap-opt. Every tool resolves to an absolute path:
-# hotswap-opt from the build tree, everything else from LLVM 22's bin directory
-# (/usr/bin/yaml2obj and friends may belong to an older LLVM).
+# hotswap-opt and hotswap-host-test from the build tree, everything else from
+# LLVM 22's bin directory (/usr/bin/yaml2obj and friends may belong to an
+# older LLVM). test/Online/lit.cfg.py loads this file for the online suite.
 import os
 import re
 import shutil
@@ -17,16 +18,19 @@ import tools as required_tools  # noqa: E402  (test/tools.py)
 config.name = "hotswap-opt"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".test", ".yaml", ".s", ".cl"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+# Online/ is a suite of its own (Online/lit.cfg.py): its tests download
+# Debian packages, and `lit build/test` runs offline. utils/check.sh runs both.
+config.excludes = ["Inputs", "Online", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.hotswap_obj_root, "test")
 
 llvm_bin = config.llvm_tools_dir
 tools = {
     "hotswap-opt": os.path.join(config.hotswap_tools_dir, "hotswap-opt"),
-    # Test-only driver of the host half of the Bundle layer (HostBinary):
-    # test/FatBinary runs it as %rewrite_host until hotswap-opt rewrites host
-    # binaries.
+    # Test-only driver of the host half of the Bundle layer (HostBinary) with
+    # a stand-in rewrite (--pad, options to replace only some bundles): the
+    # test/FatBinary tests that need it call it by name (%rewrite_host is
+    # hotswap-opt).
     "hotswap-host-test": os.path.join(config.hotswap_tools_dir, "hotswap-host-test"),
 }
 tools.update(required_tools.llvm_tool_paths(llvm_bin))
@@ -47,6 +51,27 @@ config.substitutions.append(("%limits", '"%s" "%s"' % (
     sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                  "Reliability", "Inputs", "limits.py"))))
 config.substitutions.append(("%python", sys.executable))
+# %fatbin: test/FatBinary/Inputs/fatbin.py with this build's LLVM (HIP fat
+# binaries built at test time, read, broken on purpose; see its docstring),
+# its helper programs kept in test/FatBinary/tool-cache/ of this build
+# between tests. %rewrite_host IN -o OUT: hotswap-opt with the pipeline every
+# rewritten host binary is checked after (test/FatBinary, test/Online).
+config.substitutions.append(("%fatbin", '"%s" "%s" --llvm-bin "%s" --cache "%s"' % (
+    sys.executable,
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "FatBinary", "Inputs", "fatbin.py"),
+    config.llvm_tools_dir,
+    os.path.join(config.hotswap_obj_root, "test", "FatBinary", "tool-cache"))))
+# %gen IN OUT EDIT...: utils/gen-malformed.py, an ELF file with fields, bytes
+# or its length edited (see the script's docstring for the edits).
+config.substitutions.append(("%gen", '"%s" "%s"' % (
+    sys.executable, os.path.join(config.hotswap_src_root, "utils", "gen-malformed.py"))))
+# %bundle: test/Bundle/Inputs/bundle.py, offload bundles and CCOBs built,
+# printed, extracted and broken on purpose (see its docstring).
+config.substitutions.append(("%bundle", '"%s" "%s"' % (
+    sys.executable,
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "Bundle", "Inputs", "bundle.py"))))
+config.substitutions.append(("%rewrite_host", '"%s" -passes=trampoline,stub-syms,verify'
+                             % tools["hotswap-opt"]))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%src_root", config.hotswap_src_root))
 
@@ -54,7 +79,7 @@ config.environment["PATH"] = os.pathsep.join(
     [config.hotswap_tools_dir, llvm_bin, config.environment.get("PATH", "")])
 config.environment["LC_ALL"] = "C"
 # Every hotswap-opt run of the suite (scripts included) also checks that
-# passes keep the kernels analysis exactly as a fresh computation gives it
+# every analysis a pass kept equals a fresh computation of it
 # (the driver reads extra options from HOTSWAP_OPT_OPTIONS).
 config.environment["HOTSWAP_OPT_OPTIONS"] = "-verify-analysis-preservation"
 

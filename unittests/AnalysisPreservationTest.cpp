@@ -13,34 +13,21 @@
 #include "hotswap/Passes/Kernels.h"
 #include "hotswap/Passes/PassBuilder.h"
 
-#include "llvm/ObjectYAML/yaml2obj.h"
-#include "llvm/Support/YAMLTraits.h"
 #include "gtest/gtest.h"
 
-#include "EmbeddedInputs.h"
+#include "TestUtil.h"
 
 using namespace llvm;
 using namespace hotswap;
+using namespace hotswap::unittest;
 
 namespace {
 
-using unittest::EmbeddedInput;
-using unittest::EmbeddedInputs;
-
 /// A gfx900 object with kernels.
 std::vector<char> gfx900Object() {
-  for (const EmbeddedInput &E : EmbeddedInputs) {
-    if (StringRef(E.Name) != "concurrency-gfx900.yaml")
-      continue;
-    SmallVector<char, 0> Storage;
-    raw_svector_ostream OS(Storage);
-    yaml::Input YIn(E.YAML);
-    if (!yaml::convertYAML(YIn, OS, [](const Twine &) {}))
-      break;
-    return std::vector<char>(Storage.begin(), Storage.end());
-  }
-  ADD_FAILURE() << "no usable concurrency-gfx900.yaml";
-  return {};
+  std::vector<uint8_t> B =
+      yamlToBytes(embeddedInput("concurrency-gfx900.yaml"));
+  return std::vector<char>(B.begin(), B.end());
 }
 
 /// Adds 16 to the first kernel's group_segment_fixed_size (descriptor bytes

@@ -17,12 +17,10 @@
 
 #include "hotswap/Hotswap.h"
 
-#include "llvm/ObjectYAML/yaml2obj.h"
 #include "llvm/Support/ThreadPool.h"
-#include "llvm/Support/YAMLTraits.h"
 #include "gtest/gtest.h"
 
-#include "EmbeddedInputs.h"
+#include "TestUtil.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -35,8 +33,8 @@ using namespace hotswap;
 
 namespace {
 
-using unittest::EmbeddedInput;
-using unittest::EmbeddedInputs;
+using unittest::embeddedInput;
+using unittest::yamlToBytes;
 
 /// Long-form stubs: every kernel gets a scratch pair (from its descriptor),
 /// and verify decodes and emulates every stub with the run's MC state.
@@ -77,26 +75,13 @@ struct Prepared {
 std::vector<Prepared> prepare() {
   std::vector<Prepared> All;
   for (const Case &C : Cases) {
-    const EmbeddedInput *In = nullptr;
-    for (const EmbeddedInput &E : EmbeddedInputs)
-      if (StringRef(E.Name) == C.Input)
-        In = &E;
-    if (!In) {
-      ADD_FAILURE() << "no embedded input '" << C.Input << "'";
-      return {};
-    }
     Prepared P;
     P.Name = C.Input;
     P.Pipeline = C.Pipeline;
-    SmallVector<char, 0> Storage;
-    raw_svector_ostream OS(Storage);
-    yaml::Input YIn(In->YAML);
-    std::string Err;
-    if (!yaml::convertYAML(YIn, OS, [&](const Twine &M) { Err += M.str(); })) {
-      ADD_FAILURE() << C.Input << ": " << Err;
+    std::vector<uint8_t> Object = yamlToBytes(embeddedInput(C.Input));
+    if (Object.empty())
       return {};
-    }
-    P.Object.assign(Storage.begin(), Storage.end());
+    P.Object.assign(Object.begin(), Object.end());
     auto Out = runPipeline(
         MemoryBufferRef(StringRef(P.Object.data(), P.Object.size()), C.Input),
         C.Pipeline);

@@ -20,13 +20,13 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Object/ELF.h"
-#include "llvm/ObjectYAML/yaml2obj.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/YAMLTraits.h"
 
 #include "gtest/gtest.h"
+
+#include "TestUtil.h"
 
 #include <string>
 #include <vector>
@@ -35,6 +35,7 @@ using namespace llvm;
 using namespace llvm::ELF;
 using namespace hotswap;
 using namespace hotswap::bundle;
+using namespace hotswap::unittest;
 
 namespace {
 
@@ -376,25 +377,10 @@ DynamicSymbols:
   return Y;
 }
 
-Bytes yamlToBytes(StringRef YAML) {
-  SmallString<0> Storage;
-  raw_svector_ostream OS(Storage);
-  yaml::Input YIn(YAML);
-  std::string Errors;
-  bool OK = yaml::convertYAML(
-      YIn, OS, [&](const Twine &Msg) { Errors += Msg.str() + "\n"; });
-  EXPECT_TRUE(OK) << Errors << YAML.str();
-  return Bytes(Storage.begin(), Storage.end());
-}
-
-StringRef asStringRef(ArrayRef<uint8_t> B) {
-  return StringRef(reinterpret_cast<const char *>(B.data()), B.size());
-}
-
 Expected<std::unique_ptr<Object>> readHost(const Bytes &B) {
   ReadOptions Opts;
   Opts.AllowHost = true;
-  return readObject(MemoryBufferRef(asStringRef(B), "host"), Opts);
+  return readObject(MemoryBufferRef(toStringRef(B), "host"), Opts);
 }
 
 Bytes write(const Object &Obj) {
@@ -404,10 +390,6 @@ Bytes write(const Object &Obj) {
     return {};
   StringRef S = (*Out)->getBuffer();
   return Bytes(S.bytes_begin(), S.bytes_end());
-}
-
-uint64_t read64(ArrayRef<uint8_t> B, uint64_t Off) {
-  return support::endian::read64le(B.data() + Off);
 }
 
 /// The message of an analysis of \p S, or "<success>".
@@ -461,9 +443,9 @@ std::vector<std::optional<Bytes>> newBundles(size_t N, uint8_t Seed = 0x80) {
 /// and PT_PHDR; every input PT_LOAD as it was; e_phnum one more.
 void checkSegments(const Bytes &In, const Bytes &Out, bool Executable) {
   Expected<object::ELFFile<ELFT>> IF =
-      object::ELFFile<ELFT>::create(asStringRef(In));
+      object::ELFFile<ELFT>::create(toStringRef(In));
   Expected<object::ELFFile<ELFT>> OF =
-      object::ELFFile<ELFT>::create(asStringRef(Out));
+      object::ELFFile<ELFT>::create(toStringRef(Out));
   ASSERT_TRUE(bool(IF)) << toString(IF.takeError());
   ASSERT_TRUE(bool(OF)) << toString(OF.takeError());
   auto IP = IF->program_headers();
@@ -719,7 +701,7 @@ TEST(HostBinaryAnalyze, BadHeaders) {
             "e_machine is 183, neither EM_X86_64 (62) nor EM_AMDGPU (224)");
   // Without AllowHost, the code-object reader's message is unchanged.
   EXPECT_EQ(
-      toString(readObject(MemoryBufferRef(asStringRef(H.In), "h")).takeError()),
+      toString(readObject(MemoryBufferRef(toStringRef(H.In), "h")).takeError()),
       "e_machine is 62, not EM_AMDGPU (224); for a host binary, extract "
       "its device code objects with 'llvm-objdump --offloading'");
 }

@@ -18,18 +18,13 @@
 #include "llvm/Support/Endian.h"
 #include "gtest/gtest.h"
 
+#include "TestUtil.h"
+
 #include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
-
-#define ASSERT_OK(E) ASSERT_TRUE(bool(E)) << llvm::toString((E).takeError())
-#define EXPECT_NO_ERR(X)                                                       \
-  do {                                                                         \
-    llvm::Error Err_ = (X);                                                    \
-    EXPECT_FALSE(bool(Err_)) << llvm::toString(std::move(Err_));               \
-  } while (false)
 
 namespace hotswap {
 namespace amdgpu {

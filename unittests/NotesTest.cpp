@@ -9,6 +9,8 @@
 
 #include "gtest/gtest.h"
 
+#include "TestUtil.h"
+
 #include <algorithm>
 #include <iterator>
 
@@ -16,8 +18,6 @@ using namespace llvm;
 using namespace hotswap::amdgpu;
 
 namespace {
-
-#define ASSERT_OK(E) ASSERT_TRUE(bool(E)) << toString((E).takeError())
 
 void put32(std::vector<uint8_t> &B, uint32_t V) {
   for (int I = 0; I != 4; ++I)

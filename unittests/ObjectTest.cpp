@@ -13,18 +13,19 @@
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Object/ELF.h"
-#include "llvm/ObjectYAML/yaml2obj.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/YAMLTraits.h"
 
 #include "gtest/gtest.h"
+
+#include "TestUtil.h"
 
 #include <cstring>
 
 using namespace llvm;
 using namespace llvm::ELF;
 using namespace hotswap;
+using namespace hotswap::unittest;
 
 namespace {
 
@@ -144,31 +145,9 @@ template <typename T> bool ok(Expected<T> &E) {
   return false;
 }
 
-/// The message of \p E's error, or "<success>".
-template <typename T> std::string errorOf(Expected<T> E) {
-  if (E)
-    return "<success>";
-  return toString(E.takeError());
-}
-
-std::vector<uint8_t> yamlToBytes(StringRef YAML) {
-  SmallString<0> Storage;
-  raw_svector_ostream OS(Storage);
-  yaml::Input YIn(YAML);
-  std::string Errors;
-  bool OK = yaml::convertYAML(
-      YIn, OS, [&](const Twine &Msg) { Errors += Msg.str() + "\n"; });
-  EXPECT_TRUE(OK) << Errors;
-  return std::vector<uint8_t>(Storage.begin(), Storage.end());
-}
-
-StringRef asStringRef(ArrayRef<uint8_t> B) {
-  return StringRef(reinterpret_cast<const char *>(B.data()), B.size());
-}
-
 std::unique_ptr<Object> read(const std::vector<uint8_t> &Bytes) {
   Expected<std::unique_ptr<Object>> Obj =
-      readObject(MemoryBufferRef(asStringRef(Bytes), "test.co"));
+      readObject(MemoryBufferRef(toStringRef(Bytes), "test.co"));
   EXPECT_TRUE(ok(Obj));
   return Obj ? std::move(*Obj) : nullptr;
 }
@@ -180,13 +159,6 @@ std::vector<uint8_t> write(const Object &Obj) {
     return {};
   StringRef B = (*Out)->getBuffer();
   return std::vector<uint8_t>(B.bytes_begin(), B.bytes_end());
-}
-
-uint64_t read64(const std::vector<uint8_t> &B, uint64_t Off) {
-  return support::endian::read64le(B.data() + Off);
-}
-uint16_t read16(const std::vector<uint8_t> &B, uint64_t Off) {
-  return support::endian::read16le(B.data() + Off);
 }
 
 /// Expects every byte that a PT_LOAD of \p Obj maps from \p In to be at the
@@ -351,7 +323,7 @@ TEST_F(ObjectTest, SymbolTableAddPartitionsAndDerivesInfo) {
 
   std::vector<uint8_t> Out = write(*Obj);
   Expected<object::ELFFile<ELFT>> EF =
-      object::ELFFile<ELFT>::create(asStringRef(Out));
+      object::ELFFile<ELFT>::create(toStringRef(Out));
   ASSERT_TRUE(ok(EF));
   auto Secs = EF->sections();
   ASSERT_TRUE(ok(Secs));
@@ -415,7 +387,7 @@ TEST_F(ObjectTest, StringTablesAppendAndKeepOffsets) {
 
   std::vector<uint8_t> Out = write(*Obj);
   Expected<object::ELFFile<ELFT>> EF =
-      object::ELFFile<ELFT>::create(asStringRef(Out));
+      object::ELFFile<ELFT>::create(toStringRef(Out));
   ASSERT_TRUE(ok(EF));
   auto Secs = EF->sections();
   ASSERT_TRUE(ok(Secs));
@@ -428,7 +400,7 @@ TEST_F(ObjectTest, StringTablesAppendAndKeepOffsets) {
   ASSERT_GT(StrBytes->size(), OldStrBytes.size());
   EXPECT_TRUE(
       std::equal(OldStrBytes.begin(), OldStrBytes.end(), StrBytes->begin()));
-  EXPECT_EQ(asStringRef(StrBytes->drop_front(OldStrBytes.size())).str(),
+  EXPECT_EQ(toStringRef(StrBytes->drop_front(OldStrBytes.size())).str(),
             std::string("brand_new\0kd\0", 13));
 
   // Existing symbols keep their st_name.
@@ -467,7 +439,7 @@ TEST_F(ObjectTest, NewSegmentLeavesLoadedBytesInPlace) {
 
   std::vector<uint8_t> Out = write(*Obj);
   Expected<object::ELFFile<ELFT>> EF =
-      object::ELFFile<ELFT>::create(asStringRef(Out));
+      object::ELFFile<ELFT>::create(toStringRef(Out));
   ASSERT_TRUE(ok(EF));
   auto Phdrs = EF->program_headers();
   ASSERT_TRUE(ok(Phdrs));
@@ -522,7 +494,7 @@ TEST_F(ObjectTest, NewSegmentLeavesLoadedBytesInPlace) {
   // The grown .comment has its new contents.
   auto Comment = EF->getSectionContents((*Secs)[6]);
   ASSERT_TRUE(ok(Comment));
-  EXPECT_EQ(asStringRef(*Comment).str(), std::string("hello again\0", 12));
+  EXPECT_EQ(toStringRef(*Comment).str(), std::string("hello again\0", 12));
 
   // Our reader accepts the output, and writing it again changes nothing.
   std::unique_ptr<Object> Back = read(Out);
@@ -539,7 +511,7 @@ TEST_F(ObjectTest, NewSegmentReusesFreedPhdrSlot) {
   std::vector<uint8_t> Out = write(*Obj);
   EXPECT_EQ(read64(Out, 32), 0x40u);
   Expected<object::ELFFile<ELFT>> EF =
-      object::ELFFile<ELFT>::create(asStringRef(Out));
+      object::ELFFile<ELFT>::create(toStringRef(Out));
   ASSERT_TRUE(ok(EF));
   auto Phdrs = EF->program_headers();
   ASSERT_TRUE(ok(Phdrs));
@@ -556,7 +528,7 @@ TEST_F(ObjectTest, ReadOptionsAllowHost) {
     B[EI_CLASS] = Class;
     ReadOptions Opts;
     Opts.AllowHost = AllowHost;
-    return errorOf(readObject(MemoryBufferRef(asStringRef(B), "x"), Opts));
+    return errorOf(readObject(MemoryBufferRef(toStringRef(B), "x"), Opts));
   };
   // Code-object reads keep their messages.
   EXPECT_EQ(ReadAs(EM_X86_64, ELFCLASS64, false),
@@ -585,7 +557,7 @@ TEST_F(ObjectTest, NewSegmentHoldsProgramHeaders) {
   Obj->segments().back()->HoldsProgramHeaders = true;
   std::vector<uint8_t> Out = write(*Obj);
   Expected<object::ELFFile<ELFT>> EF =
-      object::ELFFile<ELFT>::create(asStringRef(Out));
+      object::ELFFile<ELFT>::create(toStringRef(Out));
   ASSERT_TRUE(ok(EF));
   auto Phdrs = EF->program_headers();
   ASSERT_TRUE(ok(Phdrs));
@@ -626,7 +598,7 @@ TEST_F(ObjectTest, NewSegmentWithFixedAddressMinusOffset) {
   Seg.VAddrMinusOffset = 0x3000;
   std::vector<uint8_t> Out = write(*Obj);
   Expected<object::ELFFile<ELFT>> EF =
-      object::ELFFile<ELFT>::create(asStringRef(Out));
+      object::ELFFile<ELFT>::create(toStringRef(Out));
   ASSERT_TRUE(ok(EF));
   auto Phdrs = EF->program_headers();
   ASSERT_TRUE(ok(Phdrs));
@@ -739,7 +711,7 @@ TEST_F(ObjectTest, MisalignedSectionHeaderTableIsReadAndRoundTrips) {
   EXPECT_TRUE(O->symtab()->find("k.kd"));
   // LLVM 22's ELFFile (byte-aligned Elf_Shdr) reads it too; both agree.
   Expected<object::ELFFile<ELFT>> EF =
-      object::ELFFile<ELFT>::create(asStringRef(Odd));
+      object::ELFFile<ELFT>::create(toStringRef(Odd));
   ASSERT_TRUE(ok(EF));
   auto Secs = EF->sections();
   ASSERT_TRUE(ok(Secs));
@@ -767,7 +739,7 @@ TEST_F(ObjectTest, RelayoutSectionHeadersAlignsTheTable) {
   expectLoadedBytesKept(*O, Odd, Out);
   // An independent reader sees every section with its old contents.
   Expected<object::ELFFile<ELFT>> EF =
-      object::ELFFile<ELFT>::create(asStringRef(Out));
+      object::ELFFile<ELFT>::create(toStringRef(Out));
   ASSERT_TRUE(ok(EF));
   auto Secs = EF->sections();
   ASSERT_TRUE(ok(Secs));
@@ -789,7 +761,7 @@ TEST(ObjectReaderTest, RejectsSectionAddressThatDisagreesWithSegment) {
   uint64_t ShOff = read64(Bytes, 40);
   support::endian::write64le(Bytes.data() + ShOff + 5 * 64 + 16, 0x1100);
   Expected<std::unique_ptr<Object>> Bad =
-      readObject(MemoryBufferRef(asStringRef(Bytes), "bad.co"));
+      readObject(MemoryBufferRef(toStringRef(Bytes), "bad.co"));
   EXPECT_EQ(errorOf(std::move(Bad)),
             "section 5 ('.text') at offset 0x1000 has address 0x1100, but "
             "program header 2 loads that offset at 0x1000");

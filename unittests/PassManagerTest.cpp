@@ -12,9 +12,9 @@
 #include "hotswap/Object/Reader.h"
 #include "hotswap/Pass/AnalysisManager.h"
 
-#include "llvm/ObjectYAML/yaml2obj.h"
-#include "llvm/Support/YAMLTraits.h"
 #include "gtest/gtest.h"
+
+#include "TestUtil.h"
 
 using namespace llvm;
 using namespace hotswap;
@@ -61,13 +61,8 @@ Symbols:
 )";
 
 std::vector<char> makeObject() {
-  SmallVector<char, 0> Storage;
-  std::string Err;
-  yaml::Input YIn(MinimalYAML);
-  raw_svector_ostream OS(Storage);
-  bool Ok = yaml::convertYAML(YIn, OS, [&](const Twine &M) { Err += M.str(); });
-  EXPECT_TRUE(Ok) << Err;
-  return std::vector<char>(Storage.begin(), Storage.end());
+  std::vector<uint8_t> B = unittest::yamlToBytes(MinimalYAML);
+  return std::vector<char>(B.begin(), B.end());
 }
 
 /// Counts how often it is computed.

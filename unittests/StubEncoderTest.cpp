@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 
 #include "TestTargets.h"
+#include "TestUtil.h"
 
 #include <atomic>
 #include <random>
@@ -24,17 +25,10 @@
 
 using namespace llvm;
 using namespace hotswap::amdgpu;
+using namespace hotswap::unittest;
 
 namespace {
 
-template <typename T> testing::AssertionResult isOk(Expected<T> &E) {
-  if (E)
-    return testing::AssertionSuccess();
-  return testing::AssertionFailure() << toString(E.takeError());
-}
-template <typename T> testing::AssertionResult isOk(Expected<T> &&E) {
-  return isOk(E);
-}
 template <typename T> bool failed(Expected<T> &&E) {
   if (E)
     return false;
@@ -91,10 +85,6 @@ const char *const AllTargets[] = {
     "gfx1030",      "gfx1100",         "gfx1102",       "gfx1151",
     "gfx1200",      "gfx1201",         "gfx1250",       "gfx1251",
     "gfx9-generic", "gfx10-3-generic", "gfx11-generic", "gfx12-generic"};
-
-uint32_t read32(ArrayRef<uint8_t> B, uint64_t Off) {
-  return support::endian::read32le(B.data() + Off);
-}
 
 class StubTest : public ::testing::TestWithParam<const char *> {
 protected:

@@ -6,10 +6,15 @@
 # every C/C++ file formatted as .clang-format says), and finish with a plain
 # "N passed, N failed, N skipped" line (non-zero exit on any failure).
 #
+# lit runs two suites: test/ (offline) and test/Online/ (Debian's real HIP
+# libraries, downloaded; feature debian-archive), the second with its own
+# report ("online lit"); both count in the totals.
+#
 # Results are read from the runners' machine-readable reports (ctest
 # --output-junit, lit --xunit-xml-output) by utils/test-results.py. With
 # CI=true nothing may be skipped: a lit test UNSUPPORTED for a missing
-# feature, or a real-world run that cannot download its package, fails.
+# feature (debian-archive included), or a real-world run that cannot
+# download its package, fails.
 # Elsewhere, skipped tests and why are listed in the closing lines.
 #
 # The TSan suite runs the gtests only. Nothing but the library's
@@ -83,27 +88,35 @@ run_suite() {
   fi
 
   # gtest, through ctest (which discovered every TEST).
-  rm -f "$build_dir/ctest-junit.xml" "$build_dir/lit-xunit.xml"
+  rm -f "$build_dir/ctest-junit.xml"
   (cd "$build_dir" && ctest --output-on-failure -j"$(nproc)" \
       --output-junit "$build_dir/ctest-junit.xml") >"$build_dir/ctest.log" 2>&1
   [ $? -ne 0 ] && grep -E "Failed|\*\*\*|(WARNING|ERROR): ThreadSanitizer" "$build_dir/ctest.log" | head -50
   add_results "$name gtest" "$build_dir/ctest-junit.xml"
 
   [ "$lit" = lit ] || return
-  # lit.
-  /usr/lib/llvm-22/bin/lit -sv --xunit-xml-output="$build_dir/lit-xunit.xml" \
-    "$build_dir/test" >"$build_dir/lit.log" 2>&1
+  run_lit "$name lit" "$build_dir/test" "$build_dir/lit"
+  run_lit "$name online lit" "$build_dir/test/Online" "$build_dir/lit-online"
+}
+
+# run_lit LABEL SUITE-DIR OUT: runs one lit suite (OUT.log, OUT-xunit.xml),
+# prints what failed and adds its results.
+run_lit() {
+  local label="$1" suite="$2" out="$3"
+  rm -f "$out-xunit.xml"
+  /usr/lib/llvm-22/bin/lit -sv --xunit-xml-output="$out-xunit.xml" \
+    "$suite" >"$out.log" 2>&1
   if [ $? -ne 0 ]; then
-    grep -E "^(FAIL|XPASS|UNRESOLVED|TIMEOUT):|fatal" "$build_dir/lit.log" | head -50
+    grep -E "^(FAIL|XPASS|UNRESOLVED|TIMEOUT):|fatal" "$out.log" | head -50
     # What each failing test printed (lit -v's block), at most 80 lines
     # per test, so that a CI log alone says why.
     local stars="********************"
     awk -v s="$stars" '
       index($0, s " TEST ") == 1 && index($0, " FAILED " s) { on = 1; n = 0 }
       on && n++ < 80 { print }
-      on && $0 == s { on = 0 }' "$build_dir/lit.log" | head -400
+      on && $0 == s { on = 0 }' "$out.log" | head -400
   fi
-  add_results "$name lit" "$build_dir/lit-xunit.xml"
+  add_results "$label" "$out-xunit.xml"
 }
 
 # Real-world code objects (utils/real-world.py): every device code object of

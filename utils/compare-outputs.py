@@ -27,6 +27,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # keep the source tree clean
+import elf  # noqa: E402  (utils/elf.py, next to this script)
+
 PIPELINES = [
     "trampoline,stub-syms",
     "trampoline,stub-syms,realign-shdrs,verify",
@@ -50,7 +53,7 @@ def is_code_object(path):
             h = f.read(20)
     except OSError:
         return False
-    return len(h) == 20 and h[:4] == b"\x7fELF" and h[18:20] == b"\xe0\x00"
+    return elf.e_machine(h) == elf.EM_AMDGPU
 
 
 def is_container(path):
@@ -60,7 +63,7 @@ def is_container(path):
             h = f.read(64)
             if h.startswith(b"__CLANG_OFFLOAD_BUNDLE__") or h.startswith(b"CCOB"):
                 return True
-            if len(h) < 64 or h[:4] != b"\x7fELF" or h[18:20] != b"\x3e\x00":
+            if len(h) < 64 or elf.e_machine(h) != elf.EM_X86_64:
                 return False
             f.seek(0)
             data = f.read()

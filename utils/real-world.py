@@ -23,6 +23,10 @@ import subprocess
 import sys
 import time
 
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when imported
+import elf  # noqa: E402  (utils/elf.py)
+
 LLVM_BIN = "/usr/lib/llvm-22/bin"
 
 
@@ -53,7 +57,7 @@ def host_objects(root):
             if os.path.islink(p) or not os.path.isfile(p):
                 continue
             with open(p, "rb") as fh:
-                if fh.read(4) != b"\x7fELF":
+                if fh.read(4) != elf.MAGIC:
                     continue
             yield p
 

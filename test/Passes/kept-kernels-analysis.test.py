@@ -1,6 +1,7 @@
 """Compares print<kernels> (JSON) right after synth-trampolines and after
 patch-descriptors (passes that keep the analysis up to date) in the same
-pipeline with print<kernels> of the object that pipeline wrote."""
+pipeline with print<kernels> of the object that pipeline wrote; and checks
+that the same pipeline run on that object changes nothing."""
 import os
 import subprocess
 import sys
@@ -30,8 +31,17 @@ for mcpu, extra in configs:
         fresh = subprocess.check_output(
             [tool, "-passes=print<kernels>", "--kernels-format=json", res,
              "-disable-output"])
+        again = res + ".again"
+        subprocess.check_call([tool, "-passes=" + pipeline, res, "-o", again],
+                              stdout=subprocess.DEVNULL)
+        with open(res, "rb") as f, open(again, "rb") as g:
+            idempotent = f.read() == g.read()
         if b'"stub"' not in kept and b'"pending_stub"' not in kept:
             print("FAIL: %s form=%s: no kernel entered through a stub"
+                  % (tag, form))
+            failed += 1
+        elif not idempotent:
+            print("FAIL: %s form=%s: a second run changed the output"
                   % (tag, form))
             failed += 1
         elif kept != fresh:

@@ -57,9 +57,15 @@ Usage (lit: %bundle is "python bundle.py"):
 """
 import argparse
 import hashlib
+import os
 import struct
 import sys
 import zlib
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "utils"))
+import elf  # noqa: E402  (utils/elf.py)
 
 MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 CCOB = b"CCOB"
@@ -232,18 +238,12 @@ def edit(data, edits):
 
 def section_range(data, name):
     """(file offset, size) of the ELF64 little-endian section NAME."""
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+    if not elf.is_elf64le(data):
         fail("--section needs an ELF64 little-endian file")
-    shoff, = struct.unpack_from("<Q", data, 40)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 58)
-    hdrs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
-            for i in range(shnum)]
-    strtab = hdrs[shstrndx][4]
-    for h in hdrs:
-        start = strtab + h[0]
-        if data[start:data.index(b"\0", start)].decode() == name:
-            return h[4], h[5]
-    fail("no section '%s'" % name)
+    s = elf.File(data).section(name)
+    if s is None:
+        fail("no section '%s'" % name)
+    return s["offset"], s["size"]
 
 
 def zstd_zeros(n, content_size=True):

@@ -153,6 +153,9 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "utils"))
+import elf as elffile  # noqa: E402  (utils/elf.py)
 LLVM_BIN = "/usr/lib/llvm-22/bin"
 
 ARCHS = ["gfx90a", "gfx1100"]
@@ -395,59 +398,27 @@ VARIANTS = {
 }
 
 # ---------------------------------------------------------------------------
-# Reading ELF files and bundles (independently of LLVM: the tests compare
-# this reader, llvm-readelf and the fake runtime)
+# Reading ELF files (utils/elf.py) and bundles, independently of LLVM: the
+# tests compare this reader, llvm-readelf and the fake runtime
 # ---------------------------------------------------------------------------
 
-SHT_RELA, SHT_DYNSYM, SHT_RELR = 4, 11, 19
-PT_LOAD = 1
-R_X86_64_64, R_X86_64_RELATIVE = 1, 8
-ET_EXEC = 2
+SHT_RELA, SHT_DYNSYM, SHT_RELR = elffile.SHT_RELA, elffile.SHT_DYNSYM, elffile.SHT_RELR
+PT_LOAD = elffile.PT_LOAD
+R_X86_64_64, R_X86_64_RELATIVE = elffile.R_X86_64_64, elffile.R_X86_64_RELATIVE
+ET_EXEC = elffile.ET_EXEC
 WRAPPER_MAGIC, WRAPPER_SIZE = 0x48495046, 24
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 
 
-class Elf:
+class Elf(elffile.File):
+    """A host ELF file read by utils/elf.py, and its dynamic relocations."""
+
     def __init__(self, path):
         with open(path, "rb") as f:
-            self.data = f.read()
-        d = self.data
-        if d[:4] != b"\x7fELF" or d[4] != 2 or d[5] != 1:
+            data = f.read()
+        if not elffile.is_elf64le(data):
             raise SystemExit("fatbin.py: %s: not an ELF64 little-endian file" % path)
-        (self.type, _, _, _, self.phoff, self.shoff, _, _, self.phentsize,
-         self.phnum, self.shentsize, self.shnum, self.shstrndx) = struct.unpack_from(
-             "<HHIQQQIHHHHHH", d, 16)
-        self.sections = []
-        for i in range(self.shnum):
-            (name, typ, flags, addr, off, size, link, info, align, entsize) = \
-                struct.unpack_from("<IIQQQQIIQQ", d, self.shoff + i * self.shentsize)
-            self.sections.append(dict(name_off=name, type=typ, flags=flags, addr=addr, align=align,
-                                      offset=off, size=size, link=link, entsize=entsize))
-        strtab = self.sections[self.shstrndx]
-        for s in self.sections:
-            s["name"] = self.cstr(strtab["offset"] + s["name_off"])
-        self.loads = []
-        for i in range(self.phnum):
-            (typ, flags, off, vaddr, _, filesz, memsz, _) = struct.unpack_from(
-                "<IIQQQQQQ", d, self.phoff + i * self.phentsize)
-            if typ == PT_LOAD:
-                self.loads.append((vaddr, off, filesz))
-
-    def cstr(self, off):
-        end = self.data.index(b"\0", off)
-        return self.data[off:end].decode()
-
-    def section(self, name):
-        for s in self.sections:
-            if s["name"] == name:
-                return s
-        return None
-
-    def offset_of(self, vaddr):
-        for start, off, filesz in self.loads:
-            if start <= vaddr < start + filesz:
-                return vaddr - start + off
-        return None
+        super().__init__(data)
 
     def u64_at(self, vaddr):
         off = self.offset_of(vaddr)
@@ -455,15 +426,8 @@ class Elf:
 
     def dynsyms(self):
         for s in self.sections:
-            if s["type"] != SHT_DYNSYM:
-                continue
-            strs = self.sections[s["link"]]
-            syms = []
-            for i in range(s["size"] // 24):
-                name, _, _, _, value, _ = struct.unpack_from("<IBBHQQ", self.data,
-                                                             s["offset"] + 24 * i)
-                syms.append((self.cstr(strs["offset"] + name), value))
-            return syms
+            if s["type"] == SHT_DYNSYM:
+                return [(sym["name"], sym["value"]) for sym in self.symbols(s)]
         return []
 
     def dynamic_relocations(self):
@@ -472,24 +436,12 @@ class Elf:
         syms = self.dynsyms()
         rela, relr = {}, set()
         for s in self.sections:
-            if s["type"] == SHT_RELA and s["flags"] & 2:  # SHF_ALLOC
-                for i in range(s["size"] // 24):
-                    off, info, addend = struct.unpack_from("<QQq", self.data,
-                                                           s["offset"] + 24 * i)
-                    sym = syms[info >> 32] if (info >> 32) < len(syms) else ("", 0)
-                    rela[off] = (info & 0xffffffff, sym[0], sym[1], addend)
+            if s["type"] == SHT_RELA and s["flags"] & elffile.SHF_ALLOC:
+                for r in self.rela(s):
+                    sym = syms[r["sym"]] if r["sym"] < len(syms) else ("", 0)
+                    rela[r["offset"]] = (r["type"], sym[0], sym[1], r["addend"])
             elif s["type"] == SHT_RELR:
-                base = None
-                for i in range(s["size"] // 8):
-                    (entry,) = struct.unpack_from("<Q", self.data, s["offset"] + 8 * i)
-                    if entry & 1 == 0:  # an address
-                        relr.add(entry)
-                        base = entry + 8
-                    else:  # a bitmap of the next 63 words
-                        for bit in range(1, 64):
-                            if entry >> bit & 1:
-                                relr.add(base + (bit - 1) * 8)
-                        base += 63 * 8
+                relr |= self.relr(s)
         return rela, relr
 
 
@@ -566,9 +518,9 @@ def wrappers(elf):
             w["pointer"] = "RELR inplace=0x%x" % inplace
             w["bundle"] = inplace
         else:
-            w["pointer"] = ("absolute inplace=0x%x" % inplace if elf.type == ET_EXEC
+            w["pointer"] = ("absolute inplace=0x%x" % inplace if elf.e_type == ET_EXEC
                             else "no relocation in a position-independent file")
-            w["bundle"] = inplace if elf.type == ET_EXEC else None
+            w["bundle"] = inplace if elf.e_type == ET_EXEC else None
         if w["bundle"] is not None:
             w["offset"] = elf.offset_of(w["bundle"])
         out.append(w)
@@ -648,11 +600,8 @@ def cmd_check_capture(args):
 
 def cmd_segments(args):
     with open(args.file, "rb") as f:
-        d = f.read()
-    (_, _, _, _, phoff, _, _, _, phentsize, phnum, _, _, _) = struct.unpack_from(
-        "<HHIQQQIHHHHHH", d, 16)
-    phdrs = [struct.unpack_from("<IIQQQQQQ", d, phoff + i * phentsize)
-             for i in range(phnum)]
+        e = elffile.File(f.read())
+    phoff, phentsize, phnum, phdrs = e.e_phoff, e.e_phentsize, e.e_phnum, e.phdrs
     loads = [p for p in phdrs if p[0] == PT_LOAD]
     yes = lambda c: "yes" if c else "no"
     signed = lambda v: "-0x%x" % -v if v < 0 else "0x%x" % v
@@ -674,7 +623,7 @@ def cmd_segments(args):
           % (yes(all(a[3] < b[3] for a, b in zip(loads, loads[1:]))),
              yes(all(p[3] + p[6] <= last[3] for p in loads[:-1]))))
     for p in phdrs:
-        if p[0] != 6:  # PT_PHDR
+        if p[0] != elffile.PT_PHDR:
             continue
         _, _, off, vaddr, paddr, filesz, memsz, _ = p
         print("PT_PHDR offset=0x%x vaddr=0x%x size=0x%x matches-e_phoff=%s "
@@ -719,12 +668,11 @@ def cmd_corrupt(args):
         slot = w["vaddr"] + 8
         done = False
         for s in elf.sections:
-            if s["type"] == SHT_RELA and s["flags"] & 2:
-                for i in range(s["size"] // 24):
-                    at = s["offset"] + 24 * i
-                    off, info, addend = struct.unpack_from("<QQq", data, at)
-                    if off == slot:
-                        struct.pack_into("<q", data, at + 16, addend + 16)
+            if s["type"] == SHT_RELA and s["flags"] & elffile.SHF_ALLOC:
+                for r in elf.rela(s):
+                    if r["offset"] == slot:
+                        elffile.put(data, r["entry"] + elffile.RELA["r_addend"][0], "q",
+                                    r["addend"] + 16)
                         done = True
         if not done or w["inplace"]:
             struct.pack_into("<Q", data, woff + 8, w["inplace"] + 16)

@@ -1,8 +1,9 @@
 """Independent checks of rewritten AMDGPU code objects for the corpus tests.
 
-Nothing here uses hotswap-opt: ELF structures are parsed directly and stub
-targets are computed from llvm-objdump's disassembly (addresses and encodings),
-so a wrong rewrite cannot hide behind a matching bug in the tool.
+Nothing here uses hotswap-opt: ELF structures are parsed by utils/elf.py (no
+LLVM either) and stub targets are computed from llvm-objdump's disassembly
+(addresses and encodings), so a wrong rewrite cannot hide behind a matching
+bug in the tool.
 
 Subcommands (each prints a report and exits 1 on a failed check):
   stub-targets OBJ MCPU       where every 256-byte stub slot jumps
@@ -14,85 +15,46 @@ Subcommands (each prints a report and exits 1 on a failed check):
                               against the SGPRs its descriptor says are live
                               at launch and allocated
 """
+import os
 import re
 import struct
 import subprocess
 import sys
 
-SHF_ALLOC = 0x2
-SHT_SYMTAB = 2
-SHT_NOTE = 7
-SHT_NOBITS = 8
-PT_LOAD = 1
-PT_PHDR = 6
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "utils"))
+import elf as elffile  # noqa: E402  (utils/elf.py)
+
+SHF_ALLOC = elffile.SHF_ALLOC
+SHT_NOTE = elffile.SHT_NOTE
+SHT_NOBITS = elffile.SHT_NOBITS
+PT_LOAD = elffile.PT_LOAD
+PT_PHDR = elffile.PT_PHDR
 POOL = ".hotswap.text"
 
 
-class Elf:
+class Elf(elffile.File):
+    """A code object read by utils/elf.py, with the symbol tables by name
+    and what the checks below ask of kernels and code addresses."""
+
     def __init__(self, path):
         with open(path, "rb") as f:
-            self.data = f.read()
-        d = self.data
-        if d[:4] != b"\x7fELF" or d[4] != 2 or d[5] != 1:
+            data = f.read()
+        if not elffile.is_elf64le(data):
             raise SystemExit("%s: not a little-endian ELF64 file" % path)
-        self.ident = d[:16]
-        (self.type, self.machine, _, self.entry, self.phoff, self.shoff,
-         self.flags, _, phentsize, self.phnum, shentsize, shnum,
-         shstrndx) = struct.unpack_from("<HHIQQQIHHHHHH", d, 16)
-        self.phdrs = []
-        for i in range(self.phnum):
-            self.phdrs.append(struct.unpack_from(
-                "<IIQQQQQQ", d, self.phoff + i * phentsize))
-        raw = []
-        for i in range(shnum):
-            raw.append(struct.unpack_from("<IIQQQQIIQQ", d,
-                                          self.shoff + i * shentsize))
-        strtab = raw[shstrndx]
-        self.sections = []
-        for r in raw:
-            name = self._str(strtab[4], r[0])
-            self.sections.append({
-                "name": name, "type": r[1], "flags": r[2], "addr": r[3],
-                "offset": r[4], "size": r[5], "link": r[6], "info": r[7],
-                "align": r[8], "entsize": r[9]})
-        self.symbols = {}
-        for s in self.sections:
-            if s["type"] in (SHT_SYMTAB, 11):  # SHT_DYNSYM
-                self.symbols[s["name"]] = self._symbols(s)
-
-    def _str(self, off, idx):
-        end = self.data.index(b"\0", off + idx)
-        return self.data[off + idx:end].decode()
-
-    def _symbols(self, sec):
-        strs = self.sections[sec["link"]]["offset"]
-        out = []
-        for off in range(sec["offset"], sec["offset"] + sec["size"], 24):
-            name, info, other, shndx, value, size = struct.unpack_from(
-                "<IBBHQQ", self.data, off)
-            out.append({"name": self._str(strs, name), "type": info & 15,
-                        "bind": info >> 4, "vis": other & 3, "shndx": shndx,
-                        "value": value, "size": size})
-        return out
-
-    def section(self, name):
-        for s in self.sections:
-            if s["name"] == name:
-                return s
-        return None
-
-    def contents(self, sec):
-        if sec["type"] == SHT_NOBITS:
-            return b""
-        return self.data[sec["offset"]:sec["offset"] + sec["size"]]
+        super().__init__(data)
+        self.symbols_by_table = {
+            s["name"]: self.symbols(s) for s in self.sections
+            if s["type"] in (elffile.SHT_SYMTAB, elffile.SHT_DYNSYM)}
 
     def symtab(self):
-        return self.symbols.get(".symtab", [])
+        return self.symbols_by_table.get(".symtab", [])
 
     def kernel_descriptors(self):
         """(name, address) of every '<k>.kd' object symbol of both tables."""
         seen = {}
-        for table in self.symbols.values():
+        for table in self.symbols_by_table.values():
             for s in table:
                 if s["name"].endswith(".kd") and s["type"] == 1:
                     seen[s["name"]] = s["value"]
@@ -292,9 +254,10 @@ def cmd_compare_loaded(inp, out):
     failed = []
     if a.ident != b.ident:
         failed.append("e_ident changed")
-    if a.flags != b.flags:
-        failed.append("e_flags changed: 0x%x -> 0x%x" % (a.flags, b.flags))
-    if (a.type, a.machine, a.entry) != (b.type, b.machine, b.entry):
+    if a.e_flags != b.e_flags:
+        failed.append("e_flags changed: 0x%x -> 0x%x" % (a.e_flags, b.e_flags))
+    if (a.e_type, a.e_machine, a.e_entry) != (
+            b.e_type, b.e_machine, b.e_entry):
         failed.append("e_type/e_machine/e_entry changed")
     # Program headers: the old ones, in order (PT_PHDR may become PT_NULL),
     # then exactly one new PT_LOAD, which is last and highest.
@@ -441,7 +404,7 @@ def cmd_scratch_pairs(path, mcpu):
             print("%s: no stub" % kernel)
             continue
         live, addressable, allocated, specials = initial_sgprs(
-            mcpu, elf.flags, kd)
+            mcpu, elf.e_flags, kd)
         state = "live-in %d, " % live + (
             "addressable %d" % addressable if allocated is None else
             "allocated %d, special %d" % (allocated, specials))

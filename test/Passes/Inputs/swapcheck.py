@@ -30,6 +30,7 @@ import struct
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "Inputs", "corpus"))
 import elfcheck  # noqa: E402

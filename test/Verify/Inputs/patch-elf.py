@@ -19,14 +19,17 @@ LOC is a BASE with an optional +OFF or -OFF (decimal or 0x hex):
   file:OFF        a file offset
 TYPE is u8, u16, u32 or u64. Every edit prints what it changed.
 """
+import os
 import re
 import struct
 import sys
 
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "utils"))
+import elf as elffile  # noqa: E402  (utils/elf.py)
+
 TYPES = {"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q"}
-SHT_SYMTAB = 2
-SHT_NOBITS = 8
-SHF_ALLOC = 2
 
 
 def fail(msg):
@@ -34,53 +37,35 @@ def fail(msg):
     sys.exit(1)
 
 
-class Elf:
+class Elf(elffile.File):
     def __init__(self, data):
-        if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        if not elffile.is_elf64le(data):
             fail("not a little-endian ELF64 file")
-        self.data = data
-        (shoff,) = struct.unpack_from("<Q", data, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
-        self.sections = []
-        for i in range(shnum):
-            off = shoff + i * shentsize
-            (name, typ, flags, addr, offset, size, link, info, align,
-             entsize) = struct.unpack_from("<IIQQQQIIQQ", data, off)
-            self.sections.append(dict(
-                hdr=off, name_off=name, type=typ, flags=flags, addr=addr,
-                offset=offset, size=size, link=link, info=info))
-        strtab = self.sections[shstrndx]["offset"]
-        for s in self.sections:
-            s["name"] = self.cstr(strtab + s["name_off"])
-
-    def cstr(self, off):
-        return self.data[off:self.data.index(b"\0", off)].decode()
+        super().__init__(data)
 
     def section(self, name):
-        for s in self.sections:
-            if s["name"] == name:
-                return s
-        fail("no section named '%s'" % name)
+        s = super().section(name)
+        if s is None:
+            fail("no section named '%s'" % name)
+        return s
 
     def symbol(self, name):
         """(file offset of the .symtab entry, st_value)"""
         found = []
         for s in self.sections:
-            if s["type"] != SHT_SYMTAB:
+            if s["type"] != elffile.SHT_SYMTAB:
                 continue
-            strs = self.sections[s["link"]]["offset"]
-            for off in range(s["offset"], s["offset"] + s["size"], 24):
-                (n,) = struct.unpack_from("<I", self.data, off)
-                if n and self.cstr(strs + n) == name:
-                    found.append((off, struct.unpack_from("<Q", self.data,
-                                                          off + 8)[0]))
+            for sym in self.symbols(s):
+                if sym["name_off"] and sym["name"] == name:
+                    found.append((sym["entry"], sym["value"]))
         if len(found) != 1:
             fail("%d .symtab symbols named '%s'" % (len(found), name))
         return found[0]
 
     def vaddr_to_offset(self, addr, width):
         for s in self.sections:
-            if (s["flags"] & SHF_ALLOC and s["type"] != SHT_NOBITS
+            if (s["flags"] & elffile.SHF_ALLOC
+                    and s["type"] != elffile.SHT_NOBITS
                     and s["addr"] <= addr
                     and addr + width <= s["addr"] + s["size"]):
                 return s["offset"] + addr - s["addr"]
