@@ -9,16 +9,18 @@ Nothing of IN moves: new contents, a new .shstrtab, .symtab and .strtab
 added; PT_PHDR then becomes PT_NULL) and a new section header table are
 appended after its end. New PT_LOADs lie above every address of IN, in
 address order. The first kernel of IN (the first '.kd' symbol of .symtab)
-provides the descriptor template and the code new kernels enter.
+provides the descriptor template and the code new kernels enter; each new
+kernel has a descriptor of its own.
 
-  dual-stubs K P     K kernels with kernarg preload (descriptor
-                     'dN.kd', preload length 2), all entering the code of
-                     IN's first kernel, and a stub pool '.hotswap.text' of
-                     P long-form stubs (s_getpc/s_add/s_addc/s_setpc, then
-                     s_nop) that all lead to that code
+  dual-stubs K P     K kernels with kernarg preload (descriptors
+                     'dN.kd', preload length 2), all entering a copy of
+                     the code of IN's first kernel, and a stub pool
+                     '.hotswap.text' of P long-form stubs (s_getpc/s_add/
+                     s_addc/s_setpc, then s_nop) that all lead to that copy
   kernels-sections K S
                      S empty non-loaded sections '.sN', then K kernels
-                     'dN' entering IN's first kernel's code, their
+                     'dN' entering a copy of IN's first kernel's code
+                     (IN's .text copied to '.text.copy'), their
                      descriptors in a section '.kds' after those S (table
                      order) in a PT_LOAD of their own
   kernels-loads K L  L PT_LOADs of 16 bytes (no sections), then K kernels as
@@ -32,6 +34,7 @@ provides the descriptor template and the code new kernels enter.
                      the same M empty notes (12 bytes each)
   pool-sections N S  one R+X PT_LOAD of S bytes of s_nop (256-byte aligned)
                      and N section headers '.hotswap.text' all describing it
+  symbols N          N global symbols 'sI' (STT_NOTYPE, in '.kds')
   same-name N        N global symbols (STT_NOTYPE, in '.kds') whose st_name
                      all point at one name of N bytes
   suffix-names N     N kernels whose descriptor symbols are named by the
@@ -143,8 +146,8 @@ class Grower:
         return addr + code - self.shdrs[t][3]
 
     def kernels(self, names, code, preload=False, sec_name=".kds"):
-        """A kernel per name: .kd symbols all naming one descriptor that
-        enters CODE, in a new section in a new PT_LOAD."""
+        """A kernel per name, each with its own descriptor entering CODE
+        (the '.kd' symbols in order), in a new section in a new PT_LOAD."""
         kd, _, _ = self.first_kernel()
         kd = bytearray(kd)
         if preload:
@@ -154,14 +157,16 @@ class Grower:
             rsrc2, = struct.unpack_from("<I", kd, 52)
             user = (rsrc2 >> 1) & 31
             struct.pack_into("<I", kd, 52, (rsrc2 & ~(31 << 1)) | ((user + 2) << 1))
-        off, addr = self.load(bytes(64))
-        struct.pack_into("<q", kd, 16, code - addr)
-        self.data[off:off + 64] = kd
-        idx = self.section(sec_name, SHT_PROGBITS, SHF_ALLOC, addr, off, 64,
+        size = 64 * len(names)
+        off, addr = self.load(bytes(size))
+        for i in range(len(names)):
+            struct.pack_into("<q", kd, 16, code - (addr + 64 * i))
+            self.data[off + 64 * i:off + 64 * i + 64] = kd
+        idx = self.section(sec_name, SHT_PROGBITS, SHF_ALLOC, addr, off, size,
                            64)
-        for nm in names:
+        for i, nm in enumerate(names):
             self.new_syms.append((nm, (STB_GLOBAL << 4) | STT_OBJECT, idx,
-                                  addr, 64))
+                                  addr + 64 * i, 64))
         return idx, addr
 
     def write(self, path):
@@ -238,6 +243,7 @@ def main():
     g = Grower(open(src, "rb").read())
     _, _, code = g.first_kernel()
     if mode == "dual-stubs":
+        code = g.copy_text()
         g.kernels(["d%d.kd" % i for i in range(n)], code, preload=True)
         off, addr = g.load(bytes(256 * m), PF_R | PF_X)
         g.data[off:off + 256 * m] = b"".join(
@@ -279,6 +285,12 @@ def main():
         for _ in range(n):
             g.section(nm, SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, addr, off,
                       m, 256)
+    elif mode == "symbols":
+        off, addr = g.load(bytes(64))
+        idx = g.section(".kds", SHT_PROGBITS, SHF_ALLOC, addr, off, 64, 64)
+        for i in range(n):
+            g.new_syms.append(("s%d" % i, (STB_GLOBAL << 4) | STT_NOTYPE,
+                               idx, addr, 0))
     elif mode == "same-name":
         off, addr = g.load(bytes(64))
         idx = g.section(".kds", SHT_PROGBITS, SHF_ALLOC, addr, off, 64, 64)
