@@ -19,11 +19,13 @@ each after `trampoline,stub-syms` (with --hotswap-opt).
 
 The bundle seeds also hold decompression bombs (bundle.py bomb: random
 streams claiming 4 GiB, zstd and zlib streams of zeros claiming as much,
-less or more than they hold, with and without zstd's content size).
+less or more than they hold, with and without zstd's content size), and a
+bundle of 301 entries, plain and as a zlib CCOB.
 
 --kind host (hotswap-fuzz-host) seeds: test/Malformed's host library
 (Inputs/host.yaml) around each of those bundles (one bomb), a library of
-300 wrappers linked by ld.lld, and each rewritten.
+300 wrappers linked by ld.lld, one of 201 wrappers each pointing at a bundle
+of its own, and each rewritten.
 
 Usage: build-corpus.py OUTDIR [--kind code|bundle|host] [--hotswap-opt PATH]
                        [--llvm-bin DIR]
@@ -175,6 +177,15 @@ def container_seeds(outdir, kind, bin_dir, tool, tmp, stats):
             continue  # one is enough inside a host
         if run([sys.executable, bundle_py, "bomb", p(name)] + args).returncode == 0:
             bundles.append(p(name))
+    # Many entries (Reliability/Inputs/many-entries.py): 300 OpenMP entries
+    # before the code object, plain and as a zlib CCOB.
+    gen = os.path.join(ROOT, "test", "Reliability", "Inputs", "many-entries.py")
+    if kind == "bundle":
+        for name, extra in (("many-entries.hipfb", []),
+                            ("many-entries.ccob", ["--zlib-ccob"])):
+            if run([sys.executable, gen, "others", "300", p("gfx900.co"),
+                    p(name)] + extra).returncode == 0:
+                bundles.append(p(name))
     inputs = bundles
     if kind == "host":
         inputs = []
@@ -188,6 +199,21 @@ def container_seeds(outdir, kind, bin_dir, tool, tmp, stats):
         asm, obj, lib = p("many.s"), p("many.o"), p("many.so")
         with open(asm, "w") as f:
             r = subprocess.run([sys.executable, gen, "300", p("one.hipfb")], stdout=f)
+        if (r.returncode == 0 and
+                run([os.path.join(bin_dir, "llvm-mc"), "-triple=x86_64-linux-gnu",
+                     "-filetype=obj", asm, "-o", obj]).returncode == 0 and
+                run([os.path.join(bin_dir, "ld.lld"), "-shared", obj, "-o", lib]).returncode == 0):
+            inputs.append(lib)
+        # Many bundles: the code object's and 200 of a host entry alone,
+        # each behind a wrapper of its own.
+        gen = os.path.join(ROOT, "test", "Reliability", "Inputs", "many-bundles.py")
+        lone = p("host-alone.hipfb")
+        with open(lone, "wb") as f:
+            f.write(bundle.build([(malformed.HOST_ID.encode(), b"")], 16))
+        asm, obj, lib = p("bundles.s"), p("bundles.o"), p("bundles.so")
+        with open(asm, "w") as f:
+            r = subprocess.run([sys.executable, gen, "200", p("one.hipfb"), lone],
+                               stdout=f)
         if (r.returncode == 0 and
                 run([os.path.join(bin_dir, "llvm-mc"), "-triple=x86_64-linux-gnu",
                      "-filetype=obj", asm, "-o", obj]).returncode == 0 and
