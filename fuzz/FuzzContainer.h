@@ -8,7 +8,12 @@
 //     stays a CCOB, a host stays a host);
 //   * a run that changed nothing returns the input's bytes;
 //   * `verify` passes on the output, and the pipeline run again on the
-//     output succeeds and returns it byte for byte (idempotence).
+//     output succeeds and returns it byte for byte (idempotence);
+//   * `restore` on an output that changed succeeds and gives back a file
+//     of the input's kind: a host binary byte for byte the input (or what
+//     restore gives for the input, when it carried a record already); a
+//     bundle's bytes may differ when it was not laid out, or compressed,
+//     as clang does it (the rewrite warns).
 // Errors are the expected outcome for most inputs. Anything else -- a crash,
 // a sanitizer report, a leak, a broken promise -- aborts.
 //
@@ -40,6 +45,33 @@ inline const char *const ContainerPipeline = "trampoline,stub-syms,verify";
 
 [[noreturn]] inline void bug(const llvm::Twine &What, llvm::Error E) {
   bug(What + ": " + llvm::toString(std::move(E)));
+}
+
+/// `restore` on \p Out, the changed output of a run on \p In, a \p Kind.
+inline void checkRestore(llvm::MemoryBufferRef In, llvm::MemoryBufferRef Out,
+                         bundle::InputKind Kind, const PipelineOptions &Opts) {
+  using namespace llvm;
+  Expected<std::unique_ptr<MemoryBuffer>> Back =
+      runPipeline(Out, "restore", Opts);
+  if (!Back)
+    bug("restore fails on the output of a successful run", Back.takeError());
+  ArrayRef<uint8_t> BackBytes(
+      reinterpret_cast<const uint8_t *>((*Back)->getBufferStart()),
+      (*Back)->getBufferSize());
+  if (bundle::identifyInput(BackBytes) != Kind)
+    bug("restore made a " + bundle::inputKindName(Kind) + " a " +
+        bundle::describeInput(BackBytes));
+  if (Kind != bundle::InputKind::HostELF)
+    return;
+  Expected<std::unique_ptr<MemoryBuffer>> Before =
+      runPipeline(In, "restore", Opts);
+  StringRef Original = In.getBuffer();
+  if (Before)
+    Original = (*Before)->getBuffer();
+  else
+    consumeError(Before.takeError());
+  if ((*Back)->getBuffer() != Original)
+    bug("restore did not give back the host binary");
 }
 
 /// Runs the pipeline on \p Data when its kind is one of \p Kinds (other
@@ -89,6 +121,8 @@ inline int runContainer(const uint8_t *Data, size_t Size,
   if (Again.CodeObjects != Summary.CodeObjects)
     bug("the output holds " + Twine(Again.CodeObjects) +
         " code objects, the input " + Twine(Summary.CodeObjects));
+  if (Summary.OutputChanged)
+    checkRestore(In, OutRef, Kind, Opts);
   return 0;
 }
 

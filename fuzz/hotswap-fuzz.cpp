@@ -7,7 +7,8 @@
 // code object. Inputs that get through the pipeline also go through
 // swap-kernels with themselves as the replacement (written to a temporary
 // file): the pass's checks of the file it reads, and, for a code object with
-// kernels, the whole swap, on the input and on its trampolined output.
+// kernels, the whole swap, on the input and on its trampolined output. A
+// run that changed its input must be undone byte for byte by `restore`.
 //
 // Build with -DHOTSWAP_FUZZ=ON (clang only); run through utils/fuzz.sh.
 //
@@ -93,6 +94,30 @@ static void swapWithItself(MemoryBufferRef Target, StringRef Replacement,
   }
 }
 
+/// `restore` on the output of a run that changed \p In must give back
+/// the input's original: \p In itself, or what restore gives for \p In
+/// when it already carried a provenance record.
+static void checkRestore(MemoryBufferRef In, MemoryBufferRef Out,
+                         const PipelineOptions &Opts) {
+  if (Out.getBuffer() == In.getBuffer())
+    return;
+  Expected<std::unique_ptr<MemoryBuffer>> Before =
+      runPipeline(In, "restore", Opts);
+  StringRef Original = In.getBuffer();
+  if (Before)
+    Original = (*Before)->getBuffer();
+  else
+    consumeError(Before.takeError());
+  Expected<std::unique_ptr<MemoryBuffer>> Back =
+      runPipeline(Out, "restore", Opts);
+  if (!Back)
+    bug("restore fails on the output of a successful run", Back.takeError());
+  if ((*Back)->getBuffer() != Original) {
+    errs() << "hotswap-fuzz: restore did not give back the input\n";
+    abort();
+  }
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   MemoryBufferRef In(StringRef(reinterpret_cast<const char *>(Data), Size),
                      "fuzz-input");
@@ -136,6 +161,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
     abort();
   }
 
+  checkRestore(In, OutRef, Opts);
   swapWithItself(In, In.getBuffer(), Opts);
   swapWithItself(OutRef, In.getBuffer(), Opts);
   return 0;

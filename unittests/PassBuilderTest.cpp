@@ -90,7 +90,7 @@ TEST(PassBuilderTest, RejectsWithExactMessages) {
                   "' verify' (at column 1)"},
       {"verify,print<cfg>",
        "invalid pipeline 'verify,print<cfg>': unknown analysis 'cfg' in "
-       "'print<...>' (known: kernels) (at column 8)"},
+       "'print<...>' (known: kernels, provenance) (at column 8)"},
       {"trampoline<>", "invalid pipeline 'trampoline<>': pipeline alias "
                        "'trampoline' takes no parameters (at column 1)"},
       {"verify,trampoline<form=long>",
@@ -148,10 +148,11 @@ std::vector<std::string> listedPasses(const PassBuilder &PB) {
 TEST(PassBuilderTest, PrintPipelineRoundTripsEveryRegisteredPass) {
   PassBuilder PB;
   std::vector<std::string> Listed = listedPasses(PB);
-  EXPECT_EQ(Listed, (std::vector<std::string>{
-                        "synth-trampolines", "patch-descriptors", "stub-syms",
-                        "swap-kernels", "realign-shdrs", "trampoline", "verify",
-                        "print<kernels>"}));
+  EXPECT_EQ(Listed,
+            (std::vector<std::string>{
+                "synth-trampolines", "patch-descriptors", "stub-syms",
+                "swap-kernels", "realign-shdrs", "restore", "trampoline",
+                "verify", "print<kernels>", "print<provenance>"}));
   std::vector<std::string> Texts;
   // swap-kernels has a required parameter (its file is not read to parse).
   for (const std::string &L : Listed)

@@ -7,6 +7,7 @@
 #include "hotswap/Pass/AnalysisManager.h"
 #include "hotswap/Passes/CodeSymbols.h"
 #include "hotswap/Passes/Kernels.h"
+#include "hotswap/Passes/Provenance.h"
 #include "hotswap/Passes/SwapRecord.h"
 #include "hotswap/Support/Error.h"
 
@@ -429,10 +430,21 @@ static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
   return Error::success();
 }
 
+/// The provenance record of the file the object was read from, if any:
+/// it parses, and the file still leads back to its original.
+static void checkRecord(const Object &Obj, std::vector<std::string> &P) {
+  Expected<ProvenanceAnalysis::Result> R = analyzeProvenance(Obj, Obj.input());
+  if (!R)
+    P.push_back(toString(R.takeError()));
+  else if (R->Problem)
+    P.push_back(*R->Problem);
+}
+
 Expected<std::vector<std::string>> hotswap::verifyObject(Object &Obj,
                                                          AnalysisManager &AM) {
   std::vector<std::string> P;
   checkStructure(Obj, P);
+  checkRecord(Obj, P);
   if (Obj.Header.Type == ELF::ET_REL)
     return P;
   // A fresh analysis, not the one passes kept up to date: the verifier

@@ -133,6 +133,49 @@ Expected<BundlePlan> pipeline::planBundle(ArrayRef<uint8_t> Bytes,
   return std::move(Plan);
 }
 
+/// Why restoring \p B from the bundle laid out as \p New (the sizes
+/// \p NewSizes) would not give back its bytes: restore lays out the
+/// restored bundle as clang does with the alignment of New's offsets, which
+/// must be B's layout of itself.
+static std::optional<std::string>
+whyNotRestorable(const bundle::OffloadBundle &B,
+                 const bundle::OffloadBundleLayout &New,
+                 ArrayRef<std::optional<uint64_t>> NewSizes) {
+  if (!B.trailingBytes().empty())
+    return hex(B.trailingBytes().size()) +
+           " bytes after its end are not written back";
+  bundle::OffloadBundle Rewritten = B;
+  for (size_t I = 0; I < B.Entries.size(); ++I) {
+    Rewritten.Entries[I].Offset = New.Offsets[I];
+    Rewritten.Entries[I].Size = NewSizes[I].value_or(B.Entries[I].Size);
+  }
+  if (Rewritten.payloadAlignment() != B.payloadAlignment())
+    return "its payloads, aligned to " + hex(B.payloadAlignment()) +
+           ", would be laid out aligned to " +
+           hex(Rewritten.payloadAlignment());
+  Expected<bundle::OffloadBundleLayout> Own = bundle::layoutRewrittenBundle(
+      B, std::vector<std::optional<uint64_t>>(B.Entries.size()));
+  if (!Own) {
+    consumeError(Own.takeError()); // (it was laid out with new sizes)
+    return std::string("it cannot be laid out as clang does");
+  }
+  bool Same = Own->Size == B.Size &&
+              B.Bytes.take_front(Own->Header.size()) == ArrayRef(Own->Header);
+  uint64_t Pos = Own->Header.size();
+  for (size_t I = 0; Same && I < B.Entries.size(); ++I) {
+    const bundle::OffloadBundleEntry &E = B.Entries[I];
+    Same = Own->Offsets[I] == E.Offset;
+    if (Same && E.Offset > Pos)
+      Same = llvm::all_of(B.Bytes.slice(Pos, E.Offset - Pos),
+                          [](uint8_t C) { return C == 0; });
+    Pos = std::max(Pos, E.Offset + E.Size);
+  }
+  if (!Same)
+    return std::string("it is not laid out as clang lays it out (header, "
+                       "offsets, zero gaps)");
+  return std::nullopt;
+}
+
 /// The uncompressed bundle with the new code objects, as pieces.
 static Expected<NewBundle> layOut(const BundlePlan &Plan) {
   const bundle::OffloadBundle &B = Plan.Bundle;
@@ -151,6 +194,7 @@ static Expected<NewBundle> layOut(const BundlePlan &Plan) {
     return located(Plan.Where, L.takeError());
   NewBundle N;
   N.Size = L->Size;
+  N.NotRestorable = whyNotRestorable(B, *L, NewSizes);
   std::vector<uint8_t> &Header =
       N.Pieces.Owned.emplace_back(std::move(L->Header));
   N.Pieces.Pieces.push_back({0, Header, std::nullopt});
@@ -187,6 +231,7 @@ pipeline::buildBundle(const BundlePlan &Plan) {
     return located(Plan.Where, C.takeError());
   NewBundle Out;
   Out.Size = C->size();
+  Out.NotRestorable = std::move(N->NotRestorable);
   std::vector<uint8_t> &Bytes = Out.Pieces.Owned.emplace_back(std::move(*C));
   Out.Pieces.Pieces.push_back({0, Bytes, std::nullopt});
   return std::optional<NewBundle>(std::move(Out));
@@ -211,6 +256,9 @@ Expected<Rewritten> pipeline::rewriteBundleInput(ArrayRef<uint8_t> Input,
   if (!N)
     return N.takeError();
   Rewritten R;
+  if (*N && (*N)->NotRestorable && Opts.Warn && !P.restores())
+    Opts.Warn("restore will not give this bundle back byte for byte: " +
+              *(*N)->NotRestorable);
   if (*N) {
     R.Size = (*N)->Size;
     R.Pieces = std::move((*N)->Pieces);

@@ -22,7 +22,17 @@ using namespace hotswap;
 using namespace hotswap::pipeline;
 
 OutputPieces CodeObjectRun::pieces() const {
-  return renderPieces(*Model, *ModelLayout);
+  if (Restored) {
+    // A copy: the caller consumes it (nothing is owned: every piece is the
+    // input's).
+    OutputPieces Copy;
+    Copy.Pieces = Restored->Pieces.Pieces;
+    return Copy;
+  }
+  OutputPieces P = renderPieces(*Model, *ModelLayout);
+  if (Record)
+    Record->addTo(P, *ModelLayout, Payload);
+  return P;
 }
 
 /// Whether the output of \p Obj laid out as \p L differs from \p Input: laid
@@ -40,6 +50,8 @@ static bool outputDiffers(const Object &Obj, const Layout &L,
 
 void pipeline::runCodeObject(CodeObjectRun &Run, const PipelineText &P,
                              const PipelineOptions &Opts) {
+  if (P.restores())
+    return restoreCodeObject(Run, Opts);
   auto Fail = [&](Error E) { Run.Err = std::move(E); };
   Expected<PassManager> PM = P.parse();
   if (!PM)
@@ -56,9 +68,13 @@ void pipeline::runCodeObject(CodeObjectRun &Run, const PipelineText &P,
   Expected<Layout> L = computeLayout(**Obj);
   if (!L)
     return Fail(L.takeError());
-  Run.Changed = outputDiffers(**Obj, *L, Run.Payload);
-  if (!Run.Changed)
+  if (!outputDiffers(**Obj, *L, Run.Payload))
     return; // the input's bytes are the output: nothing to keep
+  Expected<WrittenProvenance> W = recordProvenance(**Obj, *L, P);
+  if (!W)
+    return Fail(W.takeError());
+  Run.Changed = true;
+  Run.Record = std::move(*W);
   Run.Model = std::move(*Obj);
   Run.ModelLayout = std::move(*L);
 }

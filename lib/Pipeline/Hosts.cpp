@@ -14,6 +14,8 @@
 #include "hotswap/Bundle/HostBinary.h"
 #include "hotswap/Object/Reader.h"
 #include "hotswap/Object/Writer.h"
+#include "hotswap/Passes/Provenance.h"
+#include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
 using namespace llvm;
@@ -36,15 +38,42 @@ planBundles(const bundle::HostBinary &HB, ArrayRef<uint8_t> Input) {
   return std::move(Plans);
 }
 
+/// The host's own provenance record, which the passes (run on code objects)
+/// never see: `verify` checks it, print<provenance> prints it (before the
+/// code objects', into \p JSON with --kernels-format=json).
+static Error checkHostRecord(const Object &Host, ArrayRef<uint8_t> Input,
+                             const PipelineText &P, const PipelineOptions &Opts,
+                             std::vector<json::Value> &JSON) {
+  const bool Print = P.has("print<provenance>") && Opts.PrintOut;
+  if (!P.has("verify") && !Print)
+    return Error::success();
+  Expected<ProvenanceAnalysis::Result> R = analyzeProvenance(Host, Input);
+  if (!R)
+    return prefixError("host binary", R.takeError());
+  if (Print) {
+    if (Opts.JSON) {
+      json::Object O = provenanceJSON(*R);
+      O["entry"] = "host binary";
+      JSON.push_back(std::move(O));
+    } else {
+      *Opts.PrintOut << "host binary:\n";
+      printProvenance(*R, *Opts.PrintOut);
+    }
+  }
+  if (P.has("verify") && R->Problem)
+    return makeError("host binary: verification failed: " + *R->Problem);
+  return Error::success();
+}
+
 /// Runs every code object of every bundle as one pool of work.
 static Error runAll(std::vector<BundlePlan> &Plans, const PipelineText &P,
-                    const PipelineOptions &Opts, RunSummary &Summary) {
+                    const PipelineOptions &Opts, RunSummary &Summary,
+                    std::vector<json::Value> &JSON) {
   std::vector<CodeObjectRun *> Runs;
   for (BundlePlan &Plan : Plans)
     for (auto &R : Plan.Runs)
       Runs.push_back(R.get());
   // print<...> JSON: one array for the whole host, whatever its bundles.
-  std::vector<json::Value> JSON;
   if (Error E = runCodeObjects(Runs, P, Opts, Summary, JSON))
     return E; // (text printed so far stays; JSON is all or none)
   printJSONEntries(JSON, Opts);
@@ -66,10 +95,13 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
   Expected<bundle::HostBinary> HB = bundle::HostBinary::analyze(**Host);
   if (!HB)
     return HB.takeError();
+  std::vector<json::Value> JSON;
+  if (Error E = checkHostRecord(**Host, Input, P, Opts, JSON))
+    return std::move(E);
   Expected<std::vector<BundlePlan>> Plans = planBundles(*HB, Input);
   if (!Plans)
     return Plans.takeError();
-  if (Error E = runAll(*Plans, P, Opts, Summary))
+  if (Error E = runAll(*Plans, P, Opts, Summary, JSON))
     return std::move(E);
 
   // The new bundles, laid out (a compressed one compressed), and placed.
@@ -90,10 +122,20 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
   Expected<Layout> L = computeLayout(**Host);
   if (!L)
     return L.takeError();
-
   Rewritten R;
+  if (Placed->Section) {
+    // The host's own record: its edits (wrapper pointers, relocation
+    // addends, headers, zeroed bundles); its new bundles come after its end.
+    Expected<WrittenProvenance> W = recordProvenance(**Host, *L, P);
+    if (!W)
+      return prefixError("host binary", W.takeError());
+    R.Record = std::move(*W);
+  }
+
   R.Size = L->FileSize;
   R.Pieces = renderPieces(**Host, *L);
+  if (R.Record)
+    R.Record->addTo(R.Pieces, *L, Input);
   if (Placed->Section) {
     const uint64_t SectionAt = L->SectionOffsets[*Placed->Section];
     for (size_t I = 0; I < New.size(); ++I)

@@ -5,6 +5,8 @@
 #include "hotswap/Object/Writer.h"
 #include "hotswap/Support/Error.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace llvm;
@@ -20,6 +22,34 @@ PipelineText::PipelineText(StringRef Text, const PipelineOptions &Opts)
     Own.emplace();
     Registry = &*Own;
   }
+  Expected<PassManager> PM = parse();
+  if (!PM) {
+    consumeError(PM.takeError()); // the caller reports it
+    return;
+  }
+  // What a provenance record names: the passes that may change the file,
+  // so that verifying or printing on the way gives the same bytes.
+  raw_string_ostream OS(Canonical);
+  ListSeparator Comma(",");
+  for (const auto &Pass : PM->passes()) {
+    Names.push_back(Pass->name().str());
+    if (!Pass->isTransform())
+      continue;
+    OS << Comma;
+    Pass->printPipeline(OS);
+  }
+}
+
+bool PipelineText::has(StringRef Name) const {
+  return llvm::is_contained(Names, Name);
+}
+
+Error PipelineText::checkRestoreAlone() const {
+  if (has("restore") && Names.size() != 1)
+    return makeError("pass 'restore' gives back the input its provenance "
+                     "record leads to, and runs alone: it cannot be combined "
+                     "with other passes");
+  return Error::success();
 }
 
 Expected<PassManager> PipelineText::parse() const {
@@ -120,14 +150,18 @@ Expected<Rewritten> pipeline::rewriteInput(ArrayRef<uint8_t> Input,
                                            const PipelineOptions &Opts,
                                            RunSummary &Summary) {
   Summary.Kind = bundle::identifyInput(Input);
-  Expected<Rewritten> R = rewriteByKind(Input, P, Opts, Summary);
+  Expected<Rewritten> R = P.restores() ? restoreInput(Input, P, Opts, Summary)
+                                       : rewriteByKind(Input, P, Opts, Summary);
+  // (Restoring a host binary runs no code object.)
   if (Summary.Kind != InputKind::CodeObject &&
-      Summary.Kind != InputKind::Unknown)
+      Summary.Kind != InputKind::Unknown &&
+      !(P.restores() && Summary.Kind == InputKind::HostELF))
     countCodeObjects(Summary, Opts);
   if (!R)
     return R;
   if (Error E = checkPassesFit(P, Summary))
     return std::move(E);
-  Summary.OutputChanged = Summary.Changed != 0;
+  // A restore that succeeded gave back another file than its input.
+  Summary.OutputChanged = Summary.Changed != 0 || P.restores();
   return R;
 }

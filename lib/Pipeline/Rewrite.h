@@ -19,6 +19,7 @@
 #include "hotswap/Bundle/OffloadBundle.h"
 #include "hotswap/Hotswap.h"
 #include "hotswap/Object/Layout.h"
+#include "hotswap/Passes/ProvenanceRecord.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -37,11 +38,24 @@ public:
   /// A new PassManager for one code object (passes keep state per run).
   llvm::Expected<PassManager> parse() const;
   bool empty() const { return Text.empty(); }
+  /// The transform passes of the pipeline as --print-pipeline-passes
+  /// prints them (what a provenance record names: verify and print<...>
+  /// change no byte, and leave no trace); empty when it does not parse.
+  const std::string &canonical() const { return Canonical; }
+  /// Whether a pass of this name ("verify", "print<provenance>") is in it.
+  bool has(llvm::StringRef Name) const;
+  /// Whether the pipeline is `restore`, which gives back the input a
+  /// provenance record leads to instead of running passes (Restore.cpp).
+  bool restores() const { return Names.size() == 1 && Names[0] == "restore"; }
+  /// Fails when `restore` is mixed with other passes.
+  llvm::Error checkRestoreAlone() const;
 
 private:
   std::string Text;
   std::optional<PassBuilder> Own;
   const PassRegistry *Registry;
+  std::string Canonical;
+  std::vector<std::string> Names;
 };
 
 /// What a run of the passes found beside their results.
@@ -52,6 +66,26 @@ struct PassRunFacts {
   /// analysis, or PipelineOptions::CountKernels asked for it.
   std::optional<unsigned> Kernels;
 };
+
+/// A provenance record an output carries (ProvenanceRecord.h): the section
+/// it is in, and its bytes.
+struct WrittenProvenance {
+  uint32_t Section = 0;
+  ProvenanceNote Note;
+
+  /// Adds the record's pieces to \p Pieces, the output of the object laid
+  /// out as \p L, whose input is \p Input.
+  void addTo(OutputPieces &Pieces, const Layout &L,
+             llvm::ArrayRef<uint8_t> Input) const;
+};
+
+/// After the passes changed \p Obj, laid out as \p L: gives it the record
+/// of this run (a new one, or its input's extended, after checking that the
+/// input still leads back to its original) and lays it out again into \p L.
+/// The record holds every byte of the input's original extent that the
+/// output edits (read off the output's pieces, the ELF header always).
+llvm::Expected<WrittenProvenance> recordProvenance(Object &Obj, Layout &L,
+                                                   const PipelineText &P);
 
 /// One code object to run the pipeline on, and what its run produced.
 struct CodeObjectRun {
@@ -69,6 +103,15 @@ struct CodeObjectRun {
   bool Changed = false;
   std::unique_ptr<Object> Model;
   std::optional<Layout> ModelLayout;
+  /// The provenance record of a changed run.
+  std::optional<WrittenProvenance> Record;
+  /// restore: the original its record leads back to, as pieces of Payload
+  /// (then Changed; with no record, neither is set).
+  struct Original {
+    uint64_t Size = 0;
+    OutputPieces Pieces;
+  };
+  std::optional<Original> Restored;
   /// What the run reported, replayed in order on the calling thread.
   std::vector<std::string> Warnings;
   std::string Printed;
@@ -76,9 +119,12 @@ struct CodeObjectRun {
   /// Passes that did not fit it, and how many kernels it has.
   PassRunFacts Facts;
 
-  /// The rewritten code object's size and pieces (offsets from its start,
-  /// input pieces relative to the input); only when Changed.
-  uint64_t outputSize() const { return ModelLayout->FileSize; }
+  /// The rewritten (or restored) code object's size and pieces (offsets
+  /// from its start, input pieces relative to the input); only when
+  /// Changed.
+  uint64_t outputSize() const {
+    return Restored ? Restored->Size : ModelLayout->FileSize;
+  }
   OutputPieces pieces() const;
 };
 
@@ -98,9 +144,15 @@ llvm::Error runCodeObjects(llvm::ArrayRef<CodeObjectRun *> Runs,
 
 /// Runs \p P on \p Run on the calling thread (what runCodeObjects does for
 /// each): reads the model, runs the passes, lays it out, decides whether
-/// it changed.
+/// it changed, and gives a changed one its provenance record. With
+/// `restore`, restoreCodeObject instead.
 void runCodeObject(CodeObjectRun &Run, const PipelineText &P,
                    const PipelineOptions &Opts);
+
+/// `restore` on one code object: reads it, and when it has a provenance
+/// record checks it and sets Restored (and Changed, and counts it in
+/// Opts.StatsOut).
+void restoreCodeObject(CodeObjectRun &Run, const PipelineOptions &Opts);
 
 /// runPassManager, handing on what it found to \p Facts when given.
 llvm::Error runPasses(Object &Obj, PassManager &PM, const PipelineOptions &Opts,
@@ -151,6 +203,10 @@ llvm::Expected<BundlePlan> planBundle(llvm::ArrayRef<uint8_t> Bytes,
 struct NewBundle {
   uint64_t Size = 0;
   OutputPieces Pieces;
+  /// Why `restore` would not give the input bundle back byte for byte from
+  /// this one (it restores the code objects and lays the bundle out as
+  /// clang does, with the alignment of this one's offsets), or nullopt.
+  std::optional<std::string> NotRestorable;
 };
 
 /// After the runs: the bundle with the code objects that changed, or
@@ -166,6 +222,8 @@ struct Rewritten {
   std::optional<Layout> ModelLayout;
   std::vector<BundlePlan> Bundles;
   std::unique_ptr<CodeObjectRun> Run;
+  /// A host binary's own provenance record.
+  std::optional<WrittenProvenance> Record;
 
   OutputImage image() const;
 };
@@ -186,6 +244,12 @@ llvm::Expected<Rewritten> rewriteHostInput(llvm::ArrayRef<uint8_t> Input,
                                            const PipelineText &P,
                                            const PipelineOptions &Opts,
                                            RunSummary &Summary);
+
+/// `restore` on an input of any kind (Restore.cpp).
+llvm::Expected<Rewritten> restoreInput(llvm::ArrayRef<uint8_t> Input,
+                                       const PipelineText &P,
+                                       const PipelineOptions &Opts,
+                                       RunSummary &Summary);
 
 /// What is wrong with an input of no kind this library reads, when more
 /// can be said than the code object reader would (it assumes a code object

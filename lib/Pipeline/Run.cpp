@@ -26,6 +26,8 @@ hotswap::runPipeline(MemoryBufferRef Input, StringRef Pipeline,
   // Pipeline errors first, whatever the input.
   if (Expected<PassManager> PM = P.parse(); !PM)
     return PM.takeError();
+  if (Error E = P.checkRestoreAlone())
+    return std::move(E);
   ArrayRef<uint8_t> In(
       reinterpret_cast<const uint8_t *>(Input.getBufferStart()),
       Input.getBufferSize());
@@ -53,6 +55,8 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
   PipelineText P(Pipeline, Opts);
   if (Expected<PassManager> PM = P.parse(); !PM)
     return PM.takeError();
+  if (Error E = P.checkRestoreAlone())
+    return E;
   // Rewriting in place needs a file to replace: a FIFO or a device would
   // block or be consumed, never rewritten.
   if (!OutPath.empty() && OutPath != "-" && InPath != "-") {

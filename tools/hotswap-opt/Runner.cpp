@@ -354,12 +354,21 @@ void Runner::printSummary(const Plan &P) {
                     J.Summary.Kind != bundle::InputKind::Unknown;
   }
   if (Jobs.size() > 1 || (AnyContainer && !Failed) || C.Recursive || C.DryRun) {
+    // -passes=restore gives files back rather than rewriting them (a
+    // pipeline has no spaces: the text is exactly the pass's name).
+    const bool Restore = C.Passes == "restore";
     errs() << ToolName << ": " << Jobs.size()
            << (Jobs.size() == 1 ? " input: " : " inputs: ") << Rewritten
-           << (C.DryRun ? " would change, " : " rewritten, ") << Unchanged
-           << " unchanged, " << Failed << " failed (" << CodeObjects
+           << (C.DryRun  ? " would change, "
+               : Restore ? " restored, "
+                         : " rewritten, ")
+           << Unchanged << " unchanged, " << Failed << " failed ("
+           << CodeObjects
            << (CodeObjects == 1 ? " code object: " : " code objects: ")
-           << CodeObjectsChanged << (C.DryRun ? " would change" : " changed");
+           << CodeObjectsChanged
+           << (C.DryRun  ? " would change"
+               : Restore ? " restored"
+                         : " changed");
     if (C.DryRun)
       errs() << "; " << Kernels << (Kernels == 1 ? " kernel" : " kernels");
     if (CodeObjectsFailed)

@@ -17,7 +17,10 @@ def notes(path):
                      flags=re.M)[1:]
     out = []
     for part in parts:
-        part = re.split(r"^\s*\S+\s+0x[0-9a-f]+\s+NT_", part, flags=re.M)[0]
+        # Up to the next note, or the next note section (the provenance
+        # record a rewrite adds is one).
+        part = re.split(r"^\s*\S+\s+0x[0-9a-f]+\s+NT_|^Displaying notes found in:",
+                        part, flags=re.M)[0].rstrip()
         kernels = []
         for k in re.split(r"^  - \.", part, flags=re.M)[1:]:
             sym = re.search(r"\.symbol:\s+(\S+)", "." + k)

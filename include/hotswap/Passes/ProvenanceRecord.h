@@ -1,0 +1,175 @@
+//===- hotswap/Passes/ProvenanceRecord.h - How to give back an input -*- C++
+//-*-===//
+//
+// Every output the pipeline changed carries a provenance record: how it was
+// made and how to give back the very first input, byte for byte. It lives in
+// `.hotswap.provenance`, an SHT_NOTE section without SHF_ALLOC, laid out
+// after the input's last byte, so no loader or COMGR ever sees it (it is in
+// no PT_LOAD and no PT_NOTE). One note, owner "HOTSWAP", type
+// ProvenanceNoteType, whose descriptor is (little-endian):
+//
+//   u32 format version (1)     u32 R, runs           u64 S, original size
+//   u8[32] SHA-256 of the original (its S bytes)
+//   u8[32] SHA-256 of what the output holds in the edited ranges, in order
+//   u64 N, edited ranges
+//   R x { u64 input size, u32 n, n bytes tool version,
+//         u32 m, m bytes pipeline (UTF-8) }               oldest run first
+//   N x { u64 offset, u64 size }       sorted, disjoint, non-empty, below S
+//   u8[32] SHA-256 of the descriptor's bytes before this field
+//   the original bytes of every range, in order (sum of the sizes)
+//
+// The output starts with the whole input, every byte at its offset, and the
+// edits inside it (ELF header, descriptors, metadata values, program
+// headers, wrapper pointers, relocation addends, zeroed bundles) are a few
+// known ranges: the original is the output's first S bytes with each
+// range's original bytes put back. A later run that changes the file again
+// extends the record (a run more; ranges united, the first original bytes of
+// each kept), so the record always leads back to the very first input.
+//
+// Every byte of the original extent is covered: a byte outside the ranges
+// by the original's SHA-256, a byte inside one by the edited bytes'
+// SHA-256; the record's own fields by its checksum. checkProvenance tells
+// each apart; restoring and extending a record both check it first.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_PASSES_PROVENANCERECORD_H
+#define HOTSWAP_PASSES_PROVENANCERECORD_H
+
+#include "hotswap/Object/Object.h"
+#include "hotswap/Object/Writer.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hotswap {
+
+inline constexpr llvm::StringLiteral ProvenanceSectionName =
+    ".hotswap.provenance";
+inline constexpr llvm::StringLiteral ProvenanceNoteOwner = "HOTSWAP";
+inline constexpr uint32_t ProvenanceNoteType = 1;
+inline constexpr uint32_t ProvenanceFormatVersion = 1;
+
+using SHA256Digest = std::array<uint8_t, 32>;
+
+/// One run that changed the file.
+struct ProvenanceRun {
+  /// The tool's version (getVersionString()).
+  std::string Version;
+  /// The pipeline's transform passes, in their canonical form
+  /// (--print-pipeline-passes); verify and print<...> are left out.
+  std::string Pipeline;
+  /// The size of the file the run read.
+  uint64_t InputSize = 0;
+};
+
+/// A range of the original the output holds other bytes in.
+struct ProvenanceRange {
+  uint64_t Offset = 0;
+  uint64_t Size = 0;
+  /// The original bytes: Size bytes of what the record was parsed from
+  /// (empty in a record being built, see ProvenanceNote).
+  llvm::ArrayRef<uint8_t> Original;
+
+  uint64_t end() const { return Offset + Size; }
+};
+
+/// A parsed record.
+struct ProvenanceRecord {
+  uint64_t OriginalSize = 0;
+  SHA256Digest OriginalSHA256{};
+  SHA256Digest EditedSHA256{};
+  SHA256Digest Checksum{};
+  std::vector<ProvenanceRun> Runs;
+  std::vector<ProvenanceRange> Ranges;
+
+  /// Bytes the ranges hold together.
+  uint64_t editedBytes() const;
+};
+
+/// Parses the contents of a provenance section (one note). Every field is
+/// validated with overflow-safe arithmetic before it is used; the first
+/// problem is the error ("provenance record: ...").
+llvm::Expected<ProvenanceRecord>
+parseProvenanceNote(llvm::ArrayRef<uint8_t> SectionBytes);
+
+/// The provenance section of \p Obj, or null. Fails when there are several,
+/// or the one there is loaded, not a note, without file contents, or lies
+/// inside the original extent its record claims (checked by
+/// readProvenance).
+llvm::Expected<Section *> findProvenanceSection(const Object &Obj);
+
+/// The record of \p Obj (nullopt when it has none), parsed from the input
+/// bytes the model was read from; its ranges' Original point into them.
+/// Fails as findProvenanceSection and parseProvenanceNote do, and when the
+/// section lies inside the original extent.
+llvm::Expected<std::optional<ProvenanceRecord>>
+readProvenance(const Object &Obj);
+
+/// Checks that \p R leads from \p File (the file it was read from) back to
+/// its original: the file is at least the original's size, it holds what
+/// the rewrite wrote in the edited ranges, and the original rebuilt from it
+/// has the recorded SHA-256. Fails with "the file was modified after it was
+/// rewritten: ..." naming which.
+llvm::Error checkProvenance(const ProvenanceRecord &R,
+                            llvm::ArrayRef<uint8_t> File);
+
+/// The original \p R leads back to, as pieces over \p File (every piece an
+/// input piece: the first OriginalSize bytes, then each range's original
+/// bytes where the record holds them). Check it first (checkProvenance).
+OutputPieces originalPieces(const ProvenanceRecord &R,
+                            llvm::ArrayRef<uint8_t> File);
+
+/// Lowercase hex of a digest.
+std::string digestHex(const SHA256Digest &D);
+
+/// A record to write: the section's bytes are Head, then the bytes of
+/// \p Input at each of Slices (the original bytes: the input's own where
+/// it still holds them, an older record's where it does not), then zero
+/// padding to Size. Built by encodeProvenance; finishProvenance fills in
+/// the two digests that depend on the final output.
+struct ProvenanceNote {
+  struct Slice {
+    uint64_t InputOffset = 0;
+    uint64_t Size = 0;
+  };
+  std::vector<uint8_t> Head;
+  std::vector<Slice> Slices;
+  uint64_t Size = 0;
+
+  /// The section's pieces, from its start (input pieces for the slices).
+  OutputPieces pieces(llvm::ArrayRef<uint8_t> Input) const;
+};
+
+/// What a record says, with each range's original bytes as slices of the
+/// input being rewritten.
+struct ProvenanceContents {
+  uint64_t OriginalSize = 0;
+  SHA256Digest OriginalSHA256{};
+  std::vector<ProvenanceRun> Runs;
+  struct Range {
+    uint64_t Offset = 0;
+    uint64_t Size = 0;
+    std::vector<ProvenanceNote::Slice> Original;
+  };
+  std::vector<Range> Ranges;
+};
+
+/// Encodes \p C with zero digests. Fails when the note would not fit its
+/// 32-bit descriptor size, or a string is not UTF-8.
+llvm::Expected<ProvenanceNote> encodeProvenance(const ProvenanceContents &C);
+
+/// Writes \p Edited (SHA-256 of what the output holds in the ranges) and
+/// then the record's checksum into \p N.
+void finishProvenance(ProvenanceNote &N, const SHA256Digest &Edited);
+
+} // namespace hotswap
+
+#endif // HOTSWAP_PASSES_PROVENANCERECORD_H

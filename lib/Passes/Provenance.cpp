@@ -1,0 +1,110 @@
+//===- lib/Passes/Provenance.cpp - The provenance analysis ----------------===//
+//
+// print<provenance>: the record of the file an object was read from, as
+// text for people and JSON for tools.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hotswap/Passes/Provenance.h"
+
+#include "hotswap/Support/Format.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace llvm;
+using namespace hotswap;
+
+AnalysisKey ProvenanceAnalysis::Key;
+
+Expected<ProvenanceAnalysis::Result>
+hotswap::analyzeProvenance(const Object &Obj, ArrayRef<uint8_t> File) {
+  Expected<std::optional<ProvenanceRecord>> Rec = readProvenance(Obj);
+  if (!Rec)
+    return Rec.takeError();
+  ProvenanceAnalysis::Result R;
+  R.Record = std::move(*Rec);
+  if (R.Record)
+    if (Error E = checkProvenance(*R.Record, File))
+      R.Problem = toString(std::move(E));
+  return std::move(R);
+}
+
+std::optional<std::string>
+ProvenanceAnalysis::Result::firstDifference(const Result &Fresh) const {
+  if (Record.has_value() != Fresh.Record.has_value())
+    return std::string("record");
+  if (Record) {
+    const ProvenanceRecord &A = *Record, &B = *Fresh.Record;
+    if (A.OriginalSize != B.OriginalSize ||
+        A.OriginalSHA256 != B.OriginalSHA256)
+      return std::string("original");
+    if (A.Runs.size() != B.Runs.size())
+      return std::string("runs");
+    if (A.Ranges.size() != B.Ranges.size() || A.EditedSHA256 != B.EditedSHA256)
+      return std::string("edited ranges");
+  }
+  if (Problem != Fresh.Problem)
+    return std::string("problem");
+  return std::nullopt;
+}
+
+Expected<ProvenanceAnalysis::Result>
+ProvenanceAnalysis::run(Object &Obj, AnalysisManager &) {
+  return analyzeProvenance(Obj, Obj.input());
+}
+
+void hotswap::printProvenance(const ProvenanceAnalysis::Result &R,
+                              raw_ostream &OS) {
+  if (!R.Record) {
+    OS << "provenance: none (not rewritten by hotswap-opt)\n";
+    return;
+  }
+  const ProvenanceRecord &Rec = *R.Record;
+  OS << "provenance: rewritten " << Rec.Runs.size()
+     << (Rec.Runs.size() == 1 ? " time" : " times") << " from "
+     << Rec.OriginalSize << " bytes with SHA-256 "
+     << digestHex(Rec.OriginalSHA256) << "\n";
+  for (size_t I = 0; I < Rec.Runs.size(); ++I) {
+    const ProvenanceRun &Run = Rec.Runs[I];
+    OS << "  run " << I + 1 << ": hotswap-opt " << Run.Version
+       << " -passes=" << Run.Pipeline << " on " << Run.InputSize << " bytes\n";
+  }
+  OS << "  edited in place: " << Rec.Ranges.size()
+     << (Rec.Ranges.size() == 1 ? " range" : " ranges") << ", "
+     << Rec.editedBytes() << " bytes\n";
+  for (const ProvenanceRange &G : Rec.Ranges)
+    OS << "    " << hex(G.Offset) << " +" << hex(G.Size) << "\n";
+  OS << "  leads back to the original: "
+     << (R.Problem ? "no: " + *R.Problem : std::string("yes")) << "\n";
+}
+
+json::Object hotswap::provenanceJSON(const ProvenanceAnalysis::Result &R) {
+  if (!R.Record)
+    return json::Object{{"provenance", nullptr}};
+  const ProvenanceRecord &Rec = *R.Record;
+  json::Array Runs, Edits;
+  for (const ProvenanceRun &Run : Rec.Runs)
+    Runs.push_back(json::Object{{"version", Run.Version},
+                                {"pipeline", Run.Pipeline},
+                                {"input_size", Run.InputSize}});
+  for (const ProvenanceRange &G : Rec.Ranges)
+    Edits.push_back(json::Object{{"offset", G.Offset}, {"size", G.Size}});
+  json::Object O{{"original_size", Rec.OriginalSize},
+                 {"original_sha256", digestHex(Rec.OriginalSHA256)},
+                 {"runs", std::move(Runs)},
+                 {"edits", std::move(Edits)},
+                 {"edited_bytes", Rec.editedBytes()},
+                 {"leads_back", !R.Problem}};
+  if (R.Problem)
+    O["problem"] = *R.Problem;
+  return json::Object{{"provenance", std::move(O)}};
+}
+
+Error ProvenanceAnalysis::print(Result &R, Object &, AnalysisManager &,
+                                raw_ostream &OS, bool JSON) {
+  if (JSON)
+    OS << formatv("{0:2}", json::Value(provenanceJSON(R))) << "\n";
+  else
+    printProvenance(R, OS);
+  return Error::success();
+}

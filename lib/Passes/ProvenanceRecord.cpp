@@ -1,0 +1,390 @@
+//===- lib/Passes/ProvenanceRecord.cpp - How to give back an input --------===//
+//
+// The record's format: parse (validating every field), check against the
+// file it is in, rebuild the original, encode.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hotswap/Passes/ProvenanceRecord.h"
+
+#include "hotswap/AMDGPU/Notes.h"
+#include "hotswap/Support/Error.h"
+#include "hotswap/Support/Format.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/SHA256.h"
+
+#include <cstring>
+
+using namespace llvm;
+using namespace hotswap;
+
+namespace {
+
+/// Where fields are in the descriptor: the edited bytes' digest, and the
+/// first run (after version, run count, original size and digest, the
+/// edited bytes' digest and the range count).
+constexpr uint64_t EditedSHAAt = 48, RunsAt = 88;
+/// The smallest encoded run (two empty strings) and range.
+constexpr uint64_t MinRunSize = 16, RangeSize = 16;
+/// The note's header and its padded owner name, "HOTSWAP\0".
+constexpr uint64_t NoteNameSize = 8;
+constexpr uint64_t DescAt = amdgpu::NoteHeaderSize + NoteNameSize;
+
+Error malformed(const Twine &What) {
+  return makeError("provenance record: " + What);
+}
+
+Error modified(const Twine &What) {
+  return makeError("the file was modified after it was rewritten: " + What);
+}
+
+/// Reads the descriptor front to back; every read is checked against what
+/// remains.
+class Reader {
+public:
+  explicit Reader(ArrayRef<uint8_t> B) : B(B) {}
+  uint64_t pos() const { return Pos; }
+  uint64_t left() const { return B.size() - Pos; }
+  bool take(uint64_t N, ArrayRef<uint8_t> &Out) {
+    if (N > left())
+      return false;
+    Out = B.slice(Pos, N);
+    Pos += N;
+    return true;
+  }
+  bool u32(uint32_t &V) {
+    ArrayRef<uint8_t> P;
+    if (!take(4, P))
+      return false;
+    V = support::endian::read32le(P.data());
+    return true;
+  }
+  bool u64(uint64_t &V) {
+    ArrayRef<uint8_t> P;
+    if (!take(8, P))
+      return false;
+    V = support::endian::read64le(P.data());
+    return true;
+  }
+  bool digest(SHA256Digest &D) {
+    ArrayRef<uint8_t> P;
+    if (!take(D.size(), P))
+      return false;
+    std::memcpy(D.data(), P.data(), D.size());
+    return true;
+  }
+
+private:
+  ArrayRef<uint8_t> B;
+  uint64_t Pos = 0;
+};
+
+/// A string field: u32 length, bytes, UTF-8.
+Error readString(Reader &R, std::string &Out, const Twine &What) {
+  uint32_t N;
+  ArrayRef<uint8_t> P;
+  if (!R.u32(N) || !R.take(N, P))
+    return malformed(What + " is truncated");
+  StringRef S = toStringRef(P);
+  if (!json::isUTF8(S))
+    return malformed(What + " is not UTF-8");
+  Out = S.str();
+  return Error::success();
+}
+
+template <typename T> void put(std::vector<uint8_t> &B, T V) {
+  uint8_t Bytes[sizeof(T)];
+  support::endian::write<T, llvm::endianness::little>(Bytes, V);
+  B.insert(B.end(), Bytes, Bytes + sizeof(T));
+}
+
+void putDigest(std::vector<uint8_t> &B, const SHA256Digest &D) {
+  B.insert(B.end(), D.begin(), D.end());
+}
+
+/// Hashes \p File's bytes over \p R's ranges, in order.
+SHA256Digest hashEdited(const ProvenanceRecord &R, ArrayRef<uint8_t> File) {
+  SHA256 H;
+  for (const ProvenanceRange &G : R.Ranges)
+    H.update(File.slice(G.Offset, G.Size));
+  return H.final();
+}
+
+/// Hashes the original \p R rebuilds from \p File.
+SHA256Digest hashOriginal(const ProvenanceRecord &R, ArrayRef<uint8_t> File) {
+  SHA256 H;
+  uint64_t Pos = 0;
+  for (const ProvenanceRange &G : R.Ranges) {
+    H.update(File.slice(Pos, G.Offset - Pos));
+    H.update(G.Original);
+    Pos = G.end();
+  }
+  H.update(File.slice(Pos, R.OriginalSize - Pos));
+  return H.final();
+}
+
+} // namespace
+
+uint64_t ProvenanceRecord::editedBytes() const {
+  uint64_t N = 0;
+  for (const ProvenanceRange &G : Ranges)
+    N += G.Size; // ranges lie inside OriginalSize: no overflow
+  return N;
+}
+
+std::string hotswap::digestHex(const SHA256Digest &D) {
+  return toHex(ArrayRef<uint8_t>(D), /*LowerCase=*/true);
+}
+
+Expected<ProvenanceRecord>
+hotswap::parseProvenanceNote(ArrayRef<uint8_t> SectionBytes) {
+  Expected<std::vector<amdgpu::NoteRef>> Notes =
+      amdgpu::parseNotes(SectionBytes);
+  if (!Notes)
+    return malformed(toString(Notes.takeError()));
+  if (Notes->size() != 1)
+    return malformed("the section holds " + Twine(Notes->size()) +
+                     " notes, not one");
+  const amdgpu::NoteRef &N = Notes->front();
+  if (N.Name != ProvenanceNoteOwner || N.NameSize != NoteNameSize ||
+      N.Type != ProvenanceNoteType)
+    return malformed("the note is not a '" + ProvenanceNoteOwner +
+                     "' note of type " + Twine(ProvenanceNoteType));
+  ArrayRef<uint8_t> Desc = N.Desc;
+  Reader R(Desc);
+  ProvenanceRecord Rec;
+  uint32_t Version, RunCount;
+  uint64_t RangeCount;
+  if (!R.u32(Version) || !R.u32(RunCount) || !R.u64(Rec.OriginalSize) ||
+      !R.digest(Rec.OriginalSHA256) || !R.digest(Rec.EditedSHA256) ||
+      !R.u64(RangeCount))
+    return malformed("the descriptor is truncated (" + Twine(Desc.size()) +
+                     " bytes)");
+  if (Version != ProvenanceFormatVersion)
+    return malformed("unknown format version " + Twine(Version));
+  if (RunCount == 0)
+    return malformed("no run");
+  // Counts against what could hold them, before anything is allocated.
+  if (RunCount > R.left() / MinRunSize)
+    return malformed(Twine(RunCount) + " runs do not fit in the " +
+                     Twine(R.left()) + " bytes left");
+  Rec.Runs.reserve(RunCount);
+  for (uint32_t I = 0; I < RunCount; ++I) {
+    ProvenanceRun Run;
+    const Twine What = "run " + Twine(I + 1);
+    if (!R.u64(Run.InputSize))
+      return malformed(What + " is truncated");
+    if (Error E = readString(R, Run.Version, What + ": its tool version"))
+      return std::move(E);
+    if (Error E = readString(R, Run.Pipeline, What + ": its pipeline"))
+      return std::move(E);
+    if (I == 0 ? Run.InputSize != Rec.OriginalSize
+               : Run.InputSize < Rec.OriginalSize)
+      return malformed(What + " read " + Twine(Run.InputSize) +
+                       " bytes, but the original has " +
+                       Twine(Rec.OriginalSize));
+    Rec.Runs.push_back(std::move(Run));
+  }
+  if (RangeCount > R.left() / RangeSize)
+    return malformed(Twine(RangeCount) + " ranges do not fit in the " +
+                     Twine(R.left()) + " bytes left");
+  Rec.Ranges.reserve(RangeCount);
+  uint64_t End = 0, Total = 0;
+  for (uint64_t I = 0; I < RangeCount; ++I) {
+    ProvenanceRange G;
+    if (!R.u64(G.Offset) || !R.u64(G.Size))
+      return malformed("range " + Twine(I) + " is truncated");
+    if (G.Size == 0)
+      return malformed("range " + Twine(I) + " is empty");
+    if (G.Offset < End)
+      return malformed("range " + Twine(I) + " at " + hex(G.Offset) +
+                       " is not after the one before it (ending at " +
+                       hex(End) + ")");
+    if (G.Offset > Rec.OriginalSize || G.Size > Rec.OriginalSize - G.Offset)
+      return malformed("range " + Twine(I) + " at " + hex(G.Offset) + " of " +
+                       hex(G.Size) + " bytes extends past the original's " +
+                       hex(Rec.OriginalSize) + " bytes");
+    End = G.end();
+    Total += G.Size; // disjoint, inside OriginalSize: no overflow
+    Rec.Ranges.push_back(G);
+  }
+  const uint64_t Checked = R.pos();
+  if (!R.digest(Rec.Checksum))
+    return malformed("the checksum is truncated");
+  if (SHA256::hash(Desc.take_front(Checked)) != Rec.Checksum)
+    return modified("its provenance record does not match its checksum");
+  if (R.left() != Total)
+    return malformed("it holds " + Twine(R.left()) +
+                     " bytes of original contents for ranges of " +
+                     Twine(Total) + " bytes");
+  for (ProvenanceRange &G : Rec.Ranges) {
+    ArrayRef<uint8_t> Bytes;
+    (void)R.take(G.Size, Bytes);
+    G.Original = Bytes;
+  }
+  return std::move(Rec);
+}
+
+Expected<Section *> hotswap::findProvenanceSection(const Object &Obj) {
+  Section *Found = nullptr;
+  for (const auto &S : Obj.sections()) {
+    if (S->Name != ProvenanceSectionName)
+      continue;
+    if (Found)
+      return makeError("sections " + Twine(Found->index()) + " and " +
+                       Twine(S->index()) + " are both '" +
+                       ProvenanceSectionName + "'");
+    Found = S.get();
+  }
+  if (!Found)
+    return nullptr;
+  const Section &S = *Found;
+  if (S.Type != ELF::SHT_NOTE || S.isAlloc() || S.isNoBits())
+    return makeError("section '" + ProvenanceSectionName +
+                     "' is not a note without SHF_ALLOC");
+  return Found;
+}
+
+Expected<std::optional<ProvenanceRecord>>
+hotswap::readProvenance(const Object &Obj) {
+  Expected<Section *> S = findProvenanceSection(Obj);
+  if (!S)
+    return S.takeError();
+  if (!*S)
+    return std::nullopt;
+  const Section &Sec = **S;
+  if (!Sec.Orig)
+    return makeError("section '" + ProvenanceSectionName +
+                     "' is not the input's");
+  // Parsed from the input, whatever a pass did to the model since.
+  ArrayRef<uint8_t> Bytes = Obj.input().slice(Sec.Orig->Offset, Sec.Orig->Size);
+  Expected<ProvenanceRecord> R = parseProvenanceNote(Bytes);
+  if (!R)
+    return R.takeError();
+  const uint64_t Begin = Sec.Orig->Offset, End = Begin + Sec.Orig->Size;
+  if (Begin < R->OriginalSize)
+    return malformed("it lies at " + hex(Begin) + ", inside the original's " +
+                     hex(R->OriginalSize) + " bytes it describes");
+  for (const auto &P : Obj.segments()) {
+    if ((P->Type != ELF::PT_LOAD && P->Type != ELF::PT_NOTE) || P->IsNew ||
+        P->FileSize == 0)
+      continue;
+    if (P->Offset < End &&
+        (Begin < P->Offset || Begin - P->Offset < P->FileSize))
+      return malformed(
+          "it lies inside a " +
+          StringRef(P->Type == ELF::PT_LOAD ? "PT_LOAD" : "PT_NOTE") +
+          " segment at offset " + hex(P->Offset));
+  }
+  return std::optional<ProvenanceRecord>(std::move(*R));
+}
+
+Error hotswap::checkProvenance(const ProvenanceRecord &R,
+                               ArrayRef<uint8_t> File) {
+  if (File.size() < R.OriginalSize)
+    return modified("it has " + Twine(File.size()) + " bytes, fewer than the " +
+                    Twine(R.OriginalSize) +
+                    " of the original it was rewritten from");
+  if (hashEdited(R, File) != R.EditedSHA256)
+    return modified("the bytes it edited in place (" + Twine(R.Ranges.size()) +
+                    " ranges) are not what it "
+                    "wrote there");
+  if (hashOriginal(R, File) != R.OriginalSHA256)
+    return modified("the original rebuilt from it does not have the "
+                    "recorded SHA-256 " +
+                    digestHex(R.OriginalSHA256));
+  return Error::success();
+}
+
+OutputPieces hotswap::originalPieces(const ProvenanceRecord &R,
+                                     ArrayRef<uint8_t> File) {
+  OutputPieces P;
+  P.Pieces.push_back({0, File.take_front(R.OriginalSize), uint64_t(0)});
+  for (const ProvenanceRange &G : R.Ranges) {
+    assert(G.Original.data() >= File.data() &&
+           G.Original.data() + G.Size <= File.data() + File.size() &&
+           "a record read from another file");
+    P.Pieces.push_back(
+        {G.Offset, G.Original, uint64_t(G.Original.data() - File.data())});
+  }
+  return P;
+}
+
+OutputPieces ProvenanceNote::pieces(ArrayRef<uint8_t> Input) const {
+  static const uint8_t Zeros[4] = {};
+  OutputPieces P;
+  P.Pieces.push_back({0, Head, std::nullopt});
+  uint64_t At = Head.size();
+  for (const Slice &S : Slices) {
+    if (S.Size)
+      P.Pieces.push_back(
+          {At, Input.slice(S.InputOffset, S.Size), S.InputOffset});
+    At += S.Size;
+  }
+  if (At < Size)
+    P.Pieces.push_back({At, ArrayRef<uint8_t>(Zeros, Size - At), std::nullopt});
+  return P;
+}
+
+Expected<ProvenanceNote>
+hotswap::encodeProvenance(const ProvenanceContents &C) {
+  ProvenanceNote N;
+  std::vector<uint8_t> Desc;
+  put<uint32_t>(Desc, ProvenanceFormatVersion);
+  put<uint32_t>(Desc, static_cast<uint32_t>(C.Runs.size()));
+  put<uint64_t>(Desc, C.OriginalSize);
+  putDigest(Desc, C.OriginalSHA256);
+  putDigest(Desc, SHA256Digest{}); // the edited bytes' digest, at the end
+  put<uint64_t>(Desc, C.Ranges.size());
+  assert(Desc.size() == RunsAt && "field positions");
+  (void)RunsAt;
+  if (C.Runs.size() > UINT32_MAX)
+    return makeError("too many runs for a provenance record");
+  for (const ProvenanceRun &R : C.Runs) {
+    for (StringRef S : {StringRef(R.Version), StringRef(R.Pipeline)})
+      if (!json::isUTF8(S) || S.size() > UINT32_MAX)
+        return makeError("cannot record the pipeline: not UTF-8, or too long");
+    put<uint64_t>(Desc, R.InputSize);
+    put<uint32_t>(Desc, static_cast<uint32_t>(R.Version.size()));
+    Desc.insert(Desc.end(), R.Version.begin(), R.Version.end());
+    put<uint32_t>(Desc, static_cast<uint32_t>(R.Pipeline.size()));
+    Desc.insert(Desc.end(), R.Pipeline.begin(), R.Pipeline.end());
+  }
+  uint64_t Blob = 0;
+  for (const ProvenanceContents::Range &G : C.Ranges) {
+    put<uint64_t>(Desc, G.Offset);
+    put<uint64_t>(Desc, G.Size);
+    Blob += G.Size; // disjoint ranges of the original: no overflow
+    for (const ProvenanceNote::Slice &S : G.Original)
+      N.Slices.push_back(S);
+  }
+  putDigest(Desc, SHA256Digest{}); // the checksum, at the end
+  const uint64_t DescSize = Desc.size() + Blob;
+  if (DescSize > UINT32_MAX)
+    return makeError("the provenance record would hold " + Twine(DescSize) +
+                     " bytes, more than a note can (4 GiB)");
+  put<uint32_t>(N.Head, static_cast<uint32_t>(NoteNameSize));
+  put<uint32_t>(N.Head, static_cast<uint32_t>(DescSize));
+  put<uint32_t>(N.Head, ProvenanceNoteType);
+  N.Head.insert(N.Head.end(), ProvenanceNoteOwner.begin(),
+                ProvenanceNoteOwner.end());
+  N.Head.push_back(0);
+  assert(N.Head.size() == DescAt && "note header and owner");
+  N.Head.insert(N.Head.end(), Desc.begin(), Desc.end());
+  N.Size = DescAt + alignTo(DescSize, amdgpu::NoteAlign);
+  return std::move(N);
+}
+
+void hotswap::finishProvenance(ProvenanceNote &N, const SHA256Digest &Edited) {
+  std::memcpy(N.Head.data() + DescAt + EditedSHAAt, Edited.data(),
+              Edited.size());
+  const uint64_t ChecksumAt = N.Head.size() - sizeof(SHA256Digest);
+  SHA256Digest Sum = SHA256::hash(
+      ArrayRef<uint8_t>(N.Head).slice(DescAt, ChecksumAt - DescAt));
+  std::memcpy(N.Head.data() + ChecksumAt, Sum.data(), Sum.size());
+}

@@ -1,0 +1,182 @@
+//===- unittests/ProvenanceRecordTest.cpp - Provenance record tests -------===//
+//
+// The record's format on its own: encoded, read back, checked against the
+// file it is in, the original rebuilt; each kind of tampering told apart;
+// malformed records refused. And the edits an output makes, read off its
+// pieces.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hotswap/Passes/ProvenanceRecord.h"
+#include "hotswap/Passes/ProvenanceEdits.h"
+
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/SHA256.h"
+
+#include "gtest/gtest.h"
+
+using namespace llvm;
+using namespace hotswap;
+
+namespace {
+
+/// An original of 64 bytes, rewritten: bytes [8, 12) and [40, 41) edited
+/// in place, then its record appended (as a rewrite lays it out: after the
+/// original's last byte).
+struct Rewritten {
+  std::vector<uint8_t> Original, File;
+  uint64_t RecordAt = 0;
+
+  Rewritten() {
+    for (unsigned I = 0; I != 64; ++I)
+      Original.push_back(uint8_t(I * 7 + 1));
+    File = Original;
+    for (unsigned I = 8; I != 12; ++I)
+      File[I] ^= 0xff;
+    File[40] ^= 0x55;
+
+    ProvenanceContents C;
+    C.OriginalSize = Original.size();
+    C.OriginalSHA256 = SHA256::hash(Original);
+    C.Runs.push_back({"1.0", "synth-trampolines,patch-descriptors", 64});
+    C.Ranges.push_back({8, 4, {{8, 4}}});
+    C.Ranges.push_back({40, 1, {{40, 1}}});
+    Expected<ProvenanceNote> N = encodeProvenance(C);
+    EXPECT_TRUE(bool(N)) << toString(N.takeError());
+    SHA256 Edited;
+    Edited.update(ArrayRef<uint8_t>(File).slice(8, 4));
+    Edited.update(ArrayRef<uint8_t>(File).slice(40, 1));
+    finishProvenance(*N, Edited.final());
+    RecordAt = File.size();
+    File.resize(RecordAt + N->Size);
+    OutputPieces P = N->pieces(Original);
+    std::vector<uint8_t> Section(N->Size);
+    P.applyTo(Section);
+    std::copy(Section.begin(), Section.end(), File.begin() + RecordAt);
+  }
+
+  ArrayRef<uint8_t> section() const {
+    return ArrayRef<uint8_t>(File).drop_front(RecordAt);
+  }
+};
+
+std::string problem(const Rewritten &W) {
+  Expected<ProvenanceRecord> R = parseProvenanceNote(W.section());
+  if (!R)
+    return toString(R.takeError());
+  Error E = checkProvenance(*R, W.File);
+  return E ? toString(std::move(E)) : "";
+}
+
+TEST(ProvenanceRecordTest, ReadsBackAndRebuildsTheOriginal) {
+  Rewritten W;
+  Expected<ProvenanceRecord> R = parseProvenanceNote(W.section());
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_EQ(R->OriginalSize, 64u);
+  EXPECT_EQ(R->OriginalSHA256, SHA256::hash(W.Original));
+  ASSERT_EQ(R->Runs.size(), 1u);
+  EXPECT_EQ(R->Runs[0].Version, "1.0");
+  EXPECT_EQ(R->Runs[0].Pipeline, "synth-trampolines,patch-descriptors");
+  EXPECT_EQ(R->Runs[0].InputSize, 64u);
+  ASSERT_EQ(R->Ranges.size(), 2u);
+  EXPECT_EQ(R->Ranges[0].Offset, 8u);
+  EXPECT_EQ(R->Ranges[1].end(), 41u);
+  EXPECT_EQ(R->editedBytes(), 5u);
+  ASSERT_FALSE(bool(checkProvenance(*R, W.File)));
+
+  std::vector<uint8_t> Back(R->OriginalSize);
+  originalPieces(*R, W.File).applyTo(Back);
+  EXPECT_EQ(Back, W.Original);
+}
+
+TEST(ProvenanceRecordTest, TellsTamperingApart) {
+  EXPECT_EQ(problem(Rewritten()), "");
+  {
+    Rewritten W;
+    W.File[0] ^= 1; // outside the edited ranges
+    EXPECT_NE(problem(W).find("the file was modified after it was "
+                              "rewritten: the original rebuilt from it "
+                              "does not have the recorded SHA-256"),
+              std::string::npos)
+        << problem(W);
+  }
+  {
+    Rewritten W;
+    W.File[9] ^= 1; // inside an edited range
+    EXPECT_EQ(problem(W), "the file was modified after it was rewritten: "
+                          "the bytes it edited in place (2 ranges) are not "
+                          "what it wrote there");
+  }
+  {
+    Rewritten W;
+    W.File[W.RecordAt + 0x24] ^= 1; // the original's digest in the record
+    EXPECT_EQ(problem(W), "the file was modified after it was rewritten: "
+                          "its provenance record does not match its "
+                          "checksum");
+  }
+  {
+    Rewritten W;
+    // The last original byte the record holds: the descriptor's last
+    // (its size is the note's second word; it starts after 20 bytes).
+    const uint32_t DescSize =
+        support::endian::read32le(&W.File[W.RecordAt + 4]);
+    W.File[W.RecordAt + 20 + DescSize - 1] ^= 1;
+    EXPECT_NE(problem(W).find("does not have the recorded SHA-256"),
+              std::string::npos)
+        << problem(W);
+  }
+  {
+    Rewritten W;
+    W.File.resize(W.RecordAt); // (the record parsed before the cut)
+    Expected<ProvenanceRecord> R = parseProvenanceNote(Rewritten().section());
+    ASSERT_TRUE(bool(R));
+    ArrayRef<uint8_t> Short = ArrayRef<uint8_t>(W.File).take_front(63);
+    Error E = checkProvenance(*R, Short);
+    EXPECT_EQ(toString(std::move(E)),
+              "the file was modified after it was rewritten: it has 63 "
+              "bytes, fewer than the 64 of the original it was rewritten "
+              "from");
+  }
+}
+
+TEST(ProvenanceRecordTest, RefusesMalformedRecords) {
+  Rewritten W;
+  for (size_t Cut : {size_t(0), size_t(12), size_t(20), size_t(40),
+                     W.section().size() - 1}) {
+    SCOPED_TRACE(Cut);
+    Expected<ProvenanceRecord> R =
+        parseProvenanceNote(W.section().take_front(Cut));
+    ASSERT_FALSE(bool(R));
+    EXPECT_EQ(toString(R.takeError()).rfind("provenance record: ", 0), 0u);
+  }
+  // The format version (the descriptor's first field, after the 20 bytes of
+  // note header and owner).
+  std::vector<uint8_t> Bad(W.section().begin(), W.section().end());
+  Bad[20] = 7;
+  Expected<ProvenanceRecord> R = parseProvenanceNote(Bad);
+  ASSERT_FALSE(bool(R));
+  EXPECT_EQ(toString(R.takeError()),
+            "provenance record: unknown format version 7");
+}
+
+TEST(ProvenanceRecordTest, EditsAreReadOffThePieces) {
+  std::vector<uint8_t> Input(100, 0xaa);
+  std::vector<uint8_t> Patch = {0xaa, 0xbb, 0xbb, 0xaa};
+  std::vector<uint8_t> Far = {0xcc};
+  OutputPieces P;
+  P.Pieces.push_back({0, Input, uint64_t(0)});
+  P.Pieces.push_back({10, Patch, std::nullopt}); // edits [11, 13)
+  P.Pieces.push_back({60, Far, std::nullopt});   // edits [60, 61)
+  P.Pieces.push_back({100, Far, std::nullopt});  // past the input: no edit
+  std::vector<ByteRange> R = editedRanges(P, Input, Input.size());
+  EXPECT_EQ(R, (std::vector<ByteRange>{{11, 2}, {60, 1}}));
+  // Fewer than the merge gap apart: one range.
+  EXPECT_EQ(editedRanges(P, Input, Input.size(), 64),
+            (std::vector<ByteRange>{{11, 50}}));
+  EXPECT_EQ(uniteRanges(R, std::vector<ByteRange>{{0, 12}}, 0),
+            (std::vector<ByteRange>{{0, 13}, {60, 1}}));
+  EXPECT_TRUE(rangesCover(std::vector<ByteRange>{{0, 20}, {50, 20}}, R));
+  EXPECT_FALSE(rangesCover(std::vector<ByteRange>{{0, 12}, {50, 20}}, R));
+}
+
+} // namespace
