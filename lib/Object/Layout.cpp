@@ -31,6 +31,9 @@ using Elf_Phdr = object::ELF64LE::Phdr;
 using Elf_Shdr = object::ELF64LE::Shdr;
 using Elf_Sym = object::ELF64LE::Sym;
 
+/// The file offset alignment of a non-loaded section laid out anew, at most.
+constexpr uint64_t MaxTailAlign = 0x1000;
+
 /// Largest output the writer lays out. Alignments come from the input, and
 /// a huge sh_addralign / p_align on something that moves would otherwise
 /// ask for a terabyte-sized file (or wrap around 2^64).
@@ -420,7 +423,11 @@ Error LayoutBuilder::placeTail() {
   });
   for (uint32_t I : Tail) {
     const Section &S = *Obj.sections()[I];
-    uint64_t A = S.AddrAlign;
+    // sh_addralign constrains addresses; a section nothing loads has none,
+    // so its file offset is aligned to at most a page (a header claiming
+    // 2 GiB must not make a 5 KB input a 2 GiB output). The header keeps
+    // the value it had.
+    uint64_t A = std::min<uint64_t>(S.AddrAlign, MaxTailAlign);
     if (S.Type == SHT_SYMTAB || S.Type == SHT_DYNSYM)
       A = std::max<uint64_t>(A, 8);
     Pos = alignUp(Pos, A);
