@@ -8,6 +8,8 @@
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
@@ -186,7 +188,7 @@ public:
   StubIndex(const std::vector<PoolStub> &Stubs, const TargetInfo &T)
       : Stubs(Stubs), T(T) {
     for (size_t I = 0; I < Stubs.size(); ++I) {
-      ByTarget.try_emplace(Stubs[I].Decoded.Target, I);
+      ByTarget[Stubs[I].Decoded.Target].Stubs.push_back(I);
       ByAddr[Stubs[I].Addr] = I;
     }
   }
@@ -197,13 +199,21 @@ public:
       return std::nullopt;
     return withDual(Stubs[It->second], K);
   }
-  /// The first stub leading to \p Target, as kernel \p K would use it.
-  std::optional<PoolStub> leadingTo(uint64_t Target,
-                                    const KernelInfo &K) const {
+  /// The first stub leading to \p Target that is not \p Taken (stub
+  /// addresses), as kernel \p K would use it. A stub once taken stays
+  /// taken: each target's stubs are passed over once in all (linear in
+  /// the stubs when many kernels share code).
+  std::optional<PoolStub> leadingTo(uint64_t Target, const KernelInfo &K,
+                                    const DenseSet<uint64_t> &Taken) {
     auto It = ByTarget.find(Target);
     if (It == ByTarget.end())
       return std::nullopt;
-    return withDual(Stubs[It->second], K);
+    Candidates &C = It->second;
+    while (C.Next < C.Stubs.size() && Taken.count(Stubs[C.Stubs[C.Next]].Addr))
+      ++C.Next;
+    if (C.Next == C.Stubs.size())
+      return std::nullopt;
+    return withDual(Stubs[C.Stubs[C.Next]], K);
   }
   bool isStub(uint64_t Addr) const { return ByAddr.count(Addr); }
 
@@ -223,7 +233,14 @@ private:
   }
   const std::vector<PoolStub> &Stubs;
   const TargetInfo &T;
-  DenseMap<uint64_t, size_t> ByTarget, ByAddr;
+  /// The stubs leading to one target, in address order, and the first
+  /// that may not be taken yet.
+  struct Candidates {
+    SmallVector<size_t, 1> Stubs;
+    size_t Next = 0;
+  };
+  DenseMap<uint64_t, Candidates> ByTarget;
+  DenseMap<uint64_t, size_t> ByAddr;
 };
 } // namespace
 
@@ -311,8 +328,8 @@ static Error readDescriptor(const Object &Obj, const FoundKD &F,
 }
 
 /// Whether \p K enters through a stub (of a pool, or one another tool
-/// wrote), and so where its own code is; else the pool stub that leads to
-/// it and is not used yet.
+/// wrote), and so where its own code is (pendingStubs pairs the others
+/// with the pool stubs that lead to their code).
 static Error findStubs(const Object &Obj, TargetAnalysis::Result &TA,
                        const StubIndex &Stubs, KernelInfo &K) {
   std::string Who = "kernel '" + K.Name + "'";
@@ -330,7 +347,6 @@ static Error findStubs(const Object &Obj, TargetAnalysis::Result &TA,
   }
   if (!K.EntryStub) {
     K.CodeEntry = K.Entry;
-    K.PendingStub = Stubs.leadingTo(K.Entry, K);
     return Error::success();
   }
   K.CodeEntry = K.EntryStub->Decoded.Target;
@@ -342,6 +358,24 @@ static Error findStubs(const Object &Obj, TargetAnalysis::Result &TA,
     return makeError(Who + ": stub at " + hex(K.Entry) +
                      " leads to another stub at " + hex(K.CodeEntry));
   return Error::success();
+}
+
+/// Pairs each kernel not entered through a stub with a pool stub leading
+/// to its code that no kernel uses yet: kernels that share code, in address
+/// order, take such stubs in address order -- the order synth-trampolines
+/// writes them in, one per kernel.
+static void pendingStubs(std::vector<KernelInfo> &Kernels, StubIndex &Stubs) {
+  DenseSet<uint64_t> Taken;
+  for (const KernelInfo &K : Kernels)
+    if (K.EntryStub)
+      Taken.insert(K.EntryStub->Addr);
+  for (KernelInfo &K : Kernels) {
+    if (K.EntryStub)
+      continue;
+    K.PendingStub = Stubs.leadingTo(K.Entry, K, Taken);
+    if (K.PendingStub)
+      Taken.insert(K.PendingStub->Addr);
+  }
 }
 
 Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
@@ -379,6 +413,7 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     K.deriveSGPRs(R.Target);
     R.Kernels.push_back(std::move(K));
   }
+  pendingStubs(R.Kernels, Stubs);
   return std::move(R);
 }
 
