@@ -261,10 +261,25 @@ void KernelChecker::findSecondHalves() {
     // Where a kernel's code is: what the symbol table says (independent of
     // the stub the descriptor uses), else where it is entered.
     uint64_t CodeAddr = Code.codeOf(K).value_or(K.CodeEntry);
-    auto Stubs = StubsByTarget.find(CodeAddr);
-    if (Stubs == StubsByTarget.end() || !CodesDone.insert(CodeAddr).second)
-      continue;
-    for (const PoolStub *SP : Stubs->second) {
+    // A descriptor that enters a stub leading to the code names its first
+    // half: another kernel's single stub to the same code, followed by a
+    // stub that happens to lead 256 bytes further, is not its dual stub.
+    ArrayRef<const PoolStub *> Candidates;
+    const PoolStub *Own = nullptr;
+    if (K.EntryStub && K.EntryStub->Decoded.Target == CodeAddr) {
+      auto It = StubStarts.find(K.EntryStub->Addr);
+      if (It != StubStarts.end())
+        Own = It->second;
+    }
+    if (Own) {
+      Candidates = ArrayRef<const PoolStub *>(&Own, 1);
+    } else {
+      auto Stubs = StubsByTarget.find(CodeAddr);
+      if (Stubs == StubsByTarget.end() || !CodesDone.insert(CodeAddr).second)
+        continue;
+      Candidates = Stubs->second;
+    }
+    for (const PoolStub *SP : Candidates) {
       const PoolStub &S = *SP;
       auto Next = StubStarts.find(S.Addr + StubSlotSize);
       if (Next != StubStarts.end() &&

@@ -23,6 +23,8 @@ kernel has a descriptor of its own.
                      (IN's .text copied to '.text.copy'), their
                      descriptors in a section '.kds' after those S (table
                      order) in a PT_LOAD of their own
+  dual-shared K      K kernels with kernarg preload entering the code of
+                     IN's first kernel itself (no copy)
   kernels-loads K L  L PT_LOADs of 16 bytes (no sections), then K kernels as
                      above, their PT_LOAD after those L (table and address
                      order)
@@ -242,7 +244,10 @@ def main():
     m = int(sys.argv[5], 0) if len(sys.argv) > 5 else 0
     g = Grower(open(src, "rb").read())
     _, _, code = g.first_kernel()
-    if mode == "dual-stubs":
+    if mode == "dual-shared":
+        # Kernels with kernarg preload entering IN's first kernel's own code.
+        g.kernels(["d%d.kd" % i for i in range(n)], code, preload=True)
+    elif mode == "dual-stubs":
         code = g.copy_text()
         g.kernels(["d%d.kd" % i for i in range(n)], code, preload=True)
         off, addr = g.load(bytes(256 * m), PF_R | PF_X)
