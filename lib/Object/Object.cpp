@@ -127,10 +127,9 @@ private:
 class Object::AddressIndex {
 public:
   explicit AddressIndex(const Object &Obj)
-      : NumSections(Obj.Sections.size()), NumSegments(Obj.Segments.size()),
-        Alloc(ranges(Obj, /*FileContentsOnly=*/false)),
-        WithContents(ranges(Obj, /*FileContentsOnly=*/true)),
-        Loads(loads(Obj)) {
+      : Alloc(ranges(Obj, /*FileContentsOnly=*/false)),
+        WithContents(ranges(Obj, /*FileContentsOnly=*/true)), Loads(loads(Obj)),
+        NumSections(Obj.Sections.size()), NumSegments(Obj.Segments.size()) {
     for (const auto &S : Obj.Sections)
       if (S->isNew())
         NewSizes.push_back({S.get(), S->size()});

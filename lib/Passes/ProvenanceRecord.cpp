@@ -10,13 +10,13 @@
 #include "hotswap/AMDGPU/Notes.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
+#include "hotswap/Support/Sha256.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
-#include "llvm/Support/SHA256.h"
 
 #include <cstring>
 
@@ -109,7 +109,7 @@ void putDigest(std::vector<uint8_t> &B, const SHA256Digest &D) {
 
 /// Hashes \p File's bytes over \p R's ranges, in order.
 SHA256Digest hashEdited(const ProvenanceRecord &R, ArrayRef<uint8_t> File) {
-  SHA256 H;
+  Sha256 H;
   for (const ProvenanceRange &G : R.Ranges)
     H.update(File.slice(G.Offset, G.Size));
   return H.final();
@@ -117,7 +117,7 @@ SHA256Digest hashEdited(const ProvenanceRecord &R, ArrayRef<uint8_t> File) {
 
 /// Hashes the original \p R rebuilds from \p File.
 SHA256Digest hashOriginal(const ProvenanceRecord &R, ArrayRef<uint8_t> File) {
-  SHA256 H;
+  Sha256 H;
   uint64_t Pos = 0;
   for (const ProvenanceRange &G : R.Ranges) {
     H.update(File.slice(Pos, G.Offset - Pos));
@@ -216,7 +216,7 @@ hotswap::parseProvenanceNote(ArrayRef<uint8_t> SectionBytes) {
   const uint64_t Checked = R.pos();
   if (!R.digest(Rec.Checksum))
     return malformed("the checksum is truncated");
-  if (SHA256::hash(Desc.take_front(Checked)) != Rec.Checksum)
+  if (Sha256::hash(Desc.take_front(Checked)) != Rec.Checksum)
     return modified("its provenance record does not match its checksum");
   if (R.left() != Total)
     return malformed("it holds " + Twine(R.left()) +
@@ -384,7 +384,7 @@ void hotswap::finishProvenance(ProvenanceNote &N, const SHA256Digest &Edited) {
   std::memcpy(N.Head.data() + DescAt + EditedSHAAt, Edited.data(),
               Edited.size());
   const uint64_t ChecksumAt = N.Head.size() - sizeof(SHA256Digest);
-  SHA256Digest Sum = SHA256::hash(
+  SHA256Digest Sum = Sha256::hash(
       ArrayRef<uint8_t>(N.Head).slice(DescAt, ChecksumAt - DescAt));
   std::memcpy(N.Head.data() + ChecksumAt, Sum.data(), Sum.size());
 }

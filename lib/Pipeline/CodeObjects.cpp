@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "InputDigest.h"
 #include "Rewrite.h"
 
 #include "hotswap/Object/Reader.h"
@@ -63,6 +64,8 @@ void pipeline::runCodeObject(CodeObjectRun &Run, const PipelineText &P,
   Expected<std::unique_ptr<Object>> Obj = readObject(Ref);
   if (!Obj)
     return Fail(Obj.takeError());
+  // Hashed while the passes run (the record needs it if the object changes).
+  InputDigest Digest(Run.Payload, Opts, Run.InputOffset.has_value());
   if (Error E = runPasses(**Obj, *PM, Opts, &Run.Facts))
     return Fail(std::move(E));
   Expected<Layout> L = computeLayout(**Obj);
@@ -70,7 +73,7 @@ void pipeline::runCodeObject(CodeObjectRun &Run, const PipelineText &P,
     return Fail(L.takeError());
   if (!outputDiffers(**Obj, *L, Run.Payload))
     return; // the input's bytes are the output: nothing to keep
-  Expected<WrittenProvenance> W = recordProvenance(**Obj, *L, P);
+  Expected<WrittenProvenance> W = recordProvenance(**Obj, *L, P, Digest);
   if (!W)
     return Fail(W.takeError());
   Run.Changed = true;

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "InputDigest.h"
 #include "Rewrite.h"
 
 #include "hotswap/Bundle/HostBinary.h"
@@ -95,6 +96,9 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
   Expected<bundle::HostBinary> HB = bundle::HostBinary::analyze(**Host);
   if (!HB)
     return HB.takeError();
+  // Hashed on a pool thread beside the code objects' runs, when there is
+  // a pool.
+  InputDigest Digest(Input, Opts, /*Release=*/true);
   std::vector<json::Value> JSON;
   if (Error E = checkHostRecord(**Host, Input, P, Opts, JSON))
     return std::move(E);
@@ -126,7 +130,7 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
   if (Placed->Section) {
     // The host's own record: its edits (wrapper pointers, relocation
     // addends, headers, zeroed bundles); its new bundles come after its end.
-    Expected<WrittenProvenance> W = recordProvenance(**Host, *L, P);
+    Expected<WrittenProvenance> W = recordProvenance(**Host, *L, P, Digest);
     if (!W)
       return prefixError("host binary", W.takeError());
     R.Record = std::move(*W);

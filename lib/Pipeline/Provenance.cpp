@@ -13,14 +13,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "InputDigest.h"
 #include "Rewrite.h"
 
 #include "hotswap/Object/Writer.h"
 #include "hotswap/Passes/ProvenanceEdits.h"
 #include "hotswap/Support/Error.h"
+#include "hotswap/Support/Sha256.h"
 
 #include "llvm/BinaryFormat/ELF.h"
-#include "llvm/Support/SHA256.h"
 
 #include <algorithm>
 
@@ -81,7 +82,7 @@ private:
 SHA256Digest hashRanges(const OutputPieces &Out, ArrayRef<ByteRange> Ranges,
                         uint64_t Limit) {
   static const uint8_t Zeros[4096] = {};
-  SHA256 H;
+  Sha256 H;
   std::vector<OutputSpan> Spans = resolveOutput(Out, 0, Limit);
   size_t S = 0;
   for (const ByteRange &G : Ranges) {
@@ -106,7 +107,8 @@ SHA256Digest hashRanges(const OutputPieces &Out, ArrayRef<ByteRange> Ranges,
 } // namespace
 
 Expected<WrittenProvenance> pipeline::recordProvenance(Object &Obj, Layout &L,
-                                                       const PipelineText &P) {
+                                                       const PipelineText &P,
+                                                       InputDigest &Digest) {
   ArrayRef<uint8_t> Input = Obj.input();
   Expected<std::optional<ProvenanceRecord>> Old = readProvenance(Obj);
   if (!Old)
@@ -123,7 +125,7 @@ Expected<WrittenProvenance> pipeline::recordProvenance(Object &Obj, Layout &L,
     C.Runs = Rec->Runs;
   } else {
     C.OriginalSize = Input.size();
-    C.OriginalSHA256 = SHA256::hash(Input);
+    C.OriginalSHA256 = Digest.get();
   }
   C.Runs.push_back({getVersionString().str(), P.canonical(), Input.size()});
 

@@ -30,6 +30,8 @@
 namespace hotswap {
 namespace pipeline {
 
+class InputDigest;
+
 /// The pipeline text and the registry that parses it (the caller's, or a
 /// PassBuilder of our own).
 class PipelineText {
@@ -84,8 +86,11 @@ struct WrittenProvenance {
 /// input still leads back to its original) and lays it out again into \p L.
 /// The record holds every byte of the input's original extent that the
 /// output edits (read off the output's pieces, the ELF header always).
+/// \p Digest is the input's SHA-256 (asked for only when the input has no
+/// record yet).
 llvm::Expected<WrittenProvenance> recordProvenance(Object &Obj, Layout &L,
-                                                   const PipelineText &P);
+                                                   const PipelineText &P,
+                                                   InputDigest &Digest);
 
 /// One code object to run the pipeline on, and what its run produced.
 struct CodeObjectRun {

@@ -1,0 +1,182 @@
+//===- Support/Sha256.cpp - SHA-256 with the CPU's SHA extensions ---------===//
+//
+// FIPS 180-4's compression function, four rounds at a time with the x86 SHA
+// extensions: SHA256RNDS2 does two rounds on the state held as (A,B,E,F) and
+// (C,D,G,H); SHA256MSG1/MSG2 extend the message schedule four words at a
+// time. Padding and lengths are FIPS 180-4's. Without the extensions every
+// call goes to llvm::SHA256.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hotswap/Support/Sha256.h"
+
+#include <cstring>
+
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#define HOTSWAP_SHA_NI 1
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
+using namespace hotswap;
+
+namespace {
+
+constexpr uint32_t InitialState[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372,
+                                      0xa54ff53a, 0x510e527f, 0x9b05688c,
+                                      0x1f83d9ab, 0x5be0cd19};
+
+#ifdef HOTSWAP_SHA_NI
+alignas(16) constexpr uint32_t RoundConstants[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
+    0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
+    0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+    0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+    0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+    0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+    0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+    0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+/// Compresses \p N 64-byte blocks at \p Data into \p State.
+__attribute__((target("sha,sse4.1,ssse3"))) void
+compressBlocks(uint32_t State[8], const uint8_t *Data, size_t N) {
+  // The message words are big-endian: swap the bytes of each 32-bit lane.
+  const __m128i Swap =
+      _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  // State[0..3] = A B C D, State[4..7] = E F G H (lane 0 first). The round
+  // instruction wants lanes 3..0 = A B E F and C D G H.
+  __m128i ABCD = _mm_loadu_si128(reinterpret_cast<const __m128i *>(State));
+  __m128i EFGH = _mm_loadu_si128(reinterpret_cast<const __m128i *>(State + 4));
+  __m128i DCBA = _mm_shuffle_epi32(ABCD, 0x1B);
+  __m128i HGFE = _mm_shuffle_epi32(EFGH, 0x1B);
+  __m128i ABEF = _mm_unpackhi_epi64(HGFE, DCBA); // lanes: F E B A
+  __m128i CDGH = _mm_unpacklo_epi64(HGFE, DCBA); // lanes: H G D C
+
+  for (; N != 0; --N, Data += 64) {
+    const __m128i SavedABEF = ABEF, SavedCDGH = CDGH;
+    __m128i W[4];
+    for (int I = 0; I < 4; ++I)
+      W[I] = _mm_shuffle_epi8(
+          _mm_loadu_si128(reinterpret_cast<const __m128i *>(Data + 16 * I)),
+          Swap);
+    for (int G = 0; G < 16; ++G) {
+      __m128i &Words = W[G & 3];
+      if (G >= 4) {
+        // W[t] = s1(W[t-2]) + W[t-7] + s0(W[t-15]) + W[t-16], four at once.
+        const __m128i Prev = W[(G - 1) & 3], Prev2 = W[(G - 2) & 3];
+        __m128i T = _mm_sha256msg1_epu32(Words, W[(G - 3) & 3]);
+        T = _mm_add_epi32(T, _mm_alignr_epi8(Prev, Prev2, 4));
+        Words = _mm_sha256msg2_epu32(T, Prev);
+      }
+      __m128i K =
+          _mm_add_epi32(Words, _mm_load_si128(reinterpret_cast<const __m128i *>(
+                                   RoundConstants + 4 * G)));
+      CDGH = _mm_sha256rnds2_epu32(CDGH, ABEF, K);
+      K = _mm_shuffle_epi32(K, 0x0E); // the upper two words to the bottom
+      ABEF = _mm_sha256rnds2_epu32(ABEF, CDGH, K);
+    }
+    ABEF = _mm_add_epi32(ABEF, SavedABEF);
+    CDGH = _mm_add_epi32(CDGH, SavedCDGH);
+  }
+
+  // Back to A B C D / E F G H.
+  DCBA = _mm_unpackhi_epi64(CDGH, ABEF);
+  HGFE = _mm_unpacklo_epi64(CDGH, ABEF);
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(State),
+                   _mm_shuffle_epi32(DCBA, 0x1B));
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(State + 4),
+                   _mm_shuffle_epi32(HGFE, 0x1B));
+}
+
+bool detectSha() {
+  unsigned A, B, C, D;
+  if (!__get_cpuid(1, &A, &B, &C, &D))
+    return false;
+  const bool SSSE3 = C & bit_SSSE3, SSE41 = C & bit_SSE4_1;
+  if (!__get_cpuid_count(7, 0, &A, &B, &C, &D))
+    return false;
+  return SSSE3 && SSE41 && (B & bit_SHA);
+}
+#endif
+
+} // namespace
+
+bool Sha256::hasHardwareSha256() {
+#ifdef HOTSWAP_SHA_NI
+  static const bool Has = detectSha();
+  return Has;
+#else
+  return false;
+#endif
+}
+
+Sha256::Sha256(bool UseHardware)
+    : Hardware(UseHardware && hasHardwareSha256()) {
+  std::memcpy(State, InitialState, sizeof(State));
+}
+
+void Sha256::blocks(const uint8_t *Data, size_t N) {
+#ifdef HOTSWAP_SHA_NI
+  compressBlocks(State, Data, N);
+#else
+  (void)Data;
+  (void)N;
+#endif
+}
+
+void Sha256::update(llvm::ArrayRef<uint8_t> Data) {
+  if (!Hardware) {
+    Portable.update(Data);
+    return;
+  }
+  Length += Data.size();
+  const uint8_t *P = Data.data();
+  size_t N = Data.size();
+  if (PendingSize != 0) {
+    const size_t Take = std::min(N, sizeof(Pending) - PendingSize);
+    std::memcpy(Pending + PendingSize, P, Take);
+    PendingSize += Take;
+    P += Take;
+    N -= Take;
+    if (PendingSize < sizeof(Pending))
+      return;
+    blocks(Pending, 1);
+    PendingSize = 0;
+  }
+  blocks(P, N / 64);
+  P += N / 64 * 64;
+  N %= 64;
+  std::memcpy(Pending, P, N);
+  PendingSize = N;
+}
+
+Sha256::Digest Sha256::final() {
+  Digest D;
+  if (!Hardware) {
+    std::array<uint8_t, 32> R = Portable.final();
+    std::copy(R.begin(), R.end(), D.begin());
+    return D;
+  }
+  // 0x80, zeros up to 56 mod 64, the length in bits (big-endian).
+  uint8_t Tail[128] = {};
+  std::memcpy(Tail, Pending, PendingSize);
+  Tail[PendingSize] = 0x80;
+  const size_t TailSize = PendingSize < 56 ? 64 : 128;
+  const uint64_t Bits = Length * 8;
+  for (int I = 0; I < 8; ++I)
+    Tail[TailSize - 1 - I] = uint8_t(Bits >> (8 * I));
+  blocks(Tail, TailSize / 64);
+  for (int I = 0; I < 8; ++I)
+    for (int J = 0; J < 4; ++J)
+      D[4 * I + J] = uint8_t(State[I] >> (24 - 8 * J));
+  return D;
+}
+
+Sha256::Digest Sha256::hash(llvm::ArrayRef<uint8_t> Data) {
+  Sha256 H;
+  H.update(Data);
+  return H.final();
+}

@@ -1,0 +1,94 @@
+//===- Sha256Test.cpp - The hardware SHA-256 against llvm::SHA256 ---------===//
+
+#include "hotswap/Support/Sha256.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SHA256.h"
+#include "gtest/gtest.h"
+
+#include <random>
+#include <vector>
+
+using namespace hotswap;
+
+namespace {
+
+std::string hex(const Sha256::Digest &D) {
+  return llvm::toHex(llvm::ArrayRef<uint8_t>(D.data(), D.size()),
+                     /*LowerCase=*/true);
+}
+
+std::string llvmHex(llvm::ArrayRef<uint8_t> Data) {
+  std::array<uint8_t, 32> D = llvm::SHA256::hash(Data);
+  return llvm::toHex(llvm::ArrayRef<uint8_t>(D.data(), D.size()), true);
+}
+
+std::vector<uint8_t> randomBytes(size_t N, uint32_t Seed) {
+  std::mt19937 G(Seed);
+  std::vector<uint8_t> V(N);
+  for (uint8_t &B : V)
+    B = uint8_t(G());
+  return V;
+}
+
+// FIPS 180-4's examples (one block, two blocks) and the empty message.
+TEST(Sha256Test, KnownDigests) {
+  for (bool Hardware : {false, true}) {
+    auto H = [&](llvm::StringRef S) {
+      Sha256 X(Hardware);
+      X.update(llvm::arrayRefFromStringRef(S));
+      return hex(X.final());
+    };
+    EXPECT_EQ(H(""), "e3b0c44298fc1c149afbf4c8996fb924"
+                     "27ae41e4649b934ca495991b7852b855");
+    EXPECT_EQ(H("abc"), "ba7816bf8f01cfea414140de5dae2223"
+                        "b00361a396177a9cb410ff61f20015ad");
+    EXPECT_EQ(H("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+              "248d6a61d20638b8e5c026930c3e6039"
+              "a33ce45964ff2167f6ecedd419db06c1");
+  }
+}
+
+// Every length across the padding boundaries (55, 56, 63, 64, ...), fed
+// whole and byte by byte.
+TEST(Sha256Test, EveryLengthUpToFiveBlocksMatchesLLVM) {
+  const std::vector<uint8_t> Data = randomBytes(320, 1);
+  for (size_t N = 0; N <= Data.size(); ++N) {
+    llvm::ArrayRef<uint8_t> A(Data.data(), N);
+    const std::string Want = llvmHex(A);
+    EXPECT_EQ(hex(Sha256::hash(A)), Want) << N;
+    Sha256 Bytewise;
+    for (uint8_t B : A)
+      Bytewise.update(llvm::ArrayRef<uint8_t>(&B, 1));
+    EXPECT_EQ(hex(Bytewise.final()), Want) << N;
+  }
+}
+
+// Megabytes split at random points, as the provenance record hashes a file
+// piece by piece.
+TEST(Sha256Test, LargeInputsSplitAtRandomPointsMatchLLVM) {
+  std::mt19937 G(7);
+  for (uint32_t Seed = 0; Seed < 8; ++Seed) {
+    const std::vector<uint8_t> Data =
+        randomBytes((1u << 20) + G() % 4096, Seed);
+    Sha256 H;
+    size_t Pos = 0;
+    while (Pos < Data.size()) {
+      const size_t N = std::min<size_t>(Data.size() - Pos, G() % 70000);
+      H.update(llvm::ArrayRef<uint8_t>(Data.data() + Pos, N));
+      Pos += N;
+    }
+    EXPECT_EQ(hex(H.final()), llvmHex(Data)) << Seed;
+  }
+}
+
+// The CPU feature check and what an object uses agree: on a CPU with the SHA
+// extensions the tests above ran the hardware path.
+TEST(Sha256Test, UsesTheHardwareWhereTheCPUHasIt) {
+  EXPECT_EQ(Sha256().usesHardware(), Sha256::hasHardwareSha256());
+  EXPECT_FALSE(Sha256(/*Hardware=*/false).usesHardware());
+  if (!Sha256::hasHardwareSha256())
+    GTEST_SKIP() << "this CPU has no SHA extensions: only llvm::SHA256 ran";
+}
+
+} // namespace
