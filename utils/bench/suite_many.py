@@ -105,7 +105,7 @@ def suite_many(a, work, corpus):
     print()
     print("Targets:")
     r = med[tn] / med["cp-r"]
-    target("many: --threads={} / cp -r = {:.2f} (<= 3)".format(n, r), r <= 3)
+    target("many: --threads={} / cp -r = {:.2f} (<= 2)".format(n, r), r <= 2)
     target("many: identical bytes for --threads=1, {}, {}".format(n, extra_n),
            not any(diffs.values()))
     if not a.keep_outputs:
