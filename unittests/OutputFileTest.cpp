@@ -254,4 +254,81 @@ TEST(OutputFile, DevicesAreWrittenNotReplaced) {
   EXPECT_EQ(toString(std::move(E)), "No space left on device");
 }
 
+// Pieces of every size, from the input file (copied in the kernel when
+// large, gathered into one write when small) and from memory, overlapping:
+// the file is what applying them in order gives, whichever way each went.
+TEST(OutputFile, PiecesOfEverySizeOverlappingAsInOrder) {
+  TempDir Dir;
+  std::vector<uint8_t> In(300000);
+  for (size_t I = 0; I < In.size(); ++I)
+    In[I] = uint8_t(I * 7 + I / 251);
+  const std::string InPath = Dir.file("in");
+  writeText(InPath,
+            StringRef(reinterpret_cast<const char *>(In.data()), In.size()));
+  Expected<InputFile> Src = InputFile::open(InPath);
+  ASSERT_TRUE(bool(Src)) << toString(Src.takeError());
+  ArrayRef<uint8_t> Bytes = Src->bytes();
+  std::vector<uint8_t> Mem(100000, 0xAB);
+
+  OutputImage Image;
+  Image.Size = 400000;
+  Image.Pieces = [&] {
+    OutputPieces P;
+    P.Pieces.push_back({0, Bytes, uint64_t(0)}); // large: kernel copy
+    // 20 000 one- and two-byte input pieces, one after the other, then a
+    // memory piece over some of them, then input pieces over that.
+    uint64_t At = 310000;
+    for (uint64_t K = 0; K < 20000; ++K) {
+      const uint64_t From = (K * 37) % (In.size() - 2), N = 1 + K % 2;
+      P.Pieces.push_back({At, Bytes.slice(From, N), From});
+      At += N;
+    }
+    P.Pieces.push_back(
+        {320000, ArrayRef<uint8_t>(Mem).take_front(5000), std::nullopt});
+    P.Pieces.push_back({321000, Bytes.slice(5, 3), uint64_t(5)});
+    P.Pieces.push_back({100, ArrayRef<uint8_t>(Mem), std::nullopt});
+    P.Pieces.push_back({150, Bytes.slice(70000, 70000), uint64_t(70000)});
+    return P;
+  };
+  std::vector<uint8_t> Want(Image.Size);
+  Image.renderInto(Want);
+  const std::string OutPath = Dir.file("out");
+  ASSERT_EQ(errorText(writeFileAtomically(OutPath, Image, &*Src)), "");
+  const std::string Got = readText(OutPath);
+  ASSERT_EQ(Got.size(), Want.size());
+  EXPECT_TRUE(std::equal(Want.begin(), Want.end(),
+                         reinterpret_cast<const uint8_t *>(Got.data())));
+}
+
+// A Late piece's bytes may change until BeforeLate runs, which is after the
+// pieces before it reached the file and before the Late one does.
+TEST(OutputFile, LatePiecesAreWrittenAfterBeforeLate) {
+  TempDir Dir;
+  const std::string Path = Dir.file("out");
+  std::vector<uint8_t> Tail(4, '?');
+  std::string SeenBefore;
+  OutputImage Image;
+  Image.Size = sizeof(Content) + Tail.size();
+  Image.Pieces = [&] {
+    OutputPieces P;
+    P.Pieces.push_back({0, ArrayRef<uint8_t>(Content), std::nullopt});
+    OutputPiece Late{sizeof(Content), Tail, std::nullopt};
+    Late.Late = true;
+    P.Pieces.push_back(Late);
+    return P;
+  };
+  Image.BeforeLate = [&] {
+    SeenBefore = readText(temporaryIn(Dir));
+    std::fill(Tail.begin(), Tail.end(), '!');
+  };
+  ASSERT_EQ(errorText(writeFileAtomically(Path, Image)), "");
+  EXPECT_EQ(SeenBefore.substr(0, sizeof(Content)), "new bytes");
+  EXPECT_EQ(readText(Path), "new bytes!!!!");
+  // In memory too.
+  std::fill(Tail.begin(), Tail.end(), '?');
+  std::vector<uint8_t> Buf(Image.Size);
+  Image.renderInto(Buf);
+  EXPECT_EQ(std::string(Buf.begin(), Buf.end()), "new bytes!!!!");
+}
+
 } // namespace

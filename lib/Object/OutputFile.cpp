@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include <vector>
 
 using namespace llvm;
 using namespace hotswap;
@@ -197,22 +198,79 @@ Expected<bool> copyInKernel(int InFD, uint64_t From, int OutFD, uint64_t To,
   return true;
 }
 
-/// Writes every piece of \p Pieces at its offset of \p FD: input pieces of
-/// \p Source copied in the kernel while it accepts to (\p Copied says
-/// whether any was), the rest from memory.
-Error writePieces(int FD, const OutputPieces &Pieces, const InputFile *Source,
+/// Writes pieces at their offsets of a file, in order, gathering small
+/// pieces that follow each other into one write: a library's provenance
+/// records are ~90 000 pieces of one or two bytes (original bytes of edited
+/// fields), and a system call each made writing them cost more than
+/// copying the gigabytes around them.
+class PieceWriter {
+public:
+  explicit PieceWriter(int FD) : FD(FD) {}
+
+  /// Small pieces are gathered below this; larger ones written directly.
+  static constexpr size_t SmallPiece = 64 * 1024;
+
+  Error write(const OutputPiece &P) {
+    if (P.Bytes.size() < SmallPiece) {
+      if (!Gathered.empty() && (P.Offset != GatheredAt + Gathered.size() ||
+                                Gathered.size() + P.Bytes.size() > GatherLimit))
+        if (Error E = flush())
+          return E;
+      if (Gathered.empty())
+        GatheredAt = P.Offset;
+      Gathered.insert(Gathered.end(), P.Bytes.begin(), P.Bytes.end());
+      return Error::success();
+    }
+    if (Error E = flush())
+      return E;
+    return writeAll(FD, P.Bytes, static_cast<int64_t>(P.Offset));
+  }
+
+  /// Writes what is gathered (before anything else reaches the file, so
+  /// that a later piece still wins where two overlap).
+  Error flush() {
+    if (Gathered.empty())
+      return Error::success();
+    Error E = writeAll(FD, Gathered, static_cast<int64_t>(GatheredAt));
+    Gathered.clear();
+    return E;
+  }
+
+private:
+  static constexpr size_t GatherLimit = 1024 * 1024;
+  int FD;
+  std::vector<uint8_t> Gathered;
+  uint64_t GatheredAt = 0;
+};
+
+/// Writes every piece of \p Image at its offset of \p FD: large input
+/// pieces of \p Source copied in the kernel while it accepts to (\p Copied
+/// says whether any was), the rest from memory.
+Error writePieces(int FD, const OutputImage &Image, const InputFile *Source,
                   bool &Copied) {
+  const OutputPieces Pieces = Image.Pieces();
   const bool CanCopy = Source && Source->descriptor();
   bool KernelRefuses = false;
+  bool LateReady = !Image.BeforeLate;
+  PieceWriter Out(FD);
   for (const OutputPiece &P : Pieces.Pieces) {
+    if (P.Late && !LateReady) {
+      if (Error E = Out.flush())
+        return E;
+      Image.BeforeLate();
+      LateReady = true;
+    }
     if (P.Bytes.empty())
       continue;
     const bool FromSource =
         CanCopy && !KernelRefuses && P.InputOffset &&
+        P.Bytes.size() >= PieceWriter::SmallPiece &&
         *P.InputOffset <= Source->bytes().size() &&
         P.Bytes.size() <= Source->bytes().size() - *P.InputOffset &&
         P.Bytes.data() == Source->bytes().data() + *P.InputOffset;
     if (FromSource) {
+      if (Error E = Out.flush())
+        return E;
       if (!Copied)
         if (Error E = Source->checkUnchanged())
           return E;
@@ -226,10 +284,10 @@ Error writePieces(int FD, const OutputPieces &Pieces, const InputFile *Source,
       }
       KernelRefuses = true;
     }
-    if (Error E = writeAll(FD, P.Bytes, static_cast<int64_t>(P.Offset)))
+    if (Error E = Out.write(P))
       return E;
   }
-  return Error::success();
+  return Out.flush();
 }
 
 /// Renders the whole image in memory and writes it to \p FD from its
@@ -264,6 +322,8 @@ void OutputImage::renderInto(MutableArrayRef<uint8_t> Out) const {
   // undefined even for 0 bytes.)
   if (!Out.empty())
     memset(Out.data(), 0, Out.size());
+  if (BeforeLate)
+    BeforeLate();
   Pieces().applyTo(Out);
 }
 
@@ -298,7 +358,7 @@ Error hotswap::writeFileAtomically(StringRef Path, const OutputImage &Image,
   // Piece by piece, from where each lies: the input's file (in the kernel)
   // or memory. The file is zeros where no piece goes.
   bool Copied = false;
-  if (Error E = writePieces(FD, Image.Pieces(), Source, Copied))
+  if (Error E = writePieces(FD, Image, Source, Copied))
     return E;
   if (Exists)
     if (Error E = copyAttributes(FD, *Target, Dest))

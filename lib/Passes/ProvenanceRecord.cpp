@@ -28,7 +28,7 @@ namespace {
 /// Where fields are in the descriptor: the edited bytes' digest, and the
 /// first run (after version, run count, original size and digest, the
 /// edited bytes' digest and the range count).
-constexpr uint64_t EditedSHAAt = 48, RunsAt = 88;
+constexpr uint64_t OriginalSHAAt = 16, EditedSHAAt = 48, RunsAt = 88;
 /// The smallest encoded run (two empty strings) and range.
 constexpr uint64_t MinRunSize = 16, RangeSize = 16;
 /// The note's header and its padded owner name, "HOTSWAP\0".
@@ -380,11 +380,23 @@ hotswap::encodeProvenance(const ProvenanceContents &C) {
   return std::move(N);
 }
 
-void hotswap::finishProvenance(ProvenanceNote &N, const SHA256Digest &Edited) {
-  std::memcpy(N.Head.data() + DescAt + EditedSHAAt, Edited.data(),
-              Edited.size());
+/// The record's checksum, over its descriptor but the original bytes.
+static void checksumProvenance(ProvenanceNote &N) {
   const uint64_t ChecksumAt = N.Head.size() - sizeof(SHA256Digest);
   SHA256Digest Sum = Sha256::hash(
       ArrayRef<uint8_t>(N.Head).slice(DescAt, ChecksumAt - DescAt));
   std::memcpy(N.Head.data() + ChecksumAt, Sum.data(), Sum.size());
+}
+
+void hotswap::finishProvenance(ProvenanceNote &N, const SHA256Digest &Edited) {
+  std::memcpy(N.Head.data() + DescAt + EditedSHAAt, Edited.data(),
+              Edited.size());
+  checksumProvenance(N);
+}
+
+void hotswap::setOriginalDigest(ProvenanceNote &N,
+                                const SHA256Digest &Original) {
+  std::memcpy(N.Head.data() + DescAt + OriginalSHAAt, Original.data(),
+              Original.size());
+  checksumProvenance(N);
 }

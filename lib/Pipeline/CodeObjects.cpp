@@ -65,7 +65,8 @@ void pipeline::runCodeObject(CodeObjectRun &Run, const PipelineText &P,
   if (!Obj)
     return Fail(Obj.takeError());
   // Hashed while the passes run (the record needs it if the object changes).
-  InputDigest Digest(Run.Payload, Opts, Run.InputOffset.has_value());
+  auto Digest = std::make_shared<InputDigest>(Run.Payload, Opts,
+                                              Run.InputOffset.has_value());
   if (Error E = runPasses(**Obj, *PM, Opts, &Run.Facts))
     return Fail(std::move(E));
   Expected<Layout> L = computeLayout(**Obj);
@@ -73,7 +74,8 @@ void pipeline::runCodeObject(CodeObjectRun &Run, const PipelineText &P,
     return Fail(L.takeError());
   if (!outputDiffers(**Obj, *L, Run.Payload))
     return; // the input's bytes are the output: nothing to keep
-  Expected<WrittenProvenance> W = recordProvenance(**Obj, *L, P, Digest);
+  Expected<WrittenProvenance> W =
+      recordProvenance(**Obj, *L, P, Digest, Run.DeferDigest);
   if (!W)
     return Fail(W.takeError());
   Run.Changed = true;

@@ -98,7 +98,7 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
     return HB.takeError();
   // Hashed on a pool thread beside the code objects' runs, when there is
   // a pool.
-  InputDigest Digest(Input, Opts, /*Release=*/true);
+  auto Digest = std::make_shared<InputDigest>(Input, Opts, /*Release=*/true);
   std::vector<json::Value> JSON;
   if (Error E = checkHostRecord(**Host, Input, P, Opts, JSON))
     return std::move(E);

@@ -31,7 +31,17 @@ using namespace hotswap::pipeline;
 
 void WrittenProvenance::addTo(OutputPieces &Pieces, const Layout &L,
                               ArrayRef<uint8_t> Input) const {
+  const size_t HeadAt = Pieces.Pieces.size();
   Pieces.append(Note.pieces(Input), L.SectionOffsets[Section], uint64_t(0));
+  if (Pending)
+    Pieces.Pieces[HeadAt].Late = true; // the note's header and descriptor
+}
+
+void WrittenProvenance::settle() {
+  if (!Pending)
+    return;
+  setOriginalDigest(Note, Pending->get());
+  Pending.reset();
 }
 
 namespace {
@@ -106,9 +116,10 @@ SHA256Digest hashRanges(const OutputPieces &Out, ArrayRef<ByteRange> Ranges,
 
 } // namespace
 
-Expected<WrittenProvenance> pipeline::recordProvenance(Object &Obj, Layout &L,
-                                                       const PipelineText &P,
-                                                       InputDigest &Digest) {
+Expected<WrittenProvenance>
+pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
+                           const std::shared_ptr<InputDigest> &Digest,
+                           bool Defer) {
   ArrayRef<uint8_t> Input = Obj.input();
   Expected<std::optional<ProvenanceRecord>> Old = readProvenance(Obj);
   if (!Old)
@@ -125,7 +136,9 @@ Expected<WrittenProvenance> pipeline::recordProvenance(Object &Obj, Layout &L,
     C.Runs = Rec->Runs;
   } else {
     C.OriginalSize = Input.size();
-    C.OriginalSHA256 = Digest.get();
+    // Zeros until settle() when deferred (the checksum is redone then).
+    if (!Defer)
+      C.OriginalSHA256 = Digest->get();
   }
   C.Runs.push_back({getVersionString().str(), P.canonical(), Input.size()});
 
@@ -166,7 +179,9 @@ Expected<WrittenProvenance> pipeline::recordProvenance(Object &Obj, Layout &L,
     return prefixError("cannot add the provenance record", Final.takeError());
   L = std::move(*Final);
 
-  WrittenProvenance W{S->index(), std::move(*Note)};
+  WrittenProvenance W{S->index(), std::move(*Note), nullptr};
+  if (Defer && !Rec)
+    W.Pending = Digest;
   OutputPieces Out = renderPieces(Obj, L);
   W.addTo(Out, L, Input);
   if (!rangesCover(Ranges, editedRanges(Out, Input, C.OriginalSize, 0)))

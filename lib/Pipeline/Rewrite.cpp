@@ -68,6 +68,10 @@ OutputImage Rewritten::image() const {
     Copy.Pieces = Pieces.Pieces;
     return Copy;
   };
+  // A code object's record may still wait for its input's digest: the
+  // writer copies the input's bytes first.
+  if (Run && Run->Record && Run->Record->Pending)
+    Image.BeforeLate = [this] { Run->Record->settle(); };
   return Image;
 }
 
@@ -104,6 +108,7 @@ static Expected<Rewritten> rewriteCodeObjectInput(ArrayRef<uint8_t> Input,
   auto Run = std::make_unique<CodeObjectRun>();
   Run->Payload = Input;
   Run->InputOffset = 0;
+  Run->DeferDigest = true; // settled by image()'s writer
   runCodeObject(*Run, P, Opts);
   if (Run->Err)
     return std::move(Run->Err);

@@ -74,11 +74,17 @@ struct PassRunFacts {
 struct WrittenProvenance {
   uint32_t Section = 0;
   ProvenanceNote Note;
+  /// Set while the record still lacks its original's digest (being
+  /// computed): the note's first piece is Late, and settle() fills it in.
+  std::shared_ptr<InputDigest> Pending;
 
   /// Adds the record's pieces to \p Pieces, the output of the object laid
   /// out as \p L, whose input is \p Input.
   void addTo(OutputPieces &Pieces, const Layout &L,
              llvm::ArrayRef<uint8_t> Input) const;
+  /// Waits for the pending digest, if any, and writes it into the note (in
+  /// place: pieces taken before stay valid).
+  void settle();
 };
 
 /// After the passes changed \p Obj, laid out as \p L: gives it the record
@@ -87,10 +93,12 @@ struct WrittenProvenance {
 /// The record holds every byte of the input's original extent that the
 /// output edits (read off the output's pieces, the ELF header always).
 /// \p Digest is the input's SHA-256 (asked for only when the input has no
-/// record yet).
-llvm::Expected<WrittenProvenance> recordProvenance(Object &Obj, Layout &L,
-                                                   const PipelineText &P,
-                                                   InputDigest &Digest);
+/// record yet); with \p Defer the record leaves it Pending instead of
+/// waiting for it.
+llvm::Expected<WrittenProvenance>
+recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
+                 const std::shared_ptr<InputDigest> &Digest,
+                 bool Defer = false);
 
 /// One code object to run the pipeline on, and what its run produced.
 struct CodeObjectRun {
@@ -103,6 +111,10 @@ struct CodeObjectRun {
   std::optional<uint64_t> InputOffset;
   /// Set before running when the payload cannot be run at all.
   llvm::Error Err = llvm::Error::success();
+  /// The payload is the whole input, written out by the caller: its
+  /// record's digest may still be computed while the output is written
+  /// (WrittenProvenance::Pending).
+  bool DeferDigest = false;
 
   /// Results.
   bool Changed = false;

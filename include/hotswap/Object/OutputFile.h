@@ -46,6 +46,10 @@ namespace hotswap {
 struct OutputImage {
   uint64_t Size = 0;
   std::function<OutputPieces()> Pieces;
+  /// Called, when set, before the first piece marked Late is written (after
+  /// the pieces before it: the input's bytes copied while, say, a digest is
+  /// computed on another thread).
+  std::function<void()> BeforeLate;
 
   /// Renders the whole image into \p Out (Size bytes).
   void renderInto(llvm::MutableArrayRef<uint8_t> Out) const;

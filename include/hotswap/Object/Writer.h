@@ -23,6 +23,9 @@ struct OutputPiece {
   /// Set when Bytes are bytes of the input, at this offset of it: a writer
   /// with the input's file at hand copies them in the kernel instead.
   std::optional<uint64_t> InputOffset;
+  /// Bytes that are final only once OutputImage::BeforeLate has run (a
+  /// digest still being computed while the rest is written).
+  bool Late = false;
 };
 
 /// An output as pieces over a file of zeros, in order (where two overlap,

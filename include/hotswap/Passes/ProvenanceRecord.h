@@ -170,6 +170,11 @@ llvm::Expected<ProvenanceNote> encodeProvenance(const ProvenanceContents &C);
 /// then the record's checksum into \p N.
 void finishProvenance(ProvenanceNote &N, const SHA256Digest &Edited);
 
+/// Writes \p Original (the original's SHA-256, when it was not known at
+/// encodeProvenance) and then the checksum again into \p N, in place: the
+/// note's pieces stay valid.
+void setOriginalDigest(ProvenanceNote &N, const SHA256Digest &Original);
+
 } // namespace hotswap
 
 #endif // HOTSWAP_PASSES_PROVENANCERECORD_H
