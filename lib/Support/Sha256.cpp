@@ -3,8 +3,8 @@
 // FIPS 180-4's compression function, four rounds at a time with the x86 SHA
 // extensions: SHA256RNDS2 does two rounds on the state held as (A,B,E,F) and
 // (C,D,G,H); SHA256MSG1/MSG2 extend the message schedule four words at a
-// time. Padding and lengths are FIPS 180-4's. Without the extensions every
-// call goes to llvm::SHA256.
+// time. Without them, the same function a round at a time. Padding and the
+// 64-bit length are FIPS 180-4's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,7 +26,6 @@ constexpr uint32_t InitialState[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372,
                                       0xa54ff53a, 0x510e527f, 0x9b05688c,
                                       0x1f83d9ab, 0x5be0cd19};
 
-#ifdef HOTSWAP_SHA_NI
 alignas(16) constexpr uint32_t RoundConstants[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
     0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
@@ -40,7 +39,54 @@ alignas(16) constexpr uint32_t RoundConstants[64] = {
     0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
     0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
 
-/// Compresses \p N 64-byte blocks at \p Data into \p State.
+uint32_t rotr(uint32_t X, int N) { return (X >> N) | (X << (32 - N)); }
+
+/// Compresses \p N 64-byte blocks at \p Data into \p State, one round at a
+/// time (FIPS 180-4, 6.2.2).
+void compressPortable(uint32_t State[8], const uint8_t *Data, size_t N) {
+  for (; N != 0; --N, Data += 64) {
+    uint32_t W[64];
+    for (int T = 0; T < 16; ++T)
+      W[T] = uint32_t(Data[4 * T]) << 24 | uint32_t(Data[4 * T + 1]) << 16 |
+             uint32_t(Data[4 * T + 2]) << 8 | uint32_t(Data[4 * T + 3]);
+    for (int T = 16; T < 64; ++T) {
+      const uint32_t S0 =
+          rotr(W[T - 15], 7) ^ rotr(W[T - 15], 18) ^ (W[T - 15] >> 3);
+      const uint32_t S1 =
+          rotr(W[T - 2], 17) ^ rotr(W[T - 2], 19) ^ (W[T - 2] >> 10);
+      W[T] = W[T - 16] + S0 + W[T - 7] + S1;
+    }
+    uint32_t A = State[0], B = State[1], C = State[2], D = State[3],
+             E = State[4], F = State[5], G = State[6], H = State[7];
+    for (int T = 0; T < 64; ++T) {
+      const uint32_t T1 = H + (rotr(E, 6) ^ rotr(E, 11) ^ rotr(E, 25)) +
+                          ((E & F) ^ (~E & G)) + RoundConstants[T] + W[T];
+      const uint32_t T2 = (rotr(A, 2) ^ rotr(A, 13) ^ rotr(A, 22)) +
+                          ((A & B) ^ (A & C) ^ (B & C));
+      H = G;
+      G = F;
+      F = E;
+      E = D + T1;
+      D = C;
+      C = B;
+      B = A;
+      A = T1 + T2;
+    }
+    State[0] += A;
+    State[1] += B;
+    State[2] += C;
+    State[3] += D;
+    State[4] += E;
+    State[5] += F;
+    State[6] += G;
+    State[7] += H;
+  }
+}
+
+#ifdef HOTSWAP_SHA_NI
+
+/// Compresses \p N 64-byte blocks at \p Data into \p State, with the SHA
+/// extensions.
 __attribute__((target("sha,sse4.1,ssse3"))) void
 compressBlocks(uint32_t State[8], const uint8_t *Data, size_t N) {
   // The message words are big-endian: swap the bytes of each 32-bit lane.
@@ -120,18 +166,13 @@ Sha256::Sha256(bool UseHardware)
 
 void Sha256::blocks(const uint8_t *Data, size_t N) {
 #ifdef HOTSWAP_SHA_NI
-  compressBlocks(State, Data, N);
-#else
-  (void)Data;
-  (void)N;
+  if (Hardware)
+    return compressBlocks(State, Data, N);
 #endif
+  compressPortable(State, Data, N);
 }
 
 void Sha256::update(llvm::ArrayRef<uint8_t> Data) {
-  if (!Hardware) {
-    Portable.update(Data);
-    return;
-  }
   Length += Data.size();
   const uint8_t *P = Data.data();
   size_t N = Data.size();
@@ -155,11 +196,6 @@ void Sha256::update(llvm::ArrayRef<uint8_t> Data) {
 
 Sha256::Digest Sha256::final() {
   Digest D;
-  if (!Hardware) {
-    std::array<uint8_t, 32> R = Portable.final();
-    std::copy(R.begin(), R.end(), D.begin());
-    return D;
-  }
   // 0x80, zeros up to 56 mod 64, the length in bits (big-endian).
   uint8_t Tail[128] = {};
   std::memcpy(Tail, Pending, PendingSize);

@@ -1,13 +1,16 @@
 //===- hotswap/Support/Sha256.h - SHA-256 at the speed of the CPU -*- C++ -*-=//
 //
 // Every rewrite hashes its whole input for the provenance record, and a
-// library's code objects are hashed once more each: on a 385 MiB code object
-// llvm::SHA256 (portable C, ~370 MB/s here) was half of the run. x86-64 CPUs
-// since 2016-2017 (Goldmont, Zen, Ice Lake) compute SHA-256 rounds in
-// hardware (the SHA extensions); where the CPU has them this hashes with
-// them (~5x faster), elsewhere it is llvm::SHA256. The digests are the
-// same; unittests/Sha256Test.cpp compares the two over every length up to a
-// few blocks and over large inputs split at random points.
+// library's code objects are hashed once more each. x86-64 CPUs since
+// 2016-2017 (Goldmont, Zen, Ice Lake) compute SHA-256 rounds in hardware
+// (the SHA extensions): where the CPU has them this hashes with them
+// (~1.6 GB/s here, 4x llvm::SHA256), elsewhere with portable code. Not
+// llvm::SHA256 itself: it counts bytes in 32 bits and its length field
+// overflows from 512 MiB, so its digest of librocsparse.so.0.1 (1.25 GB) is
+// not the file's SHA-256. unittests/Sha256Test.cpp checks both paths
+// against FIPS 180-4's examples, llvm::SHA256 below 512 MiB (every length
+// up to five blocks, megabytes split at random points) and sha256sum's
+// digest of 512 MiB.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +18,6 @@
 #define HOTSWAP_SUPPORT_SHA256_H
 
 #include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/SHA256.h"
 
 #include <array>
 #include <cstdint>
@@ -26,7 +28,8 @@ class Sha256 {
 public:
   using Digest = std::array<uint8_t, 32>;
 
-  /// \p Hardware false: always llvm::SHA256 (for tests and comparisons).
+  /// \p Hardware false: the portable code even where the CPU has the
+  /// extensions (for tests).
   explicit Sha256(bool Hardware = hasHardwareSha256());
 
   void update(llvm::ArrayRef<uint8_t> Data);
@@ -44,7 +47,6 @@ private:
   void blocks(const uint8_t *Data, size_t N);
 
   bool Hardware;
-  llvm::SHA256 Portable;
   uint32_t State[8];
   uint8_t Pending[64];
   size_t PendingSize = 0;
