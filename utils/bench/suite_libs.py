@@ -52,6 +52,12 @@ def load_check(a, fh, lib, new, work):
         p = subprocess.run([os.path.join(fh, "run-fat"), path], env=env,
                            capture_output=True, text=True)
         if p.returncode != 0 or "closed" not in p.stdout:
+            if which == "in":
+                # The stand-in runtime defines what librocrand needs, not
+                # every library's symbols: nothing to compare against.
+                return ("not checked: the fake HIP runtime cannot load the "
+                        "input ({})".format((p.stdout + p.stderr).strip()
+                                            .splitlines()[-1][-160:]))
             return "FAILED to load {}: {}{}".format(path, p.stdout, p.stderr)
         with open(os.path.join(dump, "events.txt")) as f:
             events.append(f.read())
@@ -171,6 +177,7 @@ def suite_libs(a, work, corpus):
             r["name"], mib(r["rss"]["hotswap"]),
             r["rss"]["hotswap"] / r["size"], mib(RSS_LIMIT)),
             r["rss"]["hotswap"] <= RSS_LIMIT)
-        target("{}: output idempotent, readelf silent, loads".format(
+        target("{}: output idempotent, readelf silent, loads (where the "
+               "input does)".format(
             r["name"]), r["idem"] and r["readelf"] == "silent" and
             not r["loads"].startswith("FAILED"))
