@@ -11,7 +11,6 @@
 #include "hotswap/Support/Format.h"
 
 #include "llvm/Support/Format.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
 using namespace llvm;
@@ -143,29 +142,35 @@ static void printKernel(raw_ostream &OS, const KernelInfo &K,
   OS << "\n";
 }
 
-Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
-                             raw_ostream &OS, bool JSON) {
-  const TargetInfo &T = R.Target;
-  // What swap-kernels recorded. An unreadable record is verify's to report:
-  // the kernels are printed without it.
+/// What swap-kernels recorded. An unreadable record is verify's to report:
+/// the kernels are printed without it.
+static std::vector<SwapRecord> swapsOf(const Object &Obj) {
   Expected<std::vector<SwapRecord>> Swaps = readSwapRecords(Obj);
   if (!Swaps) {
     consumeError(Swaps.takeError());
-    Swaps = std::vector<SwapRecord>();
+    return {};
   }
-  if (JSON) {
-    json::Array Ks;
-    for (const KernelInfo &K : R.Kernels)
-      Ks.push_back(kernelJSON(K, T, *Swaps));
-    json::Object Root{
-        {"target", T.targetID()},
-        {"processor", T.Name},
-        {"code_object_version", T.CodeObjectVersion},
-        {"pool_stub_slots", static_cast<int64_t>(R.PoolStubs.size())},
-        {"kernels", std::move(Ks)}};
-    OS << formatv("{0:2}", json::Value(std::move(Root))) << "\n";
-    return Error::success();
-  }
+  return std::move(*Swaps);
+}
+
+json::Value KernelsAnalysis::toJSON(Result &R, Object &Obj, AnalysisManager &) {
+  const TargetInfo &T = R.Target;
+  const std::vector<SwapRecord> Swaps = swapsOf(Obj);
+  json::Array Ks;
+  for (const KernelInfo &K : R.Kernels)
+    Ks.push_back(kernelJSON(K, T, Swaps));
+  return json::Object{
+      {"target", T.targetID()},
+      {"processor", T.Name},
+      {"code_object_version", T.CodeObjectVersion},
+      {"pool_stub_slots", static_cast<int64_t>(R.PoolStubs.size())},
+      {"kernels", std::move(Ks)}};
+}
+
+Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &,
+                             raw_ostream &OS) {
+  const TargetInfo &T = R.Target;
+  const std::vector<SwapRecord> Swaps = swapsOf(Obj);
   size_t Stubbed = 0;
   for (const KernelInfo &K : R.Kernels)
     Stubbed += K.hasStub();
@@ -174,6 +179,6 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &AM,
   OS << "kernels: " << R.Kernels.size() << " (" << Stubbed
      << " entered through a stub)\n";
   for (const KernelInfo &K : R.Kernels)
-    printKernel(OS, K, T, *Swaps);
+    printKernel(OS, K, T, Swaps);
   return Error::success();
 }

@@ -14,6 +14,8 @@
 #include "hotswap/Passes/Verify.h"
 #include "hotswap/Support/Error.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 using namespace llvm;
 using namespace hotswap;
 
@@ -31,8 +33,16 @@ public:
     auto R = AM.getResult<AnalysisT>(Obj);
     if (!R)
       return R.takeError();
-    if (Error E = AnalysisT::print(*R, Obj, AM, *Ctx.Out, Ctx.JSON))
-      return std::move(E);
+    if (!Ctx.JSON) {
+      if (Error E = AnalysisT::print(*R, Obj, AM, *Ctx.Out))
+        return std::move(E);
+      return PreservedAnalyses::all();
+    }
+    json::Value V = AnalysisT::toJSON(*R, Obj, AM);
+    if (Ctx.JSONOut)
+      Ctx.JSONOut->push_back(std::move(V));
+    else
+      *Ctx.Out << formatv("{0:2}", V) << "\n";
     return PreservedAnalyses::all();
   }
 

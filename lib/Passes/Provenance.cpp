@@ -9,8 +9,6 @@
 
 #include "hotswap/Support/Format.h"
 
-#include "llvm/Support/FormatVariadic.h"
-
 using namespace llvm;
 using namespace hotswap;
 
@@ -101,10 +99,11 @@ json::Object hotswap::provenanceJSON(const ProvenanceAnalysis::Result &R) {
 }
 
 Error ProvenanceAnalysis::print(Result &R, Object &, AnalysisManager &,
-                                raw_ostream &OS, bool JSON) {
-  if (JSON)
-    OS << formatv("{0:2}", json::Value(provenanceJSON(R))) << "\n";
-  else
-    printProvenance(R, OS);
+                                raw_ostream &OS) {
+  printProvenance(R, OS);
   return Error::success();
+}
+
+json::Value ProvenanceAnalysis::toJSON(Result &R, Object &, AnalysisManager &) {
+  return provenanceJSON(R);
 }

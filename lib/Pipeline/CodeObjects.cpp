@@ -102,29 +102,29 @@ static void runAndKeepReports(CodeObjectRun &Run, const PipelineText &P,
 }
 
 /// Hands on what \p Run printed: its text after a line naming it, or its
-/// JSON with an "entry" member.
+/// JSON values each with an "entry" member (text an embedder's pass
+/// printed in JSON mode becomes an "output" string).
 static void replayPrinted(CodeObjectRun &Run, const PipelineOptions &Opts,
                           std::vector<json::Value> &JSONOut) {
-  if (!Opts.PrintOut || Run.Printed.empty())
+  if (!Opts.PrintOut)
     return;
   if (!Opts.JSON) {
-    *Opts.PrintOut << Run.Name << ":\n" << Run.Printed;
+    if (!Run.Printed.empty())
+      *Opts.PrintOut << Run.Name << ":\n" << Run.Printed;
     return;
   }
-  Expected<json::Value> V = json::parse(Run.Printed);
-  if (!V) {
-    // Not JSON: a printer of an embedder's own.
-    consumeError(V.takeError());
+  for (json::Value &V : Run.Facts.Printed) {
+    if (json::Object *O = V.getAsObject()) {
+      O->try_emplace("entry", Run.Name);
+      JSONOut.push_back(std::move(V));
+    } else {
+      JSONOut.push_back(json::Object{{"entry", Run.Name}, {"output", V}});
+    }
+  }
+  Run.Facts.Printed.clear();
+  if (!Run.Printed.empty())
     JSONOut.push_back(
         json::Object{{"entry", Run.Name}, {"output", Run.Printed}});
-    return;
-  }
-  if (json::Object *O = V->getAsObject()) {
-    O->try_emplace("entry", Run.Name);
-    JSONOut.push_back(std::move(*V));
-  } else {
-    JSONOut.push_back(json::Object{{"entry", Run.Name}, {"output", *V}});
-  }
 }
 
 Error pipeline::runCodeObjects(ArrayRef<CodeObjectRun *> Runs,

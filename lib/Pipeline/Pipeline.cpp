@@ -28,6 +28,8 @@ Error pipeline::runPasses(Object &Obj, PassManager &PM,
   Ctx.JSON = Opts.JSON;
   if (Opts.PrintOut)
     Ctx.Out = Opts.PrintOut;
+  if (Facts && Opts.JSON)
+    Ctx.JSONOut = &Facts->Printed;
   AnalysisManager AM;
   PassInstrumentation PI;
   if (Opts.Instrumentation)

@@ -110,6 +110,10 @@ static Expected<Rewritten> rewriteCodeObjectInput(ArrayRef<uint8_t> Input,
   Run->InputOffset = 0;
   Run->DeferDigest = true; // settled by image()'s writer
   runCodeObject(*Run, P, Opts);
+  // What its print passes printed as JSON (before any error, as text is).
+  if (Opts.PrintOut)
+    for (const json::Value &V : Run->Facts.Printed)
+      *Opts.PrintOut << formatv("{0:2}", V) << "\n";
   if (Run->Err)
     return std::move(Run->Err);
   Summary.CodeObjects = 1;

@@ -67,6 +67,9 @@ struct PassRunFacts {
   /// How many kernels it has: when the passes computed the kernels
   /// analysis, or PipelineOptions::CountKernels asked for it.
   std::optional<unsigned> Kernels;
+  /// With PipelineOptions::JSON: what its print passes printed, as values,
+  /// in order (the caller prints them, a container's each with its entry).
+  std::vector<llvm::json::Value> Printed;
 };
 
 /// A provenance record an output carries (ProvenanceRecord.h): the section

@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
@@ -90,6 +91,10 @@ struct PassContext {
   Statistics Stats;
   /// Machine-readable output for print passes (--kernels-format=json).
   bool JSON = false;
+  /// With JSON: where print passes put their values when set (whoever runs
+  /// the pipeline prints them, e.g. each with the entry of a container it
+  /// came from); else each is printed to Out.
+  std::vector<llvm::json::Value> *JSONOut = nullptr;
   /// After a transform changed the object without warning, its invariant
   /// must hold (the pass manager asks; -verify-each).
   bool CheckInvariants = false;

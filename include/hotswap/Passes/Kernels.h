@@ -21,6 +21,8 @@
 #include "hotswap/AMDGPU/TargetInfo.h"
 #include "hotswap/Pass/AnalysisManager.h"
 
+#include "llvm/Support/JSON.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -111,9 +113,11 @@ public:
   };
 
   static llvm::Expected<Result> run(Object &Obj, AnalysisManager &AM);
-  /// print<kernels>: every kernel, as text or JSON.
+  /// print<kernels>: every kernel, as text ...
   static llvm::Error print(Result &R, Object &Obj, AnalysisManager &AM,
-                           llvm::raw_ostream &OS, bool JSON);
+                           llvm::raw_ostream &OS);
+  /// ... or as JSON (--kernels-format=json).
+  static llvm::json::Value toJSON(Result &R, Object &Obj, AnalysisManager &AM);
 };
 
 } // namespace hotswap

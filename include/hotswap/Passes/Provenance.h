@@ -43,9 +43,11 @@ public:
   };
 
   static llvm::Expected<Result> run(Object &Obj, AnalysisManager &AM);
-  /// print<provenance>: the record, as text or JSON.
+  /// print<provenance>: the record, as text ...
   static llvm::Error print(Result &R, Object &Obj, AnalysisManager &AM,
-                           llvm::raw_ostream &OS, bool JSON);
+                           llvm::raw_ostream &OS);
+  /// ... or as JSON (provenanceJSON).
+  static llvm::json::Value toJSON(Result &R, Object &Obj, AnalysisManager &AM);
 };
 
 /// The provenance of the file \p File, whose model is \p Obj.
