@@ -1,7 +1,7 @@
 //===- lib/AMDGPU/StubEncoder.cpp - Kernel-entry stub encoding ------------===//
 //
 // Builds stubs from MC-assembled templates (one per form and register,
-// literal fields zero; StubTemplateCache gives them without starting MC
+// literal fields zero; StubBodyWords gives them without starting MC
 // where it knows them) by patching the literal dwords per kernel, and
 // recognizes stubs by decoding them with the MC disassembler and emulating
 // getpc/add/addc/setpc or s_branch.
@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/AMDGPU/StubEncoder.h"
-#include "hotswap/AMDGPU/StubTemplateCache.h"
+#include "hotswap/AMDGPU/StubBodyWords.h"
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
@@ -148,7 +148,7 @@ StubEncoder::buildTemplate(StubSpec::RegKind Form, unsigned SGPR) const {
     T.HiOffset = 16;
   }
   if (std::optional<std::vector<uint8_t>> Body =
-          cachedStubBody(TI, Form, SGPR)) {
+          stubBodyWords(TI, Form, SGPR)) {
     T.Bytes = std::move(*Body);
     return T;
   }

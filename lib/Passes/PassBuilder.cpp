@@ -67,5 +67,5 @@ PassBuilder::PassBuilder() {
   cantFail(add(Kind::Analysis, NAME, DESCRIPTION, &createPrinter<CLASS>, ""));
 #define HOTSWAP_ALIAS(NAME, PIPELINE, DESCRIPTION)                             \
   cantFail(registerAlias(NAME, PIPELINE, DESCRIPTION));
-#include "hotswap/Passes/PassRegistry.def"
+#include "BuiltinPasses.def"
 }

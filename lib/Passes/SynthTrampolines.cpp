@@ -165,8 +165,8 @@ Expected<bool> SynthTrampolinesPass::holds(Object &Obj,
 }
 
 /// The encoder of this run's stubs, after checking \p Prologue decodes as
-/// instructions of the target. MC is started only if a stub's template is
-/// not in StubTemplateCache.
+/// instructions of the target. MC is started only if StubBodyWords does not
+/// give a stub's template.
 static Expected<std::unique_ptr<StubEncoder>>
 encoderFor(Object &Obj, AnalysisManager &AM, const TargetInfo &TI,
            ArrayRef<uint8_t> Prologue) {

@@ -17,10 +17,10 @@ using bundle::InputKind;
 PipelineText::PipelineText(StringRef Text, const PipelineOptions &Opts)
     : Text(Text.str()) {
   if (Opts.Builder) {
-    Registry = Opts.Builder;
+    Parser = Opts.Builder;
   } else {
     Own.emplace();
-    Registry = &*Own;
+    Parser = &*Own;
   }
   Expected<PassManager> PM = parse();
   if (!PM) {
@@ -54,7 +54,7 @@ Error PipelineText::checkRestoreAlone() const {
 
 Expected<PassManager> PipelineText::parse() const {
   PassManager PM;
-  if (Error E = Registry->parsePassPipeline(PM, Text))
+  if (Error E = Parser->parsePassPipeline(PM, Text))
     return std::move(E);
   return std::move(PM);
 }

@@ -32,7 +32,7 @@ namespace pipeline {
 
 class InputDigest;
 
-/// The pipeline text and the registry that parses it (the caller's, or a
+/// The pipeline text and the parser that reads it (the caller's, or a
 /// PassBuilder of our own).
 class PipelineText {
 public:
@@ -55,7 +55,7 @@ public:
 private:
   std::string Text;
   std::optional<PassBuilder> Own;
-  const PassRegistry *Registry;
+  const PipelineParser *Parser;
   std::string Canonical;
   std::vector<std::string> Names;
 };

@@ -89,8 +89,8 @@ struct DecodedStub {
 
 class StubEncoder {
 public:
-  /// The target's MC state, asked for only when a template is not in
-  /// StubTemplateCache.
+  /// The target's MC state, asked for only when StubBodyWords does not give
+  /// a template.
   using MCSource = std::function<llvm::Expected<TargetMC &>()>;
 
   /// \p PrologueBytes (already assembled, a multiple of 4 bytes) starts

@@ -1,20 +1,21 @@
-//===- hotswap/Passes/PassBuilder.h - Built-in pass registry ----*- C++ -*-===//
+//===- hotswap/Passes/PassBuilder.h - Every built-in pass -------*- C++ -*-===//
 //
-// The pass registry with every built-in pass, `print<analysis>` printer and
-// alias of PassRegistry.def. Embedders add their own passes with
+// The pipeline parser with every built-in pass, `print<analysis>` printer
+// and alias registered (the library's list, lib/Passes/BuiltinPasses.def).
+// Embedders add their own passes with
 // registerPass() and parse pipelines with parsePassPipeline() (both from
-// PassRegistry).
+// PipelineParser).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef HOTSWAP_PASSES_PASSBUILDER_H
 #define HOTSWAP_PASSES_PASSBUILDER_H
 
-#include "hotswap/Pass/PassRegistry.h"
+#include "hotswap/Pass/PipelineParser.h"
 
 namespace hotswap {
 
-class PassBuilder : public PassRegistry {
+class PassBuilder : public PipelineParser {
 public:
   /// Registers every built-in pass, analysis printer and alias.
   PassBuilder();

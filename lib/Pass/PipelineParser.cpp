@@ -1,6 +1,6 @@
-//===- lib/Pass/PassRegistry.cpp - Pass names and pipelines ---------------===//
+//===- lib/Pass/PipelineParser.cpp - Pass names and pipelines -------------===//
 
-#include "hotswap/Pass/PassRegistry.h"
+#include "hotswap/Pass/PipelineParser.h"
 
 #include "hotswap/Support/Error.h"
 
@@ -10,8 +10,8 @@
 using namespace llvm;
 using namespace hotswap;
 
-Error PassRegistry::add(Kind K, StringRef Name, StringRef Description,
-                        PassFactory Factory, StringRef Expansion) {
+Error PipelineParser::add(Kind K, StringRef Name, StringRef Description,
+                          PassFactory Factory, StringRef Expansion) {
   if (Name.empty() || Name.find_first_of(",<> ") != StringRef::npos)
     return makeError("invalid pass name '" + Name + "'");
   StringMap<size_t> &Names = K == Kind::Analysis ? AnalysisByName : ByName;
@@ -23,12 +23,13 @@ Error PassRegistry::add(Kind K, StringRef Name, StringRef Description,
   return Error::success();
 }
 
-Error PassRegistry::parsePassPipeline(PassManager &PM, StringRef Text) const {
+Error PipelineParser::parsePassPipeline(PassManager &PM, StringRef Text) const {
   return parseInto(PM, Text, Text, 0, 0);
 }
 
-Error PassRegistry::parseInto(PassManager &PM, StringRef Text, StringRef Whole,
-                              size_t Base, unsigned Depth) const {
+Error PipelineParser::parseInto(PassManager &PM, StringRef Text,
+                                StringRef Whole, size_t Base,
+                                unsigned Depth) const {
   if (Depth > 8)
     return makeError("pipeline alias nesting is too deep");
   auto Fail = [&](size_t Col, const Twine &Msg) {
@@ -111,7 +112,7 @@ Error PassRegistry::parseInto(PassManager &PM, StringRef Text, StringRef Whole,
   return Error::success();
 }
 
-void PassRegistry::printPassNames(raw_ostream &OS) const {
+void PipelineParser::printPassNames(raw_ostream &OS) const {
   auto PrintSection = [&](StringRef Title, Kind K) {
     OS << Title << ":\n";
     for (const Entry &E : Entries) {

@@ -1,16 +1,17 @@
-//===- hotswap/AMDGPU/StubTemplateCache.h - Stubs without MC ---*- C++ -*-===//
+//===- hotswap/AMDGPU/StubBodyWords.h - Stub bodies directly -*- C++ -*-===//
 //
-// The jump sequences of stubs as LLVM 22's MC assembler encodes them, for
-// the encoders that would otherwise start an assembler for a few
-// instructions (on a small code object that was a quarter of the run). A
-// cache only: StubTemplateCacheTest checks every body it gives against MC's
+// A second encoder, of the stub's jump sequence only: its SOP1/SOP2/SOPP
+// words put together from the opcodes of each generation, for the encoders
+// that would otherwise start LLVM's MC assembler for a few instructions (on
+// a small code object that was a quarter of the run). MC stays the
+// reference: StubBodyWordsTest checks every body this gives against MC's
 // output, for every processor TargetInfo knows, every scratch pair and VCC,
-// and StubEncoder assembles with MC whatever it does not give.
+// and StubEncoder assembles with MC whatever this does not give.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HOTSWAP_AMDGPU_STUBTEMPLATECACHE_H
-#define HOTSWAP_AMDGPU_STUBTEMPLATECACHE_H
+#ifndef HOTSWAP_AMDGPU_STUBBODYWORDS_H
+#define HOTSWAP_AMDGPU_STUBBODYWORDS_H
 
 #include "hotswap/AMDGPU/StubEncoder.h"
 #include "hotswap/AMDGPU/TargetInfo.h"
@@ -27,9 +28,9 @@ namespace amdgpu {
 /// literal, s_setpc on the pair (24 bytes), or s_branch (4 bytes). None for
 /// a processor or pair it does not know.
 std::optional<std::vector<uint8_t>>
-cachedStubBody(const TargetInfo &TI, StubSpec::RegKind Form, unsigned SGPR);
+stubBodyWords(const TargetInfo &TI, StubSpec::RegKind Form, unsigned SGPR);
 
 } // namespace amdgpu
 } // namespace hotswap
 
-#endif // HOTSWAP_AMDGPU_STUBTEMPLATECACHE_H
+#endif // HOTSWAP_AMDGPU_STUBBODYWORDS_H

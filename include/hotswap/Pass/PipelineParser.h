@@ -1,4 +1,4 @@
-//===- hotswap/Pass/PassRegistry.h - Pass names and pipelines ---*- C++ -*-===//
+//===- hotswap/Pass/PipelineParser.h - Pass names and pipelines -*- C++ -*-===//
 //
 // The pipeline language, without any concrete pass: a table of textual names
 // (passes, `print<analysis>` printers, aliases) and the parser that turns
@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HOTSWAP_PASS_PASSREGISTRY_H
-#define HOTSWAP_PASS_PASSREGISTRY_H
+#ifndef HOTSWAP_PASS_PIPELINEPARSER_H
+#define HOTSWAP_PASS_PIPELINEPARSER_H
 
 #include "hotswap/Pass/PassManager.h"
 
@@ -27,7 +27,7 @@ namespace hotswap {
 using PassFactory = std::function<llvm::Expected<std::unique_ptr<Pass>>(
     llvm::StringRef Params)>;
 
-class PassRegistry {
+class PipelineParser {
 public:
   /// What a name stands for; --print-passes groups by it.
   enum class Kind { Transform, Check, Analysis, Alias, Custom };
@@ -75,4 +75,4 @@ private:
 
 } // namespace hotswap
 
-#endif // HOTSWAP_PASS_PASSREGISTRY_H
+#endif // HOTSWAP_PASS_PIPELINEPARSER_H

@@ -1,12 +1,12 @@
-//===- unittests/StubTemplateCacheTest.cpp - Cached stub bodies vs MC -----===//
+//===- unittests/StubBodyWordsTest.cpp - Directly encoded stubs vs MC -----===//
 //
-// StubTemplateCache stands in for MC's assembler: every body it gives must
+// StubBodyWords stands in for MC's assembler: every body it gives must
 // be the bytes MC assembles from the same text, on every processor
 // TargetInfo knows, for every scratch pair, VCC and the short form.
 //
 //===----------------------------------------------------------------------===//
 
-#include "hotswap/AMDGPU/StubTemplateCache.h"
+#include "hotswap/AMDGPU/StubBodyWords.h"
 #include "hotswap/AMDGPU/StubEncoder.h"
 #include "hotswap/AMDGPU/TargetInfo.h"
 #include "hotswap/AMDGPU/TargetMC.h"
@@ -37,7 +37,7 @@ TargetInfo anyTarget(unsigned Mach) {
   return TargetInfo();
 }
 
-TEST(StubTemplateCacheTest, EveryBodyIsWhatMCAssembles) {
+TEST(StubBodyWordsTest, EveryBodyIsWhatMCAssembles) {
   unsigned Checked = 0;
   for (unsigned Mach : allKnownMachs()) {
     TargetInfo TI = anyTarget(Mach);
@@ -48,7 +48,7 @@ TEST(StubTemplateCacheTest, EveryBodyIsWhatMCAssembles) {
     auto check = [&](StubSpec::RegKind Form, unsigned SGPR,
                      const std::string &Asm) {
       std::optional<std::vector<uint8_t>> Cached =
-          cachedStubBody(TI, Form, SGPR);
+          stubBodyWords(TI, Form, SGPR);
       ASSERT_TRUE(Cached.has_value()) << Asm;
       Expected<std::vector<uint8_t>> Want = MC.assemble(Asm);
       ASSERT_TRUE(bool(Want)) << toString(Want.takeError());
@@ -64,12 +64,12 @@ TEST(StubTemplateCacheTest, EveryBodyIsWhatMCAssembles) {
   EXPECT_GT(Checked, 2000u);
 }
 
-TEST(StubTemplateCacheTest, NoBodyForAPairOutsideTheTarget) {
+TEST(StubBodyWordsTest, NoBodyForAPairOutsideTheTarget) {
   TargetInfo TI = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX900);
-  EXPECT_FALSE(cachedStubBody(TI, StubSpec::SGPRPair, 3).has_value());
+  EXPECT_FALSE(stubBodyWords(TI, StubSpec::SGPRPair, 3).has_value());
   EXPECT_FALSE(
-      cachedStubBody(TI, StubSpec::SGPRPair, TI.AddressableSGPRs).has_value());
-  EXPECT_TRUE(cachedStubBody(TI, StubSpec::SGPRPair, TI.AddressableSGPRs - 2)
+      stubBodyWords(TI, StubSpec::SGPRPair, TI.AddressableSGPRs).has_value());
+  EXPECT_TRUE(stubBodyWords(TI, StubSpec::SGPRPair, TI.AddressableSGPRs - 2)
                   .has_value());
 }
 

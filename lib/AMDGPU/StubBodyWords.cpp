@@ -1,4 +1,4 @@
-//===- lib/AMDGPU/StubTemplateCache.cpp - Stub bodies without MC ----------===//
+//===- lib/AMDGPU/StubBodyWords.cpp - Stub bodies, encoded directly -------===//
 //
 // The stub's instructions are SOP1 (s_getpc, s_setpc), SOP2 (s_add, s_addc)
 // and SOPP (s_branch) words, whose formats are the same on every generation;
@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "hotswap/AMDGPU/StubTemplateCache.h"
+#include "hotswap/AMDGPU/StubBodyWords.h"
 
 #include "llvm/Support/Endian.h"
 
@@ -52,8 +52,8 @@ uint32_t sop2Literal(uint32_t Op, uint32_t Reg) {
 } // namespace
 
 std::optional<std::vector<uint8_t>>
-amdgpu::cachedStubBody(const TargetInfo &TI, StubSpec::RegKind Form,
-                       unsigned SGPR) {
+amdgpu::stubBodyWords(const TargetInfo &TI, StubSpec::RegKind Form,
+                      unsigned SGPR) {
   std::optional<Opcodes> Op = opcodesOf(TI.Gen);
   if (!Op)
     return std::nullopt;
