@@ -516,6 +516,21 @@ TEST(MetadataRewriteTest, SelfCheckCatchesWrongValues) {
   B[DescOff] = 0xc1;
   EXPECT_EQ(verifyError(*W.MD, B),
             SelfCheck + "note at offset 0x0: malformed msgpack payload");
+  // A wrong value before a malformed tail: kernels are compared as they
+  // are read, and what reading reports still comes first.
+  B = W.R.Bytes;
+  B[V0] = 4;
+  B[DescOff + descSize(B) - 1] = 0xc1;
+  EXPECT_EQ(verifyError(*W.MD, B),
+            SelfCheck + "note at offset 0x0: malformed msgpack payload");
+  // Another kernel (k1.kd renamed k2.kd, the same size).
+  B = W.R.Bytes;
+  const std::string Old = "k1.kd";
+  auto At = std::search(B.begin() + DescOff, B.end(), Old.begin(), Old.end());
+  ASSERT_NE(At, B.end());
+  At[1] = '2';
+  EXPECT_EQ(verifyError(*W.MD, B),
+            SelfCheck + "note at offset 0x0: the kernel list differs");
   // A shorter section.
   B = W.R.Bytes;
   B.pop_back();

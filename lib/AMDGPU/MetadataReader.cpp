@@ -83,7 +83,8 @@ using Slots = std::array<std::optional<MsgPackToken>, NumSlots>;
 /// content of each kind, to be reported after the whole blob was read.
 class NoteReader {
 public:
-  explicit NoteReader(StringRef Blob) : TS(Blob), Size(Blob.size()) {}
+  NoteReader(StringRef Blob, function_ref<void(NoteKernel &&)> OnKernel)
+      : TS(Blob), Size(Blob.size()), OnKernel(OnKernel) {}
 
   bool read();
   /// The first problem of the content, in the order the header promises.
@@ -92,6 +93,8 @@ public:
   MsgPackTokenizer TS;
   const uint64_t Size;
   NoteContents Contents;
+  /// When set, valid kernels go here instead of into Contents.
+  function_ref<void(NoteKernel &&)> OnKernel;
 
 private:
   bool readVersion(const MsgPackToken &V);
@@ -179,7 +182,8 @@ bool NoteReader::readKernels(const MsgPackToken &V) {
   // values), so this is no more than the blob can hold.
   const size_t Expect =
       std::min<size_t>(V.Obj.Length, (Size - TS.offset()) / 16 + 1);
-  Contents.Kernels.reserve(Expect);
+  if (!OnKernel)
+    Contents.Kernels.reserve(Expect);
   Symbols = StringMap<unsigned>(unsigned(Expect));
   for (size_t I = 0; I != V.Obj.Length; ++I) {
     MsgPackToken Map;
@@ -215,7 +219,11 @@ bool NoteReader::readKernel(size_t I, const MsgPackToken &Map) {
     return true;
   NoteKernel K;
   KernelProblem = checkKernel(I, S, K);
-  if (!KernelProblem)
+  if (KernelProblem)
+    return true;
+  if (OnKernel)
+    OnKernel(std::move(K));
+  else
     Contents.Kernels.push_back(std::move(K));
   return true;
 }
@@ -271,11 +279,17 @@ std::optional<uint64_t> KernelMD::get(KernelField F) const {
 
 Expected<NoteContents> readMetadataNote(StringRef Blob, uint64_t NoteOffset,
                                         bool NameNote) {
+  return readMetadataNote(Blob, NoteOffset, NameNote, nullptr);
+}
+
+Expected<NoteContents>
+readMetadataNote(StringRef Blob, uint64_t NoteOffset, bool NameNote,
+                 function_ref<void(NoteKernel &&)> OnKernel) {
   const std::string Note = "note at offset " + hex(NoteOffset) + ": ";
   // n_descsz is 32 bits; kernel indices (bounded by the size) fit unsigned.
   if (Blob.size() > std::numeric_limits<uint32_t>::max())
     return makeError(Note + "descriptor larger than 4 GiB");
-  NoteReader R(Blob);
+  NoteReader R(Blob, OnKernel);
   // read() stops early only where the tokenizer failed.
   if (!R.read())
     return makeError(Note + toString(R.TS.error()));

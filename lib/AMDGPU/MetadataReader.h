@@ -12,6 +12,8 @@
 #include "hotswap/AMDGPU/Metadata.h"
 #include "hotswap/AMDGPU/MsgPackTokenizer.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <array>
 #include <optional>
 #include <vector>
@@ -42,6 +44,14 @@ struct NoteContents {
 /// \p NameNote. No message starts with "metadata: ".
 llvm::Expected<NoteContents>
 readMetadataNote(llvm::StringRef Blob, uint64_t NoteOffset, bool NameNote);
+
+/// readMetadataNote handing each valid kernel, in order, to \p OnKernel
+/// instead of keeping it (NoteContents::Kernels stays empty): a reader that
+/// only compares needs no copy of every kernel. Kernels after the first
+/// problem are not handed on; the result's error is readMetadataNote's.
+llvm::Expected<NoteContents>
+readMetadataNote(llvm::StringRef Blob, uint64_t NoteOffset, bool NameNote,
+                 llvm::function_ref<void(NoteKernel &&)> OnKernel);
 
 } // namespace amdgpu
 } // namespace hotswap

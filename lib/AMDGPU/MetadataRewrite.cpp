@@ -368,27 +368,39 @@ Error CodeObjectMetadata::checkRewrite(ArrayRef<uint8_t> New) const {
   for (size_t M = 0; M != Notes.size(); ++M) {
     const MetadataNote &Info = Notes[M];
     const std::string Where = "note at offset " + hex(Info.Offset) + ": ";
-    Expected<NoteContents> C = readMetadataNote(
-        toStringRef(NewMetadata[M].Desc), Info.Offset, /*NameNote=*/true);
+    // Each kernel compared as it is read (the first difference kept, and
+    // reported after what reading the note may report).
+    std::optional<std::string> Differs;
+    auto Compare = [&](NoteKernel &&K) {
+      if (Differs)
+        return;
+      if (NextKernel == Kernels.size() || Kernels[NextKernel].Note != M ||
+          Kernels[NextKernel].Symbol != K.MD.Symbol ||
+          Kernels[NextKernel].Name != K.MD.Name ||
+          Kernels[NextKernel].Index != K.MD.Index) {
+        Differs = "the kernel list differs";
+        return;
+      }
+      const KernelMD &Want = Kernels[NextKernel++];
+      for (unsigned F = 0; F != NumKernelFields; ++F)
+        if (K.MD.get(KernelField(F)) != Want.get(KernelField(F))) {
+          Differs = "kernel '" + Want.Symbol + "': '" +
+                    kernelFieldKey(KernelField(F)).str() +
+                    "' does not have the expected value";
+          return;
+        }
+    };
+    Expected<NoteContents> C =
+        readMetadataNote(toStringRef(NewMetadata[M].Desc), Info.Offset,
+                         /*NameNote=*/true, Compare);
     if (!C)
       return C.takeError();
     if (C->Version.has_value() != Info.Version.has_value() ||
         (C->Version && !(*C->Version == *Info.Version)) ||
         C->Target != Info.Target)
       return makeError(Where + "'amdhsa.version' or 'amdhsa.target' differs");
-    for (const NoteKernel &K : C->Kernels) {
-      if (NextKernel == Kernels.size() || Kernels[NextKernel].Note != M ||
-          Kernels[NextKernel].Symbol != K.MD.Symbol ||
-          Kernels[NextKernel].Name != K.MD.Name ||
-          Kernels[NextKernel].Index != K.MD.Index)
-        return makeError(Where + "the kernel list differs");
-      const KernelMD &Want = Kernels[NextKernel++];
-      for (unsigned F = 0; F != NumKernelFields; ++F)
-        if (K.MD.get(KernelField(F)) != Want.get(KernelField(F)))
-          return makeError(Where + "kernel '" + Want.Symbol + "': '" +
-                           kernelFieldKey(KernelField(F)) +
-                           "' does not have the expected value");
-    }
+    if (Differs)
+      return makeError(Where + *Differs);
     if (NextKernel != Kernels.size() && Kernels[NextKernel].Note == M)
       return makeError(Where + "the kernel list differs");
     if (!ByNote[M].empty())

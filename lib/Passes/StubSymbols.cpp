@@ -72,6 +72,7 @@ StubSymbolsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     Existing.try_emplace(S.Name, &S);
 
   std::vector<Symbol> New;
+  New.reserve(R.Kernels.size());
   for (const KernelInfo &K : R.Kernels) {
     if (!K.EntryStub)
       continue;
@@ -104,6 +105,7 @@ StubSymbolsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   }
   if (New.empty())
     return PreservedAnalyses::all();
+  T->reserve(New.size());
   for (Symbol &S : New)
     T->add(std::move(S));
   Ctx.Stats.add(name(), "symbols", "stub symbols added", New.size());

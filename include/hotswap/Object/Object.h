@@ -157,6 +157,9 @@ public:
 
   /// Adds a symbol, keeping locals before globals.
   Symbol &add(Symbol S);
+  /// Room for \p More symbols: adding many at once grows the table once
+  /// (a table of 400 000 symbols reallocated by doubling held two copies).
+  void reserve(size_t More) { Symbols.reserve(Symbols.size() + More); }
   /// Whether symbols were added since the table was read (the writer then
   /// serialises it and its string table anew).
   bool isModified() const { return Modified; }
