@@ -308,6 +308,49 @@ TEST(ConcurrencyInputs, ThreadPoolDoesNotChangeOutput) {
   }
 }
 
+/// concurrency-gfx900 with a 9 MiB non-loaded section: large enough for
+/// its SHA-256 (the provenance record's) to be computed on the pool while
+/// the passes run, and written after the input's bytes.
+std::vector<char> largeObject() {
+  std::string YAML = embeddedInput("concurrency-gfx900.yaml").str();
+  const size_t At = YAML.find("\nSymbols:");
+  if (At == std::string::npos)
+    return {};
+  YAML.insert(At + 1, "  - Name:            .hotswap.test.pad\n"
+                      "    Type:            SHT_PROGBITS\n"
+                      "    Size:            0x900000\n");
+  std::vector<uint8_t> B = yamlToBytes(YAML);
+  return std::vector<char>(B.begin(), B.end());
+}
+
+// With a pool, the digest of a large input is a pool task; the output is
+// the same bytes, and restore gives back the input (the digest is right).
+// Several runs at once share the pool (ThreadSanitizer sees the hand-off).
+TEST(ConcurrencyInputs, LargeInputsAreHashedOnThePool) {
+  const std::vector<char> Object = largeObject();
+  ASSERT_GT(Object.size(), 9u << 20);
+  const MemoryBufferRef In(StringRef(Object.data(), Object.size()), "large");
+  auto Serial = runPipeline(In, "trampoline,stub-syms");
+  ASSERT_TRUE(bool(Serial)) << toString(Serial.takeError());
+  const std::string Want = (*Serial)->getBuffer().str();
+  auto Back = runPipeline((*Serial)->getMemBufferRef(), "restore");
+  ASSERT_TRUE(bool(Back)) << toString(Back.takeError());
+  EXPECT_TRUE((*Back)->getBuffer() == In.getBuffer());
+
+  CountingThreadPool Pool(2);
+  std::vector<std::string> Problems =
+      runOnThreads(4, 2, [&](unsigned, unsigned) -> std::string {
+        PipelineOptions Opts;
+        Opts.ThreadPool = &Pool;
+        auto Out = runPipeline(In, "trampoline,stub-syms", Opts);
+        if (!Out)
+          return toString(Out.takeError());
+        return difference(Want, (*Out)->getBuffer());
+      });
+  EXPECT_TRUE(Problems.empty()) << joined(Problems);
+  EXPECT_EQ(Pool.tasks(), 8u); // one digest per run
+}
+
 // Several targets at once: at every moment the threads run different
 // objects (thread T's run I is case (T + I) mod NumCases).
 TEST_P(ConcurrentRuns, ManyTargetsAtOnce) {
