@@ -1,8 +1,8 @@
 //===- unittests/PassBuilderTest.cpp - Textual pipelines ------------------===//
 //
-// PassBuilder::parsePassPipeline: accepted pipelines and their canonical
-// form, every rejection with its exact message, aliases, and passes
-// registered by an embedding program.
+// PassBuilder::parsePassPipeline and parsePipeline (plans): accepted
+// pipelines and their canonical form, every rejection with its exact
+// message, aliases, and passes registered by an embedding program.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +60,35 @@ TEST(PassBuilderTest, AliasExpands) {
   EXPECT_EQ(parse(PB, "stub-syms,trampoline,trampoline"),
             "stub-syms,synth-trampolines,patch-descriptors,synth-trampolines,"
             "patch-descriptors");
+}
+
+// Parsed once, a plan makes any number of pass managers, each with passes
+// of its own (passes keep state per run), aliases expanded and parameters
+// kept.
+TEST(PassBuilderTest, PlanMakesFreshPassManagers) {
+  PassBuilder PB;
+  Expected<PipelinePlan> Plan =
+      PB.parsePipeline("trampoline,synth-trampolines<form=long>,verify");
+  ASSERT_TRUE(bool(Plan)) << toString(Plan.takeError());
+  EXPECT_EQ(Plan->size(), 4u);
+  Expected<PassManager> A = Plan->instantiate();
+  Expected<PassManager> B = Plan->instantiate();
+  ASSERT_TRUE(A && B);
+  std::string SA, SB;
+  raw_string_ostream OA(SA), OB(SB);
+  A->printPipeline(OA);
+  B->printPipeline(OB);
+  EXPECT_EQ(SA, "synth-trampolines,patch-descriptors,"
+                "synth-trampolines<form=long>,verify");
+  EXPECT_EQ(SA, SB);
+  for (size_t I = 0; I < A->passes().size(); ++I)
+    EXPECT_NE(A->passes()[I].get(), B->passes()[I].get());
+  // A text that does not parse makes no plan, with the parser's message.
+  Expected<PipelinePlan> Bad = PB.parsePipeline("trampoline,bogus");
+  ASSERT_FALSE(bool(Bad));
+  EXPECT_EQ(toString(Bad.takeError()),
+            "invalid pipeline 'trampoline,bogus': unknown pass name 'bogus' "
+            "(at column 12)");
 }
 
 struct BadPipeline {

@@ -23,11 +23,40 @@ Error PipelineParser::add(Kind K, StringRef Name, StringRef Description,
   return Error::success();
 }
 
-Error PipelineParser::parsePassPipeline(PassManager &PM, StringRef Text) const {
-  return parseInto(PM, Text, Text, 0, 0);
+Error PipelinePlan::appendTo(PassManager &PM) const {
+  for (const Step &S : Steps) {
+    // Parameters were checked when the plan was made: a factory that
+    // accepted them once accepts them again.
+    Expected<std::unique_ptr<Pass>> P = S.Factory(S.Params);
+    if (!P)
+      return P.takeError();
+    PM.addPass(std::move(*P));
+  }
+  return Error::success();
 }
 
-Error PipelineParser::parseInto(PassManager &PM, StringRef Text,
+Expected<PassManager> PipelinePlan::instantiate() const {
+  PassManager PM;
+  if (Error E = appendTo(PM))
+    return std::move(E);
+  return std::move(PM);
+}
+
+Expected<PipelinePlan> PipelineParser::parsePipeline(StringRef Text) const {
+  PipelinePlan Plan;
+  if (Error E = parseInto(Plan, Text, Text, 0, 0))
+    return std::move(E);
+  return std::move(Plan);
+}
+
+Error PipelineParser::parsePassPipeline(PassManager &PM, StringRef Text) const {
+  Expected<PipelinePlan> Plan = parsePipeline(Text);
+  if (!Plan)
+    return Plan.takeError();
+  return Plan->appendTo(PM);
+}
+
+Error PipelineParser::parseInto(PipelinePlan &Plan, StringRef Text,
                                 StringRef Whole, size_t Base,
                                 unsigned Depth) const {
   if (Depth > 8)
@@ -81,10 +110,11 @@ Error PipelineParser::parseInto(PassManager &PM, StringRef Text,
                     "unknown analysis '" + Params +
                         "' in 'print<...>' (known: " + join(Known, ", ") + ")");
       }
-      Expected<std::unique_ptr<Pass>> P = Entries[It->second].Factory("");
+      const Entry &E = Entries[It->second];
+      Expected<std::unique_ptr<Pass>> P = E.Factory("");
       if (!P)
         return P.takeError();
-      PM.addPass(std::move(*P));
+      Plan.Steps.push_back({E.Factory, ""});
     } else {
       auto It = ByName.find(Name);
       if (It == ByName.end())
@@ -94,13 +124,13 @@ Error PipelineParser::parseInto(PassManager &PM, StringRef Text,
         if (LT != StringRef::npos)
           return Fail(Start,
                       "pipeline alias '" + Name + "' takes no parameters");
-        if (Error Err = parseInto(PM, E.Expansion, E.Expansion, 0, Depth + 1))
+        if (Error Err = parseInto(Plan, E.Expansion, E.Expansion, 0, Depth + 1))
           return Err;
       } else {
         Expected<std::unique_ptr<Pass>> P = E.Factory(Params);
         if (!P)
           return Fail(Start, "pass '" + Name + "': " + toString(P.takeError()));
-        PM.addPass(std::move(*P));
+        Plan.Steps.push_back({E.Factory, Params.str()});
       }
     }
     if (End >= Text.size())

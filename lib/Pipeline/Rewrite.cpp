@@ -22,9 +22,16 @@ PipelineText::PipelineText(StringRef Text, const PipelineOptions &Opts)
     Own.emplace();
     Parser = &*Own;
   }
-  Expected<PassManager> PM = parse();
+  Expected<PipelinePlan> Parsed = Parser->parsePipeline(Text);
+  if (!Parsed) {
+    consumeError(Parsed.takeError()); // parse() reports it
+    return;
+  }
+  Plan = std::move(*Parsed);
+  Expected<PassManager> PM = Plan->instantiate();
   if (!PM) {
-    consumeError(PM.takeError()); // the caller reports it
+    consumeError(PM.takeError()); // parse() reports it
+    Plan.reset();
     return;
   }
   // What a provenance record names: the passes that may change the file,
@@ -53,6 +60,9 @@ Error PipelineText::checkRestoreAlone() const {
 }
 
 Expected<PassManager> PipelineText::parse() const {
+  if (Plan)
+    return Plan->instantiate();
+  // Only a text that does not parse is read again, for its error.
   PassManager PM;
   if (Error E = Parser->parsePassPipeline(PM, Text))
     return std::move(E);

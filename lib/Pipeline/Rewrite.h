@@ -37,7 +37,9 @@ class InputDigest;
 class PipelineText {
 public:
   PipelineText(llvm::StringRef Text, const PipelineOptions &Opts);
-  /// A new PassManager for one code object (passes keep state per run).
+  /// A new PassManager for one code object (passes keep state per run),
+  /// made from the plan the text was parsed into once; the parse error when
+  /// it did not parse.
   llvm::Expected<PassManager> parse() const;
   bool empty() const { return Text.empty(); }
   /// The transform passes of the pipeline as --print-pipeline-passes
@@ -56,6 +58,7 @@ private:
   std::string Text;
   std::optional<PassBuilder> Own;
   const PipelineParser *Parser;
+  std::optional<PipelinePlan> Plan;
   std::string Canonical;
   std::vector<std::string> Names;
 };

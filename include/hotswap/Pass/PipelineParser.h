@@ -27,6 +27,26 @@ namespace hotswap {
 using PassFactory = std::function<llvm::Expected<std::unique_ptr<Pass>>(
     llvm::StringRef Params)>;
 
+/// A pipeline as parsed: each pass's factory and parameters, aliases
+/// expanded, every name and parameter checked. It makes the PassManager of
+/// each run (passes keep state per run) without reading the text again.
+class PipelinePlan {
+public:
+  /// A new PassManager with fresh passes.
+  llvm::Expected<PassManager> instantiate() const;
+  /// Appends fresh passes to \p PM.
+  llvm::Error appendTo(PassManager &PM) const;
+  size_t size() const { return Steps.size(); }
+
+private:
+  friend class PipelineParser;
+  struct Step {
+    PassFactory Factory;
+    std::string Params;
+  };
+  std::vector<Step> Steps;
+};
+
 class PipelineParser {
 public:
   /// What a name stands for; --print-passes groups by it.
@@ -44,6 +64,9 @@ public:
     return add(Kind::Alias, Name, Description, nullptr, Pipeline);
   }
 
+  /// Parses \p Text once (each pass is made once to check its
+  /// parameters).
+  llvm::Expected<PipelinePlan> parsePipeline(llvm::StringRef Text) const;
   /// Appends the passes of \p Text to \p PM.
   llvm::Error parsePassPipeline(PassManager &PM, llvm::StringRef Text) const;
 
@@ -65,7 +88,7 @@ private:
     PassFactory Factory;   // everything but aliases
     std::string Expansion; // aliases
   };
-  llvm::Error parseInto(PassManager &PM, llvm::StringRef Text,
+  llvm::Error parseInto(PipelinePlan &Plan, llvm::StringRef Text,
                         llvm::StringRef Whole, size_t Base,
                         unsigned Depth) const;
   std::vector<Entry> Entries;
