@@ -173,6 +173,8 @@ void Sha256::blocks(const uint8_t *Data, size_t N) {
 }
 
 void Sha256::update(llvm::ArrayRef<uint8_t> Data) {
+  if (Data.empty()) // (its data may be null: no memcpy from it)
+    return;
   Length += Data.size();
   const uint8_t *P = Data.data();
   size_t N = Data.size();
