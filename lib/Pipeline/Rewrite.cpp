@@ -59,6 +59,12 @@ Error PipelineText::checkRestoreAlone() const {
   return Error::success();
 }
 
+Error PipelineText::check() const {
+  if (Plan)
+    return Error::success();
+  return parse().takeError();
+}
+
 Expected<PassManager> PipelineText::parse() const {
   if (Plan)
     return Plan->instantiate();

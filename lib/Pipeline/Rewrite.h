@@ -41,6 +41,8 @@ public:
   /// made from the plan the text was parsed into once; the parse error when
   /// it did not parse.
   llvm::Expected<PassManager> parse() const;
+  /// The parse error, if the text did not parse (makes no passes).
+  llvm::Error check() const;
   bool empty() const { return Text.empty(); }
   /// The transform passes of the pipeline as --print-pipeline-passes
   /// prints them (what a provenance record names: verify and print<...>

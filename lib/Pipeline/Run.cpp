@@ -24,8 +24,8 @@ hotswap::runPipeline(MemoryBufferRef Input, StringRef Pipeline,
                      const PipelineOptions &Opts, RunSummary *Summary) {
   PipelineText P(Pipeline, Opts);
   // Pipeline errors first, whatever the input.
-  if (Expected<PassManager> PM = P.parse(); !PM)
-    return PM.takeError();
+  if (Error E = P.check())
+    return std::move(E);
   if (Error E = P.checkRestoreAlone())
     return std::move(E);
   ArrayRef<uint8_t> In(
@@ -53,8 +53,8 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
                                  const PipelineOptions &Opts,
                                  RunSummary *Summary) {
   PipelineText P(Pipeline, Opts);
-  if (Expected<PassManager> PM = P.parse(); !PM)
-    return PM.takeError();
+  if (Error E = P.check())
+    return E;
   if (Error E = P.checkRestoreAlone())
     return E;
   // Rewriting in place needs a file to replace: a FIFO or a device would
