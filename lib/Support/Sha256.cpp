@@ -108,6 +108,9 @@ compressBlocks(uint32_t State[8], const uint8_t *Data, size_t N) {
       W[I] = _mm_shuffle_epi8(
           _mm_loadu_si128(reinterpret_cast<const __m128i *>(Data + 16 * I)),
           Swap);
+    // Unrolled, the four message vectors stay in registers; as a loop they
+    // go through the stack and every group waits on a store (~20% slower).
+#pragma GCC unroll 16
     for (int G = 0; G < 16; ++G) {
       __m128i &Words = W[G & 3];
       if (G >= 4) {
