@@ -17,7 +17,12 @@
 
 #include "hotswap/Hotswap.h"
 
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 
 #include "TestUtil.h"
@@ -349,6 +354,68 @@ TEST(ConcurrencyInputs, LargeInputsAreHashedOnThePool) {
       });
   EXPECT_TRUE(Problems.empty()) << joined(Problems);
   EXPECT_EQ(Pool.tasks(), 8u); // one digest per run
+}
+
+// A file of 65 MiB with a pool: the output file is made while the passes
+// run and the kernel copies the input into it meanwhile (a pool task beside
+// the digest's); the bytes are those of a run in memory. A second run in
+// place finds the record and changes nothing: no copy starts. A run that
+// fails after the copy started leaves no file behind.
+TEST(ConcurrencyInputs, LargeFilesAreCopiedAheadOnThePool) {
+  std::string YAML = embeddedInput("concurrency-gfx900.yaml").str();
+  const size_t At = YAML.find("\nSymbols:");
+  ASSERT_NE(At, std::string::npos);
+  YAML.insert(At + 1, "  - Name:            .hotswap.test.pad\n"
+                      "    Type:            SHT_PROGBITS\n"
+                      "    Size:            0x4100000\n");
+  const std::vector<uint8_t> Object = yamlToBytes(YAML);
+  ASSERT_GT(Object.size(), 65u << 20);
+  const MemoryBufferRef In(
+      StringRef(reinterpret_cast<const char *>(Object.data()), Object.size()),
+      "large");
+  auto Serial = runPipeline(In, "trampoline,stub-syms");
+  ASSERT_TRUE(bool(Serial)) << toString(Serial.takeError());
+
+  SmallString<128> Dir;
+  ASSERT_FALSE(sys::fs::createUniqueDirectory("hotswap-ahead", Dir));
+  auto Cleanup = make_scope_exit([&] { sys::fs::remove_directories(Dir); });
+  const std::string InPath = (Dir + "/in.co").str(),
+                    OutPath = (Dir + "/out.co").str();
+  {
+    std::error_code EC;
+    raw_fd_ostream OS(InPath, EC);
+    ASSERT_FALSE(EC);
+    OS << In.getBuffer();
+  }
+  CountingThreadPool Pool(2);
+  PipelineOptions Opts;
+  Opts.ThreadPool = &Pool;
+  ASSERT_FALSE(
+      bool(runPipelineOnFile(InPath, OutPath, "trampoline,stub-syms", Opts)));
+  EXPECT_EQ(Pool.tasks(), 2u); // the digest and the copy
+  auto Out = MemoryBuffer::getFile(OutPath);
+  ASSERT_TRUE(bool(Out));
+  EXPECT_TRUE((*Out)->getBuffer() == (*Serial)->getBuffer());
+
+  RunSummary S;
+  ASSERT_FALSE(bool(
+      runPipelineOnFile(OutPath, OutPath, "trampoline,stub-syms", Opts, &S)));
+  EXPECT_FALSE(S.OutputChanged);
+  EXPECT_EQ(Pool.tasks(), 2u); // (nothing to hash, nothing to copy)
+
+  const std::string Failing =
+      ("trampoline,swap-kernels<with=" + Dir + "/missing.co>").str();
+  Error E =
+      runPipelineOnFile(InPath, (Dir + "/failed.co").str(), Failing, Opts);
+  EXPECT_TRUE(bool(E));
+  consumeError(std::move(E));
+  std::error_code EC;
+  std::vector<std::string> Names;
+  for (sys::fs::directory_iterator I(Dir, EC), End; I != End && !EC;
+       I.increment(EC))
+    Names.push_back(sys::path::filename(I->path()).str());
+  llvm::sort(Names);
+  EXPECT_EQ(Names, (std::vector<std::string>{"in.co", "out.co"}));
 }
 
 // Several targets at once: at every moment the threads run different

@@ -13,6 +13,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/ThreadPool.h"
 #include "gtest/gtest.h"
 
 #include <csignal>
@@ -329,6 +330,107 @@ TEST(OutputFile, LatePiecesAreWrittenAfterBeforeLate) {
   std::vector<uint8_t> Buf(Image.Size);
   Image.renderInto(Buf);
   EXPECT_EQ(std::string(Buf.begin(), Buf.end()), "new bytes!!!!");
+}
+
+// The head copy: the input's first bytes are copied into the temporary on
+// a pool while the caller computes the rest; whatever the image turns out
+// to begin with (all of the head, less of it, none, an image shorter than
+// the head), the file is the image.
+TEST(OutputFile, HeadCopyGivesTheImageWhateverItBeginsWith) {
+  TempDir Dir;
+  std::vector<uint8_t> In(3 << 20);
+  for (size_t I = 0; I < In.size(); ++I)
+    In[I] = uint8_t(I * 13 + I / 4093 + 1); // (never all zeros)
+  const std::string InPath = Dir.file("in");
+  writeText(InPath,
+            StringRef(reinterpret_cast<const char *>(In.data()), In.size()));
+  Expected<InputFile> Src = InputFile::open(InPath);
+  ASSERT_TRUE(bool(Src)) << toString(Src.takeError());
+  ArrayRef<uint8_t> Bytes = Src->bytes();
+  std::vector<uint8_t> Mem(70000, 0xAB);
+  DefaultThreadPool Pool(hardware_concurrency(2));
+
+  struct Case {
+    const char *Name;
+    uint64_t Size;
+    std::function<OutputPieces()> Pieces;
+  };
+  const Case Cases[] = {
+      {"the whole head, then more", Bytes.size() + 5000,
+       [&] {
+         OutputPieces P;
+         P.Pieces.push_back({0, Bytes, uint64_t(0)});
+         P.Pieces.push_back({1000, ArrayRef<uint8_t>(Mem), std::nullopt});
+         P.Pieces.push_back({Bytes.size() + 10, Bytes.slice(7, 300), 7});
+         return P;
+       }},
+      {"less of the head (zeros after it)", Bytes.size() + 100,
+       [&] {
+         OutputPieces P;
+         P.Pieces.push_back({0, Bytes.take_front(1 << 20), uint64_t(0)});
+         P.Pieces.push_back(
+             {(2 << 20) + 5, ArrayRef<uint8_t>(Mem), std::nullopt});
+         return P;
+       }},
+      {"not the head at all", 2 << 20,
+       [&] {
+         OutputPieces P;
+         P.Pieces.push_back({4096, Bytes.slice(4096, 1 << 20), 4096});
+         return P;
+       }},
+      {"shorter than the head", 1 << 20,
+       [&] {
+         OutputPieces P;
+         P.Pieces.push_back({0, Bytes.take_front(1 << 20), uint64_t(0)});
+         return P;
+       }},
+  };
+  for (const Case &C : Cases) {
+    SCOPED_TRACE(C.Name);
+    OutputImage Image;
+    Image.Size = C.Size;
+    Image.Pieces = C.Pieces;
+    std::vector<uint8_t> Want(Image.Size);
+    Image.renderInto(Want);
+    const std::string OutPath = Dir.file("out");
+    Expected<OutputFile> F = OutputFile::create(OutPath, &*Src);
+    ASSERT_TRUE(bool(F)) << toString(F.takeError());
+    ASSERT_TRUE(F->startHeadCopy(Bytes.size(), Pool));
+    ASSERT_EQ(errorText(F->commit(Image)), "");
+    const std::string Got = readText(OutPath);
+    ASSERT_EQ(Got.size(), Want.size());
+    EXPECT_TRUE(std::equal(Want.begin(), Want.end(),
+                           reinterpret_cast<const uint8_t *>(Got.data())));
+  }
+  EXPECT_EQ(Dir.list(), (std::vector<std::string>{"in", "out"}));
+}
+
+// An output abandoned while its head is being copied (the run failed, or
+// changed nothing in place): the copy stops, the temporary goes, the
+// destination is untouched.
+TEST(OutputFile, AbandonedHeadCopyLeavesNothing) {
+  TempDir Dir;
+  const std::string InPath = Dir.file("in"), OutPath = Dir.file("out");
+  writeText(InPath, std::string(8 << 20, 'x'));
+  writeText(OutPath, "old");
+  Expected<InputFile> Src = InputFile::open(InPath);
+  ASSERT_TRUE(bool(Src)) << toString(Src.takeError());
+  DefaultThreadPool Pool(hardware_concurrency(2));
+  {
+    Expected<OutputFile> F = OutputFile::create(OutPath, &*Src);
+    ASSERT_TRUE(bool(F)) << toString(F.takeError());
+    ASSERT_TRUE(F->startHeadCopy(Src->bytes().size(), Pool));
+    EXPECT_NE(temporaryIn(Dir), "");
+  }
+  EXPECT_EQ(Dir.list(), (std::vector<std::string>{"in", "out"}));
+  EXPECT_EQ(readText(OutPath), "old");
+  // Nowhere to copy from or to: nothing starts.
+  Expected<OutputFile> Stdout = OutputFile::create("-", &*Src);
+  ASSERT_TRUE(bool(Stdout));
+  EXPECT_FALSE(Stdout->startHeadCopy(10, Pool));
+  Expected<OutputFile> NoSource = OutputFile::create(OutPath);
+  ASSERT_TRUE(bool(NoSource));
+  EXPECT_FALSE(NoSource->startHeadCopy(10, Pool));
 }
 
 } // namespace

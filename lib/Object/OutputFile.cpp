@@ -9,6 +9,8 @@
 
 #include "hotswap/Object/OutputFile.h"
 
+#include "PieceWriter.h"
+
 #include "hotswap/Support/Error.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -18,12 +20,15 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Signals.h"
+#include "llvm/Support/ThreadPool.h"
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <future>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -34,29 +39,6 @@ using namespace llvm;
 using namespace hotswap;
 
 namespace {
-
-Error errnoError(int E) {
-  return makeError(std::error_code(E, std::generic_category()).message());
-}
-
-/// Writes all of \p Bytes at \p Offset of \p FD (or, with Offset < 0, at
-/// its current position).
-Error writeAll(int FD, ArrayRef<uint8_t> Bytes, int64_t Offset) {
-  uint64_t Done = 0;
-  while (Done < Bytes.size()) {
-    // At most 1 GiB per call: Linux writes at most 0x7ffff000 bytes anyway.
-    size_t Chunk = std::min<uint64_t>(Bytes.size() - Done, uint64_t(1) << 30);
-    ssize_t N = Offset < 0 ? ::write(FD, Bytes.data() + Done, Chunk)
-                           : ::pwrite(FD, Bytes.data() + Done, Chunk,
-                                      static_cast<off_t>(Offset + Done));
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N <= 0)
-      return errnoError(N < 0 ? errno : EIO);
-    Done += static_cast<uint64_t>(N);
-  }
-  return Error::success();
-}
 
 /// The file \p Path leads to through symbolic links (a link is followed,
 /// never replaced); the path itself when it is not a link or does not
@@ -174,122 +156,6 @@ private:
   SmallString<128> Path;
 };
 
-/// Copies \p Length bytes at \p From of \p InFD to \p To of \p OutFD in
-/// the kernel. False when the system refuses before anything was copied
-/// (another file system, an old kernel): the caller writes them itself.
-Expected<bool> copyInKernel(int InFD, uint64_t From, int OutFD, uint64_t To,
-                            uint64_t Length) {
-  loff_t InOff = static_cast<loff_t>(From), OutOff = static_cast<loff_t>(To);
-  uint64_t Done = 0;
-  while (Done < Length) {
-    ssize_t N =
-        ::copy_file_range(InFD, &InOff, OutFD, &OutOff, Length - Done, 0);
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N <= 0) {
-      if (N < 0 && Done == 0 &&
-          (errno == ENOSYS || errno == EXDEV || errno == EINVAL ||
-           errno == EOPNOTSUPP))
-        return false;
-      return errnoError(N < 0 ? errno : EIO);
-    }
-    Done += static_cast<uint64_t>(N);
-  }
-  return true;
-}
-
-/// Writes pieces at their offsets of a file, in order, gathering small
-/// pieces that follow each other into one write: a library's provenance
-/// records are ~90 000 pieces of one or two bytes (original bytes of edited
-/// fields), and a system call each made writing them cost more than
-/// copying the gigabytes around them.
-class PieceWriter {
-public:
-  explicit PieceWriter(int FD) : FD(FD) {}
-
-  /// Small pieces are gathered below this; larger ones written directly.
-  static constexpr size_t SmallPiece = 64 * 1024;
-
-  Error write(const OutputPiece &P) {
-    if (P.Bytes.size() < SmallPiece) {
-      if (!Gathered.empty() && (P.Offset != GatheredAt + Gathered.size() ||
-                                Gathered.size() + P.Bytes.size() > GatherLimit))
-        if (Error E = flush())
-          return E;
-      if (Gathered.empty())
-        GatheredAt = P.Offset;
-      Gathered.insert(Gathered.end(), P.Bytes.begin(), P.Bytes.end());
-      return Error::success();
-    }
-    if (Error E = flush())
-      return E;
-    return writeAll(FD, P.Bytes, static_cast<int64_t>(P.Offset));
-  }
-
-  /// Writes what is gathered (before anything else reaches the file, so
-  /// that a later piece still wins where two overlap).
-  Error flush() {
-    if (Gathered.empty())
-      return Error::success();
-    Error E = writeAll(FD, Gathered, static_cast<int64_t>(GatheredAt));
-    Gathered.clear();
-    return E;
-  }
-
-private:
-  static constexpr size_t GatherLimit = 1024 * 1024;
-  int FD;
-  std::vector<uint8_t> Gathered;
-  uint64_t GatheredAt = 0;
-};
-
-/// Writes every piece of \p Image at its offset of \p FD: large input
-/// pieces of \p Source copied in the kernel while it accepts to (\p Copied
-/// says whether any was), the rest from memory.
-Error writePieces(int FD, const OutputImage &Image, const InputFile *Source,
-                  bool &Copied) {
-  const OutputPieces Pieces = Image.Pieces();
-  const bool CanCopy = Source && Source->descriptor();
-  bool KernelRefuses = false;
-  bool LateReady = !Image.BeforeLate;
-  PieceWriter Out(FD);
-  for (const OutputPiece &P : Pieces.Pieces) {
-    if (P.Late && !LateReady) {
-      if (Error E = Out.flush())
-        return E;
-      Image.BeforeLate();
-      LateReady = true;
-    }
-    if (P.Bytes.empty())
-      continue;
-    const bool FromSource =
-        CanCopy && !KernelRefuses && P.InputOffset &&
-        P.Bytes.size() >= PieceWriter::SmallPiece &&
-        *P.InputOffset <= Source->bytes().size() &&
-        P.Bytes.size() <= Source->bytes().size() - *P.InputOffset &&
-        P.Bytes.data() == Source->bytes().data() + *P.InputOffset;
-    if (FromSource) {
-      if (Error E = Out.flush())
-        return E;
-      if (!Copied)
-        if (Error E = Source->checkUnchanged())
-          return E;
-      Expected<bool> C = copyInKernel(*Source->descriptor(), *P.InputOffset, FD,
-                                      P.Offset, P.Bytes.size());
-      if (!C)
-        return C.takeError();
-      if (*C) {
-        Copied = true;
-        continue;
-      }
-      KernelRefuses = true;
-    }
-    if (Error E = Out.write(P))
-      return E;
-  }
-  return Out.flush();
-}
-
 /// Renders the whole image in memory and writes it to \p FD from its
 /// current position: for destinations that cannot seek (standard output, a
 /// FIFO, a device).
@@ -327,48 +193,136 @@ void OutputImage::renderInto(MutableArrayRef<uint8_t> Out) const {
   Pieces().applyTo(Out);
 }
 
-Error hotswap::writeFileAtomically(StringRef Path, const OutputImage &Image,
-                                   const InputFile *Source) {
-  if (Path == "-")
-    return writeStream(STDOUT_FILENO, Image);
+/// Where an output goes, and the temporary it is written into first.
+struct OutputFile::State {
+  enum class Kind { Stdout, Device, Temporary } K = Kind::Temporary;
+  std::string Target;
+  const InputFile *Source = nullptr;
+  /// The destination's status, when it exists.
+  std::optional<struct stat> Dest;
+  std::optional<TempFile> Tmp;
 
+  /// The head copy: running (Done valid) or finished.
+  std::shared_future<void> HeadDone;
+  std::atomic<bool> CancelHead{false};
+  uint64_t HeadCopied = 0; // (set by the copying task)
+  int HeadErrno = 0;
+
+  ~State() {
+    CancelHead = true;
+    if (HeadDone.valid())
+      HeadDone.wait();
+  }
+
+  /// Copies the source's first \p Length bytes, a slice at a time (so that
+  /// a cancelled copy stops soon).
+  void copyHead(uint64_t Length) {
+    constexpr uint64_t Slice = 64 << 20;
+    const int In = *Source->descriptor(), Out = Tmp->fd();
+    while (HeadCopied < Length && !CancelHead) {
+      const uint64_t N = std::min(Slice, Length - HeadCopied);
+      if (int E = copyRange(In, HeadCopied, Out, HeadCopied, N, HeadCopied)) {
+        HeadErrno = E;
+        return;
+      }
+    }
+  }
+};
+
+Expected<OutputFile> OutputFile::create(StringRef Path,
+                                        const InputFile *Source) {
+  OutputFile F;
+  F.S = std::make_unique<State>();
+  State &S = *F.S;
+  S.Source = Source;
+  if (Path == "-") {
+    S.K = State::Kind::Stdout;
+    return std::move(F);
+  }
   Expected<std::string> Target = followLinks(Path);
   if (!Target)
     return Target.takeError();
+  S.Target = std::move(*Target);
   struct stat Dest;
-  bool Exists = ::stat(Target->c_str(), &Dest) == 0;
-  if (Exists && !S_ISREG(Dest.st_mode))
-    return writeInPlace(*Target, Image);
-
+  if (::stat(S.Target.c_str(), &Dest) == 0)
+    S.Dest = Dest;
+  if (S.Dest && !S_ISREG(S.Dest->st_mode)) {
+    S.K = State::Kind::Device;
+    return std::move(F);
+  }
   // A new file gets the input's permission bits (as llvm-objcopy does; the
   // umask applies), an existing one keeps its own. The temporary has them
   // from the start, never more.
   unsigned Mode = sys::fs::all_read | sys::fs::all_write | sys::fs::all_exe;
-  if (Exists)
-    Mode = Dest.st_mode & 0777;
+  if (S.Dest)
+    Mode = S.Dest->st_mode & 0777;
   else if (Source && Source->permissions())
     Mode = *Source->permissions() & 0777;
-  Expected<TempFile> Tmp = TempFile::create(*Target, Mode);
+  Expected<TempFile> Tmp = TempFile::create(S.Target, Mode);
   if (!Tmp)
     return Tmp.takeError();
-  const int FD = Tmp->fd();
+  S.Tmp.emplace(std::move(*Tmp));
+  return std::move(F);
+}
+
+OutputFile::OutputFile() = default;
+OutputFile::OutputFile(OutputFile &&) = default;
+OutputFile::~OutputFile() = default;
+
+bool OutputFile::startHeadCopy(uint64_t Length, ThreadPoolInterface &Pool) {
+  State &St = *S;
+  if (!St.Tmp || !St.Source || !St.Source->descriptor() ||
+      St.HeadDone.valid() || Length > St.Source->bytes().size())
+    return false;
+  // (Whether the source still holds the bytes the caller read is checked
+  // by commit, after every copy.)
+  St.HeadDone = Pool.async([&St, Length] { St.copyHead(Length); });
+  return true;
+}
+
+Error OutputFile::commit(const OutputImage &Image) {
+  State &St = *S;
+  if (St.K == State::Kind::Stdout)
+    return writeStream(STDOUT_FILENO, Image);
+  if (St.K == State::Kind::Device)
+    return writeInPlace(St.Target, Image);
+
+  uint64_t Head = 0;
+  if (St.HeadDone.valid()) {
+    St.HeadDone.wait();
+    if (St.HeadErrno != 0 &&
+        !(St.HeadCopied == 0 && kernelRefusesCopy(St.HeadErrno)))
+      return errnoError(St.HeadErrno);
+    Head = std::min(St.HeadCopied, Image.Size);
+  }
+  const int FD = St.Tmp->fd();
   if (std::error_code EC = sys::fs::resize_file(FD, Image.Size))
     return makeError(EC.message());
 
   // Piece by piece, from where each lies: the input's file (in the kernel)
   // or memory. The file is zeros where no piece goes.
-  bool Copied = false;
-  if (Error E = writePieces(FD, Image, Source, Copied))
+  bool Copied = Head != 0;
+  if (Error E = writePieces(FD, Image, St.Source, Head, Copied))
     return E;
-  if (Exists)
-    if (Error E = copyAttributes(FD, *Target, Dest))
+  if (St.Dest)
+    if (Error E = copyAttributes(FD, St.Target, *St.Dest))
       return E;
   // Copies came from the descriptor: make sure the file did not change
   // while they were made.
   if (Copied)
-    if (Error E = Source->checkUnchanged())
+    if (Error E = St.Source->checkUnchanged())
       return E;
-  return Tmp->keepAs(*Target);
+  Error E = St.Tmp->keepAs(St.Target);
+  St.Tmp.reset();
+  return E;
+}
+
+Error hotswap::writeFileAtomically(StringRef Path, const OutputImage &Image,
+                                   const InputFile *Source) {
+  Expected<OutputFile> F = OutputFile::create(Path, Source);
+  if (!F)
+    return F.takeError();
+  return F->commit(Image);
 }
 
 Error hotswap::writeObjectToFile(const Object &Obj, const Layout &L,

@@ -64,9 +64,13 @@ void pipeline::runCodeObject(CodeObjectRun &Run, const PipelineText &P,
   Expected<std::unique_ptr<Object>> Obj = readObject(Ref);
   if (!Obj)
     return Fail(Obj.takeError());
-  // Hashed while the passes run (the record needs it if the object changes).
-  auto Digest = std::make_shared<InputDigest>(Run.Payload, Opts,
-                                              Run.InputOffset.has_value());
+  const bool Recorded = carriesRecord(**Obj);
+  if (Run.StartHead && !Recorded)
+    Run.StartHead(Run.Payload.size());
+  // Hashed while the passes run (a new record needs it if the object
+  // changes).
+  auto Digest = std::make_shared<InputDigest>(
+      Run.Payload, Opts, Run.InputOffset.has_value(), !Recorded);
   if (Error E = runPasses(**Obj, *PM, Opts, &Run.Facts))
     return Fail(std::move(E));
   Expected<Layout> L = computeLayout(**Obj);

@@ -84,7 +84,8 @@ static Error runAll(std::vector<BundlePlan> &Plans, const PipelineText &P,
 Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
                                                const PipelineText &P,
                                                const PipelineOptions &Opts,
-                                               RunSummary &Summary) {
+                                               RunSummary &Summary,
+                                               const StartHeadFn &StartHead) {
   MemoryBufferRef Ref(
       StringRef(reinterpret_cast<const char *>(Input.data()), Input.size()),
       "");
@@ -96,9 +97,13 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
   Expected<bundle::HostBinary> HB = bundle::HostBinary::analyze(**Host);
   if (!HB)
     return HB.takeError();
+  const bool Recorded = carriesRecord(**Host);
+  if (StartHead && !Recorded)
+    StartHead(Input.size());
   // Hashed on a pool thread beside the code objects' runs, when there is
-  // a pool.
-  auto Digest = std::make_shared<InputDigest>(Input, Opts, /*Release=*/true);
+  // a pool and a new record is likely to need it.
+  auto Digest =
+      std::make_shared<InputDigest>(Input, Opts, /*Release=*/true, !Recorded);
   std::vector<json::Value> JSON;
   if (Error E = checkHostRecord(**Host, Input, P, Opts, JSON))
     return std::move(E);

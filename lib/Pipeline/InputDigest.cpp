@@ -65,12 +65,12 @@ struct InputDigest::State {
 };
 
 InputDigest::InputDigest(ArrayRef<uint8_t> Input, const PipelineOptions &Opts,
-                         bool Release)
+                         bool Release, bool Likely)
     : S(std::make_shared<State>()) {
   S->Input = Input;
   if (Release)
     S->Release = Opts.ReleaseInput;
-  if (Opts.ThreadPool && Input.size() >= AheadThreshold)
+  if (Likely && Opts.ThreadPool && Input.size() >= AheadThreshold)
     Opts.ThreadPool->async([St = S] {
       if (St->claim())
         St->hash();

@@ -24,11 +24,13 @@ namespace pipeline {
 
 class InputDigest {
 public:
-  /// Hashes \p Input: on Opts.ThreadPool from now on when there is one and
-  /// \p Input is large, else when get() asks. \p Release: whether Input is
-  /// the input file's bytes, whose pages Opts.ReleaseInput may hand back.
+  /// Hashes \p Input: on Opts.ThreadPool from now on when there is one,
+  /// \p Input is large and the digest is \p Likely to be needed (an input
+  /// with a provenance record has its original's digest in it already),
+  /// else when get() asks. \p Release: whether Input is the input file's
+  /// bytes, whose pages Opts.ReleaseInput may hand back.
   InputDigest(llvm::ArrayRef<uint8_t> Input, const PipelineOptions &Opts,
-              bool Release);
+              bool Release, bool Likely = true);
   /// Cancels the hash if it runs, and waits for it to stop.
   ~InputDigest();
   InputDigest(const InputDigest &) = delete;

@@ -117,14 +117,15 @@ static void countCodeObjects(const RunSummary &Summary,
 }
 
 /// A code object that is the whole input.
-static Expected<Rewritten> rewriteCodeObjectInput(ArrayRef<uint8_t> Input,
-                                                  const PipelineText &P,
-                                                  const PipelineOptions &Opts,
-                                                  RunSummary &Summary) {
+static Expected<Rewritten>
+rewriteCodeObjectInput(ArrayRef<uint8_t> Input, const PipelineText &P,
+                       const PipelineOptions &Opts, RunSummary &Summary,
+                       const StartHeadFn &StartHead) {
   auto Run = std::make_unique<CodeObjectRun>();
   Run->Payload = Input;
   Run->InputOffset = 0;
   Run->DeferDigest = true; // settled by image()'s writer
+  Run->StartHead = StartHead;
   runCodeObject(*Run, P, Opts);
   // What its print passes printed as JSON (before any error, as text is).
   if (Opts.PrintOut)
@@ -151,7 +152,8 @@ static Expected<Rewritten> rewriteCodeObjectInput(ArrayRef<uint8_t> Input,
 static Expected<Rewritten> rewriteByKind(ArrayRef<uint8_t> Input,
                                          const PipelineText &P,
                                          const PipelineOptions &Opts,
-                                         RunSummary &Summary) {
+                                         RunSummary &Summary,
+                                         const StartHeadFn &StartHead) {
   switch (Summary.Kind) {
   case InputKind::Unknown:
     // Unknown input goes to the code object reader, which says what is
@@ -160,12 +162,12 @@ static Expected<Rewritten> rewriteByKind(ArrayRef<uint8_t> Input,
       return makeError(*Why);
     [[fallthrough]];
   case InputKind::CodeObject:
-    return rewriteCodeObjectInput(Input, P, Opts, Summary);
+    return rewriteCodeObjectInput(Input, P, Opts, Summary, StartHead);
   case InputKind::OffloadBundle:
   case InputKind::CompressedOffloadBundle:
     return rewriteBundleInput(Input, P, Opts, Summary);
   case InputKind::HostELF:
-    return rewriteHostInput(Input, P, Opts, Summary);
+    return rewriteHostInput(Input, P, Opts, Summary, StartHead);
   }
   llvm_unreachable("unknown input kind");
 }
@@ -173,10 +175,12 @@ static Expected<Rewritten> rewriteByKind(ArrayRef<uint8_t> Input,
 Expected<Rewritten> pipeline::rewriteInput(ArrayRef<uint8_t> Input,
                                            const PipelineText &P,
                                            const PipelineOptions &Opts,
-                                           RunSummary &Summary) {
+                                           RunSummary &Summary,
+                                           const StartHeadFn &StartHead) {
   Summary.Kind = bundle::identifyInput(Input);
-  Expected<Rewritten> R = P.restores() ? restoreInput(Input, P, Opts, Summary)
-                                       : rewriteByKind(Input, P, Opts, Summary);
+  Expected<Rewritten> R =
+      P.restores() ? restoreInput(Input, P, Opts, Summary)
+                   : rewriteByKind(Input, P, Opts, Summary, StartHead);
   // (Restoring a host binary runs no code object.)
   if (Summary.Kind != InputKind::CodeObject &&
       Summary.Kind != InputKind::Unknown &&

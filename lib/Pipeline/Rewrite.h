@@ -23,6 +23,7 @@
 
 #include "llvm/Support/JSON.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -108,6 +109,13 @@ recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
                  const std::shared_ptr<InputDigest> &Digest,
                  bool Defer = false);
 
+/// Whether \p Obj carries a provenance record (it was rewritten before: its
+/// original's digest is in the record, and a run of the same passes likely
+/// leaves it as it is).
+inline bool carriesRecord(const Object &Obj) {
+  return Obj.findSection(ProvenanceSectionName) != nullptr;
+}
+
 /// One code object to run the pipeline on, and what its run produced.
 struct CodeObjectRun {
   /// "" for an input that is a code object; else the entry it is, for
@@ -123,6 +131,11 @@ struct CodeObjectRun {
   /// record's digest may still be computed while the output is written
   /// (WrittenProvenance::Pending).
   bool DeferDigest = false;
+  /// When set (the payload is the whole input): called once it is read,
+  /// unless it carries a provenance record already (rewritten before, it
+  /// likely stays as it is), with how many bytes of the input its output
+  /// would begin with; the caller may start writing them.
+  std::function<void(uint64_t)> StartHead;
 
   /// Results.
   bool Changed = false;
@@ -253,11 +266,17 @@ struct Rewritten {
   OutputImage image() const;
 };
 
+/// Called, when a run reads an input whose output begins with the input's
+/// own bytes (a code object, a host binary) and has no provenance record,
+/// with how many: the caller may start copying them to the output.
+using StartHeadFn = std::function<void(uint64_t Bytes)>;
+
 /// Runs \p P on every code object of \p Input.
 llvm::Expected<Rewritten> rewriteInput(llvm::ArrayRef<uint8_t> Input,
                                        const PipelineText &P,
                                        const PipelineOptions &Opts,
-                                       RunSummary &Summary);
+                                       RunSummary &Summary,
+                                       const StartHeadFn &StartHead = {});
 
 /// The kinds of input, each rewritten whole (Rewrite.cpp, Bundles.cpp,
 /// Hosts.cpp).
@@ -268,7 +287,8 @@ llvm::Expected<Rewritten> rewriteBundleInput(llvm::ArrayRef<uint8_t> Input,
 llvm::Expected<Rewritten> rewriteHostInput(llvm::ArrayRef<uint8_t> Input,
                                            const PipelineText &P,
                                            const PipelineOptions &Opts,
-                                           RunSummary &Summary);
+                                           RunSummary &Summary,
+                                           const StartHeadFn &StartHead);
 
 /// `restore` on an input of any kind (Restore.cpp).
 llvm::Expected<Rewritten> restoreInput(llvm::ArrayRef<uint8_t> Input,

@@ -48,6 +48,17 @@ hotswap::runPipeline(MemoryBufferRef Input, StringRef Pipeline,
   return std::unique_ptr<MemoryBuffer>(std::move(Buf));
 }
 
+/// Whether the output file may be made before the run ends, to copy the
+/// input's bytes it begins with meanwhile (OutputFile::startHeadCopy): a
+/// file to write, a pool to copy on beside the run, passes that transform,
+/// and enough bytes for the copy to matter.
+static bool mayWriteAhead(StringRef OutPath, const PipelineText &P,
+                          const PipelineOptions &Opts, uint64_t InputSize) {
+  constexpr uint64_t WriteAheadFrom = 64 << 20;
+  return Opts.ThreadPool && !OutPath.empty() && OutPath != "-" &&
+         !P.canonical().empty() && !P.restores() && InputSize >= WriteAheadFrom;
+}
+
 Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
                                  StringRef Pipeline,
                                  const PipelineOptions &Opts,
@@ -78,7 +89,23 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
   // memory as they are done.
   PipelineOptions O = Opts;
   O.ReleaseInput = [&In](ArrayRef<uint8_t> B) { In->release(B); };
-  Expected<Rewritten> R = rewriteInput(In->bytes(), P, O, S);
+  // A large output that begins with the input's bytes: the kernel copies
+  // them into the output file on the pool while the code objects run.
+  std::optional<OutputFile> Out;
+  StartHeadFn StartHead;
+  if (mayWriteAhead(OutPath, P, Opts, In->bytes().size()))
+    StartHead = [&](uint64_t Length) {
+      Expected<OutputFile> F = OutputFile::create(OutPath, &*In);
+      if (!F) {
+        // Made again at the end, which reports why it cannot be (only if
+        // there is something to write).
+        consumeError(F.takeError());
+        return;
+      }
+      Out.emplace(std::move(*F));
+      Out->startHeadCopy(Length, *Opts.ThreadPool);
+    };
+  Expected<Rewritten> R = rewriteInput(In->bytes(), P, O, S, StartHead);
   if (Summary)
     *Summary = S;
   if (!R)
@@ -89,7 +116,14 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
   if (!S.OutputChanged && OutPath != "-" &&
       sys::fs::equivalent(InPath, OutPath))
     return Error::success();
-  if (Error E = writeFileAtomically(OutPath, R->image(), &*In))
+  if (!Out) {
+    Expected<OutputFile> F = OutputFile::create(OutPath, &*In);
+    if (!F)
+      return createFileError(OutPath == "-" ? "<stdout>" : OutPath,
+                             F.takeError());
+    Out.emplace(std::move(*F));
+  }
+  if (Error E = Out->commit(R->image()))
     return createFileError(OutPath == "-" ? "<stdout>" : OutPath, std::move(E));
   return Error::success();
 }

@@ -27,7 +27,9 @@
 // kernel refuses the copy (another file system) or there is no input file
 // (standard input), input pieces are written from memory the same way. Only
 // a destination that cannot seek (standard output, a FIFO, a device) gets
-// the whole file rendered in memory first.
+// the whole file rendered in memory first. A caller that knows early that
+// the output begins with the input's bytes may have them copied on a pool
+// while it computes the rest (OutputFile::startHeadCopy).
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +40,11 @@
 #include "hotswap/Object/Writer.h"
 
 #include <functional>
+#include <memory>
+
+namespace llvm {
+class ThreadPoolInterface;
+} // namespace llvm
 
 namespace hotswap {
 
@@ -55,9 +62,39 @@ struct OutputImage {
   void renderInto(llvm::MutableArrayRef<uint8_t> Out) const;
 };
 
-/// Writes \p Image to \p Path atomically (see the file comment). With
-/// \p Source, the input pieces that are its bytes (OutputPiece::InputOffset
-/// into Source->bytes()) are copied in the kernel from its descriptor.
+/// An output being written (see the file comment). The temporary exists
+/// from create() on, so that bytes known before the rest -- the input's
+/// head, which the output of a code object or host binary begins with --
+/// can be copied while the caller still computes what follows them.
+class OutputFile {
+public:
+  /// Prepares writing \p Path ("-": standard output). \p Source, when
+  /// given, is the file whose bytes the image's input pieces are
+  /// (OutputPiece::InputOffset into Source->bytes()): they are copied in the
+  /// kernel from its descriptor. Fails when the temporary cannot be made.
+  static llvm::Expected<OutputFile> create(llvm::StringRef Path,
+                                           const InputFile *Source = nullptr);
+  OutputFile(OutputFile &&);
+  /// Without commit(): stops the head copy and removes the temporary.
+  ~OutputFile();
+
+  /// Starts copying the source's first \p Length bytes to the same offsets
+  /// of the temporary, in the kernel, as a task of \p Pool. False (nothing
+  /// started) where there is no temporary or source file. commit() then
+  /// writes over what the image has elsewhere there: the bytes are the
+  /// image's whatever it holds.
+  bool startHeadCopy(uint64_t Length, llvm::ThreadPoolInterface &Pool);
+
+  /// Writes \p Image and puts it in place of the destination.
+  llvm::Error commit(const OutputImage &Image);
+
+private:
+  OutputFile();
+  struct State;
+  std::unique_ptr<State> S;
+};
+
+/// OutputFile::create(Path, Source), then commit(Image).
 llvm::Error writeFileAtomically(llvm::StringRef Path, const OutputImage &Image,
                                 const InputFile *Source = nullptr);
 
