@@ -262,15 +262,25 @@ SymbolTable &Object::createSymtab() {
 
 Expected<ArrayRef<uint8_t>> Object::bytesAt(uint64_t VAddr,
                                             uint64_t Size) const {
+  if (std::optional<ArrayRef<uint8_t>> B = bytesIfAt(VAddr, Size))
+    return *B;
   int64_t I = addresses().WithContents.find(VAddr);
   if (I < 0)
     return makeError("address " + hex(VAddr) +
                      " is not inside any section with file contents");
+  return makeError("range " + hex(VAddr) + ".." + hex(VAddr + Size) +
+                   " is not inside section '" + Sections[I]->Name + "'");
+}
+
+std::optional<ArrayRef<uint8_t>> Object::bytesIfAt(uint64_t VAddr,
+                                                   uint64_t Size) const {
+  int64_t I = addresses().WithContents.find(VAddr);
+  if (I < 0)
+    return std::nullopt;
   const Section &S = *Sections[I];
   uint64_t Rel = VAddr - S.Addr;
   if (Size > S.size() - Rel)
-    return makeError("range " + hex(VAddr) + ".." + hex(VAddr + Size) +
-                     " is not inside section '" + S.Name + "'");
+    return std::nullopt;
   return S.contents().slice(Rel, Size);
 }
 

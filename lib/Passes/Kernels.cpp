@@ -86,13 +86,11 @@ stubAt(const Object &Obj, const TargetInfo &TI, const TargetMC &MC,
 static Expected<std::optional<PoolStub>>
 stubAtIfShaped(const Object &Obj, const TargetInfo &TI,
                TargetAnalysis::Result &TA, uint64_t Addr) {
-  Expected<ArrayRef<uint8_t>> Slot = Obj.bytesAt(Addr, StubSlotSize);
-  if (!Slot) {
-    // Fewer than a slot's bytes from the entry to the end of its section:
-    // that is no stub, and the entry itself was checked by the caller.
-    consumeError(Slot.takeError());
+  // Fewer than a slot's bytes from the entry to the end of its section:
+  // that is no stub, and the entry itself was checked by the caller.
+  std::optional<ArrayRef<uint8_t>> Slot = Obj.bytesIfAt(Addr, StubSlotSize);
+  if (!Slot)
     return std::nullopt;
-  }
   if (!looksLikeStubSlot(TI, *Slot))
     return std::nullopt;
   Expected<TargetMC &> MC = TA.mc();

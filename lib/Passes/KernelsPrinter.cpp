@@ -142,12 +142,13 @@ static void printKernel(raw_ostream &OS, const KernelInfo &K,
   OS << "\n";
 }
 
-/// What swap-kernels recorded. An unreadable record is verify's to report:
-/// the kernels are printed without it.
-static std::vector<SwapRecord> swapsOf(const Object &Obj) {
+/// What swap-kernels recorded. An unreadable record is verify's to fail
+/// on: the kernels are printed without it, after \p Why says what is wrong.
+static std::vector<SwapRecord> swapsOf(const Object &Obj,
+                                       std::optional<std::string> &Why) {
   Expected<std::vector<SwapRecord>> Swaps = readSwapRecords(Obj);
   if (!Swaps) {
-    consumeError(Swaps.takeError());
+    Why = toString(Swaps.takeError());
     return {};
   }
   return std::move(*Swaps);
@@ -155,27 +156,33 @@ static std::vector<SwapRecord> swapsOf(const Object &Obj) {
 
 json::Value KernelsAnalysis::toJSON(Result &R, Object &Obj, AnalysisManager &) {
   const TargetInfo &T = R.Target;
-  const std::vector<SwapRecord> Swaps = swapsOf(Obj);
+  std::optional<std::string> Unreadable;
+  const std::vector<SwapRecord> Swaps = swapsOf(Obj, Unreadable);
   json::Array Ks;
   for (const KernelInfo &K : R.Kernels)
     Ks.push_back(kernelJSON(K, T, Swaps));
-  return json::Object{
-      {"target", T.targetID()},
-      {"processor", T.Name},
-      {"code_object_version", T.CodeObjectVersion},
-      {"pool_stub_slots", static_cast<int64_t>(R.PoolStubs.size())},
-      {"kernels", std::move(Ks)}};
+  json::Object O{{"target", T.targetID()},
+                 {"processor", T.Name},
+                 {"code_object_version", T.CodeObjectVersion},
+                 {"pool_stub_slots", static_cast<int64_t>(R.PoolStubs.size())},
+                 {"kernels", std::move(Ks)}};
+  if (Unreadable)
+    O["swap_record_unreadable"] = std::move(*Unreadable);
+  return O;
 }
 
 Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &,
                              raw_ostream &OS) {
   const TargetInfo &T = R.Target;
-  const std::vector<SwapRecord> Swaps = swapsOf(Obj);
+  std::optional<std::string> Unreadable;
+  const std::vector<SwapRecord> Swaps = swapsOf(Obj, Unreadable);
   size_t Stubbed = 0;
   for (const KernelInfo &K : R.Kernels)
     Stubbed += K.hasStub();
   OS << "target: " << T.targetID() << " (" << generationName(T.Gen)
      << ", code object v" << T.CodeObjectVersion << ")\n";
+  if (Unreadable)
+    OS << "swap record: unreadable: " << *Unreadable << "\n";
   OS << "kernels: " << R.Kernels.size() << " (" << Stubbed
      << " entered through a stub)\n";
   for (const KernelInfo &K : R.Kernels)

@@ -290,11 +290,9 @@ static bool imageIntactAt(const Object &Obj, SwapKernelsPass::Replacement &F,
     }
     Intact = Obj.loadSegmentFor(Addr, L.MemSize) != nullptr;
     if (Intact && L.FileSize) {
-      Expected<ArrayRef<uint8_t>> B = Obj.bytesAt(Addr, L.FileSize);
-      Intact = B && *B == L.Bytes;
       // Bytes not in the file at that address: the image is not there.
-      if (!B)
-        consumeError(B.takeError());
+      std::optional<ArrayRef<uint8_t>> B = Obj.bytesIfAt(Addr, L.FileSize);
+      Intact = B && *B == L.Bytes;
     }
   }
   F.IntactAt[D] = Intact;

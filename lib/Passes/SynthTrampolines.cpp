@@ -136,18 +136,16 @@ SynthTrampolinesPass::candidates(Object &Obj, const KernelsAnalysis::Result &R,
     // A kernel that already begins with the erratum prologue needs no stub.
     if (Opts.Prologue == TrampolineOptions::PrologueKind::GFX1250VMem &&
         !Prologue.empty()) {
-      Expected<ArrayRef<uint8_t>> Code =
-          Obj.bytesAt(K.CodeEntry, Prologue.size());
+      // (Code shorter than the prologue does not begin with it: the
+      // kernel needs a stub like any other.)
+      std::optional<ArrayRef<uint8_t>> Code =
+          Obj.bytesIfAt(K.CodeEntry, Prologue.size());
       if (Code && *Code == Prologue) {
         if (Ctx)
           Ctx->Stats.add(name(), "has-prologue",
                          "kernels that already begin with the prologue");
         continue;
       }
-      // Code shorter than the prologue does not begin with it: the kernel
-      // needs a stub like any other.
-      if (!Code)
-        consumeError(Code.takeError());
     }
     Out.push_back(I);
   }

@@ -155,10 +155,8 @@ whyNotRestorable(const bundle::OffloadBundle &B,
            hex(Rewritten.payloadAlignment());
   Expected<bundle::OffloadBundleLayout> Own = bundle::layoutRewrittenBundle(
       B, std::vector<std::optional<uint64_t>>(B.Entries.size()));
-  if (!Own) {
-    consumeError(Own.takeError()); // (it was laid out with new sizes)
-    return std::string("it cannot be laid out as clang does");
-  }
+  if (!Own) // (it was laid out with new sizes)
+    return "it cannot be laid out as clang does: " + toString(Own.takeError());
   bool Same = Own->Size == B.Size &&
               B.Bytes.take_front(Own->Header.size()) == ArrayRef(Own->Header);
   uint64_t Pos = Own->Header.size();

@@ -14,37 +14,34 @@ using namespace hotswap;
 using namespace hotswap::pipeline;
 using bundle::InputKind;
 
-PipelineText::PipelineText(StringRef Text, const PipelineOptions &Opts)
-    : Text(Text.str()) {
-  if (Opts.Builder) {
-    Parser = Opts.Builder;
-  } else {
-    Own.emplace();
-    Parser = &*Own;
+Expected<PipelineText> PipelineText::create(StringRef Text,
+                                            const PipelineOptions &Opts) {
+  std::unique_ptr<PassBuilder> Own;
+  const PipelineParser *Parser = Opts.Builder;
+  if (!Parser) {
+    Own = std::make_unique<PassBuilder>();
+    Parser = Own.get();
   }
   Expected<PipelinePlan> Parsed = Parser->parsePipeline(Text);
-  if (!Parsed) {
-    consumeError(Parsed.takeError()); // parse() reports it
-    return;
-  }
-  Plan = std::move(*Parsed);
-  Expected<PassManager> PM = Plan->instantiate();
-  if (!PM) {
-    consumeError(PM.takeError()); // parse() reports it
-    Plan.reset();
-    return;
-  }
+  if (!Parsed)
+    return Parsed.takeError();
+  Expected<PassManager> PM = Parsed->instantiate();
+  if (!PM)
+    return PM.takeError();
+  PipelineText T(Text, std::move(*Parsed));
+  T.Own = std::move(Own);
   // What a provenance record names: the passes that may change the file,
   // so that verifying or printing on the way gives the same bytes.
-  raw_string_ostream OS(Canonical);
+  raw_string_ostream OS(T.Canonical);
   ListSeparator Comma(",");
   for (const auto &Pass : PM->passes()) {
-    Names.push_back(Pass->name().str());
+    T.Names.push_back(Pass->name().str());
     if (!Pass->isTransform())
       continue;
     OS << Comma;
     Pass->printPipeline(OS);
   }
+  return std::move(T);
 }
 
 bool PipelineText::has(StringRef Name) const {
@@ -57,22 +54,6 @@ Error PipelineText::checkRestoreAlone() const {
                      "record leads to, and runs alone: it cannot be combined "
                      "with other passes");
   return Error::success();
-}
-
-Error PipelineText::check() const {
-  if (Plan)
-    return Error::success();
-  return parse().takeError();
-}
-
-Expected<PassManager> PipelineText::parse() const {
-  if (Plan)
-    return Plan->instantiate();
-  // Only a text that does not parse is read again, for its error.
-  PassManager PM;
-  if (Error E = Parser->parsePassPipeline(PM, Text))
-    return std::move(E);
-  return std::move(PM);
 }
 
 OutputImage Rewritten::image() const {

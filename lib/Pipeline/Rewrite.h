@@ -37,13 +37,14 @@ class InputDigest;
 /// PassBuilder of our own).
 class PipelineText {
 public:
-  PipelineText(llvm::StringRef Text, const PipelineOptions &Opts);
+  /// Parses \p Text once (with Opts.Builder, else a PassBuilder of its
+  /// own), and makes its passes once to name them: the parse error, or the
+  /// error of a pass that cannot be made, when that fails.
+  static llvm::Expected<PipelineText> create(llvm::StringRef Text,
+                                             const PipelineOptions &Opts);
   /// A new PassManager for one code object (passes keep state per run),
-  /// made from the plan the text was parsed into once; the parse error when
-  /// it did not parse.
-  llvm::Expected<PassManager> parse() const;
-  /// The parse error, if the text did not parse (makes no passes).
-  llvm::Error check() const;
+  /// made from the plan the text was parsed into.
+  llvm::Expected<PassManager> parse() const { return Plan.instantiate(); }
   bool empty() const { return Text.empty(); }
   /// The transform passes of the pipeline as --print-pipeline-passes
   /// prints them (what a provenance record names: verify and print<...>
@@ -58,10 +59,13 @@ public:
   llvm::Error checkRestoreAlone() const;
 
 private:
+  PipelineText(llvm::StringRef Text, PipelinePlan Plan)
+      : Text(Text.str()), Plan(std::move(Plan)) {}
+
   std::string Text;
-  std::optional<PassBuilder> Own;
-  const PipelineParser *Parser;
-  std::optional<PipelinePlan> Plan;
+  /// (A plan may point into the parser that made it: kept with it.)
+  std::unique_ptr<PassBuilder> Own;
+  PipelinePlan Plan;
   std::string Canonical;
   std::vector<std::string> Names;
 };

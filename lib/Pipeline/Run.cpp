@@ -22,10 +22,11 @@ using namespace hotswap::pipeline;
 Expected<std::unique_ptr<MemoryBuffer>>
 hotswap::runPipeline(MemoryBufferRef Input, StringRef Pipeline,
                      const PipelineOptions &Opts, RunSummary *Summary) {
-  PipelineText P(Pipeline, Opts);
   // Pipeline errors first, whatever the input.
-  if (Error E = P.check())
-    return std::move(E);
+  Expected<PipelineText> Text = PipelineText::create(Pipeline, Opts);
+  if (!Text)
+    return Text.takeError();
+  const PipelineText &P = *Text;
   if (Error E = P.checkRestoreAlone())
     return std::move(E);
   ArrayRef<uint8_t> In(
@@ -63,9 +64,10 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
                                  StringRef Pipeline,
                                  const PipelineOptions &Opts,
                                  RunSummary *Summary) {
-  PipelineText P(Pipeline, Opts);
-  if (Error E = P.check())
-    return E;
+  Expected<PipelineText> Text = PipelineText::create(Pipeline, Opts);
+  if (!Text)
+    return Text.takeError();
+  const PipelineText &P = *Text;
   if (Error E = P.checkRestoreAlone())
     return E;
   // Rewriting in place needs a file to replace: a FIFO or a device would

@@ -294,6 +294,11 @@ public:
   /// inside one section with file contents.
   llvm::Expected<llvm::ArrayRef<uint8_t>> bytesAt(uint64_t VAddr,
                                                   uint64_t Size) const;
+  /// The same bytes, or nullopt where bytesAt fails: for questions such as
+  /// "do the bytes there look like a stub?", where bytes that are not in
+  /// the file simply answer no.
+  std::optional<llvm::ArrayRef<uint8_t>> bytesIfAt(uint64_t VAddr,
+                                                   uint64_t Size) const;
 
   /// Whether the file must be laid out anew when written: a section, a
   /// segment or a symbol was added, a section was renamed, a non-loaded
