@@ -184,13 +184,19 @@ Error writeInPlace(StringRef Path, const OutputImage &Image) {
 } // namespace
 
 void OutputImage::renderInto(MutableArrayRef<uint8_t> Out) const {
-  // (An empty output may have no storage at all: memset of null is
-  // undefined even for 0 bytes.)
-  if (!Out.empty())
-    memset(Out.data(), 0, Out.size());
   if (BeforeLate)
     BeforeLate();
-  Pieces().applyTo(Out);
+  const OutputPieces P = Pieces();
+  // Zeros where no piece goes: all but what the first piece covers from
+  // offset 0 (usually the whole input), which it is about to overwrite.
+  // (An empty output may have no storage at all: memset of null is
+  // undefined even for 0 bytes.)
+  uint64_t Covered = 0;
+  if (!P.Pieces.empty() && P.Pieces[0].Offset == 0)
+    Covered = std::min<uint64_t>(P.Pieces[0].Bytes.size(), Out.size());
+  if (Covered < Out.size())
+    memset(Out.data() + Covered, 0, Out.size() - Covered);
+  P.applyTo(Out);
 }
 
 /// Where an output goes, and the temporary it is written into first.
