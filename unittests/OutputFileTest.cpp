@@ -93,6 +93,18 @@ struct stat statOf(const std::string &Path) {
   return St;
 }
 
+/// \p Dir's file "in", of \p Size bytes, byte I being \p Byte(I), opened
+/// as an input.
+Expected<InputFile> patternInput(const TempDir &Dir, size_t Size,
+                                 function_ref<uint8_t(size_t)> Byte) {
+  std::string Bytes(Size, '\0');
+  for (size_t I = 0; I < Size; ++I)
+    Bytes[I] = char(Byte(I));
+  const std::string Path = Dir.file("in");
+  writeText(Path, Bytes);
+  return InputFile::open(Path);
+}
+
 /// The temporary next to \p Dir's files while it exists.
 std::string temporaryIn(const TempDir &Dir) {
   for (const std::string &N : Dir.list())
@@ -260,15 +272,11 @@ TEST(OutputFile, DevicesAreWrittenNotReplaced) {
 // the file is what applying them in order gives, whichever way each went.
 TEST(OutputFile, PiecesOfEverySizeOverlappingAsInOrder) {
   TempDir Dir;
-  std::vector<uint8_t> In(300000);
-  for (size_t I = 0; I < In.size(); ++I)
-    In[I] = uint8_t(I * 7 + I / 251);
-  const std::string InPath = Dir.file("in");
-  writeText(InPath,
-            StringRef(reinterpret_cast<const char *>(In.data()), In.size()));
-  Expected<InputFile> Src = InputFile::open(InPath);
+  Expected<InputFile> Src = patternInput(
+      Dir, 300000, [](size_t I) { return uint8_t(I * 7 + I / 251); });
   ASSERT_TRUE(bool(Src)) << toString(Src.takeError());
   ArrayRef<uint8_t> Bytes = Src->bytes();
+  const size_t InSize = Bytes.size();
   std::vector<uint8_t> Mem(100000, 0xAB);
 
   OutputImage Image;
@@ -280,7 +288,7 @@ TEST(OutputFile, PiecesOfEverySizeOverlappingAsInOrder) {
     // memory piece over some of them, then input pieces over that.
     uint64_t At = 310000;
     for (uint64_t K = 0; K < 20000; ++K) {
-      const uint64_t From = (K * 37) % (In.size() - 2), N = 1 + K % 2;
+      const uint64_t From = (K * 37) % (InSize - 2), N = 1 + K % 2;
       P.Pieces.push_back({At, Bytes.slice(From, N), From});
       At += N;
     }
@@ -338,13 +346,9 @@ TEST(OutputFile, LatePiecesAreWrittenAfterBeforeLate) {
 // the head), the file is the image.
 TEST(OutputFile, HeadCopyGivesTheImageWhateverItBeginsWith) {
   TempDir Dir;
-  std::vector<uint8_t> In(3 << 20);
-  for (size_t I = 0; I < In.size(); ++I)
-    In[I] = uint8_t(I * 13 + I / 4093 + 1); // (never all zeros)
-  const std::string InPath = Dir.file("in");
-  writeText(InPath,
-            StringRef(reinterpret_cast<const char *>(In.data()), In.size()));
-  Expected<InputFile> Src = InputFile::open(InPath);
+  Expected<InputFile> Src = patternInput(Dir, 3 << 20, [](size_t I) {
+    return uint8_t(I * 13 + I / 4093 + 1); // (never all zeros)
+  });
   ASSERT_TRUE(bool(Src)) << toString(Src.takeError());
   ArrayRef<uint8_t> Bytes = Src->bytes();
   std::vector<uint8_t> Mem(70000, 0xAB);
