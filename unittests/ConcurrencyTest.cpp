@@ -356,6 +356,53 @@ TEST(ConcurrencyInputs, LargeInputsAreHashedOnThePool) {
   EXPECT_EQ(Pool.tasks(), 8u); // one digest per run
 }
 
+// Digests hashed side by side: whoever hashes one takes a waiting one along
+// and, when its own is done, hands the other back part-way to be finished
+// by its owner or taken along again. Runs of the large object (its digest
+// on the pool, three 4 MiB steps) and of the small ones (hashed when their
+// record asks), all at once: every output is the serial run's bytes, its
+// record's digest included, and restore gives back each input (restore
+// checks the digest).
+TEST(ConcurrencyInputs, DigestsTakenAlongAreHandedBackWhole) {
+  const std::vector<Prepared> &All = prepared();
+  ASSERT_EQ(All.size(), NumCases);
+  const std::vector<char> Large = largeObject();
+  ASSERT_GT(Large.size(), 9u << 20);
+  const MemoryBufferRef LargeIn(StringRef(Large.data(), Large.size()), "large");
+  auto Serial = runPipeline(LargeIn, "trampoline,stub-syms");
+  ASSERT_TRUE(bool(Serial)) << toString(Serial.takeError());
+  const std::string LargeWant = (*Serial)->getBuffer().str();
+
+  CountingThreadPool Pool(2);
+  std::vector<std::string> Problems =
+      runOnThreads(4, NumCases, [&](unsigned T, unsigned I) -> std::string {
+        PipelineOptions Opts;
+        Opts.ThreadPool = &Pool;
+        const bool IsLarge = T == 0;
+        const Prepared &P = All[(T + I) % NumCases];
+        const MemoryBufferRef In =
+            IsLarge ? LargeIn
+                    : MemoryBufferRef(
+                          StringRef(P.Object.data(), P.Object.size()), P.Name);
+        auto Out = runPipeline(
+            In, IsLarge ? "trampoline,stub-syms" : P.Pipeline, Opts);
+        if (!Out)
+          return toString(Out.takeError());
+        std::string Problem =
+            difference(IsLarge ? LargeWant : P.Expected, (*Out)->getBuffer());
+        if (!Problem.empty())
+          return In.getBufferIdentifier().str() + ": " + Problem;
+        auto Back = runPipeline((*Out)->getMemBufferRef(), "restore", Opts);
+        if (!Back)
+          return In.getBufferIdentifier().str() +
+                 ": restore: " + toString(Back.takeError());
+        if ((*Back)->getBuffer() != In.getBuffer())
+          return In.getBufferIdentifier().str() + ": restore differs";
+        return "";
+      });
+  EXPECT_TRUE(Problems.empty()) << joined(Problems);
+}
+
 // A file of 65 MiB with a pool: the output file is made while the passes
 // run and the kernel copies the input into it meanwhile (a pool task beside
 // the digest's); the bytes are those of a run in memory. A second run in

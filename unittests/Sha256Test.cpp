@@ -101,6 +101,48 @@ TEST(Sha256Test, LargeInputsSplitAtRandomPointsMatchLLVM) {
   }
 }
 
+// Two messages hashed side by side (updateBoth) in pieces of random sizes,
+// so that each lane starts at every offset within a block of the other's,
+// one of them often ends first, and pieces are empty: each digest is its
+// message's alone. With one object portable, the two are hashed one after
+// the other.
+TEST(Sha256Test, TwoMessagesSideBySideMatchLLVM) {
+  std::mt19937 G(11);
+  for (uint32_t Seed = 0; Seed < 24; ++Seed) {
+    const std::vector<uint8_t> A = randomBytes(G() % 300000, 2 * Seed),
+                               B = randomBytes(G() % 300000, 2 * Seed + 1);
+    const bool PortableB = Seed % 4 == 3;
+    Sha256 HA, HB(/*Hardware=*/!PortableB);
+    size_t PA = 0, PB = 0;
+    while (PA < A.size() || PB < B.size()) {
+      // Mostly a few blocks and a ragged end; sometimes a single byte.
+      const size_t Max = G() % 5 == 0 ? 2 : 9000;
+      const size_t NA = std::min<size_t>(A.size() - PA, G() % Max),
+                   NB = std::min<size_t>(B.size() - PB, G() % Max);
+      Sha256::updateBoth(HA, llvm::ArrayRef<uint8_t>(A.data() + PA, NA), HB,
+                         llvm::ArrayRef<uint8_t>(B.data() + PB, NB));
+      PA += NA;
+      PB += NB;
+    }
+    EXPECT_EQ(hex(HA.final()), llvmHex(A)) << Seed;
+    EXPECT_EQ(hex(HB.final()), llvmHex(B)) << Seed;
+  }
+}
+
+// Whole messages of every length up to three blocks against each other:
+// the tails, the padding and the two-lane blocks in every combination.
+TEST(Sha256Test, TwoShortMessagesOfEveryLength) {
+  const std::vector<uint8_t> Data = randomBytes(200, 3);
+  for (size_t NA = 0; NA <= 192; NA += 7)
+    for (size_t NB = 0; NB <= 192; ++NB) {
+      llvm::ArrayRef<uint8_t> A(Data.data(), NA), B(Data.data() + 8, NB);
+      Sha256 HA, HB;
+      Sha256::updateBoth(HA, A, HB, B);
+      ASSERT_EQ(hex(HA.final()), llvmHex(A)) << NA << " " << NB;
+      ASSERT_EQ(hex(HB.final()), llvmHex(B)) << NA << " " << NB;
+    }
+}
+
 // The CPU feature check and what an object uses agree: on a CPU with the SHA
 // extensions the tests above ran the hardware path beside the portable one.
 // On a CPU without them there is no hardware path to have run, and the skip

@@ -69,8 +69,11 @@ void pipeline::runCodeObject(CodeObjectRun &Run, const PipelineText &P,
     Run.StartHead(Run.Payload.size());
   // Hashed while the passes run (a new record needs it if the object
   // changes).
-  auto Digest = std::make_shared<InputDigest>(
-      Run.Payload, Opts, Run.InputOffset.has_value(), !Recorded);
+  std::shared_ptr<InputDigest> Digest = std::move(Run.Digest);
+  if (!Digest)
+    Digest = std::make_shared<InputDigest>(
+        Run.Payload, Opts, Run.InputOffset.has_value(),
+        Recorded ? InputDigest::Ahead::No : InputDigest::Ahead::Pool);
   if (Error E = runPasses(**Obj, *PM, Opts, &Run.Facts))
     return Fail(std::move(E));
   Expected<Layout> L = computeLayout(**Obj);

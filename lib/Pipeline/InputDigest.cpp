@@ -1,12 +1,25 @@
 //===- lib/Pipeline/InputDigest.cpp - An input's SHA-256, ahead -----------===//
+//
+// A digest is a job that can be taken, put back and taken again: its state
+// (the hash so far and how far it got) lives with it, and whoever holds it
+// (the Hashing phase) hashes. Whoever hashes one digest takes another that
+// is waiting along as a second lane (Sha256::updateBoth), so the input of a
+// library and its code objects, or two files of one command, are hashed
+// side by side; when its own is done it puts the other back for its owner
+// or the next one to come.
+//
+//===----------------------------------------------------------------------===//
 
 #include "InputDigest.h"
 
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/ThreadPool.h"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <vector>
 
 using namespace llvm;
 using namespace hotswap;
@@ -17,9 +30,10 @@ namespace {
 constexpr size_t AheadThreshold = 8u << 20;
 /// Hashed, then released, this much at a time.
 constexpr size_t Chunk = 4u << 20;
+constexpr size_t PageSize = 4096;
 } // namespace
 
-struct InputDigest::State {
+struct hotswap::pipeline::DigestJob {
   enum Phase { Waiting, Hashing, Done, Cancelled };
 
   ArrayRef<uint8_t> Input;
@@ -28,9 +42,14 @@ struct InputDigest::State {
   std::mutex Lock;
   std::condition_variable Changed;
   Phase P = Waiting;
+  // Touched only by the thread that holds the digest (P == Hashing); the
+  // lock hands them over.
+  Sha256 H;
+  size_t Pos = 0;
   Sha256::Digest Result{};
 
-  /// Takes the work if nobody has; then hashes. False if it was taken.
+  /// Takes the digest if it is waiting. False if someone holds it or it
+  /// ended.
   bool claim() {
     std::lock_guard<std::mutex> G(Lock);
     if (P != Waiting)
@@ -39,57 +58,147 @@ struct InputDigest::State {
     return true;
   }
 
-  void hash() {
-    Sha256 H;
-    bool Stopped = false;
-    for (size_t Pos = 0; Pos < Input.size(); Pos += Chunk) {
-      if (Cancel.load(std::memory_order_relaxed)) {
-        Stopped = true;
-        break;
-      }
-      ArrayRef<uint8_t> Part =
-          Input.slice(Pos, std::min(Chunk, Input.size() - Pos));
-      H.update(Part);
-      if (Release)
-        Release(Part);
-    }
+  /// The next piece to hash (empty at the end).
+  ArrayRef<uint8_t> next() const {
+    return Input.slice(Pos, std::min(Chunk, Input.size() - Pos));
+  }
+
+  /// After hashing \p Part (next()).
+  void advance(ArrayRef<uint8_t> Part) {
+    Pos += Part.size();
+    if (Release)
+      Release(Part);
+  }
+
+  /// Gives the digest up: finished, stopped or put back for later.
+  void leave() {
     std::lock_guard<std::mutex> G(Lock);
-    if (Stopped) {
+    if (Cancel.load(std::memory_order_relaxed)) {
       P = Cancelled;
-    } else {
+    } else if (Pos == Input.size()) {
       Result = H.final();
       P = Done;
+    } else {
+      P = Waiting;
     }
     Changed.notify_all();
   }
+
+  bool ended() const {
+    return Cancel.load(std::memory_order_relaxed) || Pos == Input.size();
+  }
 };
 
+namespace {
+
+/// The digests that may be asked for and are not done: those a hashing
+/// thread may take along. Process-wide, like the CPU it shares out.
+class WaitingJobs {
+public:
+  static WaitingJobs &get() {
+    static WaitingJobs W;
+    return W;
+  }
+
+  void add(const std::shared_ptr<DigestJob> &S) {
+    std::lock_guard<std::mutex> G(Lock);
+    List.push_back(S);
+  }
+
+  void remove(const DigestJob *S) {
+    std::lock_guard<std::mutex> G(Lock);
+    llvm::erase_if(List, [&](const auto &E) { return E.get() == S; });
+  }
+
+  /// Takes a digest other than \p Self that waits, if there is one.
+  std::shared_ptr<DigestJob> take(const DigestJob *Self) {
+    std::lock_guard<std::mutex> G(Lock);
+    for (const std::shared_ptr<DigestJob> &S : List)
+      if (S.get() != Self && S->claim())
+        return S;
+    return nullptr;
+  }
+
+private:
+  std::mutex Lock;
+  std::vector<std::shared_ptr<DigestJob>> List;
+};
+
+/// Hashes \p Own, which this thread holds, to its end, with a digest that
+/// waits beside it whenever there is one.
+void drive(DigestJob &Own) {
+  std::shared_ptr<DigestJob> Other;
+  while (!Own.ended()) {
+    if (Other && Other->ended()) {
+      Other->leave();
+      WaitingJobs::get().remove(Other.get());
+      Other.reset();
+    }
+    if (!Other)
+      Other = WaitingJobs::get().take(&Own);
+    ArrayRef<uint8_t> Mine = Own.next();
+    if (Other) {
+      // Pieces of one length (in whole pages, which is what is released
+      // behind the hash): the shorter one ends its step, and the next step
+      // pairs the rest of the longer with another digest.
+      ArrayRef<uint8_t> Theirs = Other->next();
+      if (Theirs.size() < Mine.size())
+        Mine = Mine.take_front(alignTo(Theirs.size(), PageSize));
+      else
+        Theirs = Theirs.take_front(alignTo(Mine.size(), PageSize));
+      Sha256::updateBoth(Own.H, Mine, Other->H, Theirs);
+      Other->advance(Theirs);
+    } else {
+      Own.H.update(Mine);
+    }
+    Own.advance(Mine);
+  }
+  if (Other) {
+    const bool Ends = Other->ended();
+    Other->leave(); // back to waiting, unless it ended too
+    if (Ends)
+      WaitingJobs::get().remove(Other.get());
+  }
+  Own.leave();
+  WaitingJobs::get().remove(&Own);
+}
+
+} // namespace
+
 InputDigest::InputDigest(ArrayRef<uint8_t> Input, const PipelineOptions &Opts,
-                         bool Release, bool Likely)
-    : S(std::make_shared<State>()) {
+                         bool Release, Ahead When)
+    : S(std::make_shared<DigestJob>()) {
   S->Input = Input;
   if (Release)
     S->Release = Opts.ReleaseInput;
-  if (Likely && Opts.ThreadPool && Input.size() >= AheadThreshold)
+  if (When == Ahead::No)
+    return; // hashed by get() alone, if ever
+  WaitingJobs::get().add(S);
+  if (When == Ahead::Pool && Opts.ThreadPool && Input.size() >= AheadThreshold)
     Opts.ThreadPool->async([St = S] {
       if (St->claim())
-        St->hash();
+        drive(*St);
     });
 }
 
 InputDigest::~InputDigest() {
   S->Cancel.store(true, std::memory_order_relaxed);
+  WaitingJobs::get().remove(S.get());
   std::unique_lock<std::mutex> G(S->Lock);
-  if (S->P == State::Waiting)
-    S->P = State::Cancelled; // the pool task, when it runs, finds it taken
-  S->Changed.wait(G, [&] { return S->P != State::Hashing; });
+  if (S->P == DigestJob::Waiting)
+    S->P = DigestJob::Cancelled; // nobody takes it now
+  S->Changed.wait(G, [&] { return S->P != DigestJob::Hashing; });
 }
 
 Sha256::Digest InputDigest::get() {
-  if (S->claim())
-    S->hash();
-  std::unique_lock<std::mutex> G(S->Lock);
-  S->Changed.wait(G, [&] { return S->P != State::Hashing; });
-  // Cancel is only set by the destructor: the hash ran to its end.
-  return S->Result;
+  for (;;) {
+    if (S->claim())
+      drive(*S);
+    std::unique_lock<std::mutex> G(S->Lock);
+    S->Changed.wait(G, [&] { return S->P != DigestJob::Hashing; });
+    // Cancel is only set by the destructor: it ran to its end, or whoever
+    // took it along put it back (then this thread goes on with it).
+    if (S->P == DigestJob::Done)
+      return S->Result;
+  }
 }

@@ -6,8 +6,11 @@
 // When a thread pool has room it is computed on a pool thread while the
 // passes run; either way its pages are handed back behind it
 // (PipelineOptions::ReleaseInput), so hashing a file does not make the
-// process hold all of it. A run that ends without needing the digest (the
-// input did not change, an error) cancels it.
+// process hold all of it. A thread that hashes one digest takes another
+// that waits along, the two side by side (Sha256::updateBoth): a library
+// and its code objects, or the files of one command. A run that ends
+// without needing the digest (the input did not change, an error) cancels
+// it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,15 +25,26 @@
 namespace hotswap {
 namespace pipeline {
 
+struct DigestJob;
+
 class InputDigest {
 public:
-  /// Hashes \p Input: on Opts.ThreadPool from now on when there is one,
-  /// \p Input is large and the digest is \p Likely to be needed (an input
-  /// with a provenance record has its original's digest in it already),
-  /// else when get() asks. \p Release: whether Input is the input file's
-  /// bytes, whose pages Opts.ReleaseInput may hand back.
+  /// When the digest may be computed before get() asks for it.
+  enum class Ahead {
+    /// Never: it is likely not needed (an input with a provenance record
+    /// has its original's digest in it already).
+    No,
+    /// Beside another digest that a thread hashes (two lanes).
+    Along,
+    /// Along, and on Opts.ThreadPool from now on when there is one and
+    /// \p Input is large.
+    Pool,
+  };
+
+  /// The digest of \p Input. \p Release: whether Input is the input file's
+  /// bytes, whose pages Opts.ReleaseInput may hand back behind the hash.
   InputDigest(llvm::ArrayRef<uint8_t> Input, const PipelineOptions &Opts,
-              bool Release, bool Likely = true);
+              bool Release, Ahead When);
   /// Cancels the hash if it runs, and waits for it to stop.
   ~InputDigest();
   InputDigest(const InputDigest &) = delete;
@@ -40,8 +54,7 @@ public:
   Sha256::Digest get();
 
 private:
-  struct State;
-  std::shared_ptr<State> S;
+  std::shared_ptr<DigestJob> S;
 };
 
 } // namespace pipeline

@@ -140,6 +140,9 @@ struct CodeObjectRun {
   /// likely stays as it is), with how many bytes of the input its output
   /// would begin with; the caller may start writing them.
   std::function<void(uint64_t)> StartHead;
+  /// The payload's digest, when the caller made it ahead (a host's code
+  /// objects are hashed beside the host); else the run makes it.
+  std::shared_ptr<InputDigest> Digest;
 
   /// Results.
   bool Changed = false;

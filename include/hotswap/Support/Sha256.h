@@ -4,7 +4,8 @@
 // library's code objects are hashed once more each. x86-64 CPUs since
 // 2016-2017 (Goldmont, Zen, Ice Lake) compute SHA-256 rounds in hardware
 // (the SHA extensions): where the CPU has them this hashes with them (~1.8
-// GB/s here, OpenSSL's speed), elsewhere with portable code. Not
+// GB/s here, OpenSSL's speed; two messages side by side ~3.3 GB/s),
+// elsewhere with portable code. Not
 // llvm::SHA256 itself: it counts bytes in 32 bits and its length field
 // overflows from 512 MiB, so its digest of librocsparse.so.0.1 (1.25 GB) is
 // not the file's SHA-256. unittests/Sha256Test.cpp checks both paths
@@ -37,6 +38,13 @@ public:
   Digest final();
 
   static Digest hash(llvm::ArrayRef<uint8_t> Data);
+
+  /// X.update(DX) and Y.update(DY) at once: where both hash with the SHA
+  /// extensions, the blocks of the two messages go through the CPU side by
+  /// side (the rounds of one message wait on each other; two keep the unit
+  /// busy: ~1.9x the bytes per second of one).
+  static void updateBoth(Sha256 &X, llvm::ArrayRef<uint8_t> DX, Sha256 &Y,
+                         llvm::ArrayRef<uint8_t> DY);
 
   /// Whether this CPU has the SHA extensions this class uses.
   static bool hasHardwareSha256();
