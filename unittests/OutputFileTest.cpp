@@ -409,6 +409,76 @@ TEST(OutputFile, HeadCopyGivesTheImageWhateverItBeginsWith) {
   EXPECT_EQ(Dir.list(), (std::vector<std::string>{"in", "out"}));
 }
 
+// Pieces written ahead, while the head is copied, beyond it (input bytes
+// the kernel copies, memory, both in one call, out of order): the image
+// committed after leaves them out and the file holds them, with zeros
+// where neither goes, and the image's own pieces beyond the head where
+// they go. Standard output cannot take pieces ahead.
+TEST(OutputFile, PiecesWrittenAheadStayUnderTheImage) {
+  TempDir Dir;
+  Expected<InputFile> Src = patternInput(
+      Dir, 2 << 20, [](size_t I) { return uint8_t(I * 29 + I / 509 + 3); });
+  ASSERT_TRUE(bool(Src)) << toString(Src.takeError());
+  ArrayRef<uint8_t> Bytes = Src->bytes();
+  const uint64_t In = Bytes.size();
+  std::vector<uint8_t> Mem(50000, 0x5C);
+  DefaultThreadPool Pool(hardware_concurrency(2));
+
+  // Where everything goes, as one image.
+  auto Ahead1 = [&] {
+    OutputPieces P;
+    P.Pieces.push_back({In + 8192, Bytes.slice(4096, 1 << 20), 4096});
+    P.Pieces.push_back({In + 8192 + (1 << 20), Mem, std::nullopt});
+    return P;
+  };
+  auto Ahead2 = [&] {
+    OutputPieces P;
+    P.Pieces.push_back({In + 4096, Bytes.take_front(100), uint64_t(0)});
+    return P;
+  };
+  auto Rest = [&] {
+    OutputPieces P;
+    P.Pieces.push_back({0, Bytes, uint64_t(0)});
+    P.Pieces.push_back(
+        {10, ArrayRef<uint8_t>(Mem).take_front(7), std::nullopt});
+    P.Pieces.push_back({In + (3 << 20), Mem, std::nullopt});
+    return P;
+  };
+  const uint64_t Size = In + (3 << 20) + Mem.size() + 64;
+  OutputImage Whole;
+  Whole.Size = Size;
+  Whole.Pieces = [&] {
+    OutputPieces P = Rest();
+    for (OutputPieces A : {Ahead1(), Ahead2()})
+      llvm::append_range(P.Pieces, A.Pieces);
+    return P;
+  };
+  std::vector<uint8_t> Want(Size);
+  Whole.renderInto(Want);
+
+  const std::string OutPath = Dir.file("out");
+  Expected<OutputFile> F = OutputFile::create(OutPath, &*Src);
+  ASSERT_TRUE(bool(F)) << toString(F.takeError());
+  ASSERT_TRUE(F->canWriteAhead());
+  ASSERT_TRUE(F->startHeadCopy(In, Pool));
+  ASSERT_EQ(errorText(F->writeAhead(Ahead1())), "");
+  ASSERT_EQ(errorText(F->writeAhead(Ahead2())), "");
+  OutputImage Image;
+  Image.Size = Size;
+  Image.Pieces = Rest;
+  ASSERT_EQ(errorText(F->commit(Image)), "");
+  const std::string Got = readText(OutPath);
+  ASSERT_EQ(Got.size(), Want.size());
+  EXPECT_TRUE(std::equal(Want.begin(), Want.end(),
+                         reinterpret_cast<const uint8_t *>(Got.data())));
+  EXPECT_EQ(Dir.list(), (std::vector<std::string>{"in", "out"}));
+
+  Expected<OutputFile> Stdout = OutputFile::create("-", &*Src);
+  ASSERT_TRUE(bool(Stdout));
+  EXPECT_FALSE(Stdout->canWriteAhead());
+  EXPECT_NE(errorText(Stdout->writeAhead(Ahead2())), "");
+}
+
 // An output abandoned while its head is being copied (the run failed, or
 // changed nothing in place): the copy stops, the temporary goes, the
 // destination is untouched.

@@ -11,6 +11,8 @@
 
 #include "hotswap/Bundle/HostBinary.h"
 
+#include "hotswap/Object/Layout.h"
+
 #include "hotswap/Bundle/CompressedBundle.h"
 #include "hotswap/Bundle/OffloadBundle.h"
 #include "hotswap/Support/Error.h"
@@ -191,6 +193,20 @@ static Expected<NewSegmentPlace> placeNewSegment(const Object &Host) {
   return P;
 }
 
+uint64_t HostBinary::nextBundleOffset(uint64_t Before) {
+  return alignTo(Before, NewBundleAlign);
+}
+
+Expected<uint64_t> HostBinary::newSectionFileOffset(const Object &Host) const {
+  Expected<NewSegmentPlace> Seg = placeNewSegment(Host);
+  if (!Seg)
+    return Seg.takeError();
+  // The section is the segment's only member, at its address.
+  if (Seg->Delta)
+    return Seg->VAddr - *Seg->Delta;
+  return newSegmentOffset(Host.input().size(), Seg->VAddr, Seg->Align);
+}
+
 Expected<PlacedBundles>
 HostBinary::placeBundles(Object &Host, ArrayRef<std::optional<uint64_t>> Sizes,
                          const HostRewriteOptions &Opts) const {
@@ -219,7 +235,7 @@ HostBinary::placeBundles(Object &Host, ArrayRef<std::optional<uint64_t>> Sizes,
   uint64_t Size = 0;
   for (size_t I : Changed) {
     uint64_t N = *Sizes[I];
-    uint64_t Off = alignTo(Size, NewBundleAlign);
+    uint64_t Off = nextBundleOffset(Size);
     if (Off < Size || N > UINT64_MAX - Off || Off + N > UINT64_MAX - VAddr)
       return makeError("new bundles too large for the address space");
     NewAddr[I] = VAddr + Off;

@@ -307,9 +307,7 @@ Error LayoutBuilder::placeNewSegment(size_t PI, uint64_t &MaxEnd) {
                        ", which is not a multiple of its alignment " +
                        hex(Align));
   } else {
-    Off = alignTo(Pos, Align) + P.VAddr % Align;
-    if (Off >= Align && Off - Align >= Pos)
-      Off -= Align;
+    Off = newSegmentOffset(Pos, P.VAddr, Align);
   }
   OutP.Offset = Off;
   uint64_t MemEnd = P.VAddr, FileEnd = P.VAddr;
@@ -499,6 +497,13 @@ Expected<Layout> LayoutBuilder::run() {
 }
 
 } // namespace
+
+uint64_t newSegmentOffset(uint64_t Pos, uint64_t VAddr, uint64_t Align) {
+  uint64_t Off = alignTo(Pos, Align) + VAddr % Align;
+  if (Off >= Align && Off - Align >= Pos)
+    Off -= Align;
+  return Off;
+}
 
 Expected<Layout> computeLayout(const Object &Obj) {
   return LayoutBuilder(Obj).run();

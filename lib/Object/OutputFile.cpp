@@ -213,6 +213,8 @@ struct OutputFile::State {
   std::atomic<bool> CancelHead{false};
   uint64_t HeadCopied = 0; // (set by the copying task)
   int HeadErrno = 0;
+  /// writeAhead() copied from the source.
+  bool CopiedAhead = false;
 
   ~State() {
     CancelHead = true;
@@ -286,6 +288,16 @@ bool OutputFile::startHeadCopy(uint64_t Length, ThreadPoolInterface &Pool) {
   return true;
 }
 
+bool OutputFile::canWriteAhead() const { return S->Tmp.has_value(); }
+
+Error OutputFile::writeAhead(OutputPieces Pieces) {
+  State &St = *S;
+  if (!St.Tmp)
+    return makeError("this output cannot be written ahead");
+  return writePieces(St.Tmp->fd(), std::move(Pieces), {}, St.Source,
+                     /*Head=*/0, St.CopiedAhead);
+}
+
 Error OutputFile::commit(const OutputImage &Image) {
   State &St = *S;
   if (St.K == State::Kind::Stdout)
@@ -307,8 +319,9 @@ Error OutputFile::commit(const OutputImage &Image) {
 
   // Piece by piece, from where each lies: the input's file (in the kernel)
   // or memory. The file is zeros where no piece goes.
-  bool Copied = Head != 0;
-  if (Error E = writePieces(FD, Image, St.Source, Head, Copied))
+  bool Copied = Head != 0 || St.CopiedAhead;
+  if (Error E = writePieces(FD, Image.Pieces(), Image.BeforeLate, St.Source,
+                            Head, Copied))
     return E;
   if (St.Dest)
     if (Error E = copyAttributes(FD, St.Target, *St.Dest))

@@ -162,21 +162,21 @@ Error skipHead(int FD, std::vector<OutputPiece> &Pieces,
 
 } // namespace
 
-Error hotswap::writePieces(int FD, const OutputImage &Image,
+Error hotswap::writePieces(int FD, OutputPieces Pieces,
+                           const std::function<void()> &BeforeLate,
                            const InputFile *Source, uint64_t Head,
                            bool &Copied) {
-  OutputPieces Pieces = Image.Pieces();
   if (Head != 0)
     if (Error E = skipHead(FD, Pieces.Pieces, Source, Head))
       return E;
   bool KernelRefuses = false;
-  bool LateReady = !Image.BeforeLate;
+  bool LateReady = !BeforeLate;
   Gatherer Out(FD);
   for (const OutputPiece &P : Pieces.Pieces) {
     if (P.Late && !LateReady) {
       if (Error E = Out.flush())
         return E;
-      Image.BeforeLate();
+      BeforeLate();
       LateReady = true;
     }
     if (P.Bytes.empty())

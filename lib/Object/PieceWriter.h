@@ -33,15 +33,17 @@ int copyRange(int InFD, uint64_t From, int OutFD, uint64_t To, uint64_t Length,
 /// between these files (another file system, an old kernel).
 bool kernelRefusesCopy(int E);
 
-/// Writes every piece of \p Image at its offset of \p FD, a regular file
-/// of \p Image.Size bytes, zeros where no piece goes except its first
-/// \p Head bytes, which are its source's (OutputFile's head copy). Large
+/// Writes every piece of \p Pieces at its offset of \p FD, a regular file,
+/// zeros where no piece goes within its first \p Head bytes, which are its
+/// source's (OutputFile's head copy); beyond them the file already reads
+/// as zeros (or holds what was written ahead) where no piece goes. Large
 /// input pieces of \p Source are copied in the kernel while it accepts to
 /// (\p Copied says whether any was; the source is checked unchanged before
 /// the first copy), the rest written from memory, small neighbours in one
 /// call. Where pieces overlap, the later wins; pieces marked Late are
-/// written after Image.BeforeLate ran.
-llvm::Error writePieces(int FD, const OutputImage &Image,
+/// written after \p BeforeLate ran.
+llvm::Error writePieces(int FD, OutputPieces Pieces,
+                        const std::function<void()> &BeforeLate,
                         const InputFile *Source, uint64_t Head, bool &Copied);
 
 } // namespace hotswap

@@ -134,10 +134,11 @@ static void replayPrinted(CodeObjectRun &Run, const PipelineOptions &Opts,
         json::Object{{"entry", Run.Name}, {"output", Run.Printed}});
 }
 
-Error pipeline::runCodeObjects(ArrayRef<CodeObjectRun *> Runs,
-                               const PipelineText &P,
-                               const PipelineOptions &Opts, RunSummary &Summary,
-                               std::vector<json::Value> &JSONOut) {
+Error pipeline::runCodeObjects(
+    ArrayRef<CodeObjectRun *> Runs, const PipelineText &P,
+    const PipelineOptions &Opts, RunSummary &Summary,
+    std::vector<json::Value> &JSONOut,
+    const std::function<void(const CodeObjectRun &)> &Ended) {
   if (Opts.OnCodeObjectsFound)
     Opts.OnCodeObjectsFound(static_cast<unsigned>(Runs.size()));
   const bool Parallel =
@@ -150,7 +151,11 @@ Error pipeline::runCodeObjects(ArrayRef<CodeObjectRun *> Runs,
     ThreadPoolTaskGroup Tasks(*Opts.ThreadPool);
     for (CodeObjectRun *R : Runs)
       if (!R->Err)
-        Tasks.async([R, &P, &RunOpts] { runAndKeepReports(*R, P, RunOpts); });
+        Tasks.async([R, &P, &RunOpts, &Ended] {
+          runAndKeepReports(*R, P, RunOpts);
+          if (Ended)
+            Ended(*R);
+        });
     Tasks.wait();
   }
   for (size_t K = 0; K < Runs.size(); ++K) {

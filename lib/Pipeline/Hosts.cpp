@@ -5,10 +5,12 @@
 // large library keeps every core busy), then the bundles that changed are
 // placed in a new last PT_LOAD (HostBinary::placeBundles repoints the
 // wrappers) and composed straight into the output, where the host's own
-// bytes are the input's, copied whole.
+// bytes are the input's, copied whole. Written to a file with a pool, each
+// new bundle goes out as soon as its code objects are done (BundleStream.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "BundleStream.h"
 #include "InputDigest.h"
 #include "Rewrite.h"
 
@@ -80,16 +82,36 @@ static void hashAlong(std::vector<BundlePlan> &Plans,
             R->Payload, Opts, /*Release=*/false, InputDigest::Ahead::Along);
 }
 
+/// The bundles written ahead went where the host's layout puts them: a
+/// difference would be a fault of this program, and the output wrong.
+static Error checkStreamed(const BundleStream &Stream, size_t Streamed,
+                           const bundle::PlacedBundles &Placed,
+                           const Layout &L) {
+  for (size_t I = 0; I < Streamed; ++I) {
+    if (!Stream.offset(I))
+      continue;
+    if (!Placed.Section || Placed.Offsets[I] != Stream.offset(I) ||
+        L.SectionOffsets[*Placed.Section] != Stream.sectionAt())
+      return makeError("internal error: bundle " + Twine(I) +
+                       " was written where the layout does not put it");
+  }
+  return Error::success();
+}
+
 /// Runs every code object of every bundle as one pool of work.
+/// With \p Stream, each bundle is written as soon as its runs ended.
 static Error runAll(std::vector<BundlePlan> &Plans, const PipelineText &P,
                     const PipelineOptions &Opts, RunSummary &Summary,
-                    std::vector<json::Value> &JSON) {
+                    std::vector<json::Value> &JSON, BundleStream *Stream) {
   std::vector<CodeObjectRun *> Runs;
   for (BundlePlan &Plan : Plans)
     for (auto &R : Plan.Runs)
       Runs.push_back(R.get());
+  std::function<void(const CodeObjectRun &)> Ended;
+  if (Stream)
+    Ended = [Stream](const CodeObjectRun &R) { Stream->ended(R); };
   // print<...> JSON: one array for the whole host, whatever its bundles.
-  if (Error E = runCodeObjects(Runs, P, Opts, Summary, JSON))
+  if (Error E = runCodeObjects(Runs, P, Opts, Summary, JSON, Ended))
     return E; // (text printed so far stays; JSON is all or none)
   printJSONEntries(JSON, Opts);
   return Error::success();
@@ -112,8 +134,9 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
   if (!HB)
     return HB.takeError();
   const bool Recorded = carriesRecord(**Host);
+  WriteAheadFn WriteAhead;
   if (StartHead && !Recorded)
-    StartHead(Input.size());
+    WriteAhead = StartHead(Input.size());
   // Hashed on a pool thread beside the code objects' runs, when there is
   // a pool and a new record is likely to need it.
   auto Digest = std::make_shared<InputDigest>(
@@ -127,18 +150,34 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
     return Plans.takeError();
   if (!Recorded)
     hashAlong(*Plans, Opts);
-  if (Error E = runAll(*Plans, P, Opts, Summary, JSON))
+  std::optional<BundleStream> Stream;
+  // (Where no new section can go, placeBundles says why if one is needed.)
+  if (WriteAhead)
+    if (std::optional<uint64_t> At =
+            expectedToOptional(HB->newSectionFileOffset(**Host)))
+      Stream.emplace(*Plans, *At, std::move(WriteAhead));
+  if (Error E =
+          runAll(*Plans, P, Opts, Summary, JSON, Stream ? &*Stream : nullptr))
     return std::move(E);
+  const size_t Streamed = Stream ? Stream->settled() : 0;
+  if (Stream)
+    if (Error E = Stream->takeError())
+      return std::move(E);
 
-  // The new bundles, laid out (a compressed one compressed), and placed.
-  std::vector<std::optional<NewBundle>> New;
-  std::vector<std::optional<uint64_t>> Sizes;
-  for (const BundlePlan &Plan : *Plans) {
-    Expected<std::optional<NewBundle>> N = buildBundle(Plan);
+  // The new bundles, laid out (a compressed one compressed), and placed;
+  // those streamed are written already.
+  std::vector<std::optional<NewBundle>> New(Plans->size());
+  std::vector<std::optional<uint64_t>> Sizes(Plans->size());
+  for (size_t I = 0; I < Plans->size(); ++I) {
+    if (I < Streamed) {
+      Sizes[I] = Stream->size(I);
+      continue;
+    }
+    Expected<std::optional<NewBundle>> N = buildBundle((*Plans)[I]);
     if (!N)
       return N.takeError();
-    Sizes.push_back(*N ? std::optional<uint64_t>((*N)->Size) : std::nullopt);
-    New.push_back(std::move(*N));
+    Sizes[I] = *N ? std::optional<uint64_t>((*N)->Size) : std::nullopt;
+    New[I] = std::move(*N);
   }
   bundle::HostRewriteOptions HO;
   HO.ZeroOldBundles = Opts.ZeroOldBundles;
@@ -148,6 +187,9 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
   Expected<Layout> L = computeLayout(**Host);
   if (!L)
     return L.takeError();
+  if (Streamed != 0)
+    if (Error E = checkStreamed(*Stream, Streamed, *Placed, *L))
+      return std::move(E);
   Rewritten R;
   if (Placed->Section) {
     // The host's own record: its edits (wrapper pointers, relocation

@@ -182,10 +182,16 @@ struct CodeObjectRun {
 /// whole input unless Opts.KeepGoing (then it is left unchanged, reported
 /// and counted). With Opts.JSON each run's print<...> JSON goes into
 /// \p JSONOut (with an "entry" member).
-llvm::Error runCodeObjects(llvm::ArrayRef<CodeObjectRun *> Runs,
-                           const PipelineText &P, const PipelineOptions &Opts,
-                           RunSummary &Summary,
-                           std::vector<llvm::json::Value> &JSONOut);
+///
+///
+/// \p Ended, when set and the runs go on the pool, is called on the thread
+/// of each run as it ends (never for one with an error before it started);
+/// the last call returns before this does.
+llvm::Error
+runCodeObjects(llvm::ArrayRef<CodeObjectRun *> Runs, const PipelineText &P,
+               const PipelineOptions &Opts, RunSummary &Summary,
+               std::vector<llvm::json::Value> &JSONOut,
+               const std::function<void(const CodeObjectRun &)> &Ended = {});
 
 /// Runs \p P on \p Run on the calling thread (what runCodeObjects does for
 /// each): reads the model, runs the passes, lays it out, decides whether
@@ -273,10 +279,16 @@ struct Rewritten {
   OutputImage image() const;
 };
 
+/// Writes pieces of the output (offsets into it) before the rest, beyond
+/// its head (OutputFile::writeAhead).
+using WriteAheadFn = std::function<llvm::Error(OutputPieces)>;
+
 /// Called, when a run reads an input whose output begins with the input's
 /// own bytes (a code object, a host binary) and has no provenance record,
-/// with how many: the caller may start copying them to the output.
-using StartHeadFn = std::function<void(uint64_t Bytes)>;
+/// with how many: the caller may start copying them to the output. Returns,
+/// when the output is a file that can take them, how to write other pieces
+/// ahead of the rest; the image then leaves them out.
+using StartHeadFn = std::function<WriteAheadFn(uint64_t Bytes)>;
 
 /// Runs \p P on every code object of \p Input.
 llvm::Expected<Rewritten> rewriteInput(llvm::ArrayRef<uint8_t> Input,

@@ -96,16 +96,21 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
   std::optional<OutputFile> Out;
   StartHeadFn StartHead;
   if (mayWriteAhead(OutPath, P, Opts, In->bytes().size()))
-    StartHead = [&](uint64_t Length) {
+    StartHead = [&](uint64_t Length) -> WriteAheadFn {
       Expected<OutputFile> F = OutputFile::create(OutPath, &*In);
       if (!F) {
         // Made again at the end, which reports why it cannot be (only if
         // there is something to write).
         consumeError(F.takeError());
-        return;
+        return {};
       }
       Out.emplace(std::move(*F));
       Out->startHeadCopy(Length, *Opts.ThreadPool);
+      if (!Out->canWriteAhead())
+        return {};
+      return [&Out](OutputPieces Pieces) {
+        return Out->writeAhead(std::move(Pieces));
+      };
     };
   Expected<Rewritten> R = rewriteInput(In->bytes(), P, O, S, StartHead);
   if (Summary)

@@ -182,6 +182,15 @@ public:
   placeBundles(Object &Host, llvm::ArrayRef<std::optional<uint64_t>> Sizes,
                const HostRewriteOptions &Opts = {}) const;
 
+  /// Where placeBundles() puts the new section in the file computeLayout()
+  /// makes of \p Host, known before the bundles' sizes (which do not move
+  /// it), so that the caller may write each new bundle while later ones are
+  /// still being made. The same as long as \p Host has no other new segment.
+  llvm::Expected<uint64_t> newSectionFileOffset(const Object &Host) const;
+  /// Where placeBundles() puts a changed bundle in the new section after
+  /// \p Before bytes of those before it (at a multiple of 4096).
+  static uint64_t nextBundleOffset(uint64_t Before);
+
 private:
   /// One write into a section of the model.
   struct Edit {

@@ -77,6 +77,13 @@ struct Layout {
 /// error.
 llvm::Expected<Layout> computeLayout(const Object &Obj);
 
+/// The file offset computeLayout() gives a new segment at \p VAddr aligned
+/// to \p Align (a power of two) without Segment::VAddrMinusOffset, when its
+/// bytes may start at \p Pos at the earliest (the input's size, for the
+/// first new segment): the first offset from Pos on that is congruent to
+/// VAddr modulo Align. (With VAddrMinusOffset it is VAddr minus that.)
+uint64_t newSegmentOffset(uint64_t Pos, uint64_t VAddr, uint64_t Align);
+
 } // namespace hotswap
 
 #endif // HOTSWAP_OBJECT_LAYOUT_H

@@ -29,7 +29,8 @@
 // a destination that cannot seek (standard output, a FIFO, a device) gets
 // the whole file rendered in memory first. A caller that knows early that
 // the output begins with the input's bytes may have them copied on a pool
-// while it computes the rest (OutputFile::startHeadCopy).
+// while it computes the rest (OutputFile::startHeadCopy), and write parts
+// it finishes early before the rest (OutputFile::writeAhead).
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,6 +85,16 @@ public:
   /// writes over what the image has elsewhere there: the bytes are the
   /// image's whatever it holds.
   bool startHeadCopy(uint64_t Length, llvm::ThreadPoolInterface &Pool);
+
+  /// Whether writeAhead() may be called: the output is a temporary file.
+  bool canWriteAhead() const;
+  /// Writes \p Pieces now, on the calling thread (the head copy may run
+  /// meanwhile): bytes the caller knows before the rest, beyond the head
+  /// (a library's new bundles while later ones are still being made). The
+  /// image commit() is given then leaves those bytes out (where none of its
+  /// pieces goes beyond the head, the file keeps what is there). At most one
+  /// thread at a time.
+  llvm::Error writeAhead(OutputPieces Pieces);
 
   /// Writes \p Image and puts it in place of the destination.
   llvm::Error commit(const OutputImage &Image);
