@@ -213,13 +213,18 @@ struct OutputFile::State {
   std::atomic<bool> CancelHead{false};
   uint64_t HeadCopied = 0; // (set by the copying task)
   int HeadErrno = 0;
-  /// writeAhead() copied from the source.
+  /// writeAhead() copied from the source; why it failed.
   bool CopiedAhead = false;
+  std::optional<Error> AheadFailed;
 
   ~State() {
     CancelHead = true;
     if (HeadDone.valid())
       HeadDone.wait();
+    // Never committed: the run failed for a reason of its own, which it
+    // reports; that a write ahead failed too adds nothing.
+    if (AheadFailed)
+      consumeError(std::move(*AheadFailed));
   }
 
   /// Copies the source's first \p Length bytes, a slice at a time (so that
@@ -290,12 +295,16 @@ bool OutputFile::startHeadCopy(uint64_t Length, ThreadPoolInterface &Pool) {
 
 bool OutputFile::canWriteAhead() const { return S->Tmp.has_value(); }
 
-Error OutputFile::writeAhead(OutputPieces Pieces) {
+bool OutputFile::writeAhead(OutputPieces Pieces) {
   State &St = *S;
-  if (!St.Tmp)
-    return makeError("this output cannot be written ahead");
-  return writePieces(St.Tmp->fd(), std::move(Pieces), {}, St.Source,
-                     /*Head=*/0, St.CopiedAhead);
+  if (!St.Tmp || St.AheadFailed)
+    return false;
+  if (Error E = writePieces(St.Tmp->fd(), std::move(Pieces), {}, St.Source,
+                            /*Head=*/0, St.CopiedAhead)) {
+    St.AheadFailed.emplace(std::move(E));
+    return false;
+  }
+  return true;
 }
 
 Error OutputFile::commit(const OutputImage &Image) {
@@ -305,6 +314,11 @@ Error OutputFile::commit(const OutputImage &Image) {
   if (St.K == State::Kind::Device)
     return writeInPlace(St.Target, Image);
 
+  if (St.AheadFailed) {
+    Error E = std::move(*St.AheadFailed);
+    St.AheadFailed.reset();
+    return E;
+  }
   uint64_t Head = 0;
   if (St.HeadDone.valid()) {
     St.HeadDone.wait();

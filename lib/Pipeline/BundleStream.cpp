@@ -57,10 +57,8 @@ bool BundleStream::settle(size_t B) {
     return false; // placeBundles says what is wrong
   OutputPieces Out;
   Out.append(std::move((*N)->Pieces), SectionAt + Off, uint64_t(0));
-  if (Error E = Write(std::move(Out))) {
-    Err = std::move(E);
-    return false;
-  }
+  if (!Write(std::move(Out)))
+    return false; // (the output's commit fails, saying why)
   Sizes[B] = Size;
   Offsets[B] = Off;
   Placed = Off + Size;

@@ -156,13 +156,13 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
     if (std::optional<uint64_t> At =
             expectedToOptional(HB->newSectionFileOffset(**Host)))
       Stream.emplace(*Plans, *At, std::move(WriteAhead));
-  if (Error E =
-          runAll(*Plans, P, Opts, Summary, JSON, Stream ? &*Stream : nullptr))
-    return std::move(E);
+  Error RunErr =
+      runAll(*Plans, P, Opts, Summary, JSON, Stream ? &*Stream : nullptr);
+  if (Stream) // (a write that failed, say on a full disk, is said too)
+    RunErr = joinErrors(std::move(RunErr), Stream->takeError());
+  if (RunErr)
+    return std::move(RunErr);
   const size_t Streamed = Stream ? Stream->settled() : 0;
-  if (Stream)
-    if (Error E = Stream->takeError())
-      return std::move(E);
 
   // The new bundles, laid out (a compressed one compressed), and placed;
   // those streamed are written already.

@@ -280,8 +280,9 @@ struct Rewritten {
 };
 
 /// Writes pieces of the output (offsets into it) before the rest, beyond
-/// its head (OutputFile::writeAhead).
-using WriteAheadFn = std::function<llvm::Error(OutputPieces)>;
+/// its head (OutputFile::writeAhead): false when that failed (the output's
+/// commit says why).
+using WriteAheadFn = std::function<bool(OutputPieces)>;
 
 /// Called, when a run reads an input whose output begins with the input's
 /// own bytes (a code object, a host binary) and has no provenance record,

@@ -93,8 +93,10 @@ public:
   /// (a library's new bundles while later ones are still being made). The
   /// image commit() is given then leaves those bytes out (where none of its
   /// pieces goes beyond the head, the file keeps what is there). At most one
-  /// thread at a time.
-  llvm::Error writeAhead(OutputPieces Pieces);
+  /// thread at a time. False when the write failed (a full disk): nothing
+  /// more is written ahead, and commit() fails with the reason, as it does
+  /// for its own writes.
+  bool writeAhead(OutputPieces Pieces);
 
   /// Writes \p Image and puts it in place of the destination.
   llvm::Error commit(const OutputImage &Image);
