@@ -39,6 +39,10 @@ struct hotswap::pipeline::DigestJob {
   ArrayRef<uint8_t> Input;
   std::function<void(ArrayRef<uint8_t>)> Release;
   std::atomic<bool> Cancel{false};
+  /// Its owner asked for it (get()) while another thread had it along: it
+  /// is given back at that thread's next step, and nobody takes it along
+  /// again (the owner hashes it, rather than wait).
+  std::atomic<bool> Asked{false};
   std::mutex Lock;
   std::condition_variable Changed;
   Phase P = Waiting;
@@ -114,7 +118,8 @@ public:
   std::shared_ptr<DigestJob> take(const DigestJob *Self) {
     std::lock_guard<std::mutex> G(Lock);
     for (const std::shared_ptr<DigestJob> &S : List)
-      if (S.get() != Self && S->claim())
+      if (S.get() != Self && !S->Asked.load(std::memory_order_relaxed) &&
+          S->claim())
         return S;
     return nullptr;
   }
@@ -132,6 +137,9 @@ void drive(DigestJob &Own) {
     if (Other && Other->ended()) {
       Other->leave();
       WaitingJobs::get().remove(Other.get());
+      Other.reset();
+    } else if (Other && Other->Asked.load(std::memory_order_relaxed)) {
+      Other->leave(); // back to its owner
       Other.reset();
     }
     if (!Other)
@@ -195,9 +203,11 @@ Sha256::Digest InputDigest::get() {
     if (S->claim())
       drive(*S);
     std::unique_lock<std::mutex> G(S->Lock);
+    if (S->P == DigestJob::Hashing)
+      S->Asked.store(true, std::memory_order_relaxed);
     S->Changed.wait(G, [&] { return S->P != DigestJob::Hashing; });
     // Cancel is only set by the destructor: it ran to its end, or whoever
-    // took it along put it back (then this thread goes on with it).
+    // took it along gave it back (then this thread goes on with it).
     if (S->P == DigestJob::Done)
       return S->Result;
   }
