@@ -628,6 +628,20 @@ TEST(HostBinaryAnalyze, SharedAndSeparateBundles) {
     EXPECT_EQ(Multi.HB->bundles()[I].Addr, L.bundleAddr(S, I));
     EXPECT_EQ(Multi.HB->bundles()[I].Bytes, ArrayRef<uint8_t>(S.Bundles[I]));
   }
+  // The caller is told of each bundle once, in order, when analyze is done
+  // reading it (a wrapper to a bundle seen before adds nothing).
+  S.Wrappers = {{How::Rela, 0}, {How::Rela, 1}, {How::Rela, 0}, {How::Rela, 2}};
+  Host Told(S);
+  ASSERT_TRUE(Told.ok());
+  std::vector<ArrayRef<uint8_t>> Read;
+  Expected<HostBinary> Again = HostBinary::analyze(
+      *Told.Obj, [&](ArrayRef<uint8_t> B) { Read.push_back(B); });
+  ASSERT_TRUE(bool(Again)) << toString(Again.takeError());
+  ASSERT_EQ(Read.size(), 3u);
+  for (size_t I = 0; I < 3; ++I) {
+    EXPECT_EQ(Read[I].data(), Again->bundles()[I].Bytes.data());
+    EXPECT_EQ(Read[I].size(), Again->bundles()[I].Bytes.size());
+  }
 }
 
 TEST(HostBinaryAnalyze, SizedAsHipSizesThem) {

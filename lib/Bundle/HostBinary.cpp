@@ -405,7 +405,9 @@ static Error checkBundlesApart(ArrayRef<HostBundle> Bundles,
   return Error::success();
 }
 
-Expected<HostBinary> HostBinary::analyze(const Object &Host) {
+Expected<HostBinary>
+HostBinary::analyze(const Object &Host,
+                    function_ref<void(ArrayRef<uint8_t>)> ReadBundle) {
   if (Error E = checkHeader(Host))
     return std::move(E);
 
@@ -467,6 +469,8 @@ Expected<HostBinary> HostBinary::analyze(const Object &Host) {
         B.Compressed = F->Compressed;
         HB.Bundles.push_back(B);
         HB.BundleSites.push_back({F->Section, F->Offset});
+        if (ReadBundle)
+          ReadBundle(B.Bytes);
       }
       W.Bundle = It->second;
       HB.Wrappers.push_back(std::move(W));

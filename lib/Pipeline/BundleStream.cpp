@@ -9,9 +9,11 @@ using namespace hotswap;
 using namespace hotswap::pipeline;
 
 BundleStream::BundleStream(std::vector<BundlePlan> &Plans, uint64_t SectionAt,
-                           WriteAheadFn Write)
+                           WriteAheadFn Write,
+                           std::function<void(ArrayRef<uint8_t>)> Release)
     : Plans(Plans), SectionAt(SectionAt), Write(std::move(Write)),
-      Left(Plans.size(), 0), Sizes(Plans.size()), Offsets(Plans.size()) {
+      Release(std::move(Release)), Left(Plans.size(), 0), Sizes(Plans.size()),
+      Offsets(Plans.size()) {
   for (size_t B = 0; B < Plans.size(); ++B)
     for (const auto &R : Plans[B].Runs) {
       BundleOf[R.get()] = B;
@@ -67,6 +69,8 @@ bool BundleStream::settle(size_t B) {
     R->Model.reset();
     R->ModelLayout.reset();
     R->Record.reset();
+    if (Release && R->InputOffset)
+      Release(R->Payload);
   }
   return true;
 }

@@ -8,9 +8,13 @@
 // ended are laid out and written into the output in order (WriteAheadFn),
 // by the thread of the run that ended last, instead of all of them after the
 // last run on one thread; their code objects' models are let go once
-// written. A bundle with a code object that failed, and every bundle after
-// it, is left to be written with the rest. The bytes are the same either
-// way: Hosts.cpp checks the placement against placeBundles() and the
+// written, and the input's pages they lie in handed back (writing a bundle
+// reads the small pieces of its code objects' input bytes through the
+// input's mapping, which maps 2 MiB at a time where the page cache holds
+// the file in huge pages: not handed back, they would make the process
+// hold most of a library). A bundle with a code object that failed, and every
+// bundle after it, is left to be written with the rest. The bytes are the same
+// either way: Hosts.cpp checks the placement against placeBundles() and the
 // layout's.
 //
 //===----------------------------------------------------------------------===//
@@ -32,8 +36,11 @@ public:
   /// \p Plans' new bundles go at \p SectionAt of the output, written with
   /// \p Write. Made before the runs start (the runs with an error before
   /// they start are never waited for).
+  /// \p Release: PipelineOptions::ReleaseInput, for the input bytes a
+  /// written bundle's pieces were read from.
   BundleStream(std::vector<BundlePlan> &Plans, uint64_t SectionAt,
-               WriteAheadFn Write);
+               WriteAheadFn Write,
+               std::function<void(llvm::ArrayRef<uint8_t>)> Release);
 
   /// Called as each run ends (runCodeObjects' Ended), on its thread.
   void ended(const CodeObjectRun &Run);
@@ -56,6 +63,7 @@ private:
   std::vector<BundlePlan> &Plans;
   const uint64_t SectionAt;
   const WriteAheadFn Write;
+  const std::function<void(llvm::ArrayRef<uint8_t>)> Release;
   llvm::DenseMap<const CodeObjectRun *, size_t> BundleOf;
 
   std::mutex Lock;

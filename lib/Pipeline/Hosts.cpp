@@ -25,9 +25,28 @@ using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::pipeline;
 
+/// Hands back the pages of \p Input around \p Bytes, part of it, once
+/// their header was read. Where the page cache holds the file in 2 MiB
+/// folios, Linux maps a whole folio at a touch: reading the headers of
+/// librocsparse.so.0.1's bundles would make the process hold half a GB. So
+/// the 2 MiB blocks Bytes begins and ends in go too, not only the pages
+/// inside it (whoever reads them again maps them again).
+static void releaseAround(ArrayRef<uint8_t> Input, ArrayRef<uint8_t> Bytes,
+                          const PipelineOptions &Opts) {
+  constexpr uint64_t Block = 2u << 20;
+  if (!Opts.ReleaseInput || Bytes.empty())
+    return;
+  const uint64_t Begin =
+      alignDown(uint64_t(Bytes.data() - Input.data()), Block);
+  const uint64_t End = std::min<uint64_t>(
+      alignTo(uint64_t(Bytes.end() - Input.data()), Block), Input.size());
+  Opts.ReleaseInput(Input.slice(Begin, End - Begin));
+}
+
 /// A plan per bundle of \p HB, whose bytes lie in \p Input.
 static Expected<std::vector<BundlePlan>>
-planBundles(const bundle::HostBinary &HB, ArrayRef<uint8_t> Input) {
+planBundles(const bundle::HostBinary &HB, ArrayRef<uint8_t> Input,
+            const PipelineOptions &Opts) {
   std::vector<BundlePlan> Plans;
   DecompressionBudget Budget(Input.size());
   for (const bundle::HostBundle &B : HB.bundles()) {
@@ -37,6 +56,7 @@ planBundles(const bundle::HostBinary &HB, ArrayRef<uint8_t> Input) {
     if (!Plan)
       return Plan.takeError();
     Plans.push_back(std::move(*Plan));
+    releaseAround(Input, B.Bytes, Opts);
   }
   return std::move(Plans);
 }
@@ -71,15 +91,17 @@ static Error checkHostRecord(const Object &Host, ArrayRef<uint8_t> Input,
 /// A host rewritten for the first time: its code objects are likely to
 /// change too, each then needing its own digest. They are made now, in
 /// order, for the thread that hashes the host to take along (two messages
-/// hash at nearly twice the speed of one), not each by its run. The host's
-/// hash hands the pages back behind it; their runs do for the rest.
+/// hash at nearly twice the speed of one), not each by its run. Each hands
+/// its pages back behind it, as the host's does (whoever hashes a code
+/// object, its run may have read and handed back its pages before).
 static void hashAlong(std::vector<BundlePlan> &Plans,
                       const PipelineOptions &Opts) {
   for (BundlePlan &Plan : Plans)
     for (auto &R : Plan.Runs)
       if (!R->Err)
-        R->Digest = std::make_shared<InputDigest>(
-            R->Payload, Opts, /*Release=*/false, InputDigest::Ahead::Along);
+        R->Digest = std::make_shared<InputDigest>(R->Payload, Opts,
+                                                  R->InputOffset.has_value(),
+                                                  InputDigest::Ahead::Along);
 }
 
 /// The bundles written ahead went where the host's layout puts them: a
@@ -130,7 +152,8 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
   Expected<std::unique_ptr<Object>> Host = readObject(Ref, RO);
   if (!Host)
     return Host.takeError();
-  Expected<bundle::HostBinary> HB = bundle::HostBinary::analyze(**Host);
+  Expected<bundle::HostBinary> HB = bundle::HostBinary::analyze(
+      **Host, [&](ArrayRef<uint8_t> B) { releaseAround(Input, B, Opts); });
   if (!HB)
     return HB.takeError();
   const bool Recorded = carriesRecord(**Host);
@@ -145,7 +168,7 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
   std::vector<json::Value> JSON;
   if (Error E = checkHostRecord(**Host, Input, P, Opts, JSON))
     return std::move(E);
-  Expected<std::vector<BundlePlan>> Plans = planBundles(*HB, Input);
+  Expected<std::vector<BundlePlan>> Plans = planBundles(*HB, Input, Opts);
   if (!Plans)
     return Plans.takeError();
   if (!Recorded)
@@ -155,7 +178,7 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
   if (WriteAhead)
     if (std::optional<uint64_t> At =
             expectedToOptional(HB->newSectionFileOffset(**Host)))
-      Stream.emplace(*Plans, *At, std::move(WriteAhead));
+      Stream.emplace(*Plans, *At, std::move(WriteAhead), Opts.ReleaseInput);
   Error RunErr =
       runAll(*Plans, P, Opts, Summary, JSON, Stream ? &*Stream : nullptr);
   if (Stream) // (a write that failed, say on a full disk, is said too)

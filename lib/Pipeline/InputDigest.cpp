@@ -6,7 +6,9 @@
 // is waiting along as a second lane (Sha256::updateBoth), so the input of a
 // library and its code objects, or two files of one command, are hashed
 // side by side; when its own is done it puts the other back for its owner
-// or the next one to come.
+// or the next one to come, and sooner when the other's owner asks for it
+// (get()), so that no owner waits for a thread that merely took its digest
+// along.
 //
 //===----------------------------------------------------------------------===//
 

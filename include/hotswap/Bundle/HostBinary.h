@@ -150,7 +150,13 @@ public:
   /// Relocations are read from every SHF_ALLOC SHT_RELA / SHT_RELR section
   /// (`.rela.dyn`, `.rela.plt`, `.relr.dyn`). The result refers to \p Host,
   /// which must outlive it and is the only object replaceBundles accepts.
-  static llvm::Expected<HostBinary> analyze(const Object &Host);
+  ///
+  /// \p ReadBundle, when set, is called with each bundle's bytes once its
+  /// header was read (analyze reads no more of them): a caller holding a
+  /// large input in memory may hand their pages back.
+  static llvm::Expected<HostBinary>
+  analyze(const Object &Host,
+          llvm::function_ref<void(llvm::ArrayRef<uint8_t>)> ReadBundle = {});
 
   llvm::ArrayRef<HostWrapper> wrappers() const { return Wrappers; }
   llvm::ArrayRef<HostBundle> bundles() const { return Bundles; }
