@@ -105,6 +105,15 @@ Expected<InputFile> patternInput(const TempDir &Dir, size_t Size,
   return InputFile::open(Path);
 }
 
+/// The file at \p Path holds \p Want, no more.
+void expectFileHolds(const std::string &Path,
+                     const std::vector<uint8_t> &Want) {
+  const std::string Got = readText(Path);
+  ASSERT_EQ(Got.size(), Want.size());
+  EXPECT_TRUE(std::equal(Want.begin(), Want.end(),
+                         reinterpret_cast<const uint8_t *>(Got.data())));
+}
+
 /// The temporary next to \p Dir's files while it exists.
 std::string temporaryIn(const TempDir &Dir) {
   for (const std::string &N : Dir.list())
@@ -303,10 +312,7 @@ TEST(OutputFile, PiecesOfEverySizeOverlappingAsInOrder) {
   Image.renderInto(Want);
   const std::string OutPath = Dir.file("out");
   ASSERT_EQ(errorText(writeFileAtomically(OutPath, Image, &*Src)), "");
-  const std::string Got = readText(OutPath);
-  ASSERT_EQ(Got.size(), Want.size());
-  EXPECT_TRUE(std::equal(Want.begin(), Want.end(),
-                         reinterpret_cast<const uint8_t *>(Got.data())));
+  expectFileHolds(OutPath, Want);
 }
 
 // A Late piece's bytes may change until BeforeLate runs, which is after the
@@ -401,10 +407,7 @@ TEST(OutputFile, HeadCopyGivesTheImageWhateverItBeginsWith) {
     ASSERT_TRUE(bool(F)) << toString(F.takeError());
     ASSERT_TRUE(F->startHeadCopy(Bytes.size(), Pool));
     ASSERT_EQ(errorText(F->commit(Image)), "");
-    const std::string Got = readText(OutPath);
-    ASSERT_EQ(Got.size(), Want.size());
-    EXPECT_TRUE(std::equal(Want.begin(), Want.end(),
-                           reinterpret_cast<const uint8_t *>(Got.data())));
+    expectFileHolds(OutPath, Want);
   }
   EXPECT_EQ(Dir.list(), (std::vector<std::string>{"in", "out"}));
 }
@@ -468,10 +471,7 @@ TEST(OutputFile, PiecesWrittenAheadStayUnderTheImage) {
   Image.Size = Size;
   Image.Pieces = Rest;
   ASSERT_EQ(errorText(F->commit(Image)), "");
-  const std::string Got = readText(OutPath);
-  ASSERT_EQ(Got.size(), Want.size());
-  EXPECT_TRUE(std::equal(Want.begin(), Want.end(),
-                         reinterpret_cast<const uint8_t *>(Got.data())));
+  expectFileHolds(OutPath, Want);
   EXPECT_EQ(Dir.list(), (std::vector<std::string>{"in", "out"}));
 
   Expected<OutputFile> Stdout = OutputFile::create("-", &*Src);
