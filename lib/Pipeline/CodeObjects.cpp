@@ -164,6 +164,8 @@ Error pipeline::runCodeObjects(
       if (Opts.OnCodeObject)
         Opts.OnCodeObject(R.Name);
       runAndKeepReports(R, P, Opts);
+      if (Ended)
+        Ended(R);
     }
     if (Opts.Warn)
       for (const std::string &W : R.Warnings)

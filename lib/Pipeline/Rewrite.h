@@ -184,9 +184,10 @@ struct CodeObjectRun {
 /// \p JSONOut (with an "entry" member).
 ///
 ///
-/// \p Ended, when set and the runs go on the pool, is called on the thread
-/// of each run as it ends (never for one with an error before it started);
-/// the last call returns before this does.
+/// \p Ended, when set, is called on the thread of each run as it ends
+/// (never for one with an error before it started; on the pool, or here
+/// before its reports are handed on); the last call returns before this
+/// does.
 llvm::Error
 runCodeObjects(llvm::ArrayRef<CodeObjectRun *> Runs, const PipelineText &P,
                const PipelineOptions &Opts, RunSummary &Summary,

@@ -49,15 +49,17 @@ hotswap::runPipeline(MemoryBufferRef Input, StringRef Pipeline,
   return std::unique_ptr<MemoryBuffer>(std::move(Buf));
 }
 
-/// Whether the output file may be made before the run ends, to copy the
-/// input's bytes it begins with meanwhile (OutputFile::startHeadCopy): a
-/// file to write, a pool to copy on beside the run, passes that transform,
-/// and enough bytes for the copy to matter.
+/// Whether the output file may be made before the run ends: a file to
+/// write, passes that transform, and enough bytes for it to matter. Then,
+/// with a pool, the input's bytes the output begins with are copied into it
+/// meanwhile (OutputFile::startHeadCopy), and a library's new bundles are
+/// written as they are done (OutputFile::writeAhead; on one thread too, so
+/// that the models they come from go as soon as they are written).
 static bool mayWriteAhead(StringRef OutPath, const PipelineText &P,
-                          const PipelineOptions &Opts, uint64_t InputSize) {
+                          uint64_t InputSize) {
   constexpr uint64_t WriteAheadFrom = 64 << 20;
-  return Opts.ThreadPool && !OutPath.empty() && OutPath != "-" &&
-         !P.canonical().empty() && !P.restores() && InputSize >= WriteAheadFrom;
+  return !OutPath.empty() && OutPath != "-" && !P.canonical().empty() &&
+         !P.restores() && InputSize >= WriteAheadFrom;
 }
 
 Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
@@ -95,7 +97,7 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
   // them into the output file on the pool while the code objects run.
   std::optional<OutputFile> Out;
   StartHeadFn StartHead;
-  if (mayWriteAhead(OutPath, P, Opts, In->bytes().size()))
+  if (mayWriteAhead(OutPath, P, In->bytes().size()))
     StartHead = [&](uint64_t Length) -> WriteAheadFn {
       Expected<OutputFile> F = OutputFile::create(OutPath, &*In);
       if (!F) {
@@ -105,7 +107,8 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
         return {};
       }
       Out.emplace(std::move(*F));
-      Out->startHeadCopy(Length, *Opts.ThreadPool);
+      if (Opts.ThreadPool)
+        Out->startHeadCopy(Length, *Opts.ThreadPool);
       if (!Out->canWriteAhead())
         return {};
       return [&Out](OutputPieces Pieces) {
