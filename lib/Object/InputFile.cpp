@@ -80,9 +80,12 @@ void InputFile::release(ArrayRef<uint8_t> Bytes) const {
   auto From = reinterpret_cast<uintptr_t>(Bytes.data());
   if (Bytes.empty() || From < Begin || From > End || Bytes.size() > End - From)
     return;
+  // Blocks of the file (Begin is its offset 0, page-aligned).
+  constexpr uint64_t Block = 2u << 20;
   const uint64_t Page = sys::Process::getPageSizeEstimate();
-  const uintptr_t First = alignTo(From, Page);
-  const uintptr_t Last = alignDown(From + Bytes.size(), Page);
+  const uintptr_t First = Begin + alignDown(From - Begin, Block);
+  const uintptr_t Last = std::min<uintptr_t>(
+      Begin + alignTo(From + Bytes.size() - Begin, Block), alignTo(End, Page));
   // A mapping of the file that was never written: the pages come back from
   // the file when touched again.
   if (First < Last)

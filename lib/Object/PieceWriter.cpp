@@ -161,12 +161,10 @@ Error skipHead(int FD, std::vector<OutputPiece> &Pieces,
 }
 
 /// The pages of the source's mapping that pieces written from memory read,
-/// handed back behind them: where the page cache holds the file in 2 MiB
-/// folios, Linux maps a whole folio at each touch, and the few bytes each
-/// of a library's code objects has among its pieces would map most of the
-/// library (650 MiB of librocsparse.so.0.1's 1.25 GB) by the end. The
-/// blocks around what was read go every 64 MiB of the input (pages handed
-/// back come back from the file if read again).
+/// handed back behind them every 64 MiB of the input (InputFile::release):
+/// where the page cache holds the file in 2 MiB folios, the few bytes each
+/// of a library's code objects has among its pieces would otherwise map
+/// most of the library (650 MiB of librocsparse.so.0.1's 1.25 GB).
 class SourcePages {
 public:
   explicit SourcePages(const InputFile *Source) : Source(Source) {}
@@ -182,18 +180,14 @@ public:
   }
 
   void release() {
-    if (From >= To)
-      return;
-    ArrayRef<uint8_t> In = Source->bytes();
-    const uint64_t Begin = alignDown(From, Block);
-    const uint64_t End = std::min<uint64_t>(alignTo(To, Block), In.size());
-    Source->release(In.slice(Begin, End - Begin));
+    if (From < To)
+      Source->release(Source->bytes().slice(From, To - From));
     From = UINT64_MAX;
     To = 0;
   }
 
 private:
-  static constexpr uint64_t Block = 2u << 20, Stride = 64u << 20;
+  static constexpr uint64_t Stride = 64u << 20;
   const InputFile *Source;
   uint64_t From = UINT64_MAX, To = 0;
 };

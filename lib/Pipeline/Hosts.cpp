@@ -25,24 +25,6 @@ using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::pipeline;
 
-/// Hands back the pages of \p Input around \p Bytes, part of it, once
-/// their header was read. Where the page cache holds the file in 2 MiB
-/// folios, Linux maps a whole folio at a touch: reading the headers of
-/// librocsparse.so.0.1's bundles would make the process hold half a GB. So
-/// the 2 MiB blocks Bytes begins and ends in go too, not only the pages
-/// inside it (whoever reads them again maps them again).
-static void releaseAround(ArrayRef<uint8_t> Input, ArrayRef<uint8_t> Bytes,
-                          const PipelineOptions &Opts) {
-  constexpr uint64_t Block = 2u << 20;
-  if (!Opts.ReleaseInput || Bytes.empty())
-    return;
-  const uint64_t Begin =
-      alignDown(uint64_t(Bytes.data() - Input.data()), Block);
-  const uint64_t End = std::min<uint64_t>(
-      alignTo(uint64_t(Bytes.end() - Input.data()), Block), Input.size());
-  Opts.ReleaseInput(Input.slice(Begin, End - Begin));
-}
-
 /// A plan per bundle of \p HB, whose bytes lie in \p Input.
 static Expected<std::vector<BundlePlan>>
 planBundles(const bundle::HostBinary &HB, ArrayRef<uint8_t> Input,
@@ -56,7 +38,9 @@ planBundles(const bundle::HostBinary &HB, ArrayRef<uint8_t> Input,
     if (!Plan)
       return Plan.takeError();
     Plans.push_back(std::move(*Plan));
-    releaseAround(Input, B.Bytes, Opts);
+    // (Reading a header maps the file around it: handed back now.)
+    if (Opts.ReleaseInput)
+      Opts.ReleaseInput(B.Bytes);
   }
   return std::move(Plans);
 }
@@ -152,8 +136,14 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
   Expected<std::unique_ptr<Object>> Host = readObject(Ref, RO);
   if (!Host)
     return Host.takeError();
-  Expected<bundle::HostBinary> HB = bundle::HostBinary::analyze(
-      **Host, [&](ArrayRef<uint8_t> B) { releaseAround(Input, B, Opts); });
+  // Each bundle's header read maps the file around it (2 MiB where the
+  // page cache holds it in huge folios: half of librocsparse.so.0.1 for
+  // its headers alone), handed back as soon as it is read.
+  Expected<bundle::HostBinary> HB =
+      bundle::HostBinary::analyze(**Host, [&](ArrayRef<uint8_t> B) {
+        if (Opts.ReleaseInput)
+          Opts.ReleaseInput(B);
+      });
   if (!HB)
     return HB.takeError();
   const bool Recorded = carriesRecord(**Host);

@@ -52,9 +52,13 @@ public:
   std::optional<unsigned> permissions() const {
     return FD >= 0 ? std::optional<unsigned>(Mode) : std::nullopt;
   }
-  /// Drops the whole pages inside \p Bytes (which must lie in bytes()) from
-  /// this process's memory when the input is mapped from its file: they are
-  /// read again from the file if touched later. Nothing otherwise.
+  /// Drops the pages of \p Bytes (which must lie in bytes()) from this
+  /// process's memory when the input is mapped from its file: they are read
+  /// again from the file if touched later. Nothing otherwise. Whole 2 MiB
+  /// blocks of the file go, around Bytes too: where the page cache holds
+  /// the file in 2 MiB folios, Linux maps a whole folio at each touch
+  /// (whatever madvise says), so a read of a few bytes holds 2 MiB, which
+  /// pages inside Bytes alone would not give back.
   void release(llvm::ArrayRef<uint8_t> Bytes) const;
   /// Gives up ownership of the buffer (the descriptor is closed).
   std::unique_ptr<llvm::MemoryBuffer> takeBuffer();
