@@ -31,6 +31,7 @@
 #include <condition_variable>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 using namespace llvm;
@@ -463,6 +464,81 @@ TEST(ConcurrencyInputs, LargeFilesAreCopiedAheadOnThePool) {
     Names.push_back(sys::path::filename(I->path()).str());
   llvm::sort(Names);
   EXPECT_EQ(Names, (std::vector<std::string>{"in.co", "out.co"}));
+}
+
+// FileRewrite in turn, as hotswap-opt runs many files: on each of two
+// threads every file is started before the one before it is finished, so
+// that finishing one hashes the next one's input along. Until finish() the
+// output does not exist; after it, it holds the bytes of the run alone. A
+// rewrite dropped without finish() leaves nothing.
+TEST(ConcurrencyInputs, FileRewritesInTurnWriteWhatRunsAloneDo) {
+  const std::vector<Prepared> &All = prepared();
+  ASSERT_EQ(All.size(), NumCases);
+  SmallString<128> Dir;
+  ASSERT_FALSE(sys::fs::createUniqueDirectory("hotswap-turn", Dir));
+  auto Cleanup = make_scope_exit([&] { sys::fs::remove_directories(Dir); });
+  auto InPath = [&](size_t I) { return (Dir + "/in" + Twine(I)).str(); };
+  auto OutPath = [&](unsigned T, size_t I) {
+    return (Dir + "/out" + Twine(T) + "-" + Twine(I)).str();
+  };
+  for (size_t I = 0; I < NumCases; ++I) {
+    std::error_code EC;
+    raw_fd_ostream OS(InPath(I), EC);
+    ASSERT_FALSE(EC);
+    OS << StringRef(All[I].Object.data(), All[I].Object.size());
+  }
+  std::vector<std::string> Problems =
+      runOnThreads(2, 1, [&](unsigned T, unsigned) -> std::string {
+        std::string Problem;
+        std::optional<FileRewrite> Before;
+        size_t BeforeIndex = 0;
+        auto FinishBefore = [&] {
+          Error E = Before->finish();
+          Before.reset();
+          if (E) {
+            Problem += toString(std::move(E)) + "; ";
+            return;
+          }
+          auto Out = MemoryBuffer::getFile(OutPath(T, BeforeIndex));
+          if (!Out)
+            Problem += OutPath(T, BeforeIndex) + " missing; ";
+          else if ((*Out)->getBuffer() != All[BeforeIndex].Expected)
+            Problem +=
+                All[BeforeIndex].Name + ": " +
+                difference(All[BeforeIndex].Expected, (*Out)->getBuffer()) +
+                "; ";
+        };
+        for (size_t K = 0; K < NumCases; ++K) {
+          const size_t I = (K + T * 3) % NumCases;
+          Expected<FileRewrite> F =
+              FileRewrite::start(InPath(I), OutPath(T, I), All[I].Pipeline);
+          if (!F)
+            return toString(F.takeError());
+          if (sys::fs::exists(OutPath(T, I)))
+            Problem += OutPath(T, I) + " exists before finish(); ";
+          if (Before)
+            FinishBefore();
+          Before.emplace(std::move(*F));
+          BeforeIndex = I;
+        }
+        FinishBefore();
+        // Started, then dropped.
+        Expected<FileRewrite> Dropped = FileRewrite::start(
+            InPath(0), (Dir + "/dropped" + Twine(T)).str(), All[0].Pipeline);
+        if (!Dropped)
+          return toString(Dropped.takeError());
+        return Problem;
+      });
+  EXPECT_TRUE(Problems.empty()) << joined(Problems);
+  std::error_code EC;
+  size_t Files = 0;
+  for (sys::fs::directory_iterator I(Dir, EC), End; I != End && !EC;
+       I.increment(EC)) {
+    ++Files;
+    EXPECT_FALSE(StringRef(sys::path::filename(I->path())).starts_with("d"))
+        << I->path();
+  }
+  EXPECT_EQ(Files, 3 * NumCases); // inputs, and each thread's outputs
 }
 
 // Several targets at once: at every moment the threads run different

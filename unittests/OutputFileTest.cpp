@@ -346,6 +346,72 @@ TEST(OutputFile, LatePiecesAreWrittenAfterBeforeLate) {
   EXPECT_EQ(std::string(Buf.begin(), Buf.end()), "new bytes!!!!");
 }
 
+// In two steps (FileRewrite): writeUntilLate() writes what comes before the
+// first Late piece, over a head copy too, without running BeforeLate, and
+// leaves the destination alone; commit() runs it, then writes the rest
+// (later pieces still win where they overlap earlier ones). An image
+// without a Late piece is all written by the first step.
+TEST(OutputFile, WritingUntilLateLeavesTheRestToCommit) {
+  TempDir Dir;
+  Expected<InputFile> Src =
+      patternInput(Dir, 1 << 20, [](size_t I) { return uint8_t(I % 251 + 1); });
+  ASSERT_TRUE(bool(Src)) << toString(Src.takeError());
+  ArrayRef<uint8_t> Bytes = Src->bytes();
+  DefaultThreadPool Pool(hardware_concurrency(2));
+  std::vector<uint8_t> Tail(8, '?');
+  const std::vector<uint8_t> Over(3, 'o');
+  for (bool WithLate : {true, false}) {
+    SCOPED_TRACE(WithLate ? "with a Late piece" : "without one");
+    unsigned BeforeLateCalls = 0;
+    OutputImage Image;
+    Image.Size = Bytes.size() + 100;
+    Image.Pieces = [&] {
+      OutputPieces P;
+      P.Pieces.push_back({0, Bytes, uint64_t(0)});
+      P.Pieces.push_back({10, ArrayRef<uint8_t>(Content), std::nullopt});
+      OutputPiece Late{Bytes.size() + 20, Tail, std::nullopt};
+      Late.Late = WithLate;
+      P.Pieces.push_back(Late);
+      // After the Late piece, over an earlier piece and the Late one.
+      P.Pieces.push_back({12, Over, std::nullopt});
+      P.Pieces.push_back({Bytes.size() + 26, Over, std::nullopt});
+      return P;
+    };
+    Image.BeforeLate = [&] {
+      ++BeforeLateCalls;
+      std::fill(Tail.begin(), Tail.end(), '!');
+    };
+    std::fill(Tail.begin(), Tail.end(), '?');
+    const std::string OutPath = Dir.file("out");
+    Expected<OutputFile> F = OutputFile::create(OutPath, &*Src);
+    ASSERT_TRUE(bool(F)) << toString(F.takeError());
+    ASSERT_TRUE(F->startHeadCopy(Bytes.size(), Pool));
+    ASSERT_EQ(errorText(F->writeUntilLate(Image)), "");
+    EXPECT_EQ(BeforeLateCalls, 0u);
+    EXPECT_FALSE(sys::fs::exists(OutPath));
+    const std::string Early = readText(temporaryIn(Dir));
+    ASSERT_EQ(Early.size(), Image.Size);
+    EXPECT_EQ(Early.substr(10, 9), WithLate ? "new bytes" : "neoooytes");
+    EXPECT_EQ(Early.substr(Bytes.size() + 20, 8),
+              WithLate ? std::string(8, '\0') : "??????oo");
+
+    ASSERT_EQ(errorText(F->commit(Image)), "");
+    EXPECT_EQ(BeforeLateCalls, WithLate ? 1u : 0u);
+    // The image with Tail as it is now.
+    OutputImage Now = Image;
+    Now.BeforeLate = {};
+    std::vector<uint8_t> Want(Now.Size);
+    Now.renderInto(Want);
+    expectFileHolds(OutPath, Want);
+    const std::string Got = readText(OutPath);
+    EXPECT_EQ(Got.substr(10, 9), "neoooytes");
+    EXPECT_EQ(Got.substr(Bytes.size() + 20, 8),
+              WithLate ? "!!!!!!oo" : "??????oo");
+    EXPECT_EQ(Dir.list(), (std::vector<std::string>{"in", "out"}));
+    ASSERT_FALSE(sys::fs::remove(OutPath));
+  }
+}
+
 // The head copy: the input's first bytes are copied into the temporary on
 // a pool while the caller computes the rest; whatever the image turns out
 // to begin with (all of the head, less of it, none, an image shorter than

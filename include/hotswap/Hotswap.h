@@ -130,9 +130,10 @@ struct PipelineOptions {
   /// Containers: called with input bytes the run has finished reading (each
   /// code object of a bundle once it ran; on the thread that ran it, so
   /// possibly concurrently), so that the caller may drop them from memory.
-  /// runPipelineOnFile sets it to release those pages of a mapped input
-  /// (InputFile::release, thread-safe), which keeps a large library's peak
-  /// memory near what its new code objects add.
+  /// runPipelineOnFile sets it, for an input of 32 MiB or more, to release
+  /// those pages of the mapped input (InputFile::release, thread-safe),
+  /// which keeps a large library's peak memory near what its new code
+  /// objects add.
   std::function<void(llvm::ArrayRef<uint8_t>)> ReleaseInput;
   /// Count the kernels of every code object into RunSummary::Kernels, also
   /// when no pass of the pipeline looks at them (hotswap-opt --dry-run).
@@ -199,6 +200,43 @@ llvm::Error runPipelineOnFile(llvm::StringRef InPath, llvm::StringRef OutPath,
                               llvm::StringRef Pipeline,
                               const PipelineOptions &Opts = {},
                               RunSummary *Summary = nullptr);
+
+/// runPipelineOnFile in two steps, for a caller that rewrites many files
+/// on one thread. The last bytes of a rewritten file's output are its
+/// provenance record's digest of the input, which is computed last: start()
+/// does everything but those bytes (reads, runs, writes the rest of the
+/// output into its temporary file) and leaves the digest waiting; finish()
+/// hashes what is left of it, writes the rest and puts the output in place.
+/// Started before the previous file's finish(), a file's digest is taken
+/// along by the thread that hashes that file's, in the CPU's second lane
+/// (where it has the SHA extensions: two digests cost little more than
+/// one), so that a run over many files hashes them two at a time even on one
+/// thread. Output bytes are the same either way.
+class FileRewrite {
+public:
+  /// Everything runPipelineOnFile does before the bytes that wait for the
+  /// digest; \p Summary is filled in here. Errors are those of
+  /// runPipelineOnFile, and the output is then not touched. \p Opts must
+  /// outlive finish() (it is copied; what it points to is not).
+  static llvm::Expected<FileRewrite> start(llvm::StringRef InPath,
+                                           llvm::StringRef OutPath,
+                                           llvm::StringRef Pipeline,
+                                           const PipelineOptions &Opts = {},
+                                           RunSummary *Summary = nullptr);
+  FileRewrite(FileRewrite &&);
+  FileRewrite &operator=(FileRewrite &&);
+  /// Without finish(): the output is neither created nor changed.
+  ~FileRewrite();
+
+  /// Writes the rest of the output and puts it in place (nothing when
+  /// start() found nothing to write). Once.
+  llvm::Error finish();
+
+private:
+  FileRewrite();
+  struct State;
+  std::unique_ptr<State> S;
+};
 
 /// Lower level: runs a parsed pipeline on a model (what the two functions
 /// above do between reading and writing). \p Obj is modified in place; on

@@ -216,6 +216,12 @@ struct OutputFile::State {
   /// writeAhead() copied from the source; why it failed.
   bool CopiedAhead = false;
   std::optional<Error> AheadFailed;
+  /// After writeUntilLate(): the image's pieces, where the part it left
+  /// begins, and what commit() needs to know of the part written.
+  std::optional<OutputPieces> Started;
+  size_t RestFrom = 0;
+  uint64_t Head = 0;
+  bool Copied = false;
 
   ~State() {
     CancelHead = true;
@@ -225,6 +231,27 @@ struct OutputFile::State {
     // reports; that a write ahead failed too adds nothing.
     if (AheadFailed)
       consumeError(std::move(*AheadFailed));
+  }
+
+  /// Before the image's pieces are written into the temporary: fails with
+  /// what failed ahead; waits for the head copy (setting Head, how much of
+  /// the file it holds), and sizes the file to \p Size.
+  Error prepare(uint64_t Size) {
+    if (AheadFailed) {
+      Error E = std::move(*AheadFailed);
+      AheadFailed.reset();
+      return E;
+    }
+    if (HeadDone.valid()) {
+      HeadDone.wait();
+      if (HeadErrno != 0 && !(HeadCopied == 0 && kernelRefusesCopy(HeadErrno)))
+        return errnoError(HeadErrno);
+      Head = std::min(HeadCopied, Size);
+    }
+    Copied = Head != 0 || CopiedAhead;
+    if (std::error_code EC = sys::fs::resize_file(Tmp->fd(), Size))
+      return makeError(EC.message());
+    return Error::success();
   }
 
   /// Copies the source's first \p Length bytes, a slice at a time (so that
@@ -307,6 +334,30 @@ bool OutputFile::writeAhead(OutputPieces Pieces) {
   return true;
 }
 
+/// The pieces of \p All from \p From to \p To (they point into All's
+/// buffers, which must outlive them).
+static OutputPieces slicePieces(const OutputPieces &All, size_t From,
+                                size_t To) {
+  OutputPieces P;
+  P.Pieces.assign(All.Pieces.begin() + From, All.Pieces.begin() + To);
+  return P;
+}
+
+Error OutputFile::writeUntilLate(const OutputImage &Image) {
+  State &St = *S;
+  if (St.K != State::Kind::Temporary || St.Started)
+    return Error::success();
+  if (Error E = St.prepare(Image.Size))
+    return E;
+  St.Started = Image.Pieces();
+  const std::vector<OutputPiece> &All = St.Started->Pieces;
+  St.RestFrom =
+      llvm::find_if(All, [](const OutputPiece &P) { return P.Late; }) -
+      All.begin();
+  return writePieces(St.Tmp->fd(), slicePieces(*St.Started, 0, St.RestFrom), {},
+                     St.Source, St.Head, St.Copied);
+}
+
 Error OutputFile::commit(const OutputImage &Image) {
   State &St = *S;
   if (St.K == State::Kind::Stdout)
@@ -314,35 +365,31 @@ Error OutputFile::commit(const OutputImage &Image) {
   if (St.K == State::Kind::Device)
     return writeInPlace(St.Target, Image);
 
-  if (St.AheadFailed) {
-    Error E = std::move(*St.AheadFailed);
-    St.AheadFailed.reset();
-    return E;
-  }
-  uint64_t Head = 0;
-  if (St.HeadDone.valid()) {
-    St.HeadDone.wait();
-    if (St.HeadErrno != 0 &&
-        !(St.HeadCopied == 0 && kernelRefusesCopy(St.HeadErrno)))
-      return errnoError(St.HeadErrno);
-    Head = std::min(St.HeadCopied, Image.Size);
-  }
   const int FD = St.Tmp->fd();
-  if (std::error_code EC = sys::fs::resize_file(FD, Image.Size))
-    return makeError(EC.message());
-
-  // Piece by piece, from where each lies: the input's file (in the kernel)
-  // or memory. The file is zeros where no piece goes.
-  bool Copied = Head != 0 || St.CopiedAhead;
-  if (Error E = writePieces(FD, Image.Pieces(), Image.BeforeLate, St.Source,
-                            Head, Copied))
-    return E;
+  if (St.Started) {
+    // The part writeUntilLate() left, from its first Late piece on.
+    if (St.RestFrom != St.Started->Pieces.size() && Image.BeforeLate)
+      Image.BeforeLate();
+    if (Error E = writePieces(
+            FD,
+            slicePieces(*St.Started, St.RestFrom, St.Started->Pieces.size()),
+            {}, St.Source, /*Head=*/0, St.Copied))
+      return E;
+  } else {
+    if (Error E = St.prepare(Image.Size))
+      return E;
+    // Piece by piece, from where each lies: the input's file (in the
+    // kernel) or memory. The file is zeros where no piece goes.
+    if (Error E = writePieces(FD, Image.Pieces(), Image.BeforeLate, St.Source,
+                              St.Head, St.Copied))
+      return E;
+  }
   if (St.Dest)
     if (Error E = copyAttributes(FD, St.Target, *St.Dest))
       return E;
   // Copies came from the descriptor: make sure the file did not change
   // while they were made.
-  if (Copied)
+  if (St.Copied)
     if (Error E = St.Source->checkUnchanged())
       return E;
   Error E = St.Tmp->keepAs(St.Target);

@@ -62,16 +62,32 @@ static bool mayWriteAhead(StringRef OutPath, const PipelineText &P,
          !P.restores() && InputSize >= WriteAheadFrom;
 }
 
-Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
-                                 StringRef Pipeline,
-                                 const PipelineOptions &Opts,
-                                 RunSummary *Summary) {
+/// What a file's rewrite keeps between start() and finish(): everything
+/// the output's pieces point into, at stable addresses.
+struct FileRewrite::State {
+  std::optional<PipelineText> Text;
+  std::optional<InputFile> In;
+  PipelineOptions Opts;
+  std::optional<Rewritten> R;
+  OutputImage Image;
+  std::optional<OutputFile> Out;
+  std::string OutName; // for errors: the output's path, or "<stdout>"
+};
+
+FileRewrite::FileRewrite() : S(std::make_unique<State>()) {}
+FileRewrite::FileRewrite(FileRewrite &&) = default;
+FileRewrite &FileRewrite::operator=(FileRewrite &&) = default;
+FileRewrite::~FileRewrite() = default;
+
+Expected<FileRewrite> FileRewrite::start(StringRef InPath, StringRef OutPath,
+                                         StringRef Pipeline,
+                                         const PipelineOptions &Opts,
+                                         RunSummary *Summary) {
   Expected<PipelineText> Text = PipelineText::create(Pipeline, Opts);
   if (!Text)
     return Text.takeError();
-  const PipelineText &P = *Text;
-  if (Error E = P.checkRestoreAlone())
-    return E;
+  if (Error E = Text->checkRestoreAlone())
+    return std::move(E);
   // Rewriting in place needs a file to replace: a FIFO or a device would
   // block or be consumed, never rewritten.
   if (!OutPath.empty() && OutPath != "-" && InPath != "-") {
@@ -85,55 +101,88 @@ Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
           InPath, makeError("not a regular file: it cannot be rewritten in "
                             "place"));
   }
-  Expected<InputFile> In = InputFile::open(InPath);
-  if (!In)
-    return createFileError(InPath, In.takeError());
-  RunSummary S;
+  Expected<InputFile> Opened = InputFile::open(InPath);
+  if (!Opened)
+    return createFileError(InPath, Opened.takeError());
+  FileRewrite F;
+  State &St = *F.S;
+  St.Text.emplace(std::move(*Text));
+  St.In.emplace(std::move(*Opened));
+  const PipelineText &P = *St.Text;
+  InputFile &In = *St.In;
+  St.OutName = OutPath == "-" ? "<stdout>" : OutPath.str();
+  RunSummary Sum;
   // The bytes are this function's own: a host's bundles are released from
-  // memory as they are done.
-  PipelineOptions O = Opts;
-  O.ReleaseInput = [&In](ArrayRef<uint8_t> B) { In->release(B); };
+  // memory as they are done, a large input's pages behind its digest (a
+  // small one's go when it is closed, at no cost).
+  St.Opts = Opts;
+  constexpr uint64_t ReleaseFrom = 32u << 20;
+  if (In.bytes().size() >= ReleaseFrom)
+    St.Opts.ReleaseInput = [&In](ArrayRef<uint8_t> B) { In.release(B); };
   // A large output that begins with the input's bytes: the kernel copies
   // them into the output file on the pool while the code objects run.
-  std::optional<OutputFile> Out;
   StartHeadFn StartHead;
-  if (mayWriteAhead(OutPath, P, In->bytes().size()))
-    StartHead = [&](uint64_t Length) -> WriteAheadFn {
-      Expected<OutputFile> F = OutputFile::create(OutPath, &*In);
-      if (!F) {
+  if (mayWriteAhead(OutPath, P, In.bytes().size()))
+    StartHead = [&St, OutPath, &Opts](uint64_t Length) -> WriteAheadFn {
+      Expected<OutputFile> Made = OutputFile::create(OutPath, &*St.In);
+      if (!Made) {
         // Made again at the end, which reports why it cannot be (only if
         // there is something to write).
-        consumeError(F.takeError());
+        consumeError(Made.takeError());
         return {};
       }
-      Out.emplace(std::move(*F));
+      St.Out.emplace(std::move(*Made));
       if (Opts.ThreadPool)
-        Out->startHeadCopy(Length, *Opts.ThreadPool);
-      if (!Out->canWriteAhead())
+        St.Out->startHeadCopy(Length, *Opts.ThreadPool);
+      if (!St.Out->canWriteAhead())
         return {};
-      return [&Out](OutputPieces Pieces) {
-        return Out->writeAhead(std::move(Pieces));
+      return [&St](OutputPieces Pieces) {
+        return St.Out->writeAhead(std::move(Pieces));
       };
     };
-  Expected<Rewritten> R = rewriteInput(In->bytes(), P, O, S, StartHead);
+  Expected<Rewritten> R = rewriteInput(In.bytes(), P, St.Opts, Sum, StartHead);
   if (Summary)
-    *Summary = S;
+    *Summary = Sum;
   if (!R)
     return R.takeError();
-  if (OutPath.empty())
-    return Error::success();
-  // Rewriting a file in place that nothing changed would only touch it.
-  if (!S.OutputChanged && OutPath != "-" &&
-      sys::fs::equivalent(InPath, OutPath))
-    return Error::success();
-  if (!Out) {
-    Expected<OutputFile> F = OutputFile::create(OutPath, &*In);
-    if (!F)
-      return createFileError(OutPath == "-" ? "<stdout>" : OutPath,
-                             F.takeError());
-    Out.emplace(std::move(*F));
+  // Nothing to write; or rewriting a file in place that nothing changed
+  // would only touch it.
+  if (OutPath.empty() || (!Sum.OutputChanged && OutPath != "-" &&
+                          sys::fs::equivalent(InPath, OutPath))) {
+    St.Out.reset();
+    return std::move(F);
   }
-  if (Error E = Out->commit(R->image()))
-    return createFileError(OutPath == "-" ? "<stdout>" : OutPath, std::move(E));
+  if (!St.Out) {
+    Expected<OutputFile> Made = OutputFile::create(OutPath, &In);
+    if (!Made)
+      return createFileError(St.OutName, Made.takeError());
+    St.Out.emplace(std::move(*Made));
+  }
+  St.R.emplace(std::move(*R));
+  St.Image = St.R->image();
+  if (Error E = St.Out->writeUntilLate(St.Image))
+    return createFileError(St.OutName, std::move(E));
+  return std::move(F);
+}
+
+Error FileRewrite::finish() {
+  State &St = *S;
+  if (!St.Out)
+    return Error::success();
+  Error E = St.Out->commit(St.Image);
+  St.Out.reset();
+  if (E)
+    return createFileError(St.OutName, std::move(E));
   return Error::success();
+}
+
+Error hotswap::runPipelineOnFile(StringRef InPath, StringRef OutPath,
+                                 StringRef Pipeline,
+                                 const PipelineOptions &Opts,
+                                 RunSummary *Summary) {
+  Expected<FileRewrite> F =
+      FileRewrite::start(InPath, OutPath, Pipeline, Opts, Summary);
+  if (!F)
+    return F.takeError();
+  return F->finish();
 }

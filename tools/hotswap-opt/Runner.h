@@ -1,10 +1,10 @@
 //===- tools/hotswap-opt/Runner.h - Planning and running inputs -*- C++ -*-===//
 //
 // What the driver does with a configuration: decides where each input's
-// output goes (planJobs), runs the pipeline on every input -- at once on a
-// thread pool, their printed text and diagnostics buffered and flushed in
-// input order -- and says what happened to each (the closing line, -stats,
-// -time-passes).
+// output goes (planJobs), runs the pipeline on every input -- several in
+// turn on each thread of a pool (FileRewrite), their printed text and
+// diagnostics buffered and flushed in input order -- and says what happened
+// to each (the closing line, -stats, -time-passes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +20,9 @@
 
 #include "llvm/Support/ThreadPool.h"
 
+#include <atomic>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -68,9 +71,19 @@ public:
   void printSummary(const Plan &P);
 
 private:
-  void runOne(Job &J, bool Parallel);
+  struct Started;
+  /// Runs a job up to what waits for its input's digest (FileRewrite).
+  /// \p Buffered: its text and diagnostics go to the job's buffers.
+  std::unique_ptr<Started> start(Job &J, bool Buffered);
+  /// Finishes what start() began, and reports how it went.
+  void end(Started &S);
+  /// Runs the jobs that \p Next hands out, in turn, a few in flight: each
+  /// job is started before those before it end, so that ending them hashes
+  /// its input along with theirs (FileRewrite).
+  void runInTurn(std::vector<Job> &Jobs, std::atomic<size_t> &Next,
+                 const std::function<void(size_t)> &Finish);
   PipelineOptions optionsFor(Job &J, llvm::raw_ostream &Text,
-                             llvm::raw_ostream &Diag, bool Parallel);
+                             llvm::raw_ostream &Diag, bool Buffered);
   void flushInOrder(std::vector<Job> &Jobs);
 
   const DriverConfig &C;

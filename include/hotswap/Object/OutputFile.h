@@ -98,7 +98,17 @@ public:
   /// for its own writes.
   bool writeAhead(OutputPieces Pieces);
 
-  /// Writes \p Image and puts it in place of the destination.
+  /// The first part of commit(), for a caller with other work to do while
+  /// the Late pieces of \p Image are not final yet (a digest another file's
+  /// run may compute along with its own): writes every piece before the
+  /// first Late one (all of them when there is none), without calling
+  /// BeforeLate. commit(), given the same image, then writes only the rest.
+  /// Does nothing for an output that is not a temporary file (standard
+  /// output, a device): commit() writes all of it.
+  llvm::Error writeUntilLate(const OutputImage &Image);
+
+  /// Writes \p Image (what writeUntilLate() left of it) and puts it in
+  /// place of the destination.
   llvm::Error commit(const OutputImage &Image);
 
 private:
