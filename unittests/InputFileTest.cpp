@@ -62,6 +62,19 @@ TEST(InputFile, ReleasedBytesReadBackFromTheFile) {
   }
 }
 
+// Releasing pages as they are read is worth it for a mapped input of
+// ReleaseFrom bytes or more only.
+TEST(InputFile, OnlyLargeMappedInputsAreWorthReleasing) {
+  for (size_t Size : {size_t(100), size_t(InputFile::ReleaseFrom) - 1,
+                      size_t(InputFile::ReleaseFrom)}) {
+    TempFile F(Size);
+    Expected<InputFile> In = InputFile::open(F.Path);
+    ASSERT_TRUE(bool(In)) << toString(In.takeError());
+    EXPECT_EQ(In->worthReleasing(), Size >= InputFile::ReleaseFrom)
+        << "size " << Size;
+  }
+}
+
 TEST(LargeBuffer, ReservesWithoutHoldingBytes) {
   for (size_t Size : {size_t(0), size_t(10), size_t(64) << 20}) {
     std::vector<uint8_t> V = largeBuffer(Size);

@@ -92,6 +92,11 @@ void InputFile::release(ArrayRef<uint8_t> Bytes) const {
     ::madvise(reinterpret_cast<void *>(First), Last - First, MADV_DONTNEED);
 }
 
+bool InputFile::worthReleasing() const {
+  return Buffer && Buffer->getBufferKind() == MemoryBuffer::MemoryBuffer_MMap &&
+         Buffer->getBufferSize() >= ReleaseFrom;
+}
+
 InputFile::~InputFile() {
   if (FD >= 0)
     sys::Process::SafelyCloseFileDescriptor(FD);

@@ -167,7 +167,8 @@ Error skipHead(int FD, std::vector<OutputPiece> &Pieces,
 /// most of the library (650 MiB of librocsparse.so.0.1's 1.25 GB).
 class SourcePages {
 public:
-  explicit SourcePages(const InputFile *Source) : Source(Source) {}
+  explicit SourcePages(const InputFile *Source)
+      : Source(Source && Source->worthReleasing() ? Source : nullptr) {}
 
   void read(const OutputPiece &P) {
     if (!Source || !P.InputOffset || P.Bytes.data() == nullptr ||

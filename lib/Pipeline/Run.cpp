@@ -113,11 +113,9 @@ Expected<FileRewrite> FileRewrite::start(StringRef InPath, StringRef OutPath,
   St.OutName = OutPath == "-" ? "<stdout>" : OutPath.str();
   RunSummary Sum;
   // The bytes are this function's own: a host's bundles are released from
-  // memory as they are done, a large input's pages behind its digest (a
-  // small one's go when it is closed, at no cost).
+  // memory as they are done, a large input's pages behind its digest.
   St.Opts = Opts;
-  constexpr uint64_t ReleaseFrom = 32u << 20;
-  if (In.bytes().size() >= ReleaseFrom)
+  if (In.worthReleasing())
     St.Opts.ReleaseInput = [&In](ArrayRef<uint8_t> B) { In.release(B); };
   // A large output that begins with the input's bytes: the kernel copies
   // them into the output file on the pool while the code objects run.
