@@ -30,6 +30,10 @@ def suite_many(a, work, corpus):
         + cos,
         "cp-r": ["cp", "-r"] + cos + [out + "/"],
     }
+    if a.baseline:
+        # The same command with another build, in the same alternation.
+        cmds["base-t{}".format(n)] = [a.baseline] + \
+            cmds["hs-t{}".format(n)][1:]
 
     def before(k):
         shutil.rmtree(out, ignore_errors=True)
@@ -93,6 +97,9 @@ def suite_many(a, work, corpus):
     print()
     print("speed-up of --threads={} over --threads=1: {:.2f}x".format(
         n, med["hs-t1"] / med[tn]))
+    if a.baseline:
+        print("baseline {}: {:.2f}x the wall time of this build".format(
+            a.baseline, med["base-t{}".format(n)] / med[tn]))
     if summary:
         print("summary line (--threads={}): {}".format(extra_n, summary[0]))
     print("outputs that differ from the input: {} of {}".format(changed,
