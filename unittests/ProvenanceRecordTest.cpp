@@ -15,6 +15,8 @@
 
 #include "gtest/gtest.h"
 
+#include <random>
+
 using namespace llvm;
 using namespace hotswap;
 
@@ -177,6 +179,56 @@ TEST(ProvenanceRecordTest, EditsAreReadOffThePieces) {
             (std::vector<ByteRange>{{0, 13}, {60, 1}}));
   EXPECT_TRUE(rangesCover(std::vector<ByteRange>{{0, 20}, {50, 20}}, R));
   EXPECT_FALSE(rangesCover(std::vector<ByteRange>{{0, 12}, {50, 20}}, R));
+}
+
+// Against the definition, byte by byte: pieces of memory and of zeros
+// (where none goes) over random inputs with edits of every length at every
+// alignment, merge gaps 0 and 5.
+TEST(ProvenanceRecordTest, EditedRangesAreEveryDifferingRun) {
+  std::mt19937 Rng(7);
+  for (int Round = 0; Round < 300; ++Round) {
+    const size_t Size = 1 + Rng() % 200;
+    std::vector<uint8_t> Input(Size);
+    for (uint8_t &B : Input)
+      B = Rng() % 3 == 0 ? 0 : uint8_t(Rng());
+    // A copy of a slice with some bytes changed, and a hole (zeros).
+    const size_t From = Rng() % Size, To = From + Rng() % (Size - From + 1);
+    std::vector<uint8_t> Patch(Input.begin() + From, Input.begin() + To);
+    for (size_t K = Rng() % 6; K; --K)
+      if (!Patch.empty()) {
+        const size_t At = Rng() % Patch.size(), Len = 1 + Rng() % 12;
+        for (size_t J = At; J < std::min(Patch.size(), At + Len); ++J)
+          Patch[J] ^= uint8_t(1 + Rng() % 255);
+      }
+    const size_t HoleAt = Rng() % Size, HoleEnd = std::min(Size, HoleAt + 20);
+    OutputPieces P;
+    P.Pieces.push_back(
+        {0, ArrayRef<uint8_t>(Input).take_front(HoleAt), uint64_t(0)});
+    P.Pieces.push_back({HoleEnd, ArrayRef<uint8_t>(Input).drop_front(HoleEnd),
+                        uint64_t(HoleEnd)});
+    P.Pieces.push_back({From, Patch, std::nullopt});
+    std::vector<uint8_t> Out(Size + 8);
+    P.applyTo(Out);
+    for (uint64_t Gap : {uint64_t(0), uint64_t(5)}) {
+      std::vector<ByteRange> Want;
+      for (size_t I = 0; I < Size;) {
+        if (Out[I] == Input[I]) {
+          ++I;
+          continue;
+        }
+        size_t J = I;
+        while (J < Size && Out[J] != Input[J])
+          ++J;
+        if (!Want.empty() && I - Want.back().end() < Gap)
+          Want.back().Size = J - Want.back().Offset;
+        else
+          Want.push_back({I, J - I});
+        I = J;
+      }
+      EXPECT_EQ(editedRanges(P, Input, Size, Gap), Want)
+          << "round " << Round << ", gap " << Gap;
+    }
+  }
 }
 
 } // namespace
