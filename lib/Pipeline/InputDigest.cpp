@@ -30,7 +30,11 @@ using namespace hotswap::pipeline;
 namespace {
 /// Below this a pool task costs more than it saves.
 constexpr size_t AheadThreshold = 8u << 20;
-/// Hashed, then released, this much at a time.
+/// Hashed this much at a time: between two steps, a digest taken along is
+/// given back to its owner who asks for it (~0.15 ms in two lanes), and
+/// one that ended is replaced.
+constexpr size_t Step = 256u << 10;
+/// Released behind the hash this much at a time.
 constexpr size_t Chunk = 4u << 20;
 constexpr size_t PageSize = 4096;
 } // namespace
@@ -51,7 +55,7 @@ struct hotswap::pipeline::DigestJob {
   // Touched only by the thread that holds the digest (P == Hashing); the
   // lock hands them over.
   Sha256 H;
-  size_t Pos = 0;
+  size_t Pos = 0, Released = 0;
   Sha256::Digest Result{};
 
   /// Takes the digest if it is waiting. False if someone holds it or it
@@ -66,14 +70,20 @@ struct hotswap::pipeline::DigestJob {
 
   /// The next piece to hash (empty at the end).
   ArrayRef<uint8_t> next() const {
-    return Input.slice(Pos, std::min(Chunk, Input.size() - Pos));
+    return Input.slice(Pos, std::min(Step, Input.size() - Pos));
   }
 
-  /// After hashing \p Part (next()).
+  /// After hashing \p Part (next()): what was hashed goes a Chunk at a
+  /// time, the rest at the end.
   void advance(ArrayRef<uint8_t> Part) {
     Pos += Part.size();
-    if (Release)
-      Release(Part);
+    if (!Release)
+      return;
+    const size_t To = Pos == Input.size() ? Pos : alignDown(Pos, Chunk);
+    if (To > Released) {
+      Release(Input.slice(Released, To - Released));
+      Released = To;
+    }
   }
 
   /// Gives the digest up: finished, stopped or put back for later.
