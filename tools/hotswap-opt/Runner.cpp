@@ -80,6 +80,14 @@ static Plan expandInputs(const DriverConfig &C,
   std::set<sys::fs::UniqueID> Seen;
   for (const std::string &In : C.Inputs) {
     if (!C.Recursive || In == "-" || !sys::fs::is_directory(In)) {
+      // In place, a file named twice (or under two names, or also found
+      // in a tree) is rewritten once, as a tree's file reached twice.
+      sys::fs::UniqueID ID;
+      if (C.InPlace && In != "-" && !sys::fs::getUniqueID(In, ID) &&
+          !sys::fs::is_directory(In) && !Seen.insert(ID).second) {
+        ++P.Duplicates;
+        continue;
+      }
       P.Jobs.emplace_back();
       P.Jobs.back().In = In;
       Relative.emplace_back();
