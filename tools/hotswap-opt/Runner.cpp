@@ -265,7 +265,7 @@ static json::Value dryRunJSON(const Job &J) {
 
 /// A job between start() and end(): where it reports, and its rewrite.
 struct Runner::Started {
-  Started(Job &J) : J(J), TextBuf(J.Text), DiagBuf(J.Diag) {}
+  explicit Started(Job &J) : J(J), TextBuf(J.Text), DiagBuf(J.Diag) {}
   Job &J;
   bool Buffered = false;
   raw_string_ostream TextBuf, DiagBuf;
