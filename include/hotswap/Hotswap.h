@@ -192,7 +192,12 @@ runPipeline(llvm::MemoryBufferRef Input, llvm::StringRef Pipeline,
 /// \p InPath; when it does and nothing changed, the file is not touched.
 /// The output is written to a temporary file and renamed over \p OutPath
 /// only after everything succeeded: on any error \p OutPath is left
-/// untouched (and not created). An empty \p OutPath runs the pipeline
+/// untouched (and not created); so on SIGINT and SIGTERM, through LLVM's
+/// signal handlers, which the first temporary of the process installs on
+/// its thread (with an alternate signal stack that AddressSanitizer fails
+/// to free when a thread other than the main one ends: an embedder built
+/// with it installs them on its main thread first, as llvm::InitLLVM
+/// does). An empty \p OutPath runs the pipeline
 /// without writing (useful for print<...> and verify). Errors opening the
 /// input or writing the output are llvm::FileErrors naming that file; every
 /// other error is about the input's contents.
@@ -216,8 +221,9 @@ class FileRewrite {
 public:
   /// Everything runPipelineOnFile does before the bytes that wait for the
   /// digest; \p Summary is filled in here. Errors are those of
-  /// runPipelineOnFile, and the output is then not touched. \p Opts must
-  /// outlive finish() (it is copied; what it points to is not).
+  /// runPipelineOnFile, and the output is then not touched. \p Opts is
+  /// copied; what it points to (streams, the pool, what its callbacks
+  /// capture) must outlive finish().
   static llvm::Expected<FileRewrite> start(llvm::StringRef InPath,
                                            llvm::StringRef OutPath,
                                            llvm::StringRef Pipeline,
