@@ -82,9 +82,10 @@ static Plan expandInputs(const DriverConfig &C,
     if (!C.Recursive || In == "-" || !sys::fs::is_directory(In)) {
       // In place, a file named twice (or under two names, or also found
       // in a tree) is rewritten once, as a tree's file reached twice.
-      sys::fs::UniqueID ID;
-      if (C.InPlace && In != "-" && !sys::fs::getUniqueID(In, ID) &&
-          !sys::fs::is_directory(In) && !Seen.insert(ID).second) {
+      sys::fs::file_status St;
+      if (C.InPlace && In != "-" && !sys::fs::status(In, St) &&
+          St.type() != sys::fs::file_type::directory_file &&
+          !Seen.insert(St.getUniqueID()).second) {
         ++P.Duplicates;
         continue;
       }
