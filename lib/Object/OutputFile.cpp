@@ -29,6 +29,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <future>
+#include <mutex>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -102,6 +103,26 @@ Error copyAttributes(int FD, const std::string &Like, const struct stat &St) {
   return Error::success();
 }
 
+/// LLVM's list of files to remove on a signal orders a registration
+/// before its removal with atomics of its own, in LLVM's prebuilt code,
+/// which ThreadSanitizer does not see: temporaries of runs on several
+/// threads (hotswap-opt's inputs in turn) then read as a race there. Every
+/// registration and removal takes this lock, which it does see.
+std::mutex &signalListLock() {
+  static std::mutex M;
+  return M;
+}
+
+void removeOnSignal(StringRef Path) {
+  std::lock_guard<std::mutex> G(signalListLock());
+  sys::RemoveFileOnSignal(Path);
+}
+
+void keepOnSignal(StringRef Path) {
+  std::lock_guard<std::mutex> G(signalListLock());
+  sys::DontRemoveFileOnSignal(Path);
+}
+
 /// A temporary file next to the file it will replace: removed when this
 /// goes away unless kept, and on SIGINT/SIGTERM/... meanwhile.
 class TempFile {
@@ -116,7 +137,7 @@ public:
     std::error_code EC = sys::fs::createUniqueFile(
         Target + ".tmp%%%%%%%", T.FD, T.Path, sys::fs::OF_None, Mode);
     if (!EC)
-      sys::RemoveFileOnSignal(T.Path);
+      removeOnSignal(T.Path);
     pthread_sigmask(SIG_SETMASK, &Old, nullptr);
     if (EC) {
       T.Path.clear();
@@ -133,7 +154,7 @@ public:
       sys::Process::SafelyCloseFileDescriptor(FD);
     if (!Path.empty()) {
       sys::fs::remove(Path);
-      sys::DontRemoveFileOnSignal(Path);
+      keepOnSignal(Path);
     }
   }
   int fd() const { return FD; }
@@ -145,7 +166,7 @@ public:
       return makeError(EC.message());
     if (std::error_code EC = sys::fs::rename(Path, Target))
       return makeError(EC.message());
-    sys::DontRemoveFileOnSignal(Path);
+    keepOnSignal(Path);
     Path.clear();
     return Error::success();
   }
