@@ -162,7 +162,8 @@ def container_seeds(outdir, kind, bin_dir, tool, tmp, stats):
     # Decompression bombs (bundle.py bomb): random bytes claiming more than
     # the ratio allows, and real zstd/zlib streams of zeros whose header
     # claims as much, less or more than they hold (with and without the
-    # frame's content size).
+    # frame's content size, and with a frame that claims more than its raw
+    # blocks hold).
     bundle_py = os.path.join(ROOT, "test", "Bundle", "Inputs", "bundle.py")
     for name, args in (
             ("bomb-random", ["--claim", "0x100000000", "--random", "4096"]),
@@ -172,6 +173,9 @@ def container_seeds(outdir, kind, bin_dir, tool, tmp, stats):
             ("bomb-zstd-unsized", ["--claim", "0x1000", "--zstd-zeros", "0x100000",
                                    "--no-content-size"]),
             ("bomb-zstd-huge", ["--claim", "0x100000000", "--zstd-zeros", "0x100000"]),
+            ("bomb-zstd-frame-lies", ["--claim", "0x1000000", "--zstd-zeros",
+                                      "0x4000", "--raw-blocks",
+                                      "--frame-size", "0x1000000"]),
             ("bomb-zlib", ["--claim", "0x1000", "--zlib-zeros", "0x100000"])):
         if kind == "host" and name != "bomb-zstd-more":
             continue  # one is enough inside a host

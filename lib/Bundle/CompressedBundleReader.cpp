@@ -137,18 +137,20 @@ namespace {
 
 /// Where decompressed bytes go: grown in steps as the stream produces them,
 /// so what a bundle costs in memory follows what it really holds, not what
-/// its header claims. One byte more than \p Claimed may be produced: filling
-/// it means the data is longer than announced.
+/// its header (or a zstd frame's header: both are the file's word) claims.
+/// One byte more than \p Claimed may be produced: filling it means the data
+/// is longer than announced.
 class Sink {
 public:
-  /// \p Expected: the size the data says it has (zstd frames), which the
-  /// buffer starts with; else it starts small and doubles.
+  /// The buffer starts at four times the compressed bytes (at least
+  /// 64 KiB), or at \p Expected, the size the data says it has (zstd
+  /// frames), if that is less; then it doubles up to \p Claimed.
   Sink(uint64_t Claimed, uint64_t Compressed, std::optional<uint64_t> Expected)
       : Limit(Claimed + 1),
-        Next(std::min<uint64_t>(
-            Limit, Expected ? *Expected + 1
-                            : std::max<uint64_t>(Compressed * 4, uint64_t(64)
-                                                                     << 10))) {}
+        Next(std::min(
+            {Limit, Expected ? *Expected + 1 : Limit,
+             std::max<uint64_t>(SaturatingMultiply<uint64_t>(Compressed, 4),
+                                uint64_t(64) << 10)})) {}
   /// Room for more output; empty when Limit bytes were produced.
   MutableArrayRef<uint8_t> room() {
     if (Produced == Out.size() && Out.size() < Limit) {

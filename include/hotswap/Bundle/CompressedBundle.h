@@ -117,8 +117,9 @@ llvm::Error checkUncompressedSize(
 /// the method can expand the compressed bytes to (1032:1 for zlib, 32768:1 for
 /// zstd), within MaxCompressionRatio (above) and, for zstd, equal to what
 /// the frames declare when they declare it. Memory then follows what the
-/// data really decompresses to (at most twice that, in steps), never the
-/// size the header claims. What the uncompressed bytes are is not checked
+/// data really decompresses to (at most twice that, in steps, from four
+/// times the compressed bytes or 64 KiB), never the size the header or a
+/// frame claims. What the uncompressed bytes are is not checked
 /// here: parse them with parseOffloadBundle.
 llvm::Expected<DecompressedBundle> decompressBundle(
     llvm::ArrayRef<uint8_t> Bytes,

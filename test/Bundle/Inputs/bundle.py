@@ -30,13 +30,16 @@ Usage (lit: %bundle is "python bundle.py"):
   bundle.py extract FILE ID OUT
       Writes the payload of entry ID (plain bundle, or zlib CCOB).
   bundle.py bomb OUT --claim N (--random N [--seed S] | --zstd-zeros N
-                [--no-content-size] | --zlib-zeros N)
+                [--no-content-size | --frame-size M] [--raw-blocks]
+                | --zlib-zeros N)
       Writes a v3 CCOB whose header claims N uncompressed bytes over a
       stream of: N random bytes (zstd method; not a valid stream); a real
       zstd frame of RLE blocks that decompresses to N zero bytes in 4
-      bytes per 128 KiB (with the frame content size unless
-      --no-content-size); or a zlib stream of N zero bytes. The hash is
-      that of no bytes: these bundles must be refused before it matters.
+      bytes per 128 KiB (raw blocks, the zeros themselves, with
+      --raw-blocks), whose header declares N as its content size (M with
+      --frame-size, none with --no-content-size); or a zlib stream of N
+      zero bytes. The hash is that of no bytes: these bundles must be
+      refused before it matters.
   bundle.py edit IN OUT [--section NAME] EDIT...
       Applies each EDIT in order to the bytes of IN (positions from the
       bytes as edited so far). With --section, IN is an ELF64 file (a HIP
@@ -246,15 +249,18 @@ def section_range(data, name):
     return s["offset"], s["size"]
 
 
-def zstd_zeros(n, content_size=True):
-    """A zstd frame (RFC 8878) of RLE blocks that decompresses to n zeros."""
+def zstd_zeros(n, content_size=True, raw=False, frame_size=None):
+    """A zstd frame (RFC 8878) that decompresses to n zeros: RLE blocks (4
+    bytes each), or raw blocks (the zeros themselves) if raw. The frame
+    header declares frame_size as its content size (default n)."""
     block = 128 * 1024
     # Frame header descriptor: content size field of 8 bytes (flag 3) or
     # none (flag 0); not single-segment, so a window descriptor follows
     # (exponent 7: a 128 KiB window).
     out = bytearray(struct.pack("<I", 0xFD2FB528))
     if content_size:
-        out += bytes([0xC0, 7 << 3]) + struct.pack("<Q", n)
+        out += bytes([0xC0, 7 << 3]) + struct.pack(
+            "<Q", n if frame_size is None else frame_size)
     else:
         out += bytes([0x00, 7 << 3])
     left = n
@@ -262,8 +268,10 @@ def zstd_zeros(n, content_size=True):
         size = min(left, block)
         left -= size
         last = 1 if left == 0 else 0
-        hdr = last | (1 << 1) | (size << 3)  # block type 1: RLE
-        out += struct.pack("<I", hdr)[:3] + b"\0"
+        if raw:  # block type 0: raw
+            out += struct.pack("<I", last | (size << 3))[:3] + bytes(size)
+        else:  # block type 1: RLE
+            out += struct.pack("<I", last | (1 << 1) | (size << 3))[:3] + b"\0"
         if last:
             return bytes(out)
 
@@ -310,6 +318,8 @@ def main():
     kind.add_argument("--zstd-zeros", type=lambda v: int(v, 0))
     kind.add_argument("--zlib-zeros", type=lambda v: int(v, 0))
     bo.add_argument("--no-content-size", action="store_true")
+    bo.add_argument("--raw-blocks", action="store_true")
+    bo.add_argument("--frame-size", type=lambda v: int(v, 0))
     bo.add_argument("--seed", type=int, default=1)
     e = sub.add_parser("edit")
     e.add_argument("input")
@@ -368,7 +378,8 @@ def main():
             rng = random.Random(args.seed)
             stream = bytes(rng.getrandbits(8) for _ in range(args.random))
         elif args.zstd_zeros is not None:
-            stream = zstd_zeros(args.zstd_zeros, not args.no_content_size)
+            stream = zstd_zeros(args.zstd_zeros, not args.no_content_size,
+                                args.raw_blocks, args.frame_size)
         else:
             stream = zlib_zeros(args.zlib_zeros)
             method = 0
