@@ -434,6 +434,58 @@ TEST_P(StubTest, NotAStub) {
   EXPECT_FALSE((*D2)->HalfTarget2.has_value());
 }
 
+// looksLikeStubSlot turns away, on raw bytes, what decodeStub would turn
+// away after asking MC: code that starts like a stub (a kernel reaching its
+// data with s_getpc and s_add) but goes on where a stub has padding. Every
+// stub the encoder writes passes it.
+TEST_P(StubTest, SlotShapeNeedsNoMC) {
+  auto Pad = [&](std::vector<uint8_t> B) {
+    while (B.size() < 256) {
+      uint8_t W[4];
+      support::endian::write32le(W, TI.PadWord);
+      B.insert(B.end(), W, W + 4);
+    }
+    return B;
+  };
+  for (const std::string &PT : prologueTexts()) {
+    SCOPED_TRACE("prologue: " + PT);
+    auto E = encoder(assemble(PT));
+    ASSERT_TRUE(E);
+    const uint64_t P = E->prologue().size();
+    StubSpec Specs[3];
+    Specs[0].Form = StubSpec::Short;
+    Specs[0].Target = 0x1100 + P;
+    Specs[1].SGPR = highPair();
+    Specs[1].Target = 0x7fff00001100 + P;
+    Specs[2].Form = StubSpec::VCC;
+    Specs[2].Target = 0x20000;
+    for (StubSpec &S : Specs) {
+      S.StubAddr = 0x10000;
+      auto B = E->encode(S);
+      ASSERT_TRUE(isOk(B));
+      EXPECT_TRUE(looksLikeStubSlot(TI, *B, P)) << "form " << S.Form;
+    }
+  }
+  std::string GetPC = TI.GetPC, Add = TI.AddLo, Addc = TI.AddHi;
+  // A kernel's first instructions: the pc-relative address of its data,
+  // then more code; the slot ends in padding (its function ends there).
+  std::vector<uint8_t> Kernel =
+      assemble(GetPC + " s[0:1]\n" + Add + " s0, s0, lit(0x2594)\n" + Addc +
+               " s1, s1, lit(0x0)\ns_mov_b32 s2, s3\ns_endpgm\n");
+  EXPECT_FALSE(looksLikeStubSlot(TI, Pad(Kernel), 0));
+  // Code ending right where a long body would.
+  std::vector<uint8_t> Long =
+      assemble(GetPC + " s[0:1]\n" + Add + " s0, s0, lit(0x2594)\n" + Addc +
+               " s1, s1, lit(0x0)\ns_mov_b32 s2, s3\n");
+  EXPECT_TRUE(looksLikeStubSlot(TI, Pad(Long), 0));
+  Long.resize(Long.size() + 4, 0);
+  EXPECT_FALSE(looksLikeStubSlot(TI, Pad(Long), 0));
+  // A SOPP word, then anything but padding.
+  EXPECT_FALSE(looksLikeStubSlot(
+      TI, Pad(assemble("s_branch 8\ns_mov_b32 s2, s3\n")), 0));
+  EXPECT_TRUE(looksLikeStubSlot(TI, Pad(assemble("s_branch 8\n")), 0));
+}
+
 TEST_P(StubTest, AssemblerErrorsAreReturned) {
   testing::internal::CaptureStderr();
   auto B = mc().assemble("s_bogus_instruction s0\n");

@@ -23,6 +23,7 @@ import argparse
 import concurrent.futures
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -87,6 +88,9 @@ def corpus(dirs, containers=False):
     return sorted(seen.values())
 
 
+DROP = None  # --drop-lines: a regex of stdout and stderr lines to leave out
+
+
 def run(binary, inp, pipeline, flags, tmp):
     out = os.path.join(tmp, "out")
     if os.path.exists(out):
@@ -94,7 +98,11 @@ def run(binary, inp, pipeline, flags, tmp):
     r = subprocess.run([binary, "-passes=" + pipeline, inp, "-o", out] + flags,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     data = open(out, "rb").read() if os.path.exists(out) else None
-    norm = lambda b: b.replace(binary.encode(), b"BIN")
+    def norm(b):
+        b = b.replace(binary.encode(), b"BIN")
+        if DROP is not None:
+            b = b"".join(l for l in b.splitlines(True) if not DROP.search(l))
+        return b
     return (r.returncode, norm(r.stdout), norm(r.stderr),
             hashlib.sha256(data).hexdigest() if data is not None else None)
 
@@ -115,8 +123,14 @@ def main():
     ap.add_argument("--containers", action="store_true",
                     help="compare bundles, CCOBs and HIP host binaries "
                          "instead of code objects")
+    ap.add_argument("--drop-lines", metavar="REGEX",
+                    help="leave out stdout and stderr lines that match (a "
+                         "counter that a deliberate change added)")
     ap.add_argument("dirs", nargs="+")
     args = ap.parse_args()
+    global DROP
+    if args.drop_lines:
+        DROP = re.compile(args.drop_lines.encode())
     files = corpus(args.dirs, args.containers)
     pipelines = CONTAINER_PIPELINES if args.containers else PIPELINES
     work = [(args.old, args.new, f, p, fl) for f in files for p in pipelines

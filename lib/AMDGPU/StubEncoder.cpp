@@ -469,13 +469,20 @@ bool looksLikeStubStart(ArrayRef<uint8_t> Bytes) {
 
 bool looksLikeStubSlot(const TargetInfo &TI, ArrayRef<uint8_t> Slot,
                        uint64_t PrologueSize) {
-  if (Slot.size() < StubSlotSize || PrologueSize > StubSlotSize - 4 ||
+  if (Slot.size() < StubSlotSize || PrologueSize % 4 != 0 ||
+      PrologueSize > StubSlotSize - 4 ||
       !looksLikeStubStart(Slot.drop_front(PrologueSize)))
     return false;
-  // The jump is at most 24 bytes; padding fills the slot after it.
-  constexpr uint64_t MaxBody = 32;
-  return PrologueSize + MaxBody > StubSlotSize - 4 ||
-         read32(Slot, StubSlotSize - 4) == TI.PadWord;
+  // The jump is one word (s_branch, a SOPP word) or at most 24 bytes
+  // (s_getpc, s_add and s_addc with their literals, s_setpc); padding
+  // fills the slot after it. Code that starts like a stub has no run of
+  // padding words there.
+  const bool Short = (read32(Slot, PrologueSize) >> 23) == 0x17f;
+  for (uint64_t Off = PrologueSize + (Short ? 4 : 24); Off < StubSlotSize;
+       Off += 4)
+    if (read32(Slot, Off) != TI.PadWord)
+      return false;
+  return true;
 }
 
 Expected<std::optional<DecodedStub>>

@@ -370,6 +370,7 @@ bool TargetMC::literalCrashesLLVM(ArrayRef<uint8_t> Bytes) const {
 
 std::optional<DecodedInst> TargetMC::decodeOne(ArrayRef<uint8_t> Bytes,
                                                uint64_t Addr) const {
+  ++Decodes;
   if (Proxy)
     return Proxy->decodeOne(Bytes, Addr);
   DecodedInst D;

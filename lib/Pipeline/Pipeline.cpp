@@ -3,6 +3,7 @@
 #include "Rewrite.h"
 
 #include "hotswap/Object/Reader.h"
+#include "hotswap/Passes/TargetAnalysis.h"
 #include "hotswap/Passes/Verify.h"
 #include "hotswap/Support/Error.h"
 
@@ -73,6 +74,15 @@ Error pipeline::runPasses(Object &Obj, PassManager &PM,
     Ctx.CheckInvariants = true;
   }
   Error E = PM.run(Obj, AM, Ctx, &PI);
+  // What LLVM MC was needed for (the scratch pair is chosen from the
+  // descriptor: the default pipeline starts no MC for an object without
+  // stubs, and decodes no kernel code).
+  if (const TargetAnalysis::Result *T = AM.getCachedResult<TargetAnalysis>())
+    if (T->hasMC()) {
+      Ctx.Stats.add("target", "mc", "LLVM MC states created");
+      Ctx.Stats.add("target", "decoded", "instructions decoded by LLVM MC",
+                    T->instructionsDecoded());
+    }
   if (Opts.StatsOut)
     Opts.StatsOut->merge(Ctx.Stats);
   if (!Facts)

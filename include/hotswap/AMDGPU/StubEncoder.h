@@ -164,10 +164,11 @@ private:
 bool looksLikeStubStart(llvm::ArrayRef<uint8_t> Bytes);
 
 /// Whether the 256-byte slot \p Slot may hold a stub after a prologue of
-/// \p PrologueSize bytes: it begins like one (looksLikeStubStart) and, when
-/// the jump leaves room for padding, ends in \p TI's padding word. Code that
-/// merely starts like a stub (any SOP1 word) fails this before MC is asked
-/// anything; decodeStub() decides.
+/// \p PrologueSize bytes: it begins like one (looksLikeStubStart) and every
+/// word after the longest jump of that start (4 bytes after a SOPP word, 24
+/// after a SOP1 word) is \p TI's padding word. Code that merely starts
+/// like a stub (a kernel that begins with s_getpc to reach its data) fails
+/// this before MC is asked anything; decodeStub() decides.
 bool looksLikeStubSlot(const TargetInfo &TI, llvm::ArrayRef<uint8_t> Slot,
                        uint64_t PrologueSize = 0);
 

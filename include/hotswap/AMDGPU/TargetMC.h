@@ -89,6 +89,9 @@ public:
   /// \p Addr. std::nullopt when the bytes are not a valid instruction.
   std::optional<DecodedInst> decodeOne(llvm::ArrayRef<uint8_t> Bytes,
                                        uint64_t Addr) const;
+  /// How many times decodeOne() has run (what `-stats` reports as
+  /// instructions decoded: the default pipeline decodes no kernel code).
+  uint64_t decodeCount() const { return Decodes; }
 
   /// The assembly text of an instruction returned by decodeOne().
   std::string printInst(const llvm::MCInst &Inst, uint64_t Addr) const;
@@ -132,6 +135,7 @@ private:
   bool literalCrashesLLVM(llvm::ArrayRef<uint8_t> Bytes) const;
 
   mutable llvm::StringMap<unsigned> OpcodeMemo;
+  mutable uint64_t Decodes = 0;
 };
 
 } // namespace amdgpu

@@ -33,6 +33,9 @@ public:
     const amdgpu::TargetInfo &info() const { return Info; }
     /// This run's MC state for the target, created on first use.
     llvm::Expected<amdgpu::TargetMC &> mc();
+    /// Whether mc() created it, and how many instructions it decoded.
+    bool hasMC() const { return MC != nullptr; }
+    uint64_t instructionsDecoded() const { return MC ? MC->decodeCount() : 0; }
     /// -verify-analysis-preservation: the processor, its e_flags features
     /// and the code object version, which all follow from the ELF header.
     std::optional<std::string> firstDifference(const Result &Fresh) const;
