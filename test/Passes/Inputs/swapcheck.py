@@ -16,7 +16,8 @@ llvm-objdump's disassembly:
   - each swapped kernel's descriptor is FILE's but for its entry offset
     (and, entered through a stub, COMPUTE_PGM_RSRC3 and RSRC1: INST_PREF_SIZE
     and the SGPR granule), and it is entered at FILE's kernel moved by the
-    delta, directly or through a stub (emulated from the disassembly);
+    delta, directly or through a stub (emulated from the disassembly; in
+    a `<kernel>.stub`, after the prologue that may precede the jump);
   - the metadata of each swapped kernel has FILE's resource values (the
     .sgpr_count of a kernel entered through a long stub may be higher) and
     IN's other values; every other kernel's metadata is IN's;
@@ -165,13 +166,25 @@ def main(argv):
         through = "direct"
         mutable = [(16, 24)]
         if entry != code:
-            i = at.get(entry)
-            r = elfcheck.follow(insns, i) if i is not None else None
+            # The jump is the first instruction, or, when the entry is the
+            # kernel's <k>.stub, the first jump in its slot (a prologue may
+            # precede it).
+            r, prologue = None, 0
+            is_stub = any(s["name"] == k + ".stub" and s["type"] == 2 and
+                          s["value"] == entry for s in syms)
+            for a in range(entry, entry + (256 if is_stub else 4), 4):
+                i = at.get(a)
+                r = elfcheck.follow(insns, i) if i is not None else None
+                if r is not None:
+                    prologue = (a - entry) // 4
+                    break
             if r is None or r[1] != code:
                 fail("%s: entry 0x%x does not lead to FILE's code at 0x%x" %
                      (k, entry, code))
             else:
                 through = "stub %s%s" % (r[0], " " + r[2] if r[2] else "")
+                if prologue:
+                    through += " after %d words of prologue" % prologue
             mutable.append((44, 52))
         for i in range(64):
             if x[i] != y[i] and not any(lo <= i < hi for lo, hi in mutable):
