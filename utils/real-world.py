@@ -8,7 +8,9 @@ bundles back to back in one .hip_fatbin) through the offload URIs that
   * runs `-passes=trampoline,stub-syms,verify` (the verifier decodes and
     emulates every stub),
   * runs the same pipeline on the output and checks it is byte-identical,
-  * checks that llvm-readelf reads the output without a warning.
+  * checks that llvm-readelf reads the output without a warning,
+  * runs `-passes=restore` on the output and checks that it gives back the
+    extracted object byte for byte (the provenance record's undo).
 Prints a table per target and a final "N passed, N failed" line.
 
 Usage: utils/real-world.py [--tool PATH] [--work DIR] [--limit N] [--keep] [PKG ...]
@@ -152,6 +154,17 @@ def main():
                         failures.append("%s: llvm-readelf: %s" % (what, r3.stderr.decode().strip()))
                         row["failed"] += 1
                         continue
+                    back = name + ".back"
+                    r4 = run([tool, "-passes=restore", out1, "-o", back])
+                    if r4.returncode != 0:
+                        failures.append("%s: restore: %s" % (what, r4.stderr.decode(errors="replace").strip()))
+                        row["failed"] += 1
+                        continue
+                    if open(back, "rb").read() != blob:
+                        failures.append("%s: restore does not give back the original byte for byte" % what)
+                        row["failed"] += 1
+                        continue
+                    os.remove(back)
                     os.remove(out2)
                     os.remove(out1)
                     if not args.keep:
