@@ -14,6 +14,7 @@
 #include "hotswap/Object/Reader.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
+#include "hotswap/Support/Record.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -39,12 +40,6 @@ Error err(const Twine &Msg) { return makeError(Msg); }
 /// [Off, Off+Size) inside a file of FileSize bytes, without overflow.
 bool inFile(uint64_t Off, uint64_t Size, uint64_t FileSize) {
   return Off <= FileSize && Size <= FileSize - Off;
-}
-
-/// The record of type T at \p Off of \p B; the caller checked it is inside.
-template <typename T> const T &recordAt(ArrayRef<uint8_t> B, uint64_t Off) {
-  static_assert(alignof(T) == 1, "ELF64LE records may sit at any offset");
-  return *reinterpret_cast<const T *>(B.data() + Off);
 }
 
 /// Names are copied into the model: however a string table makes names
