@@ -9,12 +9,16 @@
 #include "hotswap/Bundle/CompressedBundle.h"
 #include "hotswap/Bundle/HostBinary.h"
 #include "hotswap/Bundle/OffloadBundle.h"
+#include "hotswap/Support/Record.h"
 
 #include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Object/ELFTypes.h"
 #include "llvm/Support/Endian.h"
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
+#include <cstring>
 #include <system_error>
 #include <unistd.h>
 
@@ -24,10 +28,29 @@ namespace hotswap {
 namespace bundle {
 
 namespace {
+
+using Elf_Ehdr = object::ELF64LE::Ehdr;
+using Elf_Shdr = object::ELF64LE::Shdr;
+
+/// Identification reads e_ident, e_type and e_machine: the header up to the
+/// end of e_machine.
+constexpr size_t MachineEnd =
+    offsetof(Elf_Ehdr, e_machine) + sizeof(Elf_Ehdr::e_machine);
+static_assert(MachineEnd == 20, "e_ident (16), e_type (2), e_machine (2)");
+
 bool startsWith(ArrayRef<uint8_t> Bytes, StringRef Magic) {
   return Bytes.size() >= Magic.size() &&
          std::equal(Magic.bytes_begin(), Magic.bytes_end(), Bytes.begin());
 }
+
+/// The ELF header that \p Bytes begin, as far as they hold it (the rest
+/// zero).
+Elf_Ehdr headerPrefix(ArrayRef<uint8_t> Bytes) {
+  Elf_Ehdr H{};
+  std::memcpy(&H, Bytes.data(), std::min(Bytes.size(), sizeof(H)));
+  return H;
+}
+
 } // namespace
 
 InputKind identifyInput(ArrayRef<uint8_t> Bytes) {
@@ -35,11 +58,10 @@ InputKind identifyInput(ArrayRef<uint8_t> Bytes) {
     return InputKind::OffloadBundle;
   if (startsWith(Bytes, CompressedBundleMagic))
     return InputKind::CompressedOffloadBundle;
-  // e_ident (16 bytes), e_type (2), e_machine (2).
-  if (startsWith(Bytes, ELF::ElfMagic) && Bytes.size() >= 20 &&
+  if (startsWith(Bytes, ELF::ElfMagic) && Bytes.size() >= MachineEnd &&
       Bytes[ELF::EI_CLASS] == ELF::ELFCLASS64 &&
       Bytes[ELF::EI_DATA] == ELF::ELFDATA2LSB) {
-    switch (support::endian::read16le(Bytes.data() + 18)) {
+    switch (headerPrefix(Bytes.take_front(MachineEnd)).e_machine) {
     case ELF::EM_AMDGPU:
       return InputKind::CodeObject;
     case ELF::EM_X86_64:
@@ -105,39 +127,39 @@ Expected<std::vector<uint8_t>> readAt(int FD, uint64_t Offset, size_t Size) {
   return B;
 }
 
-/// Whether the x86-64 ELF file \p FD (whose first 64 bytes are \p Ehdr)
+/// Whether the x86-64 ELF file \p FD (whose first 64 bytes are \p Head)
 /// names a HIP section; false when its headers do not hold together.
-Expected<bool> hasHipSection(int FD, ArrayRef<uint8_t> Ehdr) {
-  using support::endian::read16le;
-  using support::endian::read32le;
-  using support::endian::read64le;
-  if (Ehdr.size() < sizeof(ELF::Elf64_Ehdr))
+Expected<bool> hasHipSection(int FD, ArrayRef<uint8_t> Head) {
+  if (Head.size() < sizeof(Elf_Ehdr))
     return false;
-  const uint64_t ShOff = read64le(Ehdr.data() + 40);
-  const uint16_t ShEntSize = read16le(Ehdr.data() + 58);
-  const uint16_t ShNum = read16le(Ehdr.data() + 60);
-  const uint16_t ShStrNdx = read16le(Ehdr.data() + 62);
-  if (ShEntSize != sizeof(ELF::Elf64_Shdr) || ShNum == 0 || ShStrNdx >= ShNum)
+  const Elf_Ehdr &Ehdr = recordAt<Elf_Ehdr>(Head, 0);
+  const uint64_t ShOff = Ehdr.e_shoff;
+  const uint16_t ShNum = Ehdr.e_shnum, ShStrNdx = Ehdr.e_shstrndx;
+  if (Ehdr.e_shentsize != sizeof(Elf_Shdr) || ShNum == 0 || ShStrNdx >= ShNum)
     return false; // (extended numbering too: no HIP file needs it)
-  Expected<std::vector<uint8_t>> Shdrs =
-      readAt(FD, ShOff, size_t(ShNum) * sizeof(ELF::Elf64_Shdr));
-  if (!Shdrs)
-    return Shdrs.takeError();
-  if (Shdrs->size() != size_t(ShNum) * sizeof(ELF::Elf64_Shdr))
+  Expected<std::vector<uint8_t>> Table =
+      readAt(FD, ShOff, size_t(ShNum) * sizeof(Elf_Shdr));
+  if (!Table)
+    return Table.takeError();
+  if (Table->size() != size_t(ShNum) * sizeof(Elf_Shdr))
     return false;
-  const uint8_t *Str = Shdrs->data() + size_t(ShStrNdx) * 64;
-  const uint64_t StrOff = read64le(Str + 24), StrSize = read64le(Str + 32);
+  auto Shdr = [&](uint16_t I) -> const Elf_Shdr & {
+    return recordAt<Elf_Shdr>(*Table, size_t(I) * sizeof(Elf_Shdr));
+  };
+  const uint64_t StrOff = Shdr(ShStrNdx).sh_offset;
+  const uint64_t StrSize = Shdr(ShStrNdx).sh_size;
   if (StrSize == 0 || StrSize > (uint64_t(16) << 20))
     return false;
   Expected<std::vector<uint8_t>> Names = readAt(FD, StrOff, StrSize);
   if (!Names)
     return Names.takeError();
-  StringRef Table(reinterpret_cast<const char *>(Names->data()), Names->size());
+  StringRef Strings(reinterpret_cast<const char *>(Names->data()),
+                    Names->size());
   for (uint16_t I = 0; I < ShNum; ++I) {
-    uint32_t Name = read32le(Shdrs->data() + size_t(I) * 64);
-    if (Name >= Table.size())
+    const uint32_t Name = Shdr(I).sh_name;
+    if (Name >= Strings.size())
       continue;
-    StringRef N = Table.drop_front(Name);
+    StringRef N = Strings.drop_front(Name);
     N = N.take_until([](char C) { return C == 0; });
     if (N == HostWrapperSectionName || N == HostBundleSectionName)
       return true;

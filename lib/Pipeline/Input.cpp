@@ -8,9 +8,12 @@
 #include "Rewrite.h"
 
 #include "hotswap/Bundle/OffloadBundle.h"
+#include "hotswap/Support/Record.h"
 
 #include "llvm/BinaryFormat/ELF.h"
-#include "llvm/Support/Endian.h"
+#include "llvm/Object/ELFTypes.h"
+
+#include <cstddef>
 
 using namespace llvm;
 using namespace hotswap;
@@ -31,15 +34,21 @@ std::optional<std::string> pipeline::whyUnknown(ArrayRef<uint8_t> Input) {
   }
   // ELF for neither kind. Files for AMDGPU (r600's ELF32, a byte-swapped
   // code object) are the code object reader's to explain.
-  if (!S.starts_with(ElfMagic) || S.size() < 20)
+  // e_machine, which lies at one offset in every class and byte order.
+  using object::ELF32BE;
+  using object::ELF64LE;
+  constexpr size_t MachineAt = offsetof(ELF64LE::Ehdr, e_machine);
+  static_assert(MachineAt == offsetof(ELF32BE::Ehdr, e_machine),
+                "e_machine follows e_ident and e_type in every ELF class");
+  if (!S.starts_with(ElfMagic) || S.size() < MachineAt + sizeof(ELF64LE::Half))
     return std::nullopt;
   const uint8_t Class = Input[EI_CLASS], Data = Input[EI_DATA];
-  const uint16_t Machine = Data == ELFDATA2MSB
-                               ? support::endian::read16be(Input.data() + 18)
-                               : support::endian::read16le(Input.data() + 18);
+  const uint16_t MachineLE = recordAt<ELF64LE::Half>(Input, MachineAt);
+  const uint16_t Machine =
+      Data == ELFDATA2MSB ? uint16_t(recordAt<ELF32BE::Half>(Input, MachineAt))
+                          : MachineLE;
   // Either byte order: a code object with only EI_DATA flipped is still one.
-  const bool AMDGPU = Machine == EM_AMDGPU ||
-                      support::endian::read16le(Input.data() + 18) == EM_AMDGPU;
+  const bool AMDGPU = Machine == EM_AMDGPU || MachineLE == EM_AMDGPU;
   if (AMDGPU ||
       (Class == ELFCLASS64 && Data == ELFDATA2LSB && Machine == EM_X86_64))
     return std::nullopt;
