@@ -14,9 +14,10 @@
 
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
+#include "hotswap/Support/Record.h"
 
 #include "llvm/BinaryFormat/ELF.h"
-#include "llvm/Support/Endian.h"
+#include "llvm/Object/ELFTypes.h"
 
 #include <algorithm>
 
@@ -27,6 +28,9 @@ namespace hotswap {
 namespace bundle {
 
 namespace {
+
+using Elf_Rel = object::ELF64LE::Rel;
+using Elf_Rela = object::ELF64LE::Rela;
 
 constexpr uint64_t WordSize = 8;
 
@@ -60,7 +64,7 @@ private:
 std::string name(const Section &S) { return "section '" + S.Name + "'"; }
 
 Error Finder::readRela(const Section &S, bool HasAddend) {
-  const uint64_t EntSize = HasAddend ? sizeof(Elf64_Rela) : sizeof(Elf64_Rel);
+  const uint64_t EntSize = HasAddend ? sizeof(Elf_Rela) : sizeof(Elf_Rel);
   ArrayRef<uint8_t> C = S.contents();
   if (S.EntSize != EntSize)
     return makeError(name(S) + " has sh_entsize " + hex(S.EntSize) +
@@ -68,19 +72,19 @@ Error Finder::readRela(const Section &S, bool HasAddend) {
   if (C.size() % EntSize != 0)
     return makeError(name(S) + " size " + hex(C.size()) +
                      " is not a multiple of " + hex(EntSize));
+  // Every entry lies inside: the size is a multiple of the entry's.
   for (uint64_t Off = 0; Off < C.size(); Off += EntSize) {
-    uint64_t Target = support::endian::read64le(C.data() + Off);
-    if (!touches(Target))
+    // A Rela begins with the Rel it extends.
+    const Elf_Rel &Entry = recordAt<Elf_Rel>(C, Off);
+    if (!touches(Entry.r_offset))
       continue;
-    uint64_t Info = support::endian::read64le(C.data() + Off + 8);
     DynamicRelocation R;
     R.Table = HasAddend ? DynamicRelocation::Rela : DynamicRelocation::Rel;
-    R.Offset = Target;
-    R.Type = static_cast<uint32_t>(Info);
-    R.SymbolIndex = static_cast<uint32_t>(Info >> 32);
+    R.Offset = Entry.r_offset;
+    R.Type = Entry.getType(/*isMips64EL=*/false);
+    R.SymbolIndex = Entry.getSymbol(/*isMips64EL=*/false);
     if (HasAddend)
-      R.Addend =
-          static_cast<int64_t>(support::endian::read64le(C.data() + Off + 16));
+      R.Addend = recordAt<Elf_Rela>(C, Off).r_addend;
     R.TableSection = &S;
     R.EntryOffset = Off;
     Found.push_back(R);
@@ -109,7 +113,7 @@ Error Finder::readRelr(const Section &S) {
   bool HaveBase = false, BaseOverflows = false;
   uint64_t Base = 0;
   for (uint64_t Off = 0; Off < C.size(); Off += WordSize) {
-    uint64_t Word = support::endian::read64le(C.data() + Off);
+    const uint64_t Word = recordAt<object::ELF64LE::Relr>(C, Off);
     if ((Word & 1) == 0) {
       add(Word);
       if (Word > UINT64_MAX - WordSize)

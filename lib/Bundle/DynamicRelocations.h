@@ -14,6 +14,7 @@
 #include "hotswap/Object/Object.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/Object/ELFTypes.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -27,6 +28,15 @@ struct AddressRange {
   uint64_t Begin = 0;
   uint64_t End = 0;
 };
+
+/// Where r_addend lies in an ELF64 RELA entry: object::ELF64LE::Rela is the
+/// Rel it extends (r_offset, r_info), then r_addend. (Not offsetof: a type
+/// with members in a base and in the derived class has no standard layout.)
+constexpr uint64_t RelaAddendOffset = sizeof(llvm::object::ELF64LE::Rel);
+static_assert(sizeof(llvm::object::ELF64LE::Rela) ==
+                  RelaAddendOffset +
+                      sizeof(llvm::object::ELF64LE::Rela::r_addend),
+              "r_addend is the last field of a RELA entry");
 
 struct DynamicRelocation {
   enum TableKind { Rela, Rel, Relr };

@@ -11,6 +11,8 @@
 
 #include "hotswap/Bundle/HostBinary.h"
 
+#include "DynamicRelocations.h"
+
 #include "hotswap/Object/Layout.h"
 
 #include "hotswap/Bundle/CompressedBundle.h"
@@ -18,8 +20,10 @@
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 #include "hotswap/Support/LargeBuffer.h"
+#include "hotswap/Support/Record.h"
 
 #include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Object/ELFTypes.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -33,6 +37,8 @@ namespace hotswap {
 namespace bundle {
 
 namespace {
+
+using Elf_Dyn = object::ELF64LE::Dyn;
 
 /// x86-64's page size: the least alignment of the new PT_LOAD.
 constexpr uint64_t PageSize = 0x1000;
@@ -85,12 +91,12 @@ bool isExecutable(const Object &Obj) {
     if (S->Type != SHT_DYNAMIC || S->isNoBits())
       continue;
     ArrayRef<uint8_t> C = S->contents();
-    for (uint64_t Off = 0; C.size() - Off >= 16; Off += 16) {
-      uint64_t Tag = support::endian::read64le(C.data() + Off);
-      if (Tag == DT_NULL)
+    for (uint64_t Off = 0; C.size() - Off >= sizeof(Elf_Dyn);
+         Off += sizeof(Elf_Dyn)) {
+      const Elf_Dyn &D = recordAt<Elf_Dyn>(C, Off);
+      if (D.getTag() == DT_NULL)
         break;
-      if (Tag == DT_FLAGS_1 &&
-          (support::endian::read64le(C.data() + Off + 8) & DF_1_PIE))
+      if (D.getTag() == DT_FLAGS_1 && (D.getVal() & DF_1_PIE))
         return true;
     }
   }
@@ -293,11 +299,13 @@ HostBinary::pointerEdits(const Object &Host, const std::vector<bool> &IsChanged,
       continue;
     const PointerSite &Site = PointerSites[W];
     uint64_t New = NewAddr[Wr.Bundle];
+    // The RELA entry's r_addend (the entry lies inside its section, so this
+    // does not wrap; every edit is checked against its section below).
+    const uint64_t Addend = Site.RelocOffset + RelaAddendOffset;
     if (Wr.Kind == PointerKind::Relative)
-      Edits.push_back({Site.RelocSection, Site.RelocOffset + 16, le64(New)});
+      Edits.push_back({Site.RelocSection, Addend, le64(New)});
     else if (Wr.Kind == PointerKind::Symbol)
-      Edits.push_back({Site.RelocSection, Site.RelocOffset + 16,
-                       le64(New - Wr.SymbolValue)});
+      Edits.push_back({Site.RelocSection, Addend, le64(New - Wr.SymbolValue)});
     if (Wr.InPlace)
       Edits.push_back({Site.WrapperSection, Site.WrapperOffset + 8, le64(New)});
   }
