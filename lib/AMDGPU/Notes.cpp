@@ -9,9 +9,10 @@
 #include "hotswap/AMDGPU/Notes.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
+#include "hotswap/Support/Record.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/Endian.h"
+#include "llvm/Object/ELFTypes.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -23,9 +24,8 @@ namespace amdgpu {
 
 namespace {
 
-uint32_t read32(ArrayRef<uint8_t> B, uint64_t Off) {
-  return support::endian::read32le(B.data() + Off);
-}
+using Elf_Nhdr = object::ELF64LE::Nhdr;
+static_assert(sizeof(Elf_Nhdr) == NoteHeaderSize, "n_namesz, n_descsz, n_type");
 
 Error noteError(uint64_t NoteOffset, const Twine &Msg) {
   return makeError("note at offset " + hex(NoteOffset) + ": " + Msg);
@@ -43,11 +43,12 @@ Expected<std::vector<NoteRef>> parseNotes(ArrayRef<uint8_t> SectionBytes) {
       return noteError(Pos, "truncated header (" + hex(Remaining) +
                                 " bytes left, need " + hex(NoteHeaderSize) +
                                 ")");
+    const Elf_Nhdr &H = recordAt<Elf_Nhdr>(SectionBytes, Pos);
     NoteRef N;
     N.Offset = Pos;
-    N.NameSize = read32(SectionBytes, Pos);
-    const uint32_t DescSize = read32(SectionBytes, Pos + 4);
-    N.Type = read32(SectionBytes, Pos + 8);
+    N.NameSize = H.n_namesz;
+    const uint32_t DescSize = H.n_descsz;
+    N.Type = H.n_type;
 
     // Name, then its padding, each checked against what is left.
     uint64_t Left = Remaining - NoteHeaderSize;
@@ -103,8 +104,9 @@ Error replaceDescriptor(MutableArrayRef<uint8_t> Section, const NoteRef &Note,
       Capacity > Section.size() - Note.DescOffset)
     return noteError(Note.Offset, "extends past end of section (size " +
                                       hex(Section.size()) + ")");
-  support::endian::write32le(Section.data() + Note.Offset + 4,
-                             static_cast<uint32_t>(NewDesc.size()));
+  // The header lies before the descriptor, inside the section.
+  mutableRecordAt<Elf_Nhdr>(Section, Note.Offset).n_descsz =
+      static_cast<uint32_t>(NewDesc.size());
   uint8_t *Desc = Section.data() + Note.DescOffset;
   std::copy(NewDesc.begin(), NewDesc.end(), Desc);
   if (NewDesc.size() != Note.Desc.size())
@@ -114,15 +116,13 @@ Error replaceDescriptor(MutableArrayRef<uint8_t> Section, const NoteRef &Note,
 
 void appendNote(std::vector<uint8_t> &Out, StringRef Name, uint32_t Type,
                 ArrayRef<uint8_t> Desc) {
-  auto Put32 = [&Out](uint32_t V) {
-    uint8_t B[4];
-    support::endian::write32le(B, V);
-    Out.insert(Out.end(), B, B + 4);
-  };
   const uint32_t NameSize = Name.size() + 1;
-  Put32(NameSize);
-  Put32(static_cast<uint32_t>(Desc.size()));
-  Put32(Type);
+  Elf_Nhdr H;
+  H.n_namesz = NameSize;
+  H.n_descsz = static_cast<uint32_t>(Desc.size());
+  H.n_type = Type;
+  const auto *HB = reinterpret_cast<const uint8_t *>(&H);
+  Out.insert(Out.end(), HB, HB + sizeof(H));
   Out.insert(Out.end(), Name.bytes_begin(), Name.bytes_end());
   Out.push_back(0);
   Out.resize(Out.size() + (alignTo(NameSize, NoteAlign) - NameSize), 0);
