@@ -1,6 +1,7 @@
 //===- lib/Pass/AnalysisManager.cpp - Kept results against fresh ones -----===//
 
 #include "hotswap/Pass/AnalysisManager.h"
+#include "hotswap/Support/Error.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -19,9 +20,9 @@ AnalysisManager::firstStaleResult(Object &Obj) {
   for (const Concept *C : Kept) {
     Expected<std::optional<std::string>> D = C->differenceFromFresh(Obj);
     if (!D)
-      return createStringError("the " + C->name() +
-                               " analysis it kept cannot be computed anew: " +
-                               toString(D.takeError()));
+      return prefixError("the " + C->name() +
+                             " analysis it kept cannot be computed anew",
+                         D.takeError());
     if (*D)
       return StaleResult{C->name().str(), std::move(**D)};
   }

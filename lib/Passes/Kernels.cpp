@@ -160,8 +160,7 @@ static Error readMetadata(Object &Obj, KernelsAnalysis::Result &R) {
       continue;
     Expected<CodeObjectMetadata> MD = CodeObjectMetadata::parse(S->contents());
     if (!MD)
-      return makeError("section '" + S->Name +
-                       "': " + toString(MD.takeError()));
+      return prefixError("section '" + S->Name + "'", MD.takeError());
     if (!MD->hasMetadata())
       continue;
     R.Metadata.emplace(std::move(*MD));
@@ -289,7 +288,7 @@ static Error readDescriptor(const Object &Obj, const FoundKD &F,
                      Twine(kd::Alignment) + "-byte aligned");
   Expected<ArrayRef<uint8_t>> Bytes = Obj.bytesAt(F.Addr, kd::Size);
   if (!Bytes)
-    return makeError(Who + ": descriptor: " + toString(Bytes.takeError()));
+    return prefixError(Who + ": descriptor", Bytes.takeError());
   // patch-descriptors writes through the symbol's section: it must hold
   // the very bytes read here (sections may overlap).
   const Section &KDSec = *F.Sec;

@@ -127,8 +127,9 @@ Expected<std::vector<SwapRecord>> hotswap::readSwapRecords(const Object &Obj) {
   for (size_t I = 0; I != Lines.size(); ++I) {
     Expected<SwapRecord> R = parseRecord(Lines[I]);
     if (!R)
-      return makeError("section '" + SwapRecordSectionName + "': line " +
-                       Twine(I + 1) + ": " + toString(R.takeError()));
+      return prefixError("section '" + SwapRecordSectionName + "': line " +
+                             Twine(I + 1),
+                         R.takeError());
     Out.push_back(std::move(*R));
   }
   return Out;

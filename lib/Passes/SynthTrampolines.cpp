@@ -100,8 +100,8 @@ SynthTrampolinesPass::prologueBytes(const TargetInfo &TI,
                        "': " + B.getError().message());
     Expected<std::vector<uint8_t>> Bytes = MC.assemble((*B)->getBuffer());
     if (!Bytes)
-      return makeError("prologue '" + Opts.PrologueFile +
-                       "': " + toString(Bytes.takeError()));
+      return prefixError("prologue '" + Opts.PrologueFile + "'",
+                         Bytes.takeError());
     return std::move(*Bytes);
   }
   }
