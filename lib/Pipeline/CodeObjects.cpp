@@ -176,7 +176,10 @@ Error pipeline::runCodeObjects(
     ++Summary.CodeObjects;
     if (R.Err) {
       if (!Opts.KeepGoing) {
-        // The first failing code object (in order) fails the input.
+        // The first failing code object (in order) fails the input: one
+        // error per input, the same whether the code objects ran on threads
+        // or one after the other. Those after it that failed too (alongside
+        // it, or before running at all) add nothing to that error.
         for (CodeObjectRun *Rest : Runs.drop_front(K + 1))
           consumeError(std::move(Rest->Err));
         return prefixError(R.Name, std::move(R.Err));
