@@ -3,6 +3,7 @@ gfx90a and gfx1030 objects and librocrand1's seven; stub forms and granule
 bumps (-stats), -time-passes and a profile of the largest.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -106,6 +107,29 @@ def suite_real(a, work, corpus):
         target("{}: peak RSS {} MiB (<= 2 x file + 20 = {} MiB)".format(
             name, mib(r["rss"]["hotswap"]), mib(lim)),
             r["rss"]["hotswap"] <= lim)
+
+    # The scratch pair on every gfx6-9 object of librocsparse0, in one run:
+    # how many kernels get a larger SGPR allocation, and whether LLVM MC
+    # was started at all (the pair comes from the descriptor alone).
+    gfx69 = [c for c in rs if re.search(r"-gfx[6-9][0-9a-f]{1,2}[._]",
+                                        os.path.basename(c))]
+    if gfx69 and not only:
+        p = subprocess.run([a.tool, "-passes=" + PIPELINE, "-stats",
+                            "--kernels-format=json", "-disable-output"] +
+                           gfx69, capture_output=True, text=True)
+        st = json.loads(p.stderr[p.stderr.index("{"):])
+        kernels = st.get("synth-trampolines.kernels", 0)
+        raised = st.get("patch-descriptors.granule-raised", 0)
+        pct = 100.0 * raised / kernels if kernels else 0.0
+        target("librocsparse0's {} gfx6-9 objects: granule raised for {} of "
+               "{} kernels, {:.2f}% (<= 3%)".format(len(gfx69), raised,
+                                                    kernels, pct),
+               p.returncode == 0 and kernels > 0 and pct <= 3)
+        target("librocsparse0's {} gfx6-9 objects: LLVM MC states started: "
+               "{}, instructions decoded: {} (none)".format(
+                   len(gfx69), st.get("target.mc", 0),
+                   st.get("target.decoded", 0)),
+               p.returncode == 0 and "target.mc" not in st)
 
     if big:
         path = rows[big]["path"]
