@@ -9,6 +9,8 @@
 
 #include "hotswap/Support/Format.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace llvm;
 using namespace hotswap;
 
@@ -70,8 +72,12 @@ void hotswap::printProvenance(const ProvenanceAnalysis::Result &R,
   OS << "  edited in place: " << Rec.Ranges.size()
      << (Rec.Ranges.size() == 1 ? " range" : " ranges") << ", "
      << Rec.editedBytes() << " bytes\n";
+  // Each range with the original bytes it holds (the first 16 of them).
+  constexpr size_t Shown = 16;
   for (const ProvenanceRange &G : Rec.Ranges)
-    OS << "    " << hex(G.Offset) << " +" << hex(G.Size) << "\n";
+    OS << "    " << hex(G.Offset) << " +" << hex(G.Size) << " was "
+       << toHex(G.Original.take_front(Shown), /*LowerCase=*/true)
+       << (G.Original.size() > Shown ? "..." : "") << "\n";
   OS << "  leads back to the original: "
      << (R.Problem ? "no: " + *R.Problem : std::string("yes")) << "\n";
 }
@@ -86,7 +92,10 @@ json::Object hotswap::provenanceJSON(const ProvenanceAnalysis::Result &R) {
                                 {"pipeline", Run.Pipeline},
                                 {"input_size", Run.InputSize}});
   for (const ProvenanceRange &G : Rec.Ranges)
-    Edits.push_back(json::Object{{"offset", G.Offset}, {"size", G.Size}});
+    Edits.push_back(
+        json::Object{{"offset", G.Offset},
+                     {"size", G.Size},
+                     {"original", toHex(G.Original, /*LowerCase=*/true)}});
   json::Object O{{"original_size", Rec.OriginalSize},
                  {"original_sha256", digestHex(Rec.OriginalSHA256)},
                  {"runs", std::move(Runs)},
