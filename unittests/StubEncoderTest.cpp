@@ -116,6 +116,16 @@ protected:
     return P;
   }
 
+  /// \p B followed by the target's padding word up to a 256-byte slot.
+  std::vector<uint8_t> padded(std::vector<uint8_t> B) const {
+    while (B.size() < 256) {
+      uint8_t W[4];
+      support::endian::write32le(W, TI.PadWord);
+      B.insert(B.end(), W, W + 4);
+    }
+    return B;
+  }
+
   /// The highest even pair the target allows.
   unsigned highPair() const { return (TI.AddressableSGPRs - 2) & ~1u; }
 
@@ -354,14 +364,7 @@ TEST_P(StubTest, BadSpecs) {
 TEST_P(StubTest, NotAStub) {
   auto E = encoder();
   ASSERT_TRUE(E);
-  auto Pad = [&](std::vector<uint8_t> B) {
-    while (B.size() < 256) {
-      uint8_t W[4];
-      support::endian::write32le(W, TI.PadWord);
-      B.insert(B.end(), W, W + 4);
-    }
-    return B;
-  };
+  auto Pad = [&](std::vector<uint8_t> B) { return padded(std::move(B)); };
   auto ExpectNot = [&](ArrayRef<uint8_t> B, const Twine &Why) {
     auto D = decodeStub(TI, testMC(TI), B, 0x1000, {});
     ASSERT_TRUE(isOk(D));
@@ -439,14 +442,7 @@ TEST_P(StubTest, NotAStub) {
 // data with s_getpc and s_add) but goes on where a stub has padding. Every
 // stub the encoder writes passes it.
 TEST_P(StubTest, SlotShapeNeedsNoMC) {
-  auto Pad = [&](std::vector<uint8_t> B) {
-    while (B.size() < 256) {
-      uint8_t W[4];
-      support::endian::write32le(W, TI.PadWord);
-      B.insert(B.end(), W, W + 4);
-    }
-    return B;
-  };
+  auto Pad = [&](std::vector<uint8_t> B) { return padded(std::move(B)); };
   for (const std::string &PT : prologueTexts()) {
     SCOPED_TRACE("prologue: " + PT);
     auto E = encoder(assemble(PT));
