@@ -424,6 +424,11 @@ static Error checkCompatible(const KernelsAnalysis::Result &R,
     return Differs("the descriptor's kernarg_size",
                    std::to_string(K.KD.KernargSize),
                    std::to_string(RK.KD.KernargSize));
+  // The kernel takes the replacement's descriptor and metadata values: they
+  // must agree, or the output would say two things (and fail verify).
+  std::vector<std::string> Disagree = metadataDisagreements(*RK.MD, RK.KD);
+  if (!Disagree.empty())
+    return Bad("in '" + File + "', " + Disagree.front());
   std::map<std::string, std::string> Keys = A->LaunchKeys;
   Keys.insert(B->LaunchKeys.begin(), B->LaunchKeys.end());
   for (const auto &KV : Keys) {

@@ -18,6 +18,25 @@
 using namespace llvm;
 using namespace hotswap;
 
+std::vector<std::string>
+hotswap::metadataDisagreements(const amdgpu::KernelMD &MD,
+                               const amdgpu::KernelDescriptor &KD) {
+  std::vector<std::string> D;
+  auto Agree = [&](StringRef Key, std::optional<uint64_t> V, uint64_t InKD) {
+    if (V && *V != InKD)
+      D.push_back("metadata '" + Key.str() + "' is " + std::to_string(*V) +
+                  " but its descriptor says " + std::to_string(InKD));
+  };
+  Agree(".group_segment_fixed_size", MD.GroupSegmentFixedSize,
+        KD.GroupSegmentFixedSize);
+  Agree(".private_segment_fixed_size", MD.PrivateSegmentFixedSize,
+        KD.PrivateSegmentFixedSize);
+  Agree(".wavefront_size", MD.WavefrontSize, KD.wavefrontSize());
+  Agree(".uses_dynamic_stack", MD.get(amdgpu::KernelField::UsesDynamicStack),
+        KD.usesDynamicStack());
+  return D;
+}
+
 std::string hotswap::md5Hex(ArrayRef<uint8_t> Bytes) {
   MD5 H;
   H.update(Bytes);

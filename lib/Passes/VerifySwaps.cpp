@@ -105,19 +105,8 @@ void checkKernel(const Object &Obj, const TargetInfo &T, const KernelInfo &K,
                 " in " + Field);
   if (!K.MD)
     return;
-  auto Agree = [&](StringRef Key, std::optional<uint64_t> MD, uint64_t KD) {
-    if (MD && *MD != KD)
-      P.push_back(Who + ": metadata '" + Key.str() + "' is " +
-                  std::to_string(*MD) + " but its descriptor says " +
-                  std::to_string(KD));
-  };
-  Agree(".group_segment_fixed_size", K.MD->GroupSegmentFixedSize,
-        K.KD.GroupSegmentFixedSize);
-  Agree(".private_segment_fixed_size", K.MD->PrivateSegmentFixedSize,
-        K.KD.PrivateSegmentFixedSize);
-  Agree(".wavefront_size", K.MD->WavefrontSize, K.KD.wavefrontSize());
-  Agree(".uses_dynamic_stack", K.MD->get(KernelField::UsesDynamicStack),
-        K.KD.usesDynamicStack());
+  for (const std::string &D : metadataDisagreements(*K.MD, K.KD))
+    P.push_back(Who + ": " + D);
 }
 
 } // namespace

@@ -91,6 +91,14 @@ amdgpu::KernelDescriptor swappedDescriptor(const amdgpu::TargetInfo &T,
                                            const amdgpu::KernelDescriptor &Repl,
                                            const KernelInfo &K);
 
+/// Where the metadata values the runtime reads of a kernel disagree with
+/// its descriptor \p KD (segment sizes, wavefront size, dynamic stack),
+/// one "metadata 'KEY' is A but its descriptor says B" each: what verify
+/// reports of a swapped kernel, and why swap-kernels refuses a replacement.
+std::vector<std::string>
+metadataDisagreements(const amdgpu::KernelMD &MD,
+                      const amdgpu::KernelDescriptor &KD);
+
 /// MD5 of \p Bytes as 32 lowercase hex digits.
 std::string md5Hex(llvm::ArrayRef<uint8_t> Bytes);
 
