@@ -4,7 +4,8 @@
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
-#include "hotswap/AMDGPU/ScratchSGPR.h"
+#include "hotswap/Code/EntryPolicy.h"
+#include "hotswap/Code/MetadataCommit.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 
 using namespace llvm;
@@ -34,26 +35,6 @@ PatchDescriptorsPass::precondition(Object &Obj, KernelsAnalysis::Result &R,
   return std::nullopt;
 }
 
-/// The scratch pair N a stub clobbers, if it uses an SGPR pair.
-static std::optional<unsigned> pairOf(const DecodedStub &D) {
-  if (D.Form == StubSpec::SGPRPair)
-    return D.SGPR;
-  return std::nullopt;
-}
-
-/// gfx6-9: the granule the kernel needs for what its stub \p S clobbers
-/// to lie inside its allocation, below the special registers at its top
-/// (nullopt: the current one will do).
-static Expected<std::optional<unsigned>>
-granuleFor(const TargetInfo &TI, const KernelInfo &K, const PoolStub &S) {
-  unsigned Specials = kernelSpecialSGPRs(TI, K.KD);
-  if (std::optional<unsigned> N = pairOf(S.Decoded))
-    return granuleForPair(TI, K.KD, *N, Specials);
-  if (S.Decoded.Form == StubSpec::VCC)
-    return granuleForVCC(TI, K.KD, Specials);
-  return std::nullopt;
-}
-
 Expected<PreservedAnalyses>
 PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                                    AnalysisManager &AM, PassContext &Ctx) {
@@ -72,42 +53,27 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                        "+256 by the firmware) but its stub at " +
                        hex(S.Addr) + " is not a dual stub");
     KernelDescriptor KD = K.KD;
-    if (!KD.setEntryAddress(K.KDAddr, S.Addr))
-      return makeError(Who + ": stub " + hex(S.Addr) +
-                       " is not reachable from the descriptor at " +
-                       hex(K.KDAddr) + " with a signed 64-bit offset");
-    if (TI.InstPrefWidth) {
-      unsigned Max = static_cast<unsigned>(S.size() / 128);
-      if (KD.instPrefSize(TI) > Max) {
-        KD.setInstPrefSize(TI, Max);
-        Ctx.Stats.add(name(), "inst-pref-clamped",
-                      "INST_PREF_SIZE fields clamped to the stub");
-      }
-    }
-    // gfx6-9: the allocation must hold what the stub clobbers.
-    std::optional<unsigned> N = pairOf(S.Decoded);
-    Expected<std::optional<unsigned>> G = granuleFor(TI, K, S);
-    if (!G)
-      return prefixError(Who, G.takeError());
-    if (*G) {
-      KD.setSGPRGranule(**G);
+    Expected<code::EntryEffects> Effects = code::enterThroughStub(
+        TI, KD, K.KDAddr, S.Addr, S.size(), S.Decoded.Form, S.Decoded.SGPR);
+    if (!Effects)
+      return prefixError(Who, Effects.takeError());
+    if (Effects->InstPrefClamped)
+      Ctx.Stats.add(name(), "inst-pref-clamped",
+                    "INST_PREF_SIZE fields clamped to the stub");
+    if (Effects->GranuleRaised)
       Ctx.Stats.add(name(), "granule-raised",
                     "SGPR granules raised for the scratch pair (may lower "
                     "occupancy)");
-    }
-    if (N) {
-      // Raised only when the pair (with the specials above it on gfx6-9)
-      // lies above what the compiler counted.
-      uint64_t NewCount =
-          sgprCountCoveringPair(TI, *N, kernelSpecialSGPRs(TI, K.KD));
-      if (R.Metadata && K.MD && K.MD->SGPRCount &&
-          *K.MD->SGPRCount < NewCount) {
-        if (Error E = R.Metadata->setSGPRCount(K.KDSymbol, NewCount))
-          return std::move(E);
-        MetadataChanged = true;
-        Ctx.Stats.add(name(), "sgpr-count-raised",
-                      "metadata .sgpr_count values raised");
-      }
+    // .sgpr_count is raised only when the pair (with the specials above it
+    // on gfx6-9) lies above what the compiler counted.
+    if (Effects->SGPRCountFloor && R.Metadata && K.MD && K.MD->SGPRCount &&
+        *K.MD->SGPRCount < *Effects->SGPRCountFloor) {
+      if (Error E =
+              R.Metadata->setSGPRCount(K.KDSymbol, *Effects->SGPRCountFloor))
+        return std::move(E);
+      MetadataChanged = true;
+      Ctx.Stats.add(name(), "sgpr-count-raised",
+                    "metadata .sgpr_count values raised");
     }
     std::array<uint8_t, kd::Size> Bytes;
     KD.write(Bytes);
@@ -117,16 +83,9 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     Ctx.Stats.add(name(), "patched", "descriptors pointed at their stub");
   }
 
-  if (MetadataChanged) {
-    Expected<NoteRewrite> NR = R.Metadata->rewrite();
-    if (!NR)
-      return NR.takeError();
-    // The whole note section, the same size (checked by rewrite()): moved
-    // in, not copied over a copy of the input's bytes.
-    if (NR->Bytes.size() != R.MetadataSection->size())
-      return makeError("metadata: the rewritten note section changed size");
-    R.MetadataSection->setContents(std::move(NR->Bytes));
-  }
+  if (MetadataChanged)
+    if (Error E = code::commitMetadata(*R.Metadata, *R.MetadataSection))
+      return std::move(E);
   if (Patched.empty())
     return PreservedAnalyses::all();
 

@@ -3,9 +3,10 @@
 #include "hotswap/Passes/SynthTrampolines.h"
 
 #include "hotswap/AMDGPU/Prologue.h"
-#include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/AMDGPU/StubEncoder.h"
 #include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Code/CodeAppender.h"
+#include "hotswap/Code/EntryPolicy.h"
 #include "hotswap/Passes/CodeSymbols.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 
@@ -182,36 +183,6 @@ encoderFor(Object &Obj, AnalysisManager &AM, const TargetInfo &TI,
   return StubEncoder::create(TI, [&Target]() { return Target.mc(); }, Prologue);
 }
 
-/// Adds the pool at \p PoolAddr, its stubs \p Pool followed by the
-/// prefetch guard LLVM itself puts after code, as a new section in a new
-/// PT_LOAD above everything.
-static Section &addPool(Object &Obj, uint64_t PoolAddr,
-                        std::vector<uint8_t> Pool, const TargetInfo &TI) {
-  for (unsigned G = 0; G < TI.PoolGuardBytes; G += 4)
-    for (unsigned B = 0; B < 4; ++B)
-      Pool.push_back(static_cast<uint8_t>(TI.PadWord >> (8 * B)));
-
-  auto Sec = std::make_unique<Section>();
-  Sec->Name = PoolSectionName.str();
-  Sec->Type = ELF::SHT_PROGBITS;
-  Sec->Flags = ELF::SHF_ALLOC | ELF::SHF_EXECINSTR;
-  Sec->Addr = PoolAddr;
-  Sec->AddrAlign = StubSlotSize;
-  uint64_t PoolSize = Pool.size();
-  Sec->setContents(std::move(Pool));
-  Section &PoolSec = Obj.addSection(std::move(Sec));
-
-  auto Seg = std::make_unique<Segment>();
-  Seg->Type = ELF::PT_LOAD;
-  Seg->Flags = ELF::PF_R | ELF::PF_X;
-  Seg->VAddr = Seg->PAddr = PoolAddr;
-  Seg->Align = 0x1000;
-  Seg->FileSize = Seg->MemSize = PoolSize;
-  Seg->Members.push_back(&PoolSec);
-  Obj.addSegment(std::move(Seg));
-  return PoolSec;
-}
-
 Expected<PreservedAnalyses>
 SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                                    AnalysisManager &AM, PassContext &Ctx) {
@@ -232,13 +203,11 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
 
   // The pool's address is fixed before anything is encoded: stub addresses,
   // deltas, descriptor offsets and symbol values all derive from it.
-  const uint64_t PoolAddr = Obj.firstFreeAddress(0x1000);
-  auto ShortReaches = [&](const StubSpec &Spec) {
-    return !Opts.ForceLong &&
-           (*Enc)->shortFormReaches(Spec.StubAddr, Spec.Target) &&
-           (!Spec.Dual || (*Enc)->shortFormReaches(Spec.StubAddr + StubSlotSize,
-                                                   Spec.Target + StubSlotSize));
-  };
+  code::CodeAppender Appender(Obj);
+  Expected<uint64_t> PoolAddrOr = Appender.nextAddress(StubSlotSize);
+  if (!PoolAddrOr)
+    return PoolAddrOr.takeError();
+  const uint64_t PoolAddr = *PoolAddrOr;
 
   // The form of each stub comes first: the short form needs no SGPRs. A
   // long one takes its scratch registers from what the descriptor says is
@@ -280,45 +249,47 @@ SynthTrampolinesPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
         return std::move(E);
       continue;
     }
-    StubSpec Spec;
-    Spec.StubAddr = PoolAddr + Pool.size();
-    Spec.Target = K.CodeEntry;
-    Spec.Dual = K.needsDualStub(TI);
-    if (ShortReaches(Spec)) {
-      Spec.Form = StubSpec::Short;
-    } else {
-      Expected<ScratchChoice> SC = chooseScratch(TI, K.KD);
-      if (!SC) {
-        if (Error E = Unwrappable(K, SC.takeError()))
-          return std::move(E);
-        continue;
-      }
-      Spec.Form = SC->UseVCC ? StubSpec::VCC : StubSpec::SGPRPair;
-      Spec.SGPR = SC->SGPR;
+    Expected<StubSpec> Spec = code::chooseStubForm(
+        TI, K.KD, **Enc,
+        {PoolAddr + Pool.size(), K.CodeEntry, K.needsDualStub(TI)},
+        {/*AllowShort=*/!Opts.ForceLong});
+    if (!Spec) {
+      if (Error E = Unwrappable(K, Spec.takeError()))
+        return std::move(E);
+      continue;
     }
-    Expected<std::vector<uint8_t>> Bytes = (*Enc)->encode(Spec);
+    Expected<std::vector<uint8_t>> Bytes = (*Enc)->encode(*Spec);
     if (!Bytes)
       return prefixError("kernel '" + K.Name + "'", Bytes.takeError());
     Pool.insert(Pool.end(), Bytes->begin(), Bytes->end());
-    Added.push_back({I, Spec});
+    Added.push_back({I, *Spec});
     Ctx.Stats.add(name(), "stubs", "stubs added");
-    if (Spec.Dual)
+    if (Spec->Dual)
       Ctx.Stats.add(name(), "dual", "dual (kernarg preload) stubs");
-    if (Spec.Form == StubSpec::Short)
+    if (Spec->Form == StubSpec::Short)
       Ctx.Stats.add(name(), "short", "short-form (s_branch) stubs");
-    else if (Spec.Form == StubSpec::VCC)
+    else if (Spec->Form == StubSpec::VCC)
       Ctx.Stats.add(name(), "vcc", "stubs using VCC as scratch");
   }
   if (Pool.empty())
     return PreservedAnalyses::all();
 
-  Section &PoolSec = addPool(Obj, PoolAddr, std::move(Pool), TI);
+  // The prefetch guard LLVM itself puts after code follows the stubs.
+  for (unsigned G = 0; G < TI.PoolGuardBytes; G += 4)
+    for (unsigned B = 0; B < 4; ++B)
+      Pool.push_back(static_cast<uint8_t>(TI.PadWord >> (8 * B)));
+  Expected<Section &> PoolSec =
+      Appender.append(code::CodePurpose::EntryStubs, StubSlotSize,
+                      ELF::SHF_EXECINSTR, std::move(Pool));
+  if (!PoolSec)
+    return PoolSec.takeError();
+  assert(PoolSec->Addr == PoolAddr && "the pool moved");
 
   // Keep the kernels analysis instead of re-decoding the pool and
   // re-parsing the metadata.
   uint64_t PrologueSize = (*Enc)->prologue().size();
   for (const NewStub &N : Added)
-    R.addStub(N.Kernel, PoolSec, N.Spec, PrologueSize);
+    R.addStub(N.Kernel, *PoolSec, N.Spec, PrologueSize);
   PreservedAnalyses PA = PreservedAnalyses::none();
   PA.preserve<KernelsAnalysis>();
   return preserveTargetAndCode(PA);

@@ -19,6 +19,7 @@
 #include "hotswap/AMDGPU/Metadata.h"
 #include "hotswap/AMDGPU/StubEncoder.h"
 #include "hotswap/AMDGPU/TargetInfo.h"
+#include "hotswap/Code/CodeAppender.h"
 #include "hotswap/Pass/AnalysisManager.h"
 
 #include "llvm/Support/JSON.h"
@@ -29,8 +30,8 @@
 
 namespace hotswap {
 
-/// Name of the sections that hold stubs.
-inline constexpr llvm::StringLiteral PoolSectionName = ".hotswap.text";
+/// Name of the sections that hold stubs (code::CodePurpose::EntryStubs).
+inline constexpr llvm::StringLiteral PoolSectionName = code::StubSectionName;
 using amdgpu::StubSlotSize;
 
 /// A stub found in a pool section.

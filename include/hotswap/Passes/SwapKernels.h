@@ -14,8 +14,9 @@
 //                 ...) and the same wavefront size.
 //   Establishes:  each selected kernel runs code equal to FILE's: FILE's
 //                 whole loaded image (every PT_LOAD, bss included) is
-//                 appended above every existing address, one new PT_LOAD per
-//                 PT_LOAD of FILE, all at one page-aligned delta (FILE's
+//                 appended above every existing address, all at one
+//                 page-aligned delta, one section per PT_LOAD of FILE in the
+//                 run's appended PT_LOAD (code::CodeAppender; FILE's
 //                 PC-relative references stay right; nothing loaded moves).
 //                 The kernel's descriptor becomes FILE's (resources, user
 //                 SGPRs, LDS, scratch, wave size, preload), entered at FILE's
@@ -51,6 +52,9 @@
 #define HOTSWAP_PASSES_SWAPKERNELS_H
 
 #include "hotswap/Passes/KernelsPass.h"
+#include "hotswap/Passes/SwapReplacement.h"
+
+#include "llvm/ADT/DenseMap.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Regex.h"
@@ -87,19 +91,16 @@ public:
                                                  AnalysisManager &AM,
                                                  PassContext &Ctx);
 
-  /// FILE, read and analysed once per pass (the pass runs on one code
-  /// object).
-  struct Replacement;
-
 private:
-  llvm::Expected<Replacement &> replacement();
+  /// FILE, read and analysed once for every pass that swaps from it.
+  llvm::Expected<const SwapReplacement &> replacement();
   /// Why the object is not one FILE can serve (target, code object
   /// version), or nullopt.
   std::optional<std::string> mismatch(const Object &Obj,
                                       const KernelsAnalysis::Result &R);
   /// The selected kernels both have: (index in R, index in FILE's).
   std::vector<std::pair<size_t, size_t>>
-  selected(const KernelsAnalysis::Result &R, const Replacement &F) const;
+  selected(const KernelsAnalysis::Result &R, const SwapReplacement &F) const;
   /// Whether kernel \p K already runs the code of \p RK (at some delta
   /// whose image is intact), with FILE's descriptor and metadata values.
   bool isSwapped(const Object &Obj, const KernelsAnalysis::Result &R,
@@ -107,7 +108,10 @@ private:
 
   SwapOptions Opts;
   std::optional<llvm::Regex> OnlyRE;
-  std::unique_ptr<Replacement> Repl;
+  std::shared_ptr<const SwapReplacement> Repl;
+  /// Whether FILE's image is intact at a delta, by delta, in the object as
+  /// it is during one call of the pass (cleared at the start of each).
+  llvm::DenseMap<uint64_t, bool> IntactAt;
 };
 
 } // namespace hotswap

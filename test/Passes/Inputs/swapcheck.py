@@ -10,9 +10,10 @@ llvm-objdump's disassembly:
     descriptors of the swapped kernels, the metadata note, and the stub
     slots (`<kernel>.stub`) of the swapped kernels; IN's program headers are
     kept (PT_PHDR may become PT_NULL);
-  - FILE's PT_LOADs follow, each one as a new PT_LOAD of OUT with the same
-    flags and sizes and the same file bytes, all at one page-aligned delta,
-    above every PT_LOAD of IN;
+  - FILE's PT_LOADs follow, all at one page-aligned delta, above every
+    PT_LOAD of IN, each inside a new PT_LOAD of OUT (one appended segment
+    holds everything a run adds) whose flags include its own, with the same
+    file bytes;
   - each swapped kernel's descriptor is FILE's but for its entry offset
     (and, entered through a stub, COMPUTE_PGM_RSRC3 and RSRC1: INST_PREF_SIZE
     and the SGPR granule), and it is entered at FILE's kernel moved by the
@@ -103,22 +104,49 @@ def main(argv):
             fail("program header changed: %r -> %r" % (p, q))
     flo = [p for p in loads(f) if p[6]]
     added = [p for p in b.phdrs[len(a.phdrs):] if p[0] == PT_LOAD]
-    if len(added) < len(flo):
-        fail("%d new PT_LOADs, FILE has %d" % (len(added), len(flo)))
-        flo = []
-    delta = added[0][3] - flo[0][3] if flo else 0
     top = max(p[3] + p[6] for p in loads(a))
+
+    def covering(addr, size):
+        """The new PT_LOAD of OUT whose memory holds [addr, addr+size)."""
+        for q in added:
+            if q[3] <= addr and addr + size <= q[3] + q[6]:
+                return q
+        return None
+
+    def bytes_at(q, addr, size):
+        off = q[2] + addr - q[3]
+        return b.data[off:off + size]
+
+    # The delta: where FILE's first PT_LOAD with file bytes begins in a new
+    # section of OUT, its bytes there.
+    first = next((p for p in flo if p[5]), None)
+    delta = None
+    for sec in b.sections[len(a.sections):]:
+        if not sec["flags"] & elfcheck.SHF_ALLOC or first is None:
+            continue
+        d = sec["addr"] - first[3]
+        q = covering(first[3] + d, first[6])
+        if q and bytes_at(q, first[3] + d, first[5]) == \
+                f.data[first[2]:first[2] + first[5]]:
+            delta = d
+            break
+    if delta is None:
+        fail("FILE's image is not in a new PT_LOAD of OUT")
+        flo, delta = [], 0
     if delta % 0x1000:
         fail("delta 0x%x is not page-aligned" % delta)
-    for p, q in zip(flo, added):
+    for p in flo:
         # (type, flags, offset, vaddr, paddr, filesz, memsz, align)
-        if (q[1], q[5], q[6]) != (p[1], p[5], p[6]) or q[3] != p[3] + delta:
-            fail("new PT_LOAD %r does not match FILE's %r at delta 0x%x" %
-                 (q, p, delta))
+        q = covering(p[3] + delta, p[6])
+        if q is None or q[1] & p[1] != p[1]:
+            fail("FILE's PT_LOAD %r is not inside a new PT_LOAD with its "
+                 "flags at delta 0x%x" % (p, delta))
+            continue
         if q[3] < top:
             fail("new PT_LOAD at 0x%x is not above IN's (end 0x%x)" % (q[3], top))
-        if b.data[q[2]:q[2] + q[5]] != f.data[p[2]:p[2] + p[5]]:
-            fail("new PT_LOAD at 0x%x: bytes differ from FILE's" % q[3])
+        if bytes_at(q, p[3] + delta, p[5]) != f.data[p[2]:p[2] + p[5]]:
+            fail("FILE's PT_LOAD at 0x%x: bytes differ at 0x%x" %
+                 (p[3], p[3] + delta))
     print("image: %d PT_LOADs at delta 0x%x" % (len(flo), delta))
 
     # Loaded bytes of IN: the same, but where a swap may write.

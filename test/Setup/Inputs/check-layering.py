@@ -20,6 +20,7 @@ LAYERS = [
     ("Object", "hotswap/Object/Object.h"),
     ("AMDGPU", "hotswap/AMDGPU/TargetInfo.h"),
     ("Bundle", "hotswap/Bundle/Bundle.h"),
+    ("Code", "hotswap/Code/CodeAppender.h"),
     ("Pass", "hotswap/Pass/Pass.h"),
     ("Passes", "hotswap/Passes/Kernels.h"),
     ("Pipeline", "hotswap/Hotswap.h"),
