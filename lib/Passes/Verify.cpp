@@ -9,11 +9,13 @@
 #include "hotswap/Passes/Kernels.h"
 #include "hotswap/Passes/Provenance.h"
 #include "hotswap/Passes/SwapRecord.h"
+#include "hotswap/Passes/VerifyChecks.h"
 #include "hotswap/Support/Error.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 
@@ -25,7 +27,7 @@ using namespace hotswap::amdgpu;
 /// segments as read, new segments by their addresses (the writer derives
 /// their offsets, congruent by construction), and the properties the writer
 /// will give the file (Object::sectionHeadersWillBeLastAndAligned()).
-static void checkStructure(const Object &Obj, std::vector<std::string> &P) {
+static void checkStructure(const Object &Obj, VerifyProblems &P) {
   // PT_LOADs: table order = address order, disjoint, congruent.
   // (An empty PT_LOAD maps nothing: it has no place in that order.)
   const Segment *Prev = nullptr;
@@ -201,7 +203,7 @@ namespace {
 class KernelChecker {
 public:
   KernelChecker(Object &Obj, const KernelsAnalysis::Result &R,
-                std::vector<std::string> &P);
+                VerifyProblems &P);
   /// Problems of \p K's entry: a pool slot without a stub, the second half
   /// of a dual stub (then true).
   bool checkEntry(const KernelInfo &K, const std::string &Who);
@@ -224,7 +226,7 @@ private:
   Object &Obj;
   const KernelsAnalysis::Result &R;
   const TargetInfo &T;
-  std::vector<std::string> &P;
+  VerifyProblems &P;
   const CodeSymbols Code;
   DenseMap<uint64_t, const PoolStub *> StubStarts;
   StringMap<std::vector<const Symbol *>> Syms;
@@ -238,7 +240,7 @@ private:
 } // namespace
 
 KernelChecker::KernelChecker(Object &Obj, const KernelsAnalysis::Result &R,
-                             std::vector<std::string> &P)
+                             VerifyProblems &P)
     : Obj(Obj), R(R), T(R.Target), P(P), Code(Obj) {
   for (const PoolStub &S : R.PoolStubs)
     StubStarts[S.Addr] = &S;
@@ -432,8 +434,8 @@ void KernelChecker::checkStubSymbolsNameStubs() {
   }
 }
 
-static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
-                          std::vector<std::string> &P) {
+static void checkKernels(Object &Obj, const KernelsAnalysis::Result &R,
+                         VerifyProblems &P) {
   KernelChecker C(Obj, R, P);
   for (const KernelInfo &K : R.Kernels) {
     std::string Who = "kernel '" + K.Name + "'";
@@ -442,12 +444,11 @@ static Error checkKernels(Object &Obj, KernelsAnalysis::Result &R,
       C.checkStub(K, Who, EntryIsSecondHalf);
   }
   C.checkStubSymbolsNameStubs();
-  return Error::success();
 }
 
 /// The provenance record of the file the object was read from, if any:
 /// it parses, and the file still leads back to its original.
-static void checkRecord(const Object &Obj, std::vector<std::string> &P) {
+static void checkRecord(const Object &Obj, VerifyProblems &P) {
   Expected<ProvenanceAnalysis::Result> R = analyzeProvenance(Obj, Obj.input());
   if (!R)
     P.push_back(toString(R.takeError()));
@@ -455,43 +456,93 @@ static void checkRecord(const Object &Obj, std::vector<std::string> &P) {
     P.push_back(*R->Problem);
 }
 
-Expected<std::vector<std::string>> hotswap::verifyObject(Object &Obj,
-                                                         AnalysisManager &AM) {
-  std::vector<std::string> P;
-  checkStructure(Obj, P);
-  checkRecord(Obj, P);
-  if (Obj.Header.Type == ELF::ET_REL)
-    return P;
+namespace hotswap {
+/// The checks verify always runs, first (VerifyChecks.cpp's registry adds
+/// them when it is made).
+void addBuiltinVerifyChecks(
+    function_ref<void(StringRef, VerifyCheckFn, bool)> Add);
+} // namespace hotswap
+
+void hotswap::addBuiltinVerifyChecks(
+    function_ref<void(StringRef, VerifyCheckFn, bool)> Add) {
+  Add(
+      "structure",
+      [](const VerifyContext &C, VerifyProblems &P) {
+        checkStructure(C.Obj, P);
+      },
+      /*NeedsKernels=*/false);
+  Add(
+      "provenance",
+      [](const VerifyContext &C, VerifyProblems &P) { checkRecord(C.Obj, P); },
+      /*NeedsKernels=*/false);
+  Add(
+      "kernels",
+      [](const VerifyContext &C, VerifyProblems &P) {
+        checkKernels(C.Obj, *C.Kernels, P);
+      },
+      /*NeedsKernels=*/true);
+  Add(
+      "swaps",
+      [](const VerifyContext &C, VerifyProblems &P) {
+        verifySwaps(C.Obj, *C.Kernels, P);
+      },
+      /*NeedsKernels=*/true);
+}
+
+std::vector<VerifyProblem> hotswap::verifyObject(Object &Obj,
+                                                 AnalysisManager &AM) {
+  VerifyContext C{Obj, AM, nullptr};
+  std::vector<VerifyProblem> Failed;
   // A fresh analysis, not the one passes kept up to date: the verifier
   // judges the object, not what the passes believe about it. (The target
   // analysis is shared: it depends on bytes no pass changed.)
-  Expected<KernelsAnalysis::Result> R = KernelsAnalysis::run(Obj, AM);
-  if (!R) {
-    P.push_back(toString(R.takeError()));
-    return P;
+  std::optional<KernelsAnalysis::Result> R;
+  if (Obj.Header.Type != ELF::ET_REL) {
+    Expected<KernelsAnalysis::Result> K = KernelsAnalysis::run(Obj, AM);
+    if (K) {
+      R.emplace(std::move(*K));
+      C.Kernels = &*R;
+    } else {
+      VerifyProblems(Failed, "kernels").push_back(toString(K.takeError()));
+    }
   }
-  if (Error E = checkKernels(Obj, *R, P))
-    return std::move(E);
-  verifySwaps(Obj, *R, P);
+  std::vector<VerifyProblem> P = runVerifyChecks(C);
+  // Problems in the order the checks ran; finding the kernels comes after
+  // the checks that need no kernels.
+  auto FirstKernelCheck = llvm::find_if(P, [](const VerifyProblem &X) {
+    return X.Check != "structure" && X.Check != "provenance";
+  });
+  P.insert(FirstKernelCheck, Failed.begin(), Failed.end());
   return P;
 }
 
-Expected<std::vector<std::string>> hotswap::verifyObject(Object &Obj) {
+std::vector<VerifyProblem> hotswap::verifyObject(Object &Obj) {
   AnalysisManager AM;
   return verifyObject(Obj, AM);
 }
 
 Expected<PreservedAnalyses> VerifyPass::run(Object &Obj, AnalysisManager &AM,
                                             PassContext &Ctx) {
-  Expected<std::vector<std::string>> P = verifyObject(Obj, AM);
-  if (!P)
-    return P.takeError();
+  std::vector<VerifyProblem> P = verifyObject(Obj, AM);
   Ctx.Stats.add(name(), "runs", "verifier runs");
-  if (P->empty())
+  if (P.empty())
     return PreservedAnalyses::all();
-  std::string Msg = "verification failed: " + Twine(P->size()).str() +
-                    (P->size() == 1 ? " problem" : " problems");
-  for (const std::string &S : *P)
-    Msg += "\n  " + S;
+  // With --kernels-format=json the problems are printed as JSON too, as a
+  // print pass prints its values.
+  if (Ctx.JSON) {
+    json::Array Problems;
+    for (const VerifyProblem &X : P)
+      Problems.push_back(X.toJSON());
+    json::Value V = json::Object{
+        {"verify", json::Object{{"problems", std::move(Problems)}}}};
+    if (Ctx.JSONOut)
+      Ctx.JSONOut->push_back(std::move(V));
+    else
+      *Ctx.Out << formatv("{0:2}", V) << "\n";
+  }
+  std::string Msg = "verification failed: " + Twine(P.size()).str() +
+                    (P.size() == 1 ? " problem" : " problems");
+  for (const VerifyProblem &X : P)
+    Msg += "\n  " + X.Message;
   return makeError(Msg);
 }

@@ -49,8 +49,7 @@ std::string firstDifferentField(const KernelDescriptor &A,
 }
 
 /// Checks the image of \p Rec: its segments hold the bytes they held.
-void checkImage(const Object &Obj, const SwapRecord &Rec,
-                std::vector<std::string> &P) {
+void checkImage(const Object &Obj, const SwapRecord &Rec, VerifyProblems &P) {
   for (const SwapSegment &S : Rec.Image) {
     std::string Where = "image of the replacement '" + Rec.From +
                         "': segment at " + hex(S.Addr);
@@ -85,7 +84,7 @@ bool inImage(const SwapRecord &Rec, uint64_t Addr) {
 /// Checks the descriptor and metadata of the swapped kernel \p K against
 /// the replacement's descriptor in the image.
 void checkKernel(const Object &Obj, const TargetInfo &T, const KernelInfo &K,
-                 const SwapRecord &Rec, std::vector<std::string> &P) {
+                 const SwapRecord &Rec, VerifyProblems &P) {
   const std::string Who = "swapped kernel '" + K.Name + "'";
   Expected<ArrayRef<uint8_t>> B = Obj.bytesAt(Rec.Descriptor, kd::Size);
   if (!B) {
@@ -112,7 +111,7 @@ void checkKernel(const Object &Obj, const TargetInfo &T, const KernelInfo &K,
 } // namespace
 
 void hotswap::verifySwaps(const Object &Obj, const KernelsAnalysis::Result &R,
-                          std::vector<std::string> &P) {
+                          VerifyProblems &P) {
   Expected<std::vector<SwapRecord>> Recs = readSwapRecords(Obj);
   if (!Recs) {
     P.push_back(toString(Recs.takeError()));

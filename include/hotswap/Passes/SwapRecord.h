@@ -28,6 +28,7 @@
 
 #include "hotswap/Object/Object.h"
 #include "hotswap/Passes/Kernels.h"
+#include "hotswap/Passes/VerifyChecks.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -105,7 +106,7 @@ std::string md5Hex(llvm::ArrayRef<uint8_t> Bytes);
 /// What is wrong with the swapped kernels of \p Obj (see the file comment),
 /// one line each, appended to \p Problems.
 void verifySwaps(const Object &Obj, const KernelsAnalysis::Result &R,
-                 std::vector<std::string> &Problems);
+                 VerifyProblems &Problems);
 
 } // namespace hotswap
 

@@ -14,7 +14,12 @@
 //   counts; INST_PREF_SIZE must not run past the stub; `.stub` symbols must
 //   match their stubs. Every violation is reported, one line each naming the
 //   kernel or symbol, the addresses involved and what was expected; the run
-//   fails.
+//   fails. These are the built-in checks (structure, provenance, kernels,
+//   swaps); checks registered with registerVerifyCheck (VerifyChecks.h) run
+//   after them. With --kernels-format=json the problems are printed as JSON
+//   as well ({"verify": {"problems": [{check, where, message}]}}; a
+//   container's JSON is all or none, so a failing one prints only the
+//   error).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +27,7 @@
 #define HOTSWAP_PASSES_VERIFY_H
 
 #include "hotswap/Pass/Pass.h"
+#include "hotswap/Passes/VerifyChecks.h"
 
 namespace hotswap {
 
@@ -33,12 +39,12 @@ public:
                                         PassContext &Ctx) override;
 };
 
-/// Every problem verify finds in \p Obj (empty when it is valid), with the
-/// caches of \p AM (its MC state; the kernels are found afresh).
-llvm::Expected<std::vector<std::string>> verifyObject(Object &Obj,
-                                                      AnalysisManager &AM);
+/// Every problem verify finds in \p Obj (empty when it is valid): every
+/// registered check (VerifyChecks.h) in order, with the caches of \p AM (its
+/// MC state; the kernels are found afresh).
+std::vector<VerifyProblem> verifyObject(Object &Obj, AnalysisManager &AM);
 /// The same with analyses of its own.
-llvm::Expected<std::vector<std::string>> verifyObject(Object &Obj);
+std::vector<VerifyProblem> verifyObject(Object &Obj);
 
 } // namespace hotswap
 
