@@ -26,39 +26,11 @@ using namespace hotswap::unittest;
 
 namespace {
 
-/// A linked object whose loaded memory ends at 0x1234 (one R+X PT_LOAD).
-const char *const SmallYAML = R"(--- !ELF
-FileHeader:
-  Class:   ELFCLASS64
-  Data:    ELFDATA2LSB
-  OSABI:   ELFOSABI_AMDGPU_HSA
-  ABIVersion: 0x4
-  Type:    ET_DYN
-  Machine: EM_AMDGPU
-  Flags:   [ EF_AMDGPU_MACH_AMDGCN_GFX1030 ]
-ProgramHeaders:
-  - Type:     PT_LOAD
-    Flags:    [ PF_X, PF_R ]
-    FirstSec: .text
-    LastSec:  .text
-    VAddr:    0x1000
-    Align:    0x1000
-    Offset:   0x1000
-Sections:
-  - Name:         .text
-    Type:         SHT_PROGBITS
-    Flags:        [ SHF_ALLOC, SHF_EXECINSTR ]
-    Address:      0x1000
-    AddressAlign: 0x100
-    Offset:       0x1000
-    Size:         0x234
-...
-)";
-
 class CodeAppenderTest : public testing::Test {
 protected:
   void SetUp() override {
-    Bytes = yamlToBytes(SmallYAML);
+    // Loaded memory ends at 0x1234.
+    Bytes = textOnlyObject(0x234);
     Expected<std::unique_ptr<Object>> O =
         readObject(MemoryBufferRef(toStringRef(Bytes), "small.co"));
     ASSERT_OK(O);

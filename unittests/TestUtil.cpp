@@ -37,6 +37,36 @@ std::vector<uint8_t> yamlToBytes(StringRef YAML) {
   return std::vector<uint8_t>(Storage.begin(), Storage.end());
 }
 
+std::vector<uint8_t> textOnlyObject(uint64_t TextSize) {
+  return yamlToBytes((Twine(R"(--- !ELF
+FileHeader:
+  Class:   ELFCLASS64
+  Data:    ELFDATA2LSB
+  OSABI:   ELFOSABI_AMDGPU_HSA
+  ABIVersion: 0x4
+  Type:    ET_DYN
+  Machine: EM_AMDGPU
+  Flags:   [ EF_AMDGPU_MACH_AMDGCN_GFX1030 ]
+ProgramHeaders:
+  - Type:     PT_LOAD
+    Flags:    [ PF_X, PF_R ]
+    FirstSec: .text
+    LastSec:  .text
+    VAddr:    0x1000
+    Align:    0x1000
+    Offset:   0x1000
+Sections:
+  - Name:         .text
+    Type:         SHT_PROGBITS
+    Flags:        [ SHF_ALLOC, SHF_EXECINSTR ]
+    Address:      0x1000
+    AddressAlign: 0x100
+    Offset:       0x1000
+    Size:         )") +
+                      "0x" + utohexstr(TextSize) + "\n...\n")
+                         .str());
+}
+
 StringRef embeddedInput(StringRef Name) {
   for (const EmbeddedInput &E : EmbeddedInputs)
     if (Name == E.Name)

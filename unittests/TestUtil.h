@@ -37,6 +37,10 @@ namespace hotswap::unittest {
 /// messages) and whatever it wrote when it cannot.
 std::vector<uint8_t> yamlToBytes(llvm::StringRef YAML);
 
+/// A linked gfx1030 code object (ET_DYN) with no kernels: one R+X PT_LOAD
+/// at 0x1000 holding `.text`, \p TextSize zero bytes.
+std::vector<uint8_t> textOnlyObject(uint64_t TextSize);
+
 /// The text of unittests/Inputs/\p Name (compiled in: EmbedInputs.cmake);
 /// a test failure and "" when there is no such input.
 llvm::StringRef embeddedInput(llvm::StringRef Name);

@@ -21,34 +21,6 @@ using namespace hotswap::unittest;
 
 namespace {
 
-const char *const NoKernelsYAML = R"(--- !ELF
-FileHeader:
-  Class:   ELFCLASS64
-  Data:    ELFDATA2LSB
-  OSABI:   ELFOSABI_AMDGPU_HSA
-  ABIVersion: 0x4
-  Type:    ET_DYN
-  Machine: EM_AMDGPU
-  Flags:   [ EF_AMDGPU_MACH_AMDGCN_GFX1030 ]
-ProgramHeaders:
-  - Type:     PT_LOAD
-    Flags:    [ PF_X, PF_R ]
-    FirstSec: .text
-    LastSec:  .text
-    VAddr:    0x1000
-    Align:    0x1000
-    Offset:   0x1000
-Sections:
-  - Name:         .text
-    Type:         SHT_PROGBITS
-    Flags:        [ SHF_ALLOC, SHF_EXECINSTR ]
-    Address:      0x1000
-    AddressAlign: 0x100
-    Offset:       0x1000
-    Size:         0x100
-...
-)";
-
 TEST(VerifyChecksTest, BuiltinChecksRunFirstInTheirOrder) {
   std::vector<std::string> Names = verifyCheckNames();
   ASSERT_GE(Names.size(), 4u);
@@ -57,7 +29,7 @@ TEST(VerifyChecksTest, BuiltinChecksRunFirstInTheirOrder) {
 }
 
 TEST(VerifyChecksTest, ARegisteredCheckRunsOnEveryObjectWithTypedProblems) {
-  std::vector<uint8_t> Bytes = yamlToBytes(NoKernelsYAML);
+  std::vector<uint8_t> Bytes = textOnlyObject(0x100);
   Expected<std::unique_ptr<Object>> Obj =
       readObject(MemoryBufferRef(toStringRef(Bytes), "t.co"));
   ASSERT_OK(Obj);

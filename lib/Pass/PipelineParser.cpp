@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Regex.h"
 
 using namespace llvm;
 using namespace hotswap;
@@ -164,4 +165,12 @@ void PipelineParser::printPassNames(raw_ostream &OS) const {
     AnyCustom |= E.K == Kind::Custom;
   if (AnyCustom)
     PrintSection("Registered by the embedding program", Kind::Custom);
+}
+
+Expected<std::string> hotswap::regexParam(StringRef Key, StringRef Value) {
+  std::string Err;
+  if (!Regex(Value).isValid(Err))
+    return makeError("invalid regular expression '" + Value + "' in " + Key +
+                     "=: " + Err);
+  return Value.str();
 }

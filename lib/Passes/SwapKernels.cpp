@@ -8,6 +8,7 @@
 #include "hotswap/Code/CodeAppender.h"
 #include "hotswap/Code/EntryPolicy.h"
 #include "hotswap/Code/MetadataCommit.h"
+#include "hotswap/Pass/PipelineParser.h"
 #include "hotswap/Passes/SwapRecord.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 #include "hotswap/Support/Error.h"
@@ -63,12 +64,10 @@ Expected<std::unique_ptr<Pass>> SwapKernelsPass::create(StringRef Params) {
     if (Key == "with" && !Value.empty()) {
       O.With = Value.str();
     } else if (Key == "only") {
-      std::string Err;
-      Regex RE(Value);
-      if (!RE.isValid(Err))
-        return makeError("invalid regular expression '" + Value +
-                         "' in only=: " + Err);
-      O.Only = Value.str();
+      Expected<std::string> RE = regexParam(Key, Value);
+      if (!RE)
+        return RE.takeError();
+      O.Only = std::move(*RE);
     } else if (Key == "own-variables" && P == Key) {
       O.OwnVariables = true;
     } else {

@@ -10,6 +10,7 @@
 #include "hotswap/Passes/CodeSymbols.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 
+#include "hotswap/Pass/PipelineParser.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
@@ -47,12 +48,10 @@ Expected<std::unique_ptr<Pass>> SynthTrampolinesPass::create(StringRef Params) {
                          "' (expected none, gfx1250-vmem or "
                          "asm:FILE)");
     } else if (Key == "only") {
-      std::string Err;
-      Regex RE(Value);
-      if (!RE.isValid(Err))
-        return makeError("invalid regular expression '" + Value +
-                         "' in only=: " + Err);
-      O.Only = Value.str();
+      Expected<std::string> RE = regexParam(Key, Value);
+      if (!RE)
+        return RE.takeError();
+      O.Only = std::move(*RE);
     } else if (Key == "form") {
       if (Value == "long")
         O.ForceLong = true;

@@ -27,6 +27,12 @@ namespace hotswap {
 using PassFactory = std::function<llvm::Expected<std::unique_ptr<Pass>>(
     llvm::StringRef Params)>;
 
+/// The value of a pass parameter \p Key=\p Value that is a regular
+/// expression (only=REGEX), checked: "invalid regular expression 'V' in
+/// KEY=: why" when it does not compile.
+llvm::Expected<std::string> regexParam(llvm::StringRef Key,
+                                       llvm::StringRef Value);
+
 /// A pipeline as parsed: each pass's factory and parameters, aliases
 /// expanded, every name and parameter checked. It makes the PassManager of
 /// each run (passes keep state per run) without reading the text again.
