@@ -133,6 +133,27 @@ TEST_F(CodeAppenderTest, AnImageKeepsItsAddressesModuloItsAlignment) {
   EXPECT_EQ(appended()[0]->FileSize, 0x20120u - 0x10000u);
 }
 
+TEST_F(CodeAppenderTest, AnImageAlignedFarAboveTheSegmentGetsItsOwn) {
+  ASSERT_OK(CodeAppender(*Obj).append(CodePurpose::EntryStubs, 256,
+                                      ELF::SHF_EXECINSTR,
+                                      std::vector<uint8_t>(0x100, 1)));
+  // Aligned to 1 MiB, the image would leave ~1 MiB of zeros in the file
+  // after the stubs at 0x2000: a second appended segment instead.
+  std::vector<uint8_t> Code(0x10, 0xaa);
+  ImageLoad Loads[] = {{0x100000, 0x10, 0x10, ELF::PF_R | ELF::PF_X, Code}};
+  Expected<uint64_t> D =
+      CodeAppender(*Obj).appendImage(Loads, 0x100000, 0x100000, "far.co");
+  ASSERT_OK(D);
+  EXPECT_EQ(0x100000 + *D, 0x100000u);
+  std::vector<const Segment *> Segs = appended();
+  ASSERT_EQ(Segs.size(), 2u);
+  EXPECT_EQ(Segs[1]->VAddr, 0x100000u);
+  // A page-aligned image after that shares the last segment.
+  ImageLoad Near[] = {{0x1000, 0x10, 0x10, ELF::PF_R | ELF::PF_X, Code}};
+  ASSERT_OK(CodeAppender(*Obj).appendImage(Near, 0x1000, 0x1000, "near.co"));
+  EXPECT_EQ(appended().size(), 2u);
+}
+
 TEST_F(CodeAppenderTest, NoAddressSpaceLeftIsAnError) {
   std::vector<uint8_t> Code(16, 0);
   ImageLoad Huge[] = {{0x0, 16, UINT64_MAX - 0x100, ELF::PF_R, Code}};

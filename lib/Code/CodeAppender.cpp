@@ -112,6 +112,11 @@ Expected<uint64_t> CodeAppender::appendImage(ArrayRef<ImageLoad> Loads,
   Expected<uint64_t> Base = nextAddress(std::max(Align, PageSize));
   if (!Base)
     return makeError("no address space left for the image of '" + What + "'");
+  // An image aligned to more than a page would leave up to its alignment
+  // of zeros in the file after what the run's segment holds: it starts a
+  // segment of its own instead (at the same address).
+  if (Seg && *Base - Obj.firstFreeAddress(1) > PageSize)
+    Seg = nullptr;
   // Modulo 2^64: the image's own addresses may lie above Base.
   const uint64_t D = *Base - Start;
   const ImageLoad &Last = Loads.back();

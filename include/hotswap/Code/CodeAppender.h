@@ -15,7 +15,9 @@
 //
 // The first region of a run starts at the first free page
 // (Object::firstFreeAddress); each next one at the end of the segment so
-// far, aligned as it asks.
+// far, aligned as it asks. One exception: an image whose alignment would
+// leave more than a page of zeros in the file between the segment's end
+// and its start gets a segment of its own, at the same address.
 //
 //===----------------------------------------------------------------------===//
 
