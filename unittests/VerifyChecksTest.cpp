@@ -70,6 +70,8 @@ TEST(VerifyChecksTest, SubjectIsWhereTheMessageBegins) {
   EXPECT_EQ(subjectOf("PT_LOADs at 0x0 and 0x1000 overlap"), "PT_LOADs at 0x0");
   EXPECT_EQ(subjectOf("image of the replacement 'f.co': segment at 0x1"),
             "image of the replacement 'f.co'");
+  EXPECT_EQ(subjectOf("symbol table '.symtab': sh_info is 20"),
+            "symbol table '.symtab'");
   EXPECT_EQ(subjectOf("the section header table is not last"), "");
 }
 
