@@ -23,9 +23,9 @@ void VerifyProblems::push_back(std::string Message) {
 }
 
 std::string hotswap::subjectOf(StringRef Message) {
-  static const Regex Subject(
-      "^((kernel|section|symbol table|symbol|stub) '[^']*'|PT_LOADs? at 0x[0-9a-f]+|"
-      "image of the replacement '[^']*')");
+  static const Regex Subject("^((kernel|section|symbol table|symbol|stub) "
+                             "'[^']*'|PT_LOADs? at 0x[0-9a-f]+|"
+                             "image of the replacement '[^']*')");
   SmallVector<StringRef, 2> M;
   if (!Subject.match(Message, &M))
     return "";

@@ -32,7 +32,8 @@ struct VerifyProblem {
   /// "swaps", or a registered check's name).
   std::string Check;
   /// What it is about, as the message begins: "kernel 'vadd'",
-  /// "section '.text'", "symbol 'k.stub'", "PT_LOAD at 0x2000", "image of
+  /// "section '.text'", "symbol 'k.stub'", "symbol table '.symtab'",
+  /// "PT_LOAD at 0x2000", "image of
   /// the replacement 'f.co'"; empty for the object as a whole.
   std::string Where;
   /// The whole sentence, as printed.
