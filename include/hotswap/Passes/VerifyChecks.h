@@ -33,8 +33,8 @@ struct VerifyProblem {
   std::string Check;
   /// What it is about, as the message begins: "kernel 'vadd'",
   /// "section '.text'", "symbol 'k.stub'", "symbol table '.symtab'",
-  /// "PT_LOAD at 0x2000", "image of
-  /// the replacement 'f.co'"; empty for the object as a whole.
+  /// "PT_LOAD at 0x2000", "image of the replacement 'f.co'"; empty for the
+  /// object as a whole.
   std::string Where;
   /// The whole sentence, as printed.
   std::string Message;
