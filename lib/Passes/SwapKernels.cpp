@@ -5,6 +5,7 @@
 #include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/AMDGPU/StubEncoder.h"
 #include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Object/InputFile.h"
 #include "hotswap/Object/Reader.h"
 #include "hotswap/Passes/SwapRecord.h"
 #include "hotswap/Passes/TargetAnalysis.h"
@@ -144,12 +145,10 @@ Expected<SwapKernelsPass::Replacement &> SwapKernelsPass::replacement() {
   auto Fail = [&](const Twine &Msg) {
     return makeError("replacement '" + Opts.With + "': " + Msg);
   };
-  ErrorOr<std::unique_ptr<MemoryBuffer>> B =
-      MemoryBuffer::getFile(Opts.With, /*IsText=*/false,
-                            /*RequiresNullTerminator=*/false);
+  Expected<std::unique_ptr<MemoryBuffer>> B = readRegularFile(Opts.With);
   if (!B)
     return makeError("cannot read replacement '" + Opts.With +
-                     "': " + B.getError().message());
+                     "': " + toString(B.takeError()));
   StringRef Bytes = (*B)->getBuffer();
   if (Bytes.starts_with("__CLANG_OFFLOAD_BUNDLE__") ||
       Bytes.starts_with("CCOB"))
