@@ -110,6 +110,7 @@ static Plan expandInputs(const DriverConfig &C,
     P.NotGPU += W.NotGPU;
     P.Links += W.Links;
     P.Duplicates += W.Duplicates;
+    P.Temporaries += W.Temporaries;
   }
   return P;
 }
@@ -455,6 +456,10 @@ void Runner::printSummary(const Plan &P) {
       errs() << "; " << P.NotGPU << (P.NotGPU == 1 ? " file" : " files")
              << " not GPU code, " << P.Links
              << (P.Links == 1 ? " link" : " links") << " not followed";
+    if (C.Recursive && P.Temporaries)
+      errs() << ", " << P.Temporaries
+             << (P.Temporaries == 1 ? " temporary" : " temporaries")
+             << " of a run (NAME.tmpXXXXXXX) left out";
     errs() << "\n";
   }
   if (C.TimePasses)

@@ -49,7 +49,7 @@ struct Job {
 struct Plan {
   std::vector<Job> Jobs;
   /// -r: what the walk skipped.
-  size_t NotGPU = 0, Links = 0, Duplicates = 0;
+  size_t NotGPU = 0, Links = 0, Duplicates = 0, Temporaries = 0;
 };
 
 /// Where each input's output goes: -o, --output-dir (with -r, at the

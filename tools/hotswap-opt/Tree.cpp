@@ -3,6 +3,7 @@
 #include "Tree.h"
 
 #include "hotswap/Bundle/Bundle.h"
+#include "hotswap/Object/OutputFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -85,7 +86,10 @@ static void walkDirectory(const std::string &Dir, const std::string &Relative,
       ++W.Links;
       break;
     case sys::fs::file_type::regular_file:
-      visitFile(Path, Rel, W, Seen);
+      if (isTemporaryName(Name))
+        ++W.Temporaries; // another run's output, not yet in place
+      else
+        visitFile(Path, Rel, W, Seen);
       break;
     default:
       ++W.NotGPU; // FIFOs, sockets, devices: never read

@@ -5,7 +5,8 @@
 // host ELF, its section names; nothing more), in a stable order. Symbolic
 // links are not followed (a link's target is reached, if at all, through
 // its own place in a tree that is walked); a file reached twice -- two hard
-// links, or overlapping trees -- is taken once.
+// links, or overlapping trees -- is taken once. The temporaries outputs are
+// written to (isTemporaryName) are never taken.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +35,9 @@ struct TreeWalk {
   size_t Links = 0;
   /// Files taken already (another name of the same file).
   size_t Duplicates = 0;
+  /// Temporaries of this tool's runs (NAME.tmpXXXXXXX: another run's
+  /// output being written, or one a killed run left): never inputs.
+  size_t Temporaries = 0;
   /// What could not be read: a path and why.
   std::vector<std::pair<std::string, std::string>> Errors;
 };
