@@ -99,6 +99,8 @@ static Plan expandInputs(const DriverConfig &C,
     for (TreeWalk::File &F : W.Files) {
       P.Jobs.emplace_back();
       P.Jobs.back().In = std::move(F.Path);
+      P.Jobs.back().AliasIns = std::move(F.AliasPaths);
+      P.Jobs.back().AliasRelatives = std::move(F.AliasRelatives);
       Relative.push_back(std::move(F.Relative));
     }
     for (auto &[Path, Why] : W.Errors) {
@@ -142,6 +144,17 @@ Expected<Plan> hotswap::planJobs(const DriverConfig &C, bool Writes) {
     if (!Out)
       return Out.takeError();
     J.Out = C.DryRun ? "" : *Out;
+    // The other names of the file: in place, themselves; mirrored, theirs
+    // under the output directory.
+    if (!J.Out.empty() && (C.InPlace || !C.OutputDir.empty()))
+      for (size_t A = 0; A < J.AliasIns.size(); ++A) {
+        Expected<std::string> AliasOut =
+            outputFor(C, J.AliasIns[A], J.AliasRelatives[A], P.Jobs.size(),
+                      Writes, Claimed);
+        if (!AliasOut)
+          return AliasOut.takeError();
+        J.AliasOuts.push_back(std::move(*AliasOut));
+      }
     // Like opt: never a binary object on a terminal (-o - included).
     if (J.Out == "-" && sys::Process::StandardOutIsDisplayed())
       return createStringError("refusing to write a binary file to a "
@@ -240,6 +253,40 @@ static Expected<FileRewrite> startJob(const Job &J, const DriverConfig &C,
   return FileRewrite::start(J.In, J.Out, C.Passes, Opts, &Summary);
 }
 
+/// Makes each of \p J's AliasOuts a hard link to its output, which was
+/// written: by a rename of a link made next to it, so the alias is never
+/// missing nor half made.
+static Error linkAliases(const Job &J, const DriverConfig &C) {
+  if (J.AliasOuts.empty() || (C.InPlace && !J.Summary.OutputChanged))
+    return Error::success(); // in place and unchanged: still one file
+  for (const std::string &Alias : J.AliasOuts) {
+    StringRef Parent = sys::path::parent_path(Alias);
+    if (!Parent.empty())
+      if (std::error_code EC = sys::fs::create_directories(Parent))
+        return createFileError(Parent, EC);
+    std::error_code EC;
+    SmallString<256> Tmp;
+    for (int Try = 0; Try < 100; ++Try) {
+      sys::fs::createUniquePath(Alias + TemporarySuffix, Tmp,
+                                /*MakeAbsolute=*/false);
+      EC = sys::fs::create_hard_link(J.Out, Tmp);
+      if (EC != std::errc::file_exists)
+        break;
+    }
+    if (!EC)
+      EC = sys::fs::rename(Tmp, Alias);
+    if (EC) {
+      sys::fs::remove(Tmp);
+      return createFileError(
+          Alias, make_error<StringError>(
+                     "cannot make it a link to '" + J.Out +
+                         "', another name of the file: " + EC.message(),
+                     EC));
+    }
+  }
+  return Error::success();
+}
+
 /// --dry-run's line for an input that did not fail.
 static void printDryRun(raw_ostream &OS, const Job &J) {
   const RunSummary &S = J.Summary;
@@ -298,6 +345,8 @@ void Runner::end(Started &S) {
   Expected<FileRewrite> &R = *S.Rewrite;
   Error E = R ? R->finish() : R.takeError();
   S.Rewrite.reset();
+  if (!E)
+    E = linkAliases(J, C);
   if (C.TimePasses)
     Times.stop();
   if (!E && C.DryRun && !C.JSON)

@@ -33,6 +33,10 @@ namespace hotswap {
 /// One input and everything its run produced.
 struct Job {
   std::string In, Out; // Out empty: nothing is written
+  /// -r: the other names (hard links) of In found in the tree, as found and
+  /// then where their outputs go: each becomes a hard link to Out once it
+  /// is written (Runner::linkAliases).
+  std::vector<std::string> AliasIns, AliasRelatives, AliasOuts;
   /// Set when the input cannot even be tried (a tree's unreadable part).
   std::string PresetError;
   RunSummary Summary;

@@ -38,9 +38,17 @@ static void visitFile(const std::string &Path, const std::string &Relative,
     ++W.NotGPU;
     return;
   }
-  if (!Seen.insert(sys::fs::UniqueID(St.st_dev, St.st_ino)).second) {
+  const sys::fs::UniqueID ID(St.st_dev, St.st_ino);
+  if (!Seen.insert(ID).second) {
     ::close(FD);
-    ++W.Duplicates;
+    auto It = W.Taken.find(ID);
+    if (It == W.Taken.end()) {
+      ++W.Duplicates;
+      return;
+    }
+    // Another name of a GPU file of this tree: it gets the same output.
+    W.Files[It->second].AliasPaths.push_back(Path);
+    W.Files[It->second].AliasRelatives.push_back(Relative);
     return;
   }
   Expected<bundle::FileKind> K = bundle::identifyFile(FD);
@@ -49,9 +57,10 @@ static void visitFile(const std::string &Path, const std::string &Relative,
     W.Errors.push_back({Path, toString(K.takeError())});
     return;
   }
-  if (K->GPU)
-    W.Files.push_back({Path, Relative});
-  else
+  if (K->GPU) {
+    W.Taken[ID] = W.Files.size();
+    W.Files.push_back({Path, Relative, {}, {}});
+  } else
     ++W.NotGPU;
 }
 

@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem/UniqueID.h"
 
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -27,14 +28,20 @@ struct TreeWalk {
   /// A file that holds GPU code: its path, and its path under the root.
   struct File {
     std::string Path, Relative;
+    /// Other names of the same file (hard links) in this tree: paths, and
+    /// paths under the root.
+    std::vector<std::string> AliasPaths, AliasRelatives;
   };
   std::vector<File> Files;
   /// Regular files (and FIFOs, sockets, devices) that hold no GPU code.
   size_t NotGPU = 0;
   /// Symbolic links, not followed.
   size_t Links = 0;
-  /// Files taken already (another name of the same file).
+  /// Files taken already (another name of the same file) in another tree
+  /// or among the named inputs; another name in this tree is an alias.
   size_t Duplicates = 0;
+  /// Which of Files each file taken in this tree is.
+  std::map<llvm::sys::fs::UniqueID, size_t> Taken;
   /// Temporaries of this tool's runs (NAME.tmpXXXXXXX: another run's
   /// output being written, or one a killed run left): never inputs.
   size_t Temporaries = 0;
