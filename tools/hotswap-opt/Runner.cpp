@@ -247,7 +247,8 @@ static Expected<FileRewrite> startJob(const Job &J, const DriverConfig &C,
   if (C.Recursive && !C.OutputDir.empty() && !J.Out.empty()) {
     StringRef Parent = sys::path::parent_path(J.Out);
     if (!Parent.empty())
-      if (std::error_code EC = sys::fs::create_directories(Parent))
+      if (std::error_code EC = sys::fs::create_directories(
+              Parent, /*IgnoreExisting=*/true, sys::fs::all_all))
         return createFileError(Parent, EC);
   }
   return FileRewrite::start(J.In, J.Out, C.Passes, Opts, &Summary);
@@ -262,7 +263,8 @@ static Error linkAliases(const Job &J, const DriverConfig &C) {
   for (const std::string &Alias : J.AliasOuts) {
     StringRef Parent = sys::path::parent_path(Alias);
     if (!Parent.empty())
-      if (std::error_code EC = sys::fs::create_directories(Parent))
+      if (std::error_code EC = sys::fs::create_directories(
+              Parent, /*IgnoreExisting=*/true, sys::fs::all_all))
         return createFileError(Parent, EC);
     std::error_code EC;
     SmallString<256> Tmp;
