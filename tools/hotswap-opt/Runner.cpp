@@ -78,6 +78,19 @@ static Plan expandInputs(const DriverConfig &C,
                          std::vector<std::string> &Relative) {
   Plan P;
   std::set<sys::fs::UniqueID> Seen;
+  // An output directory inside a tree is not walked (a second run would
+  // take its outputs as inputs and write out/out/...): taken as seen, as a
+  // directory walked already is. (Unless it is a tree itself.)
+  sys::fs::file_status OutSt;
+  if (C.Recursive && !C.OutputDir.empty() &&
+      !sys::fs::status(C.OutputDir, OutSt) &&
+      OutSt.type() == sys::fs::file_type::directory_file &&
+      llvm::none_of(C.Inputs, [&](const std::string &In) {
+        sys::fs::file_status St;
+        return !sys::fs::status(In, St) &&
+               St.getUniqueID() == OutSt.getUniqueID();
+      }))
+    Seen.insert(OutSt.getUniqueID());
   for (const std::string &In : C.Inputs) {
     if (!C.Recursive || In == "-" || !sys::fs::is_directory(In)) {
       // In place, a file named twice (or under two names, or also found
