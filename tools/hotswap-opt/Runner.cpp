@@ -3,7 +3,9 @@
 #include "Runner.h"
 
 #include "llvm/ADT/Statistic.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -23,11 +25,43 @@ std::string hotswap::displayName(StringRef File) {
   return File == "-" ? "<stdin>" : File.str();
 }
 
+std::string hotswap::printable(StringRef Text) {
+  std::string Out;
+  Out.reserve(Text.size());
+  auto Escape = [&](uint8_t C) {
+    Out += "\\x";
+    Out += hexdigit(C >> 4, /*LowerCase=*/true);
+    Out += hexdigit(C & 15, /*LowerCase=*/true);
+  };
+  const auto *P = reinterpret_cast<const UTF8 *>(Text.data());
+  const auto *End = P + Text.size();
+  while (P < End) {
+    if (*P < 0x80) {
+      if (*P < 0x20 || *P == 0x7f)
+        Escape(*P);
+      else
+        Out += char(*P);
+      ++P;
+      continue;
+    }
+    const unsigned N = getNumBytesForUTF8(*P);
+    // C1 controls (U+0080..U+009F: C2 80..C2 9F) are escapes too.
+    if (N > size_t(End - P) || !isLegalUTF8Sequence(P, P + N) ||
+        (N == 2 && P[0] == 0xc2 && P[1] < 0xa0)) {
+      Escape(*P++);
+      continue;
+    }
+    Out.append(reinterpret_cast<const char *>(P), N);
+    P += N;
+  }
+  return Out;
+}
+
 void hotswap::reportError(raw_ostream &OS, StringRef File, const Twine &Msg) {
   WithColor::error(OS, ToolName);
   if (!File.empty())
-    OS << "'" << File << "': ";
-  OS << Msg << "\n";
+    OS << "'" << printable(File) << "': ";
+  OS << printable(Msg.str()) << "\n";
 }
 
 //===----------------------------------------------------------------------===//
@@ -238,7 +272,8 @@ PipelineOptions Runner::optionsFor(Job &J, raw_ostream &Text, raw_ostream &Diag,
       std::lock_guard<std::mutex> G(Lock);
       Prog->clear();
     }
-    WithColor::warning(Diag, ToolName) << "'" << Name << "': " << M << "\n";
+    WithColor::warning(Diag, ToolName)
+        << "'" << printable(Name) << "': " << printable(M.str()) << "\n";
   };
   if (Instrumented) {
     Opts.Instrumentation = &PI;

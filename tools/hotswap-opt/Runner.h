@@ -113,6 +113,12 @@ void reportError(llvm::raw_ostream &OS, llvm::StringRef File,
 /// "<stdin>" for "-".
 std::string displayName(llvm::StringRef File);
 
+/// \p Text fit for one line of a terminal: control characters (C0, DEL and
+/// C1, newlines included) and bytes that are not UTF-8 become \xNN, so a
+/// name or a string read from a file and quoted in a message cannot split
+/// the line or reach the terminal as escape sequences.
+std::string printable(llvm::StringRef Text);
+
 } // namespace hotswap
 
 #endif // HOTSWAP_TOOLS_HOTSWAPOPT_RUNNER_H
