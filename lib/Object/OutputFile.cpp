@@ -141,7 +141,11 @@ public:
     pthread_sigmask(SIG_SETMASK, &Old, nullptr);
     if (EC) {
       T.Path.clear();
-      return makeError(EC.message());
+      // (Named: the output is in it, but it is the directory that refuses.)
+      StringRef Dir = sys::path::parent_path(Target);
+      return makeError("cannot create a temporary file in the directory '" +
+                       (Dir.empty() ? StringRef(".") : Dir) +
+                       "': " + EC.message());
     }
     return std::move(T);
   }

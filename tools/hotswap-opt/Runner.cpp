@@ -14,7 +14,9 @@
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/WithColor.h"
 
+#include <cerrno>
 #include <deque>
+#include <unistd.h>
 
 using namespace llvm;
 using namespace hotswap;
@@ -191,6 +193,8 @@ Expected<Plan> hotswap::planJobs(const DriverConfig &C, bool Writes) {
     if (!Out)
       return Out.takeError();
     J.Out = C.DryRun ? "" : *Out;
+    if (C.DryRun)
+      J.DryOut = *Out;
     // The other names of the file: in place, themselves; mirrored, theirs
     // under the output directory.
     if (!J.Out.empty() && (C.InPlace || !C.OutputDir.empty()))
@@ -337,6 +341,37 @@ static Error linkAliases(const Job &J, const DriverConfig &C) {
   return Error::success();
 }
 
+/// --dry-run: fails unless the output \p Out could be put in place: its
+/// directory (the nearest one that exists, under --output-dir) takes a new
+/// file, and an existing output is not immutable.
+static Error checkReplaceable(StringRef Out) {
+  if (Out.empty() || Out == "-")
+    return Error::success();
+  auto Refused = [](int Err) {
+    return std::error_code(Err, std::generic_category());
+  };
+  SmallString<256> Dir(sys::path::parent_path(Out));
+  if (Dir.empty())
+    Dir = ".";
+  while (!sys::fs::is_directory(Dir) && sys::path::has_parent_path(Dir))
+    Dir = sys::path::parent_path(Dir);
+  if (::access(Dir.c_str(), W_OK | X_OK) != 0)
+    return createFileError(
+        Out, createStringError(Refused(errno),
+                               "would change, but the directory '" + Dir +
+                                   "' does not take a new file: " +
+                                   Refused(errno).message()));
+  // Mode bits do not stop a rename; an immutable file does (EPERM).
+  SmallString<256> Path(Out);
+  if (::access(Path.c_str(), W_OK) != 0 && errno == EPERM)
+    return createFileError(
+        Out, createStringError(Refused(EPERM),
+                               "would change, but the file cannot be "
+                               "replaced: " +
+                                   Refused(EPERM).message()));
+  return Error::success();
+}
+
 /// --dry-run's line for an input that did not fail.
 static void printDryRun(raw_ostream &OS, const Job &J) {
   const RunSummary &S = J.Summary;
@@ -397,6 +432,8 @@ void Runner::end(Started &S) {
   S.Rewrite.reset();
   if (!E)
     E = linkAliases(J, C);
+  if (!E && C.DryRun && J.Summary.OutputChanged)
+    E = checkReplaceable(J.DryOut);
   if (C.TimePasses)
     Times.stop();
   if (!E && C.DryRun && !C.JSON)

@@ -33,6 +33,8 @@ namespace hotswap {
 /// One input and everything its run produced.
 struct Job {
   std::string In, Out; // Out empty: nothing is written
+  /// --dry-run: where the output would go (checked to be replaceable).
+  std::string DryOut;
   /// -r: the other names (hard links) of In found in the tree, as found and
   /// then where their outputs go: each becomes a hard link to Out once it
   /// is written (Runner::linkAliases).
