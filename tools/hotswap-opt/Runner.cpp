@@ -148,6 +148,7 @@ static Plan expandInputs(const DriverConfig &C,
     for (TreeWalk::File &F : W.Files) {
       P.Jobs.emplace_back();
       P.Jobs.back().In = std::move(F.Path);
+      P.Jobs.back().OpenIn = std::move(F.OpenPath);
       P.Jobs.back().AliasIns = std::move(F.AliasPaths);
       P.Jobs.back().AliasRelatives = std::move(F.AliasRelatives);
       Relative.push_back(std::move(F.Relative));
@@ -192,6 +193,9 @@ Expected<Plan> hotswap::planJobs(const DriverConfig &C, bool Writes) {
         outputFor(C, J.In, Relative[I], P.Jobs.size(), Writes, Claimed);
     if (!Out)
       return Out.takeError();
+    // In place, a path too long to open is written by its short name.
+    if (C.InPlace && !J.OpenIn.empty())
+      *Out = J.OpenIn;
     J.Out = C.DryRun ? "" : *Out;
     if (C.DryRun)
       J.DryOut = *Out;
@@ -303,7 +307,8 @@ static Expected<FileRewrite> startJob(const Job &J, const DriverConfig &C,
               Parent, /*IgnoreExisting=*/true, sys::fs::all_all))
         return createFileError(Parent, EC);
   }
-  return FileRewrite::start(J.In, J.Out, C.Passes, Opts, &Summary);
+  return FileRewrite::start(J.OpenIn.empty() ? J.In : J.OpenIn, J.Out, C.Passes,
+                            Opts, &Summary);
 }
 
 /// Makes each of \p J's AliasOuts a hard link to its output, which was
@@ -448,7 +453,12 @@ void Runner::end(Started &S) {
     handleAllErrors(
         std::move(E),
         [&](const FileError &FE) {
-          reportError(D, displayName(FE.getFileName()),
+          // (A short name of a deep file is named by its path.)
+          StringRef Name = FE.getFileName();
+          reportError(D,
+                      displayName(!J.OpenIn.empty() && Name == J.OpenIn
+                                      ? StringRef(J.In)
+                                      : Name),
                       FE.messageWithoutFileInfo());
         },
         [&](const ErrorInfoBase &EI) {
@@ -495,7 +505,7 @@ void Runner::run(std::vector<Job> &Jobs) {
   uint64_t TotalBytes = 0;
   for (Job &J : Jobs) {
     sys::fs::file_status St;
-    if (J.In != "-" && !sys::fs::status(J.In, St))
+    if (J.In != "-" && !sys::fs::status(J.OpenIn.empty() ? J.In : J.OpenIn, St))
       J.Bytes = St.getSize();
     TotalBytes += J.Bytes;
   }

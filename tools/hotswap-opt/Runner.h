@@ -33,6 +33,9 @@ namespace hotswap {
 /// One input and everything its run produced.
 struct Job {
   std::string In, Out; // Out empty: nothing is written
+  /// -r: a shorter name of In to open it by, when In is too long a path
+  /// (TreeWalk::File::OpenPath); messages still name In.
+  std::string OpenIn;
   /// --dry-run: where the output would go (checked to be replaceable).
   std::string DryOut;
   /// -r: the other names (hard links) of In found in the tree, as found and

@@ -6,7 +6,9 @@
 // links are not followed (a link's target is reached, if at all, through
 // its own place in a tree that is walked); a file reached twice -- two hard
 // links, or overlapping trees -- is taken once. The temporaries outputs are
-// written to (isTemporaryName) are never taken.
+// written to (isTemporaryName) are never taken. Directories are walked
+// through descriptors (openat), so a tree deeper than PATH_MAX is walked
+// whole.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,10 @@ struct TreeWalk {
   /// A file that holds GPU code: its path, and its path under the root.
   struct File {
     std::string Path, Relative;
+    /// When Path is too long to open (PATH_MAX and more, in a deep tree):
+    /// a short name of the same file, through a descriptor of its directory
+    /// kept open for the run ("/proc/self/fd/N/NAME").
+    std::string OpenPath;
     /// Other names of the same file (hard links) in this tree: paths, and
     /// paths under the root.
     std::vector<std::string> AliasPaths, AliasRelatives;
