@@ -403,9 +403,14 @@ static Error checkCompatible(const KernelsAnalysis::Result &R,
                        valueText(Y.Offset));
       if (X.Size != Y.Size)
         return Differs(Arg + " .size'", valueText(X.Size), valueText(Y.Size));
-      if (X.ValueKind != Y.ValueKind)
-        return Differs(Arg + " .value_kind'", "'" + X.ValueKind + "'",
-                       "'" + Y.ValueKind + "'");
+      if (X.ValueKind != Y.ValueKind) {
+        // (Strings from the files: escaped, as launch keys' values are.)
+        std::string XS, YS;
+        raw_string_ostream XO(XS), YO(YS);
+        printEscapedString(X.ValueKind, XO);
+        printEscapedString(Y.ValueKind, YO);
+        return Differs(Arg + " .value_kind'", "'" + XS + "'", "'" + YS + "'");
+      }
     }
   }
   for (KernelField F :

@@ -27,7 +27,7 @@ std::string hotswap::displayName(StringRef File) {
   return File == "-" ? "<stdin>" : File.str();
 }
 
-std::string hotswap::printable(StringRef Text) {
+std::string hotswap::printable(StringRef Text, bool KeepNewlines) {
   std::string Out;
   Out.reserve(Text.size());
   auto Escape = [&](uint8_t C) {
@@ -39,7 +39,7 @@ std::string hotswap::printable(StringRef Text) {
   const auto *End = P + Text.size();
   while (P < End) {
     if (*P < 0x80) {
-      if (*P < 0x20 || *P == 0x7f)
+      if ((*P < 0x20 && !(KeepNewlines && *P == '\n')) || *P == 0x7f)
         Escape(*P);
       else
         Out += char(*P);
@@ -63,7 +63,7 @@ void hotswap::reportError(raw_ostream &OS, StringRef File, const Twine &Msg) {
   WithColor::error(OS, ToolName);
   if (!File.empty())
     OS << "'" << printable(File) << "': ";
-  OS << printable(Msg.str()) << "\n";
+  OS << printable(Msg.str(), /*KeepNewlines=*/true) << "\n";
 }
 
 //===----------------------------------------------------------------------===//
@@ -281,7 +281,8 @@ PipelineOptions Runner::optionsFor(Job &J, raw_ostream &Text, raw_ostream &Diag,
       Prog->clear();
     }
     WithColor::warning(Diag, ToolName)
-        << "'" << printable(Name) << "': " << printable(M.str()) << "\n";
+        << "'" << printable(Name)
+        << "': " << printable(M.str(), /*KeepNewlines=*/true) << "\n";
   };
   if (Instrumented) {
     Opts.Instrumentation = &PI;

@@ -118,11 +118,13 @@ void reportError(llvm::raw_ostream &OS, llvm::StringRef File,
 /// "<stdin>" for "-".
 std::string displayName(llvm::StringRef File);
 
-/// \p Text fit for one line of a terminal: control characters (C0, DEL and
-/// C1, newlines included) and bytes that are not UTF-8 become \xNN, so a
-/// name or a string read from a file and quoted in a message cannot split
-/// the line or reach the terminal as escape sequences.
-std::string printable(llvm::StringRef Text);
+/// \p Text fit for a terminal: control characters (C0, DEL and C1) and
+/// bytes that are not UTF-8 become \xNN, so a name or a string read from a
+/// file and quoted in a message cannot reach the terminal as escape
+/// sequences; newlines too unless \p KeepNewlines (a message of several
+/// lines, e.g. verify's problems, keeps them: the strings it quotes are
+/// escaped where it is made).
+std::string printable(llvm::StringRef Text, bool KeepNewlines = false);
 
 } // namespace hotswap
 
