@@ -2,7 +2,9 @@
 
 #include "hotswap/AMDGPU/LaunchInterface.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <map>
 
@@ -33,9 +35,14 @@ argsDifference(const std::vector<KernelArg> &X, const std::vector<KernelArg> &Y,
     if (X[I].Size != Y[I].Size)
       return Differs(Arg + " .size'", valueText(X[I].Size),
                      valueText(Y[I].Size));
-    if (X[I].ValueKind != Y[I].ValueKind)
-      return Differs(Arg + " .value_kind'", "'" + X[I].ValueKind + "'",
-                     "'" + Y[I].ValueKind + "'");
+    if (X[I].ValueKind != Y[I].ValueKind) {
+      // (Strings from the files: escaped, as launch keys' values are.)
+      std::string XS, YS;
+      raw_string_ostream XO(XS), YO(YS);
+      printEscapedString(X[I].ValueKind, XO);
+      printEscapedString(Y[I].ValueKind, YO);
+      return Differs(Arg + " .value_kind'", "'" + XS + "'", "'" + YS + "'");
+    }
   }
   return std::nullopt;
 }

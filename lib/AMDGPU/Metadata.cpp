@@ -48,9 +48,11 @@ CodeObjectMetadata::operator=(CodeObjectMetadata &&) = default;
 CodeObjectMetadata::~CodeObjectMetadata() = default;
 
 Expected<CodeObjectMetadata>
-CodeObjectMetadata::parse(ArrayRef<uint8_t> NoteSectionBytes) {
+CodeObjectMetadata::parse(ArrayRef<uint8_t> NoteSectionBytes,
+                          uint64_t FileOffset) {
   CodeObjectMetadata MD;
   MD.Section.assign(NoteSectionBytes.begin(), NoteSectionBytes.end());
+  MD.FileOffset = FileOffset;
   if (Error E = MD.load())
     return std::move(E);
   return std::move(MD);

@@ -299,7 +299,8 @@ Expected<NoteRewrite> CodeObjectMetadata::rewrite() const {
       continue;
     }
     Expected<std::vector<uint8_t>> Desc =
-        applyEdits(Note.Desc, ByNote[N], descriptorCapacity(Note), Note.Offset);
+        applyEdits(Note.Desc, ByNote[N], descriptorCapacity(Note),
+                   FileOffset + Note.Offset);
     if (!Desc)
       return Desc.takeError();
     if (Desc->size() != Note.Desc.size())

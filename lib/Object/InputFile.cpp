@@ -8,17 +8,113 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Process.h"
 
+#include <cerrno>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace llvm;
 using namespace hotswap;
 
+namespace {
+
+/// What a file of mode \p Mode (st_mode) is, for messages.
+const char *fileKind(mode_t Mode) {
+  if (S_ISFIFO(Mode))
+    return "a FIFO";
+  if (S_ISCHR(Mode))
+    return "a character device";
+  if (S_ISBLK(Mode))
+    return "a block device";
+  if (S_ISSOCK(Mode))
+    return "a socket";
+  if (S_ISDIR(Mode))
+    return "a directory";
+  return "not a regular file";
+}
+
+/// Whether \p Head starts as an input of some kind this library reads.
+bool startsLikeAnInput(StringRef Head) {
+  for (StringRef Magic :
+       {StringRef("\x7f"
+                  "ELF"),
+        StringRef("__CLANG_OFFLOAD_BUNDLE__"), StringRef("CCOB")})
+    if (Head.starts_with(Magic))
+      return true;
+  return false;
+}
+
+/// Reads the pipe or device \p FD to its end (see InputFile::open).
+Expected<std::unique_ptr<MemoryBuffer>> readStream(int FD, StringRef Name) {
+  SmallVector<char, 0> Bytes;
+  constexpr size_t Chunk = 64u << 10;
+  bool Probed = false;
+  for (;;) {
+    if (Bytes.size() >= InputFile::MaxStreamBytes)
+      return makeError("more than " + Twine(InputFile::MaxStreamBytes >> 30) +
+                       " GiB from a pipe or device: write it to a file "
+                       "first");
+    const size_t At = Bytes.size();
+    Bytes.resize_for_overwrite(At + Chunk);
+    ssize_t N;
+    do
+      N = ::read(FD, Bytes.data() + At, Chunk);
+    while (N < 0 && errno == EINTR);
+    if (N < 0)
+      return makeError(
+          std::error_code(errno, std::generic_category()).message());
+    Bytes.truncate(At + N);
+    if (N == 0)
+      break;
+    // A stream that goes on past its first bytes must look like an input
+    // (small ones are left to the readers, which say what is wrong).
+    if (!Probed && Bytes.size() > InputFile::StreamProbeBytes) {
+      Probed = true;
+      if (!startsLikeAnInput(StringRef(Bytes.data(), Bytes.size())))
+        return makeError("a pipe or device whose first " +
+                         Twine(InputFile::StreamProbeBytes >> 10) +
+                         " KiB are not the start of an ELF file or an "
+                         "offload bundle: not read further");
+    }
+  }
+  return MemoryBuffer::getMemBufferCopy(StringRef(Bytes.data(), Bytes.size()),
+                                        Name);
+}
+
+} // namespace
+
+Expected<std::unique_ptr<MemoryBuffer>>
+hotswap::readRegularFile(StringRef Path) {
+  // O_NONBLOCK: a FIFO without a writer is refused, not waited for.
+  int FD = ::open(Path.str().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (FD < 0)
+    return makeError(std::error_code(errno, std::generic_category()).message());
+  struct stat St;
+  if (::fstat(FD, &St) != 0) {
+    std::error_code EC(errno, std::generic_category());
+    ::close(FD);
+    return makeError(EC.message());
+  }
+  if (!S_ISREG(St.st_mode)) {
+    ::close(FD);
+    return makeError(Twine(fileKind(St.st_mode)) + ", not a regular file");
+  }
+  ErrorOr<std::unique_ptr<MemoryBuffer>> B = MemoryBuffer::getOpenFile(
+      sys::fs::convertFDToNativeFile(FD), Path, uint64_t(St.st_size),
+      /*RequiresNullTerminator=*/false);
+  ::close(FD);
+  if (!B)
+    return makeError(B.getError().message());
+  return std::move(*B);
+}
+
 Expected<InputFile> InputFile::open(StringRef Path) {
   InputFile F;
   if (Path == "-") {
-    ErrorOr<std::unique_ptr<MemoryBuffer>> B = MemoryBuffer::getSTDIN();
+    Expected<std::unique_ptr<MemoryBuffer>> B = readStream(0, "<stdin>");
     if (!B)
-      return makeError(B.getError().message());
+      return B.takeError();
     F.Buffer = std::move(*B);
     return std::move(F);
   }
@@ -31,19 +127,24 @@ Expected<InputFile> InputFile::open(StringRef Path) {
     return makeError(EC.message());
   if (St.type() == sys::fs::file_type::directory_file)
     return makeError(std::make_error_code(std::errc::is_a_directory).message());
-  // Size -1: LLVM stats the descriptor itself and reads pipes to the end.
+  if (St.type() != sys::fs::file_type::regular_file) {
+    // A pipe or device: read to its end (bounded), nothing to copy from
+    // later.
+    Expected<std::unique_ptr<MemoryBuffer>> B = readStream(FD, Path);
+    sys::Process::SafelyCloseFileDescriptor(F.FD);
+    F.FD = -1;
+    if (!B)
+      return B.takeError();
+    F.Buffer = std::move(*B);
+    return std::move(F);
+  }
+  // Size -1: LLVM stats the descriptor itself.
   ErrorOr<std::unique_ptr<MemoryBuffer>> B = MemoryBuffer::getOpenFile(
       sys::fs::convertFDToNativeFile(FD), Path, uint64_t(-1),
       /*RequiresNullTerminator=*/false);
   if (!B)
     return makeError(B.getError().message());
   F.Buffer = std::move(*B);
-  if (St.type() != sys::fs::file_type::regular_file) {
-    // A pipe or device: nothing to copy from later.
-    sys::Process::SafelyCloseFileDescriptor(F.FD);
-    F.FD = -1;
-    return std::move(F);
-  }
   F.ID = St.getUniqueID();
   F.Size = St.getSize();
   F.MTime = St.getLastModificationTime();

@@ -135,13 +135,17 @@ public:
     sigfillset(&All);
     pthread_sigmask(SIG_BLOCK, &All, &Old);
     std::error_code EC = sys::fs::createUniqueFile(
-        Target + ".tmp%%%%%%%", T.FD, T.Path, sys::fs::OF_None, Mode);
+        Target + TemporarySuffix, T.FD, T.Path, sys::fs::OF_None, Mode);
     if (!EC)
       removeOnSignal(T.Path);
     pthread_sigmask(SIG_SETMASK, &Old, nullptr);
     if (EC) {
       T.Path.clear();
-      return makeError(EC.message());
+      // (Named: the output is in it, but it is the directory that refuses.)
+      StringRef Dir = sys::path::parent_path(Target);
+      return makeError("cannot create a temporary file in the directory '" +
+                       (Dir.empty() ? StringRef(".") : Dir) +
+                       "': " + EC.message());
     }
     return std::move(T);
   }
@@ -329,6 +333,19 @@ Expected<OutputFile> OutputFile::create(StringRef Path,
 OutputFile::OutputFile() = default;
 OutputFile::OutputFile(OutputFile &&) = default;
 OutputFile::~OutputFile() = default;
+
+bool hotswap::isTemporaryName(StringRef FileName) {
+  const size_t Random = TemporarySuffix.size() - TemporarySuffix.find('%');
+  const StringRef Fixed =
+      TemporarySuffix.take_front(TemporarySuffix.size() - Random); // ".tmp"
+  if (FileName.size() <= Fixed.size() + Random)
+    return false; // (a temporary has a name before its suffix)
+  StringRef Tail = FileName.take_back(Random);
+  return FileName.drop_back(Random).ends_with(Fixed) &&
+         llvm::all_of(Tail, [](char C) {
+           return (C >= '0' && C <= '9') || (C >= 'a' && C <= 'f');
+         });
+}
 
 bool OutputFile::startHeadCopy(uint64_t Length, ThreadPoolInterface &Pool) {
   State &St = *S;

@@ -158,7 +158,8 @@ static Error readMetadata(Object &Obj, KernelsAnalysis::Result &R) {
   for (const auto &S : Obj.sections()) {
     if (S->Type != ELF::SHT_NOTE || S->isNoBits() || AlreadyRead(*S))
       continue;
-    Expected<CodeObjectMetadata> MD = CodeObjectMetadata::parse(S->contents());
+    Expected<CodeObjectMetadata> MD =
+        CodeObjectMetadata::parse(S->contents(), S->Orig ? S->Orig->Offset : 0);
     if (!MD)
       return prefixError("section '" + S->Name + "'", MD.takeError());
     if (!MD->hasMetadata())

@@ -2,6 +2,7 @@
 
 #include "hotswap/Passes/SwapReplacement.h"
 
+#include "hotswap/Object/InputFile.h"
 #include "hotswap/Object/Reader.h"
 #include "hotswap/Passes/SwapRecord.h"
 #include "hotswap/Support/Error.h"
@@ -173,12 +174,12 @@ SwapReplacement::get(StringRef Path) {
               It->second.Replacement.lock())
         return R;
   }
-  ErrorOr<std::unique_ptr<MemoryBuffer>> B =
-      MemoryBuffer::getFile(Path, /*IsText=*/false,
-                            /*RequiresNullTerminator=*/false);
+  // A regular file only: a FIFO or a device would be waited on or read
+  // without end.
+  Expected<std::unique_ptr<MemoryBuffer>> B = readRegularFile(Path);
   if (!B)
     return makeError("cannot read replacement '" + Path +
-                     "': " + B.getError().message());
+                     "': " + toString(B.takeError()));
   Expected<std::shared_ptr<const SwapReplacement>> R =
       read(std::move(*B), Path);
   if (R && Known) {

@@ -10,11 +10,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BundleRecord.h"
 #include "Rewrite.h"
 
 #include "hotswap/Bundle/Bundle.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
+#include "hotswap/Support/Sha256.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
 
@@ -115,6 +117,10 @@ Expected<BundlePlan> pipeline::planBundle(ArrayRef<uint8_t> Bytes,
     return located(Where, B.takeError());
   }
   Plan.Bundle = std::move(*B);
+  // A bundle rewritten before carries its bundle record after its end: not
+  // part of the bundle, kept apart.
+  if ((Plan.Record = BundleRecord::parse(Plan.Bundle.trailingBytes())))
+    Plan.Bundle.Bytes = Plan.Bundle.Bytes.take_front(Plan.Bundle.Size);
   for (size_t I = 0; I < Plan.Bundle.Entries.size(); ++I) {
     const bundle::OffloadBundleEntry &Entry = Plan.Bundle.Entries[I];
     if (Entry.empty() || !isAMDGPUEntry(Entry.ID))
@@ -174,8 +180,10 @@ whyNotRestorable(const bundle::OffloadBundle &B,
   return std::nullopt;
 }
 
-/// The uncompressed bundle with the new code objects, as pieces.
-static Expected<NewBundle> layOut(const BundlePlan &Plan) {
+/// The uncompressed bundle with the new code objects, as pieces, followed
+/// by \p Trailer.
+static Expected<NewBundle> layOut(const BundlePlan &Plan,
+                                  ArrayRef<uint8_t> Trailer) {
   const bundle::OffloadBundle &B = Plan.Bundle;
   std::vector<const CodeObjectRun *> RunOfEntry(B.Entries.size(), nullptr);
   std::vector<std::optional<uint64_t>> NewSizes(B.Entries.size());
@@ -207,22 +215,58 @@ static Expected<NewBundle> layOut(const BundlePlan &Plan) {
     else if (!Payload.empty())
       N.Pieces.Pieces.push_back({At, Payload, InputAt});
   }
+  if (!Trailer.empty()) {
+    std::vector<uint8_t> &Own =
+        N.Pieces.Owned.emplace_back(Trailer.begin(), Trailer.end());
+    N.Pieces.Pieces.push_back({N.Size, Own, std::nullopt});
+    N.Size += Trailer.size();
+  }
   return std::move(N);
 }
 
+/// restore: fails unless \p Bundle, the bundle laid out again from the
+/// restored code objects, is the original bundle \p R records.
+static Error checkRestoredBundle(const BundleRecord &R,
+                                 ArrayRef<uint8_t> Bundle, StringRef Where) {
+  if (Bundle.size() == R.UncompressedSize &&
+      Sha256::hash(Bundle) == R.UncompressedSHA256)
+    return Error::success();
+  return located(
+      Where,
+      makeError("the bundle was modified after it was rewritten: restored, "
+                "it would be " +
+                hex(Bundle.size()) + " bytes with SHA-256 " +
+                digestHex(Sha256::hash(Bundle)) + ", not the original's " +
+                hex(R.UncompressedSize) + " bytes with SHA-256 " +
+                digestHex(R.UncompressedSHA256) +
+                " (entry ids, their order, the entries or the padding "
+                "changed, or the original was not laid out as clang lays "
+                "it out)"));
+}
+
 Expected<std::optional<NewBundle>>
-pipeline::buildBundle(const BundlePlan &Plan) {
+pipeline::buildBundle(const BundlePlan &Plan, const BundleExtras &Extras) {
   if (llvm::none_of(Plan.Runs, [](const auto &R) { return R->Changed; }))
     return std::nullopt;
-  Expected<NewBundle> N = layOut(Plan);
+  Expected<NewBundle> N = layOut(Plan, Extras.Trailer);
   if (!N)
     return N.takeError();
-  if (!Plan.Decompressed)
+  if (!Plan.Decompressed) {
+    if (Extras.Expect) {
+      std::vector<uint8_t> Bytes(N->Size, 0);
+      N->Pieces.applyTo(Bytes);
+      if (Error E = checkRestoredBundle(*Extras.Expect, Bytes, Plan.Where))
+        return std::move(E);
+    }
     return std::optional<NewBundle>(std::move(*N));
+  }
   // A compressed bundle: its new bytes come out of the compressor, which
   // takes the uncompressed bundle whole.
   std::vector<uint8_t> Uncompressed(N->Size, 0);
   N->Pieces.applyTo(Uncompressed);
+  if (Extras.Expect)
+    if (Error E = checkRestoredBundle(*Extras.Expect, Uncompressed, Plan.Where))
+      return std::move(E);
   Expected<std::vector<uint8_t>> C =
       bundle::recompressBundle(*Plan.Decompressed, Uncompressed);
   if (!C)
@@ -230,6 +274,12 @@ pipeline::buildBundle(const BundlePlan &Plan) {
   NewBundle Out;
   Out.Size = C->size();
   Out.NotRestorable = std::move(N->NotRestorable);
+  if (Extras.Expect && (C->size() != Extras.Expect->OriginalSize ||
+                        Sha256::hash(*C) != Extras.Expect->OriginalSHA256))
+    Out.NotExact = "the compressed bundle's bytes are not the original's, "
+                   "only what it decompresses to: the original was "
+                   "compressed at another level than clang's, or by another "
+                   "zstd or zlib build";
   std::vector<uint8_t> &Bytes = Out.Pieces.Owned.emplace_back(std::move(*C));
   Out.Pieces.Pieces.push_back({0, Bytes, std::nullopt});
   return std::optional<NewBundle>(std::move(Out));
@@ -250,13 +300,59 @@ Expected<Rewritten> pipeline::rewriteBundleInput(ArrayRef<uint8_t> Input,
   if (Error E = runCodeObjects(Runs, P, Opts, Summary, JSON))
     return std::move(E); // (text printed so far stays; JSON is all or none)
   printJSONEntries(JSON, Opts);
-  Expected<std::optional<NewBundle>> N = buildBundle(*Plan);
+  // The bundle level is covered by the bundle record it carries after its
+  // end (BundleRecord.h): the input's own when it was rewritten before (it
+  // leads to the very first input), else one made of the input now.
+  const bool Compressed = Plan->Decompressed.has_value();
+  std::optional<BundleRecord> Own = Plan->Record;
+  BundleExtras Extras;
+  std::vector<uint8_t> Trailer;
+  if (P.restores()) {
+    // (With no code object restored restoreInput says there is nothing to
+    // restore.)
+    if (Summary.Changed != 0 && !Own)
+      return makeError(
+          "no bundle record: the bundle was laid out again after it was "
+          "rewritten (its entries, their ids or order changed) or rewritten "
+          "by an older hotswap-opt, so restore cannot check that it gives "
+          "it back byte for byte");
+    Extras.Expect = Own ? &*Own : nullptr;
+  } else if (llvm::any_of(Plan->Runs,
+                          [](const auto &R) { return R->Changed; })) {
+    if (!Own) {
+      Own = BundleRecord::of(
+          Input,
+          Compressed ? ArrayRef<uint8_t>(Plan->Decompressed->Bytes) : Input,
+          Compressed);
+      // Whether restore will give the compressed bytes back: it compresses
+      // the restored bundle as clang does, which need not be how the input
+      // was compressed.
+      if (Compressed && Opts.Warn) {
+        Expected<std::vector<uint8_t>> Again = bundle::compressBundle(
+            Plan->Decompressed->Bytes, Plan->Decompressed->Header.Version,
+            Plan->Decompressed->Header.Method);
+        if (!Again)
+          consumeError(Again.takeError()); // (the rewrite will say why)
+        else if (ArrayRef<uint8_t>(*Again) != Input)
+          Opts.Warn("restore will not give this compressed bundle back byte "
+                    "for byte, only what it decompresses to: compressed "
+                    "again as clang compresses it, it is other bytes (it was "
+                    "compressed at another level, or by another zstd or "
+                    "zlib build)");
+      }
+    }
+    Trailer = Own->encode();
+    Extras.Trailer = Trailer;
+  }
+  Expected<std::optional<NewBundle>> N = buildBundle(*Plan, Extras);
   if (!N)
     return N.takeError();
   Rewritten R;
   if (*N && (*N)->NotRestorable && Opts.Warn && !P.restores())
     Opts.Warn("restore will not give this bundle back byte for byte: " +
               *(*N)->NotRestorable);
+  if (*N && (*N)->NotExact && Opts.Warn)
+    Opts.Warn(*(*N)->NotExact);
   if (*N) {
     R.Size = (*N)->Size;
     R.Pieces = std::move((*N)->Pieces);

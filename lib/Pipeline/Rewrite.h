@@ -15,6 +15,8 @@
 #ifndef HOTSWAP_LIB_PIPELINE_REWRITE_H
 #define HOTSWAP_LIB_PIPELINE_REWRITE_H
 
+#include "BundleRecord.h"
+
 #include "hotswap/Bundle/CompressedBundle.h"
 #include "hotswap/Bundle/OffloadBundle.h"
 #include "hotswap/Hotswap.h"
@@ -222,6 +224,9 @@ struct BundlePlan {
   std::optional<bundle::DecompressedBundle> Decompressed;
   /// Where the uncompressed bundle lies in the input (plain bundles).
   std::optional<uint64_t> InputOffset;
+  /// The bundle record after its end (BundleRecord.h), when it has one:
+  /// then Bundle.Bytes leave it out.
+  std::optional<BundleRecord> Record;
   /// One per AMDGPU entry, and the entry each is.
   std::vector<std::unique_ptr<CodeObjectRun>> Runs;
   std::vector<size_t> EntryOfRun;
@@ -259,11 +264,25 @@ struct NewBundle {
   /// this one (it restores the code objects and lays the bundle out as
   /// clang does, with the alignment of this one's offsets), or nullopt.
   std::optional<std::string> NotRestorable;
+  /// restore of a CCOB: why its compressed bytes are not the original's
+  /// (what they decompress to is), or nullopt.
+  std::optional<std::string> NotExact;
+};
+
+/// What buildBundle adds to the bundle, or checks it against.
+struct BundleExtras {
+  /// Bytes to write after the bundle's end (inside a CCOB's uncompressed
+  /// bundle): the input's bundle record (BundleRecord.h).
+  llvm::ArrayRef<uint8_t> Trailer;
+  /// restore: the original the bundle must be, checked before it is
+  /// returned.
+  const BundleRecord *Expect = nullptr;
 };
 
 /// After the runs: the bundle with the code objects that changed, or
 /// nullopt when none did.
-llvm::Expected<std::optional<NewBundle>> buildBundle(const BundlePlan &Plan);
+llvm::Expected<std::optional<NewBundle>>
+buildBundle(const BundlePlan &Plan, const BundleExtras &Extras = {});
 
 /// The result of one input: its output as pieces, and everything they
 /// point into.

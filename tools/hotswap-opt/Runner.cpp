@@ -3,7 +3,9 @@
 #include "Runner.h"
 
 #include "llvm/ADT/Statistic.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -12,7 +14,9 @@
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/WithColor.h"
 
+#include <cerrno>
 #include <deque>
+#include <unistd.h>
 
 using namespace llvm;
 using namespace hotswap;
@@ -23,11 +27,43 @@ std::string hotswap::displayName(StringRef File) {
   return File == "-" ? "<stdin>" : File.str();
 }
 
+std::string hotswap::printable(StringRef Text, bool KeepNewlines) {
+  std::string Out;
+  Out.reserve(Text.size());
+  auto Escape = [&](uint8_t C) {
+    Out += "\\x";
+    Out += hexdigit(C >> 4, /*LowerCase=*/true);
+    Out += hexdigit(C & 15, /*LowerCase=*/true);
+  };
+  const auto *P = reinterpret_cast<const UTF8 *>(Text.data());
+  const auto *End = P + Text.size();
+  while (P < End) {
+    if (*P < 0x80) {
+      if ((*P < 0x20 && !(KeepNewlines && *P == '\n')) || *P == 0x7f)
+        Escape(*P);
+      else
+        Out += char(*P);
+      ++P;
+      continue;
+    }
+    const unsigned N = getNumBytesForUTF8(*P);
+    // C1 controls (U+0080..U+009F: C2 80..C2 9F) are escapes too.
+    if (N > size_t(End - P) || !isLegalUTF8Sequence(P, P + N) ||
+        (N == 2 && P[0] == 0xc2 && P[1] < 0xa0)) {
+      Escape(*P++);
+      continue;
+    }
+    Out.append(reinterpret_cast<const char *>(P), N);
+    P += N;
+  }
+  return Out;
+}
+
 void hotswap::reportError(raw_ostream &OS, StringRef File, const Twine &Msg) {
   WithColor::error(OS, ToolName);
   if (!File.empty())
-    OS << "'" << File << "': ";
-  OS << Msg << "\n";
+    OS << "'" << printable(File) << "': ";
+  OS << printable(Msg.str(), /*KeepNewlines=*/true) << "\n";
 }
 
 //===----------------------------------------------------------------------===//
@@ -78,6 +114,19 @@ static Plan expandInputs(const DriverConfig &C,
                          std::vector<std::string> &Relative) {
   Plan P;
   std::set<sys::fs::UniqueID> Seen;
+  // An output directory inside a tree is not walked (a second run would
+  // take its outputs as inputs and write out/out/...): taken as seen, as a
+  // directory walked already is. (Unless it is a tree itself.)
+  sys::fs::file_status OutSt;
+  if (C.Recursive && !C.OutputDir.empty() &&
+      !sys::fs::status(C.OutputDir, OutSt) &&
+      OutSt.type() == sys::fs::file_type::directory_file &&
+      llvm::none_of(C.Inputs, [&](const std::string &In) {
+        sys::fs::file_status St;
+        return !sys::fs::status(In, St) &&
+               St.getUniqueID() == OutSt.getUniqueID();
+      }))
+    Seen.insert(OutSt.getUniqueID());
   for (const std::string &In : C.Inputs) {
     if (!C.Recursive || In == "-" || !sys::fs::is_directory(In)) {
       // In place, a file named twice (or under two names, or also found
@@ -99,6 +148,9 @@ static Plan expandInputs(const DriverConfig &C,
     for (TreeWalk::File &F : W.Files) {
       P.Jobs.emplace_back();
       P.Jobs.back().In = std::move(F.Path);
+      P.Jobs.back().OpenIn = std::move(F.OpenPath);
+      P.Jobs.back().AliasIns = std::move(F.AliasPaths);
+      P.Jobs.back().AliasRelatives = std::move(F.AliasRelatives);
       Relative.push_back(std::move(F.Relative));
     }
     for (auto &[Path, Why] : W.Errors) {
@@ -110,6 +162,7 @@ static Plan expandInputs(const DriverConfig &C,
     P.NotGPU += W.NotGPU;
     P.Links += W.Links;
     P.Duplicates += W.Duplicates;
+    P.Temporaries += W.Temporaries;
   }
   return P;
 }
@@ -140,7 +193,23 @@ Expected<Plan> hotswap::planJobs(const DriverConfig &C, bool Writes) {
         outputFor(C, J.In, Relative[I], P.Jobs.size(), Writes, Claimed);
     if (!Out)
       return Out.takeError();
+    // In place, a path too long to open is written by its short name.
+    if (C.InPlace && !J.OpenIn.empty())
+      *Out = J.OpenIn;
     J.Out = C.DryRun ? "" : *Out;
+    if (C.DryRun)
+      J.DryOut = *Out;
+    // The other names of the file: in place, themselves; mirrored, theirs
+    // under the output directory.
+    if (!J.Out.empty() && (C.InPlace || !C.OutputDir.empty()))
+      for (size_t A = 0; A < J.AliasIns.size(); ++A) {
+        Expected<std::string> AliasOut =
+            outputFor(C, J.AliasIns[A], J.AliasRelatives[A], P.Jobs.size(),
+                      Writes, Claimed);
+        if (!AliasOut)
+          return AliasOut.takeError();
+        J.AliasOuts.push_back(std::move(*AliasOut));
+      }
     // Like opt: never a binary object on a terminal (-o - included).
     if (J.Out == "-" && sys::Process::StandardOutIsDisplayed())
       return createStringError("refusing to write a binary file to a "
@@ -211,7 +280,9 @@ PipelineOptions Runner::optionsFor(Job &J, raw_ostream &Text, raw_ostream &Diag,
       std::lock_guard<std::mutex> G(Lock);
       Prog->clear();
     }
-    WithColor::warning(Diag, ToolName) << "'" << Name << "': " << M << "\n";
+    WithColor::warning(Diag, ToolName)
+        << "'" << printable(Name)
+        << "': " << printable(M.str(), /*KeepNewlines=*/true) << "\n";
   };
   if (Instrumented) {
     Opts.Instrumentation = &PI;
@@ -233,10 +304,78 @@ static Expected<FileRewrite> startJob(const Job &J, const DriverConfig &C,
   if (C.Recursive && !C.OutputDir.empty() && !J.Out.empty()) {
     StringRef Parent = sys::path::parent_path(J.Out);
     if (!Parent.empty())
-      if (std::error_code EC = sys::fs::create_directories(Parent))
+      if (std::error_code EC = sys::fs::create_directories(
+              Parent, /*IgnoreExisting=*/true, sys::fs::all_all))
         return createFileError(Parent, EC);
   }
-  return FileRewrite::start(J.In, J.Out, C.Passes, Opts, &Summary);
+  return FileRewrite::start(J.OpenIn.empty() ? J.In : J.OpenIn, J.Out, C.Passes,
+                            Opts, &Summary);
+}
+
+/// Makes each of \p J's AliasOuts a hard link to its output, which was
+/// written: by a rename of a link made next to it, so the alias is never
+/// missing nor half made.
+static Error linkAliases(const Job &J, const DriverConfig &C) {
+  if (J.AliasOuts.empty() || (C.InPlace && !J.Summary.OutputChanged))
+    return Error::success(); // in place and unchanged: still one file
+  for (const std::string &Alias : J.AliasOuts) {
+    StringRef Parent = sys::path::parent_path(Alias);
+    if (!Parent.empty())
+      if (std::error_code EC = sys::fs::create_directories(
+              Parent, /*IgnoreExisting=*/true, sys::fs::all_all))
+        return createFileError(Parent, EC);
+    std::error_code EC;
+    SmallString<256> Tmp;
+    for (int Try = 0; Try < 100; ++Try) {
+      sys::fs::createUniquePath(Alias + TemporarySuffix, Tmp,
+                                /*MakeAbsolute=*/false);
+      EC = sys::fs::create_hard_link(J.Out, Tmp);
+      if (EC != std::errc::file_exists)
+        break;
+    }
+    if (!EC)
+      EC = sys::fs::rename(Tmp, Alias);
+    if (EC) {
+      sys::fs::remove(Tmp);
+      return createFileError(
+          Alias, make_error<StringError>(
+                     "cannot make it a link to '" + J.Out +
+                         "', another name of the file: " + EC.message(),
+                     EC));
+    }
+  }
+  return Error::success();
+}
+
+/// --dry-run: fails unless the output \p Out could be put in place: its
+/// directory (the nearest one that exists, under --output-dir) takes a new
+/// file, and an existing output is not immutable.
+static Error checkReplaceable(StringRef Out) {
+  if (Out.empty() || Out == "-")
+    return Error::success();
+  auto Refused = [](int Err) {
+    return std::error_code(Err, std::generic_category());
+  };
+  SmallString<256> Dir(sys::path::parent_path(Out));
+  if (Dir.empty())
+    Dir = ".";
+  while (!sys::fs::is_directory(Dir) && sys::path::has_parent_path(Dir))
+    Dir = sys::path::parent_path(Dir);
+  if (::access(Dir.c_str(), W_OK | X_OK) != 0)
+    return createFileError(
+        Out, createStringError(Refused(errno),
+                               "would change, but the directory '" + Dir +
+                                   "' does not take a new file: " +
+                                   Refused(errno).message()));
+  // Mode bits do not stop a rename; an immutable file does (EPERM).
+  SmallString<256> Path(Out);
+  if (::access(Path.c_str(), W_OK) != 0 && errno == EPERM)
+    return createFileError(
+        Out, createStringError(Refused(EPERM),
+                               "would change, but the file cannot be "
+                               "replaced: " +
+                                   Refused(EPERM).message()));
+  return Error::success();
 }
 
 /// --dry-run's line for an input that did not fail.
@@ -297,6 +436,10 @@ void Runner::end(Started &S) {
   Expected<FileRewrite> &R = *S.Rewrite;
   Error E = R ? R->finish() : R.takeError();
   S.Rewrite.reset();
+  if (!E)
+    E = linkAliases(J, C);
+  if (!E && C.DryRun && J.Summary.OutputChanged)
+    E = checkReplaceable(J.DryOut);
   if (C.TimePasses)
     Times.stop();
   if (!E && C.DryRun && !C.JSON)
@@ -311,7 +454,12 @@ void Runner::end(Started &S) {
     handleAllErrors(
         std::move(E),
         [&](const FileError &FE) {
-          reportError(D, displayName(FE.getFileName()),
+          // (A short name of a deep file is named by its path.)
+          StringRef Name = FE.getFileName();
+          reportError(D,
+                      displayName(!J.OpenIn.empty() && Name == J.OpenIn
+                                      ? StringRef(J.In)
+                                      : Name),
                       FE.messageWithoutFileInfo());
         },
         [&](const ErrorInfoBase &EI) {
@@ -358,7 +506,7 @@ void Runner::run(std::vector<Job> &Jobs) {
   uint64_t TotalBytes = 0;
   for (Job &J : Jobs) {
     sys::fs::file_status St;
-    if (J.In != "-" && !sys::fs::status(J.In, St))
+    if (J.In != "-" && !sys::fs::status(J.OpenIn.empty() ? J.In : J.OpenIn, St))
       J.Bytes = St.getSize();
     TotalBytes += J.Bytes;
   }
@@ -455,6 +603,10 @@ void Runner::printSummary(const Plan &P) {
       errs() << "; " << P.NotGPU << (P.NotGPU == 1 ? " file" : " files")
              << " not GPU code, " << P.Links
              << (P.Links == 1 ? " link" : " links") << " not followed";
+    if (C.Recursive && P.Temporaries)
+      errs() << ", " << P.Temporaries
+             << (P.Temporaries == 1 ? " temporary" : " temporaries")
+             << " of a run (NAME.tmpXXXXXXX) left out";
     errs() << "\n";
   }
   if (C.TimePasses)

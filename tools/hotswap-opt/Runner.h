@@ -33,6 +33,15 @@ namespace hotswap {
 /// One input and everything its run produced.
 struct Job {
   std::string In, Out; // Out empty: nothing is written
+  /// -r: a shorter name of In to open it by, when In is too long a path
+  /// (TreeWalk::File::OpenPath); messages still name In.
+  std::string OpenIn;
+  /// --dry-run: where the output would go (checked to be replaceable).
+  std::string DryOut;
+  /// -r: the other names (hard links) of In found in the tree, as found and
+  /// then where their outputs go: each becomes a hard link to Out once it
+  /// is written (Runner::linkAliases).
+  std::vector<std::string> AliasIns, AliasRelatives, AliasOuts;
   /// Set when the input cannot even be tried (a tree's unreadable part).
   std::string PresetError;
   RunSummary Summary;
@@ -49,7 +58,7 @@ struct Job {
 struct Plan {
   std::vector<Job> Jobs;
   /// -r: what the walk skipped.
-  size_t NotGPU = 0, Links = 0, Duplicates = 0;
+  size_t NotGPU = 0, Links = 0, Duplicates = 0, Temporaries = 0;
 };
 
 /// Where each input's output goes: -o, --output-dir (with -r, at the
@@ -108,6 +117,14 @@ void reportError(llvm::raw_ostream &OS, llvm::StringRef File,
 
 /// "<stdin>" for "-".
 std::string displayName(llvm::StringRef File);
+
+/// \p Text fit for a terminal: control characters (C0, DEL and C1) and
+/// bytes that are not UTF-8 become \xNN, so a name or a string read from a
+/// file and quoted in a message cannot reach the terminal as escape
+/// sequences; newlines too unless \p KeepNewlines (a message of several
+/// lines, e.g. verify's problems, keeps them: the strings it quotes are
+/// escaped where it is made).
+std::string printable(llvm::StringRef Text, bool KeepNewlines = false);
 
 } // namespace hotswap
 

@@ -111,7 +111,8 @@ int main(int argc, char **argv) {
     fail("", toString(P.takeError()));
   std::vector<Job> &Jobs = P->Jobs;
   if (!C.OutputDir.empty() && !C.DisableOutput && !C.DryRun)
-    if (std::error_code EC = sys::fs::create_directories(C.OutputDir))
+    if (std::error_code EC = sys::fs::create_directories(
+            C.OutputDir, /*IgnoreExisting=*/true, sys::fs::all_all))
       fail(C.OutputDir, "cannot create the output directory: " + EC.message());
   chooseHeap(C);
 

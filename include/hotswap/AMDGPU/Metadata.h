@@ -121,7 +121,7 @@ public:
         NoteOffset(NoteOffset) {}
 
   /// The kernel (its .symbol), the field, the value that does not fit, and
-  /// the note that would have to grow.
+  /// the file offset of the note that would have to grow.
   std::string Symbol;
   KernelField Field;
   uint64_t Value;
@@ -184,9 +184,11 @@ public:
   /// Parses and validates a note section: every NT_AMDGPU_METADATA note in
   /// it. A section without one is valid (hasMetadata() is then false). Fails
   /// when two notes describe kernels with the same .symbol, or disagree on
-  /// amdhsa.version or amdhsa.target. The bytes are copied.
+  /// amdhsa.version or amdhsa.target. The bytes are copied. \p FileOffset:
+  /// where the section lies in its file (what a NoteGrowthError adds to the
+  /// note's offset in it).
   static llvm::Expected<CodeObjectMetadata>
-  parse(llvm::ArrayRef<uint8_t> NoteSectionBytes);
+  parse(llvm::ArrayRef<uint8_t> NoteSectionBytes, uint64_t FileOffset = 0);
 
   CodeObjectMetadata(CodeObjectMetadata &&);
   CodeObjectMetadata &operator=(CodeObjectMetadata &&);
@@ -245,6 +247,7 @@ private:
   llvm::Error checkRewrite(llvm::ArrayRef<uint8_t> NewSection) const;
 
   std::vector<uint8_t> Section;
+  uint64_t FileOffset = 0;
   std::vector<MetadataNote> Notes;
   /// The framing of each of Notes (pointing into Section).
   std::vector<NoteRef> NoteRefs;

@@ -24,11 +24,24 @@
 
 namespace hotswap {
 
+/// The bytes of \p Path, a file that must be regular (a code object or
+/// other file a pass reads, e.g. swap-kernels' replacement): anything else
+/// (a FIFO, a device, a directory) is refused before a byte is read and
+/// without waiting for a FIFO's writer.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readRegularFile(llvm::StringRef Path);
+
 class InputFile {
 public:
   /// Opens \p Path ("-" reads standard input, which has no descriptor to
-  /// copy from) and reads its bytes (mapped when large).
+  /// copy from) and reads its bytes (mapped when large). A pipe or device
+  /// (standard input included) is read to its end, but refused once its
+  /// first StreamProbeBytes are not the start of an ELF file or an offload
+  /// bundle (plain or compressed), or once it passes MaxStreamBytes: no
+  /// endless read of /dev/zero.
   static llvm::Expected<InputFile> open(llvm::StringRef Path);
+  static constexpr uint64_t StreamProbeBytes = 64u << 10;
+  static constexpr uint64_t MaxStreamBytes = uint64_t(4) << 30;
 
   InputFile(InputFile &&Other);
   InputFile &operator=(InputFile &&Other);

@@ -117,6 +117,15 @@ private:
   std::unique_ptr<State> S;
 };
 
+/// The suffix of the temporary an output is written to before it is renamed
+/// over its destination (NAME.tmpXXXXXXX, X a random hex digit).
+inline constexpr llvm::StringLiteral TemporarySuffix = ".tmp%%%%%%%";
+
+/// Whether \p FileName (no directory) is the name of such a temporary: one
+/// this tool is writing (another run's, in the same tree) or one a killed
+/// run left behind; never an input.
+bool isTemporaryName(llvm::StringRef FileName);
+
 /// OutputFile::create(Path, Source), then commit(Image).
 llvm::Error writeFileAtomically(llvm::StringRef Path, const OutputImage &Image,
                                 const InputFile *Source = nullptr);
