@@ -146,12 +146,35 @@ Error HostBinary::replaceBundles(
   return Error::success();
 }
 
-/// The new segment's address and alignment, and for an executable its
-/// p_vaddr - p_offset (see Segment::VAddrMinusOffset).
+namespace {
+
+/// The new segment's address (where the program header table goes, at its
+/// start), the new section's (after the table), the alignment, and for an
+/// executable its p_vaddr - p_offset (see Segment::VAddrMinusOffset).
 struct NewSegmentPlace {
-  uint64_t VAddr = 0, Align = PageSize;
+  uint64_t VAddr = 0, SectionAddr = 0, Align = PageSize;
   std::optional<uint64_t> Delta;
 };
+
+/// Where GNU objcopy and strip (BFD) put the program header table of a
+/// PT_LOAD that includes it but not the file header: at the file offset
+/// where the loaded bytes before it end (the end of the last PT_LOAD's file
+/// bytes; they keep the input's loaded layout), then the segment's sections
+/// at offsets congruent to their addresses, and the segment's p_vaddr the
+/// first section's address minus that distance. A table at an address
+/// congruent to that offset, with the section at the next page after it,
+/// is what they compute again: their output keeps every address (any other
+/// place, the table after the section included, makes them move the
+/// section or the segment over the one before it).
+uint64_t loadedFileEnd(const Object &Host) {
+  uint64_t End = 0;
+  for (const auto &Seg : Host.segments())
+    if (Seg->Type == PT_LOAD && !Seg->IsNew && Seg->FileSize)
+      End = std::max(End, Seg->Offset + Seg->FileSize); // validated
+  return End;
+}
+
+} // namespace
 
 static Expected<NewSegmentPlace> placeNewSegment(const Object &Host) {
   // Aligned like the most aligned PT_LOAD, above every loaded address; in
@@ -192,10 +215,17 @@ static Expected<NewSegmentPlace> placeNewSegment(const Object &Host) {
       return makeError("no address space left for a new segment");
     End = std::max(End, InSize + *P.Delta);
   }
-  if (End > UINT64_MAX - (P.Align - 1))
+  // The table: on the first free page, at the offset within it that GNU
+  // strip gives it (8-byte aligned), then the section on the next page
+  // boundary (NewBundleAlign) after the table.
+  const uint64_t TableSize =
+      (Host.segments().size() + 1) * sizeof(object::ELF64LE::Phdr);
+  const uint64_t InPage = alignDown(loadedFileEnd(Host) % P.Align, 8);
+  if (End > UINT64_MAX - 2 * P.Align - TableSize - NewBundleAlign)
     return makeError("no address space left for a new segment above " +
                      hex(End));
-  P.VAddr = alignTo(End, P.Align);
+  P.VAddr = alignTo(End, P.Align) + InPage;
+  P.SectionAddr = alignTo(P.VAddr + TableSize, NewBundleAlign);
   return P;
 }
 
@@ -207,10 +237,12 @@ Expected<uint64_t> HostBinary::newSectionFileOffset(const Object &Host) const {
   Expected<NewSegmentPlace> Seg = placeNewSegment(Host);
   if (!Seg)
     return Seg.takeError();
-  // The section is the segment's only member, at its address.
-  if (Seg->Delta)
-    return Seg->VAddr - *Seg->Delta;
-  return newSegmentOffset(Host.input().size(), Seg->VAddr, Seg->Align);
+  // The section is the segment's only member, after the table at the
+  // segment's start.
+  const uint64_t SegOff = Seg->Delta ? Seg->VAddr - *Seg->Delta
+                                     : newSegmentOffset(Host.input().size(),
+                                                        Seg->VAddr, Seg->Align);
+  return SegOff + (Seg->SectionAddr - Seg->VAddr);
 }
 
 Expected<PlacedBundles>
@@ -234,7 +266,7 @@ HostBinary::placeBundles(Object &Host, ArrayRef<std::optional<uint64_t>> Sizes,
   Expected<NewSegmentPlace> Seg = placeNewSegment(Host);
   if (!Seg)
     return Seg.takeError();
-  const uint64_t VAddr = Seg->VAddr;
+  const uint64_t VAddr = Seg->SectionAddr;
 
   // The new section's contents: each changed bundle at a multiple of 4096.
   std::vector<uint64_t> NewAddr(Bundles.size(), 0);
@@ -277,7 +309,7 @@ HostBinary::placeBundles(Object &Host, ArrayRef<std::optional<uint64_t>> Sizes,
   auto NewSeg = std::make_unique<Segment>();
   NewSeg->Type = PT_LOAD;
   NewSeg->Flags = PF_R;
-  NewSeg->VAddr = NewSeg->PAddr = VAddr;
+  NewSeg->VAddr = NewSeg->PAddr = Seg->VAddr;
   NewSeg->Align = Seg->Align;
   NewSeg->Members.push_back(&Sec);
   NewSeg->HoldsProgramHeaders = true;

@@ -34,8 +34,10 @@ Usage (lit: %fatbin is "python fatbin.py --llvm-bin DIR --cache DIR"):
   fatbin.py segments FILE
       Prints where the program header table is and what holds it: e_phoff
       and e_phnum (and whether the table is inside the last PT_LOAD's file
-      bytes), the first and the last PT_LOAD (p_vaddr - p_offset of
-      each), PT_PHDR and whether it matches e_phoff and lies inside the last
+      bytes, at its start), the first and the last PT_LOAD (p_vaddr -
+      p_offset of each; whether GNU strip keeps the last one's addresses:
+      its p_vaddr congruent to the end of the loaded file bytes before it),
+      PT_PHDR and whether it matches e_phoff and lies inside the last
       PT_LOAD (file and memory), and whether the PT_LOADs are in ascending
       address order with the last one above all others: what a rewritten
       host binary must satisfy.
@@ -609,16 +611,23 @@ def cmd_segments(args):
         print("e_phoff=0x%x e_phnum=%d no PT_LOAD" % (phoff, phnum))
         return 1
     first, last = loads[0], loads[-1]
-    print("e_phoff=0x%x e_phnum=%d in-last-load=%s"
+    print("e_phoff=0x%x e_phnum=%d in-last-load=%s at-start=%s"
           % (phoff, phnum, yes(last[2] <= phoff and
-                              phoff + phnum * phentsize <= last[2] + last[5])))
+                              phoff + phnum * phentsize <= last[2] + last[5]),
+             yes(phoff == last[2])))
     print("first PT_LOAD offset=0x%x vaddr=0x%x vaddr-offset=%s"
           % (first[2], first[3], signed(first[3] - first[2])))
     flags = "".join(c for c, bit in (("R", 4), ("W", 2), ("E", 1)) if last[1] & bit)
+    # GNU strip/objcopy lay a PT_LOAD that starts with the program header
+    # table out again at the end of the loaded file bytes before it: the
+    # addresses survive when its p_vaddr is congruent to that end (8-byte
+    # aligned) modulo its p_align.
+    loaded_end = max([p[2] + p[5] for p in loads[:-1] if p[5]] or [0])
     print("last PT_LOAD offset=0x%x vaddr=0x%x filesz=0x%x memsz=0x%x flags=%s "
-          "align=0x%x vaddr-offset=%s"
+          "align=0x%x vaddr-offset=%s gnu-strip-keeps=%s"
           % (last[2], last[3], last[5], last[6], flags, last[7],
-             signed(last[3] - last[2])))
+             signed(last[3] - last[2]),
+             yes(last[7] and (last[3] - (loaded_end & ~7)) % last[7] == 0)))
     print("loads ascending=%s last-above-all=%s"
           % (yes(all(a[3] < b[3] for a, b in zip(loads, loads[1:]))),
              yes(all(p[3] + p[6] <= last[3] for p in loads[:-1]))))
