@@ -178,20 +178,31 @@ uint64_t loadedFileEnd(const Object &Host) {
 
 static Expected<NewSegmentPlace> placeNewSegment(const Object &Host) {
   // Aligned like the most aligned PT_LOAD, above every loaded address; in
-  // an executable, with the first PT_LOAD's p_vaddr - p_offset, so its file
-  // offset must be past the input's end.
+  // an executable or a library with PT_PHDR, with the first PT_LOAD's
+  // p_vaddr - p_offset, so its file offset must be past the input's end.
+  // An executable needs that (see Segment::VAddrMinusOffset) and fails
+  // without it; a library with PT_PHDR gets it when it can: patchelf takes
+  // PT_PHDR's p_vaddr - p_offset for the first PT_LOAD's, and puts the
+  // table it moves to offset 64 at that address plus 64 (the file of such
+  // a library then grows by its .bss, as an executable's does).
   const bool Exe = isExecutable(Host);
+  const bool SharesDelta =
+      Exe || llvm::any_of(Host.segments(),
+                          [](const auto &Seg) { return Seg->Type == PT_PHDR; });
   NewSegmentPlace P;
   uint64_t End = 0;
+  bool First = true;
   for (const auto &Seg : Host.segments()) {
     if (Seg->Type != PT_LOAD)
       continue;
-    if (!P.Delta && Exe) {
-      if (Seg->Offset > Seg->VAddr)
+    if (First && SharesDelta) {
+      First = false;
+      if (Seg->Offset <= Seg->VAddr)
+        P.Delta = Seg->VAddr - Seg->Offset;
+      else if (Exe)
         return makeError("the first PT_LOAD's p_offset " + hex(Seg->Offset) +
                          " is above its p_vaddr " + hex(Seg->VAddr) +
                          ": no new segment can share its p_vaddr - p_offset");
-      P.Delta = Seg->VAddr - Seg->Offset;
     }
     if (Seg->Align > P.Align && isPowerOf2_64(Seg->Align))
       P.Align = Seg->Align;
@@ -200,16 +211,24 @@ static Expected<NewSegmentPlace> placeNewSegment(const Object &Host) {
   for (const auto &S : Host.sections())
     if (S->isAlloc())
       End = std::max(End, S->Addr + S->size()); // validated by the reader
-  if (Exe && !P.Delta)
+  if (Exe && First)
     return makeError("executable has no PT_LOAD");
   if (P.Delta) {
     // The offset is VAddr - Delta: congruent to VAddr only when Delta is a
     // multiple of the alignment.
-    while (*P.Delta % P.Align != 0 && P.Align > PageSize)
-      P.Align /= 2;
-    if (*P.Delta % P.Align != 0)
-      return makeError("the first PT_LOAD's p_vaddr - p_offset " +
-                       hex(*P.Delta) + " is not a multiple of the page size");
+    uint64_t Align = P.Align;
+    while (*P.Delta % Align != 0 && Align > PageSize)
+      Align /= 2;
+    if (*P.Delta % Align != 0) {
+      if (Exe)
+        return makeError("the first PT_LOAD's p_vaddr - p_offset " +
+                         hex(*P.Delta) + " is not a multiple of the page size");
+      P.Delta.reset();
+    } else {
+      P.Align = Align;
+    }
+  }
+  if (P.Delta) {
     uint64_t InSize = Host.input().size();
     if (InSize > UINT64_MAX - *P.Delta)
       return makeError("no address space left for a new segment");
