@@ -41,6 +41,11 @@ Usage (lit: %fatbin is "python fatbin.py --llvm-bin DIR --cache DIR"):
       PT_LOAD (file and memory), and whether the PT_LOADs are in ascending
       address order with the last one above all others: what a rewritten
       host binary must satisfy.
+  fatbin.py memory FILE
+      Prints the memory image FILE asks for, without file offsets: each
+      PT_LOAD's address, size, flags and alignment and PT_PHDR's address
+      and size, in program header order (what must not change when another
+      tool lays the file out again).
   fatbin.py check-capture DUMPDIR FILE...
       Checks what the fake runtime captured (DUMPDIR/index.txt) against the
       FILEs read statically: for each registered wrapper, that FILE has a
@@ -644,6 +649,20 @@ def cmd_segments(args):
     return 0
 
 
+def cmd_memory(args):
+    """The memory image FILE asks for: each PT_LOAD's and PT_PHDR's address,
+    size and flags, in program header order (no file offsets)."""
+    with open(args.file, "rb") as f:
+        e = elffile.File(f.read())
+    for p in e.phdrs:
+        if p[0] == PT_LOAD:
+            print("PT_LOAD vaddr=0x%x memsz=0x%x flags=0x%x align=0x%x"
+                  % (p[3], p[6], p[1], p[7]))
+        elif p[0] == elffile.PT_PHDR:
+            print("PT_PHDR vaddr=0x%x memsz=0x%x" % (p[3], p[6]))
+    return 0
+
+
 def cmd_extract(args):
     """Writes the entry ID of the plain bundle at OFFSET of FILE to OUT."""
     with open(args.file, "rb") as f:
@@ -723,6 +742,8 @@ def main():
     k.add_argument("kind", choices=["magic", "version", "pointer+16", "entry-size"])
     sg = sub.add_parser("segments")
     sg.add_argument("file")
+    mm = sub.add_parser("memory")
+    mm.add_argument("file")
     c = sub.add_parser("check-capture")
     c.add_argument("dumpdir")
     c.add_argument("files", nargs="+")
@@ -743,6 +764,8 @@ def main():
         return cmd_extract(args)
     if args.cmd == "segments":
         return cmd_segments(args)
+    if args.cmd == "memory":
+        return cmd_memory(args)
     return cmd_check_capture(args)
 
 
