@@ -236,15 +236,20 @@ static Expected<NewSegmentPlace> placeNewSegment(const Object &Host) {
   }
   // The table: on the first free page, at the offset within it that GNU
   // strip gives it (8-byte aligned), then the section on the next page
-  // boundary (NewBundleAlign) after the table.
+  // boundary (NewBundleAlign) after the table. When that offset is not
+  // 8-byte aligned, strip puts the table up to 7 bytes after ours and the
+  // section where we do, so the section needs that much room after the
+  // table (else strip moves it a whole page on).
   const uint64_t TableSize =
       (Host.segments().size() + 1) * sizeof(object::ELF64LE::Phdr);
-  const uint64_t InPage = alignDown(loadedFileEnd(Host) % P.Align, 8);
-  if (End > UINT64_MAX - 2 * P.Align - TableSize - NewBundleAlign)
+  const uint64_t LoadedEnd = loadedFileEnd(Host);
+  const uint64_t InPage = alignDown(LoadedEnd % P.Align, 8);
+  const uint64_t Slack = LoadedEnd % 8 ? 8 : 0;
+  if (End > UINT64_MAX - 2 * P.Align - TableSize - Slack - NewBundleAlign)
     return makeError("no address space left for a new segment above " +
                      hex(End));
   P.VAddr = alignTo(End, P.Align) + InPage;
-  P.SectionAddr = alignTo(P.VAddr + TableSize, NewBundleAlign);
+  P.SectionAddr = alignTo(P.VAddr + TableSize + Slack, NewBundleAlign);
   return P;
 }
 
