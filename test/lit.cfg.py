@@ -45,6 +45,13 @@ for name in sorted(tools, key=len, reverse=True):
     config.substitutions.append(
         (r"(?<![\w./-])%s(?![\w.+-])" % re.escape(name), tools[name]))
 
+# %gnu_strip, %gnu_objcopy, %patchelf: the packager tools (test/tools.py),
+# by absolute path (strip and objcopy are GNU binutils', not LLVM's).
+for name, path in required_tools.PACKAGER_TOOLS.items():
+    if not os.path.exists(path):
+        lit_config.fatal("required tool '%s' not found at %s" % (name, path))
+    config.substitutions.append(("%" + name, path))
+
 # %limits runs a command under a limit (a small tmpfs, a file size limit,
 # a time or memory bound, a signal) and reports how it ended.
 config.substitutions.append(("%limits", '"%s" "%s"' % (

@@ -15,6 +15,15 @@ LLVM_TOOLS = [
     "clang", "clang++", "ld.lld", "lit",
 ]
 
+# Packager tools the tests run on rewritten host binaries as Debian's
+# dh_strip and friends do (lit substitution -> absolute path): GNU strip and
+# objcopy (binutils) and patchelf.
+PACKAGER_TOOLS = {
+    "gnu_strip": "/usr/bin/strip",
+    "gnu_objcopy": "/usr/bin/objcopy",
+    "patchelf": "/usr/bin/patchelf",
+}
+
 # Files behind lit features. The feature is available when all exist (and,
 # for some, a probe in lit.cfg.py succeeds); in CI a missing feature fails.
 COMGR_HEADER = "/usr/include/amd_comgr.h"
@@ -38,6 +47,7 @@ def comgr_library():
 def required_paths(llvm_bin):
     """(what, absolute path) for everything the suites need."""
     out = [("lit tool '%s'" % n, p) for n, p in llvm_tool_paths(llvm_bin).items()]
+    out += [("lit tool '%%%s'" % n, p) for n, p in PACKAGER_TOOLS.items()]
     out.append(("feature 'comgr' header", COMGR_HEADER))
     out.append(("feature 'comgr' library",
                 comgr_library() or os.path.join(COMGR_LIB_DIRS[0], "libamd_comgr.so")))

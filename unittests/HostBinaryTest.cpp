@@ -88,6 +88,8 @@ struct HostSpec {
   uint64_t Base = 0;
   bool Interp = false;
   bool FlagsPie = false;
+  /// A PT_PHDR (lld writes one for a library, GNU ld does not).
+  bool Phdr = true;
   /// Laid out back to back in .hip_fatbin, each 4096-aligned, followed by
   /// FatbinTrailing zero bytes.
   std::vector<Bytes> Bundles;
@@ -149,7 +151,7 @@ std::string hostYAML(const HostSpec &S) {
   HostLayout L(S);
   const uint64_t B = S.Base;
   auto addr = [&](uint64_t Off) { return hx(B + Off); };
-  unsigned NumPhdrs = 4 + (S.Interp ? 1 : 0);
+  unsigned NumPhdrs = 3 + (S.Phdr ? 1 : 0) + (S.Interp ? 1 : 0);
 
   std::string Fatbin;
   for (size_t I = 0; I < S.Bundles.size(); ++I) {
@@ -209,15 +211,20 @@ FileHeader:
                   R"(
   Machine: EM_X86_64
 ProgramHeaders:
-  - Type:     PT_PHDR
+)";
+  if (S.Phdr)
+    Y += R"(  - Type:     PT_PHDR
     Flags:    [ PF_R ]
     Offset:   0x40
-    VAddr:    )" + addr(0x40) +
-                  R"(
-    FileSize: )" + hx(NumPhdrs * 56) +
-                  R"(
-    MemSize:  )" + hx(NumPhdrs * 56) +
-                  R"(
+    VAddr:    )" +
+         addr(0x40) +
+         R"(
+    FileSize: )" +
+         hx(NumPhdrs * 56) +
+         R"(
+    MemSize:  )" +
+         hx(NumPhdrs * 56) +
+         R"(
     Align:    0x8
 )";
   if (S.Interp)
@@ -439,8 +446,10 @@ std::vector<std::optional<Bytes>> newBundles(size_t N, uint8_t Seed = 0x80) {
 }
 
 /// What an output must be, checked with LLVM's ELF reader: the new PT_LOAD
-/// last, read-only, above everything, holding the program header table
-/// and PT_PHDR; every input PT_LOAD as it was; e_phnum one more.
+/// last, read-only, above everything, starting with the program header
+/// table (and PT_PHDR) at an address congruent to the end of the input's
+/// loaded file bytes, where GNU strip puts it again; every input PT_LOAD as
+/// it was; e_phnum one more.
 void checkSegments(const Bytes &In, const Bytes &Out, bool Executable) {
   Expected<object::ELFFile<ELFT>> IF =
       object::ELFFile<ELFT>::create(toStringRef(In));
@@ -482,7 +491,12 @@ void checkSegments(const Bytes &In, const Bytes &Out, bool Executable) {
   }
   ASSERT_TRUE(FirstLoad);
   uint64_t PhOff = OF->getHeader().e_phoff;
-  EXPECT_GE(PhOff, New.p_offset);
+  EXPECT_EQ(PhOff, uint64_t(New.p_offset));
+  uint64_t LoadedEnd = 0;
+  for (const auto &A : *IP)
+    if (A.p_type == PT_LOAD && A.p_filesz)
+      LoadedEnd = std::max<uint64_t>(LoadedEnd, A.p_offset + A.p_filesz);
+  EXPECT_EQ(New.p_vaddr % New.p_align, alignDown(LoadedEnd, 8) % New.p_align);
   EXPECT_LE(PhOff + OP->size() * sizeof(Elf64_Phdr),
             New.p_offset + New.p_filesz);
   if (Executable)
@@ -932,7 +946,11 @@ Bytes replaceAndCheck(const HostSpec &S, bool Executable,
   EXPECT_EQ(NewSec->Name, ".hip_fatbin");
   EXPECT_EQ(NewSec->Flags, uint64_t(SHF_ALLOC));
   EXPECT_EQ(NewSec->AddrAlign, 0x1000u);
-  EXPECT_EQ(NewSec->Addr, R.Obj->segments().back()->VAddr);
+  // After the program header table at the segment's start.
+  EXPECT_EQ(NewSec->Addr,
+            alignTo(R.Obj->segments().back()->VAddr +
+                        R.Obj->segments().size() * sizeof(Elf64_Phdr),
+                    0x1000));
   const Section *OldSec = R.Obj->sectionForAddress(S.Base + L.Fatbin);
   EXPECT_TRUE(OldSec && OldSec->Name == ".hotswap.old_fatbin");
   if (OldSec && !Opts.ZeroOldBundles)
@@ -957,14 +975,27 @@ TEST(HostBinaryReplace, RelativeLld) {
   EXPECT_EQ(NewAddr % 0x1000, 0u);
   EXPECT_EQ(read64(Out, 0x400 + 16), 0x1234u);
   EXPECT_EQ(read64(Out, 0x418 + 16), NewAddr);
-  // A library: the segment starts at the first page boundary after the
-  // input, above .bss.
+  // A library with PT_PHDR: on the first page above .bss and the input's
+  // end, with the first PT_LOAD's p_vaddr - p_offset (0), as patchelf
+  // expects of PT_PHDR.
   Host H(S);
   ASSERT_TRUE(H.ok());
   const Segment &Seg = *R.Obj->segments().back();
-  EXPECT_EQ(Seg.Offset, alignTo(H.In.size(), 0x1000));
   HostLayout L(S);
-  EXPECT_EQ(Seg.VAddr, alignTo(L.Bss + S.BssSize, 0x1000));
+  EXPECT_EQ(Seg.VAddr, Seg.Offset);
+  EXPECT_EQ(
+      alignDown(Seg.VAddr, 0x1000),
+      alignTo(std::max<uint64_t>(L.Bss + S.BssSize, H.In.size()), 0x1000));
+  // Without PT_PHDR (GNU ld): in the first page after the input.
+  S.Phdr = false;
+  Bytes Out2 = replaceAndCheck(S, false);
+  Reanalyzed R2 = reanalyze(Out2);
+  ASSERT_TRUE(R2.HB);
+  Host H2(S);
+  ASSERT_TRUE(H2.ok());
+  const Segment &Seg2 = *R2.Obj->segments().back();
+  EXPECT_EQ(alignDown(Seg2.Offset, 0x1000), alignTo(H2.In.size(), 0x1000));
+  EXPECT_EQ(alignDown(Seg2.VAddr, 0x1000), alignTo(L.Bss + S.BssSize, 0x1000));
 }
 
 TEST(HostBinaryReplace, RelativeGnuLd) {
@@ -991,7 +1022,8 @@ TEST(HostBinaryReplace, AbsoluteInExecutable) {
   const Segment &Seg = *R.Obj->segments().back();
   EXPECT_EQ(Seg.VAddr - Seg.Offset, 0x400000u);
   HostLayout L(S);
-  EXPECT_EQ(Seg.VAddr, alignTo(0x400000 + L.Bss + S.BssSize, 0x1000));
+  EXPECT_EQ(alignDown(Seg.VAddr, 0x1000),
+            alignTo(0x400000 + L.Bss + S.BssSize, 0x1000));
 }
 
 TEST(HostBinaryReplace, PositionIndependentExecutables) {
@@ -1002,13 +1034,18 @@ TEST(HostBinaryReplace, PositionIndependentExecutables) {
   S = oneWrapper(How::Rela);
   S.FlagsPie = true;
   replaceAndCheck(S, true);
-  // A huge .bss: the executable's file grows by it; a library's does not.
+  // A huge .bss: the file of an executable, or of a library with PT_PHDR,
+  // grows by it; that of a library without PT_PHDR does not.
   S = oneWrapper(How::Rela);
   S.BssSize = 0x100000;
   Bytes Lib = replaceAndCheck(S, false);
+  S.Phdr = false;
+  Bytes LibNoPhdr = replaceAndCheck(S, false);
+  S.Phdr = true;
   S.Interp = true;
   Bytes Exe = replaceAndCheck(S, true);
-  EXPECT_LT(Lib.size(), 0x10000u);
+  EXPECT_GT(Lib.size(), 0x100000u);
+  EXPECT_LT(LibNoPhdr.size(), 0x10000u);
   EXPECT_GT(Exe.size(), 0x100000u);
 }
 

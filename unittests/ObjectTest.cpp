@@ -551,10 +551,13 @@ TEST_F(ObjectTest, ReadOptionsAllowHost) {
 }
 
 TEST_F(ObjectTest, NewSegmentHoldsProgramHeaders) {
-  // What a host binary needs: the grown table inside the new PT_LOAD, after
-  // its members, with PT_PHDR describing it there.
-  addLoadedCode(*Obj, 0x2000, 0x301);
-  Obj->segments().back()->HoldsProgramHeaders = true;
+  // What a host binary needs: the grown table at the start of the new
+  // PT_LOAD (where GNU strip keeps it), its members after it, with PT_PHDR
+  // describing it there.
+  addLoadedCode(*Obj, 0x2400, 0x301);
+  Segment &Seg = *Obj->segments().back();
+  Seg.VAddr = Seg.PAddr = 0x2000;
+  Seg.HoldsProgramHeaders = true;
   std::vector<uint8_t> Out = write(*Obj);
   Expected<object::ELFFile<ELFT>> EF =
       object::ELFFile<ELFT>::create(toStringRef(Out));
@@ -566,18 +569,18 @@ TEST_F(ObjectTest, NewSegmentHoldsProgramHeaders) {
   const ELFT::Phdr &Phdr = (*Phdrs)[0];
   uint64_t PhOff = read64(Out, 32);
   EXPECT_EQ(New.p_vaddr, 0x2000u);
-  EXPECT_EQ(PhOff, New.p_offset + 0x308);
-  EXPECT_EQ(New.p_filesz, 0x308u + 5 * sizeof(ELFT::Phdr));
+  EXPECT_EQ(PhOff, uint64_t(New.p_offset));
+  EXPECT_EQ(New.p_filesz, 0x701u);
   EXPECT_EQ(New.p_memsz, New.p_filesz);
   EXPECT_EQ(Phdr.p_type, PT_PHDR);
   EXPECT_EQ(Phdr.p_offset, PhOff);
-  EXPECT_EQ(Phdr.p_vaddr, 0x2308u);
-  EXPECT_EQ(Phdr.p_paddr, 0x2308u);
+  EXPECT_EQ(Phdr.p_vaddr, 0x2000u);
+  EXPECT_EQ(Phdr.p_paddr, 0x2000u);
   EXPECT_EQ(Phdr.p_filesz, 5 * sizeof(ELFT::Phdr));
   EXPECT_EQ(Phdr.p_memsz, 5 * sizeof(ELFT::Phdr));
   EXPECT_EQ(Phdr.p_align, 8u);
-  // The table sits in the new segment's bytes; nothing loaded moved.
-  EXPECT_EQ(memcmp(Out.data() + New.p_offset,
+  // The section follows at its address; nothing loaded moved.
+  EXPECT_EQ(memcmp(Out.data() + New.p_offset + 0x400,
                    Obj->findSection(".hotswap.text")->contents().data(), 0x301),
             0);
   expectLoadedBytesKept(*Obj, Input, Out);
@@ -592,8 +595,9 @@ TEST_F(ObjectTest, NewSegmentWithFixedAddressMinusOffset) {
   // with zeros before it.
   uint64_t InSize = Input.size();
   uint64_t VAddr = alignTo(InSize, 0x1000) + 0x5000;
-  addLoadedCode(*Obj, VAddr, 0x100);
+  addLoadedCode(*Obj, VAddr + 0x1000, 0x100);
   Segment &Seg = *Obj->segments().back();
+  Seg.VAddr = Seg.PAddr = VAddr;
   Seg.HoldsProgramHeaders = true;
   Seg.VAddrMinusOffset = 0x3000;
   std::vector<uint8_t> Out = write(*Obj);
@@ -631,19 +635,22 @@ TEST_F(ObjectTest, HoldingProgramHeadersRefusals) {
   Obj->segments()[1]->HoldsProgramHeaders = false;
   addLoadedCode(*Obj, 0x2000, 0x100);
   Obj->segments().back()->HoldsProgramHeaders = true;
-  Section &Bss = addLoadedCode(*Obj, 0x3000, 0x100);
+  Section &Second = addLoadedCode(*Obj, 0x3000, 0x100);
   Obj->segments().back()->HoldsProgramHeaders = true;
   EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)),
             "program headers 4 and 5 both hold the program header table");
   Obj->segments().back()->HoldsProgramHeaders = false;
-  // Memory without file contents would lie under the table.
-  Bss.Type = SHT_NOBITS;
-  Bss.setNoBitsSize(0x100);
+  // A member inside the table, and a table that is not 8-byte aligned.
   Obj->segments()[4]->HoldsProgramHeaders = false;
   Obj->segments().back()->HoldsProgramHeaders = true;
   EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)),
-            "new segment at address 0x3000 holds the program header table but "
-            "has members without file contents");
+            "section '.hotswap.text' at address 0x3000 lies inside the "
+            "program header table of its segment (0x3000 to 0x3150)");
+  Second.Addr += 0x154;
+  Obj->segments().back()->VAddr += 0x154;
+  EXPECT_EQ(errorOf(writeObjectToBuffer(*Obj)),
+            "new segment at address 0x3154 holds the program header table but "
+            "is not 8-byte aligned");
 }
 
 TEST_F(ObjectTest, GrowingLoadedSectionIsAnError) {

@@ -146,29 +146,63 @@ Error HostBinary::replaceBundles(
   return Error::success();
 }
 
-/// The new segment's address and alignment, and for an executable its
-/// p_vaddr - p_offset (see Segment::VAddrMinusOffset).
+namespace {
+
+/// The new segment's address (where the program header table goes, at its
+/// start), the new section's (after the table), the alignment, and for an
+/// executable its p_vaddr - p_offset (see Segment::VAddrMinusOffset).
 struct NewSegmentPlace {
-  uint64_t VAddr = 0, Align = PageSize;
+  uint64_t VAddr = 0, SectionAddr = 0, Align = PageSize;
   std::optional<uint64_t> Delta;
 };
 
+/// Where GNU objcopy and strip (BFD) put the program header table of a
+/// PT_LOAD that includes it but not the file header: at the file offset
+/// where the loaded bytes before it end (the end of the last PT_LOAD's file
+/// bytes; they keep the input's loaded layout), then the segment's sections
+/// at offsets congruent to their addresses, and the segment's p_vaddr the
+/// first section's address minus that distance. A table at an address
+/// congruent to that offset, with the section at the next page after it,
+/// is what they compute again: their output keeps every address (any other
+/// place, the table after the section included, makes them move the
+/// section or the segment over the one before it).
+uint64_t loadedFileEnd(const Object &Host) {
+  uint64_t End = 0;
+  for (const auto &Seg : Host.segments())
+    if (Seg->Type == PT_LOAD && !Seg->IsNew && Seg->FileSize)
+      End = std::max(End, Seg->Offset + Seg->FileSize); // validated
+  return End;
+}
+
+} // namespace
+
 static Expected<NewSegmentPlace> placeNewSegment(const Object &Host) {
   // Aligned like the most aligned PT_LOAD, above every loaded address; in
-  // an executable, with the first PT_LOAD's p_vaddr - p_offset, so its file
-  // offset must be past the input's end.
+  // an executable or a library with PT_PHDR, with the first PT_LOAD's
+  // p_vaddr - p_offset, so its file offset must be past the input's end.
+  // An executable needs that (see Segment::VAddrMinusOffset) and fails
+  // without it; a library with PT_PHDR gets it when it can: patchelf takes
+  // PT_PHDR's p_vaddr - p_offset for the first PT_LOAD's, and puts the
+  // table it moves to offset 64 at that address plus 64 (the file of such
+  // a library then grows by its .bss, as an executable's does).
   const bool Exe = isExecutable(Host);
+  const bool SharesDelta =
+      Exe || llvm::any_of(Host.segments(),
+                          [](const auto &Seg) { return Seg->Type == PT_PHDR; });
   NewSegmentPlace P;
   uint64_t End = 0;
+  bool First = true;
   for (const auto &Seg : Host.segments()) {
     if (Seg->Type != PT_LOAD)
       continue;
-    if (!P.Delta && Exe) {
-      if (Seg->Offset > Seg->VAddr)
+    if (First && SharesDelta) {
+      First = false;
+      if (Seg->Offset <= Seg->VAddr)
+        P.Delta = Seg->VAddr - Seg->Offset;
+      else if (Exe)
         return makeError("the first PT_LOAD's p_offset " + hex(Seg->Offset) +
                          " is above its p_vaddr " + hex(Seg->VAddr) +
                          ": no new segment can share its p_vaddr - p_offset");
-      P.Delta = Seg->VAddr - Seg->Offset;
     }
     if (Seg->Align > P.Align && isPowerOf2_64(Seg->Align))
       P.Align = Seg->Align;
@@ -177,25 +211,45 @@ static Expected<NewSegmentPlace> placeNewSegment(const Object &Host) {
   for (const auto &S : Host.sections())
     if (S->isAlloc())
       End = std::max(End, S->Addr + S->size()); // validated by the reader
-  if (Exe && !P.Delta)
+  if (Exe && First)
     return makeError("executable has no PT_LOAD");
   if (P.Delta) {
     // The offset is VAddr - Delta: congruent to VAddr only when Delta is a
     // multiple of the alignment.
-    while (*P.Delta % P.Align != 0 && P.Align > PageSize)
-      P.Align /= 2;
-    if (*P.Delta % P.Align != 0)
-      return makeError("the first PT_LOAD's p_vaddr - p_offset " +
-                       hex(*P.Delta) + " is not a multiple of the page size");
+    uint64_t Align = P.Align;
+    while (*P.Delta % Align != 0 && Align > PageSize)
+      Align /= 2;
+    if (*P.Delta % Align != 0) {
+      if (Exe)
+        return makeError("the first PT_LOAD's p_vaddr - p_offset " +
+                         hex(*P.Delta) + " is not a multiple of the page size");
+      P.Delta.reset();
+    } else {
+      P.Align = Align;
+    }
+  }
+  if (P.Delta) {
     uint64_t InSize = Host.input().size();
     if (InSize > UINT64_MAX - *P.Delta)
       return makeError("no address space left for a new segment");
     End = std::max(End, InSize + *P.Delta);
   }
-  if (End > UINT64_MAX - (P.Align - 1))
+  // The table: on the first free page, at the offset within it that GNU
+  // strip gives it (8-byte aligned), then the section on the next page
+  // boundary (NewBundleAlign) after the table. When that offset is not
+  // 8-byte aligned, strip puts the table up to 7 bytes after ours and the
+  // section where we do, so the section needs that much room after the
+  // table (else strip moves it a whole page on).
+  const uint64_t TableSize =
+      (Host.segments().size() + 1) * sizeof(object::ELF64LE::Phdr);
+  const uint64_t LoadedEnd = loadedFileEnd(Host);
+  const uint64_t InPage = alignDown(LoadedEnd % P.Align, 8);
+  const uint64_t Slack = LoadedEnd % 8 ? 8 : 0;
+  if (End > UINT64_MAX - 2 * P.Align - TableSize - Slack - NewBundleAlign)
     return makeError("no address space left for a new segment above " +
                      hex(End));
-  P.VAddr = alignTo(End, P.Align);
+  P.VAddr = alignTo(End, P.Align) + InPage;
+  P.SectionAddr = alignTo(P.VAddr + TableSize + Slack, NewBundleAlign);
   return P;
 }
 
@@ -207,10 +261,12 @@ Expected<uint64_t> HostBinary::newSectionFileOffset(const Object &Host) const {
   Expected<NewSegmentPlace> Seg = placeNewSegment(Host);
   if (!Seg)
     return Seg.takeError();
-  // The section is the segment's only member, at its address.
-  if (Seg->Delta)
-    return Seg->VAddr - *Seg->Delta;
-  return newSegmentOffset(Host.input().size(), Seg->VAddr, Seg->Align);
+  // The section is the segment's only member, after the table at the
+  // segment's start.
+  const uint64_t SegOff = Seg->Delta ? Seg->VAddr - *Seg->Delta
+                                     : newSegmentOffset(Host.input().size(),
+                                                        Seg->VAddr, Seg->Align);
+  return SegOff + (Seg->SectionAddr - Seg->VAddr);
 }
 
 Expected<PlacedBundles>
@@ -234,7 +290,7 @@ HostBinary::placeBundles(Object &Host, ArrayRef<std::optional<uint64_t>> Sizes,
   Expected<NewSegmentPlace> Seg = placeNewSegment(Host);
   if (!Seg)
     return Seg.takeError();
-  const uint64_t VAddr = Seg->VAddr;
+  const uint64_t VAddr = Seg->SectionAddr;
 
   // The new section's contents: each changed bundle at a multiple of 4096.
   std::vector<uint64_t> NewAddr(Bundles.size(), 0);
@@ -277,7 +333,7 @@ HostBinary::placeBundles(Object &Host, ArrayRef<std::optional<uint64_t>> Sizes,
   auto NewSeg = std::make_unique<Segment>();
   NewSeg->Type = PT_LOAD;
   NewSeg->Flags = PF_R;
-  NewSeg->VAddr = NewSeg->PAddr = VAddr;
+  NewSeg->VAddr = NewSeg->PAddr = Seg->VAddr;
   NewSeg->Align = Seg->Align;
   NewSeg->Members.push_back(&Sec);
   NewSeg->HoldsProgramHeaders = true;

@@ -311,28 +311,34 @@ Error LayoutBuilder::placeNewSegment(size_t PI, uint64_t &MaxEnd) {
   }
   OutP.Offset = Off;
   uint64_t MemEnd = P.VAddr, FileEnd = P.VAddr;
+  if (P.HoldsProgramHeaders) {
+    // At the segment's start, before its members: where GNU objcopy and
+    // strip put the table of a PT_LOAD that includes it (they lay such a
+    // segment out as the table, then its sections), so that their output
+    // keeps every address.
+    if (P.VAddr % 8 != 0)
+      return makeError("new segment at address " + hex(P.VAddr) +
+                       " holds the program header table but is not 8-byte "
+                       "aligned");
+    if (PhSize > UINT64_MAX - P.VAddr)
+      return makeError("no room for the program header table at address " +
+                       hex(P.VAddr));
+    L.PhOff = Off;
+    FileEnd = MemEnd = P.VAddr + PhSize;
+  }
   for (const Section *S : P.Members) {
     if (S->Addr < P.VAddr)
       return makeError("section '" + S->Name +
                        "' lies below its segment's address");
+    if (P.HoldsProgramHeaders && S->Addr - P.VAddr < PhSize)
+      return makeError("section '" + S->Name + "' at address " + hex(S->Addr) +
+                       " lies inside the program header table of its "
+                       "segment (" +
+                       hex(P.VAddr) + " to " + hex(P.VAddr + PhSize) + ")");
     L.SectionOffsets[S->index()] = Off + (S->Addr - P.VAddr);
     MemEnd = std::max(MemEnd, S->Addr + S->size());
     if (!S->isNoBits())
       FileEnd = std::max(FileEnd, S->Addr + S->size());
-  }
-  if (P.HoldsProgramHeaders) {
-    // After the members, in the file part of the segment.
-    if (MemEnd != FileEnd)
-      return makeError("new segment at address " + hex(P.VAddr) +
-                       " holds the program header table but has members "
-                       "without file contents");
-    uint64_t TableAddr = alignTo(FileEnd, 8);
-    if (TableAddr < FileEnd || PhSize > UINT64_MAX - TableAddr)
-      return makeError("no room for the program header table after "
-                       "address " +
-                       hex(FileEnd));
-    L.PhOff = Off + (TableAddr - P.VAddr);
-    FileEnd = MemEnd = TableAddr + PhSize;
   }
   OutP.FileSize = FileEnd - P.VAddr;
   OutP.MemSize = std::max(MemEnd - P.VAddr, P.MemSize);

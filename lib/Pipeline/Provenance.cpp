@@ -19,6 +19,7 @@
 #include "hotswap/Object/Writer.h"
 #include "hotswap/Passes/ProvenanceEdits.h"
 #include "hotswap/Support/Error.h"
+#include "hotswap/Support/Format.h"
 #include "hotswap/Support/Sha256.h"
 
 #include "llvm/BinaryFormat/ELF.h"
@@ -189,4 +190,16 @@ pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
                      "that its provenance record does not hold");
   finishProvenance(W.Note, hashRanges(Out, Ranges, C.OriginalSize));
   return std::move(W);
+}
+
+std::optional<std::string>
+pipeline::hostLaidOutAgain(const Object &Host, const ProvenanceRecord &R) {
+  const uint64_t PhOff = Host.inputTables().PhOff;
+  if (PhOff >= R.OriginalSize)
+    return std::nullopt;
+  return "the file was laid out again by another tool after it was rewritten "
+         "(its program header table is at " +
+         hex(PhOff) + ", inside the original's " + hex(R.OriginalSize) +
+         " bytes, where no rewrite puts it: GNU strip, objcopy and patchelf "
+         "do)";
 }

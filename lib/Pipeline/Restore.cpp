@@ -91,8 +91,20 @@ Expected<Rewritten> restoreHostInput(ArrayRef<uint8_t> Input,
     return Host.takeError();
   Expected<std::optional<CodeObjectRun::Original>> O =
       originalOf(**Host, Input);
-  if (!O)
+  if (!O) {
+    // Say why the record no longer leads back when another tool laid the
+    // file out again (the record parsed: only its check failed).
+    Expected<std::optional<ProvenanceRecord>> Rec = readProvenance(**Host);
+    if (Rec && *Rec)
+      if (std::optional<std::string> Why = hostLaidOutAgain(**Host, **Rec)) {
+        consumeError(O.takeError());
+        return makeError(*Why + ": its provenance record cannot give the "
+                                "original back");
+      }
+    if (!Rec)
+      consumeError(Rec.takeError());
     return O.takeError();
+  }
   if (!*O)
     return noRecord("host binary");
   countRestored(Opts);

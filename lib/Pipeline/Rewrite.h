@@ -115,6 +115,16 @@ recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
                  const std::shared_ptr<InputDigest> &Digest,
                  bool Defer = false);
 
+/// Why the provenance record \p R of the host binary \p Host, which no
+/// longer leads back to its original, was made stale by another tool rather
+/// than broken; nullopt when nothing says so. Every rewrite of a host
+/// leaves its program header table at the start of its new last PT_LOAD,
+/// past the original's extent; GNU strip and objcopy put it back among the
+/// loaded bytes, patchelf at offset 64: a table inside the original's
+/// extent means the file was laid out again after the rewrite.
+std::optional<std::string> hostLaidOutAgain(const Object &Host,
+                                            const ProvenanceRecord &R);
+
 /// Whether \p Obj carries a provenance record (it was rewritten before: its
 /// original's digest is in the record, and a run of the same passes likely
 /// leaves it as it is).

@@ -11,8 +11,8 @@
 //     offset congruent to their address modulo the segment alignment (the
 //     new segments lie above every existing address);
 //   * the program header table goes inside the new segment that asks to
-//     hold it (Segment::HoldsProgramHeaders: after its members, 8-byte
-//     aligned) and PT_PHDR is updated to describe it there; without such a
+//     hold it (Segment::HoldsProgramHeaders: at its start, before its
+//     members) and PT_PHDR is updated to describe it there; without such a
 //     segment it stays in place unless it must grow, then it follows the new
 //     segments and PT_PHDR becomes PT_NULL (right for code objects, whose
 //     loader never reads PT_PHDR);

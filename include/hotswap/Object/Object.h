@@ -203,12 +203,14 @@ struct Segment {
   /// Members of a new segment, in address order. Empty for input segments.
   std::vector<Section *> Members;
   bool IsNew = false;
-  /// New segments only: the writer puts the program header table inside
-  /// this segment, after its members (8-byte aligned; the segment grows to
-  /// hold it), and updates PT_PHDR to describe it there. What a host binary
-  /// needs: its loader finds the table through PT_PHDR, which must stay
-  /// inside a PT_LOAD. At most one segment holds the table; its members
-  /// must all have file contents.
+  /// New segments only: the writer puts the program header table at the
+  /// start of this segment (VAddr, which must be 8-byte aligned; its
+  /// members must lie above the table) and updates PT_PHDR to describe it
+  /// there. What a host binary needs: its loader finds the table through
+  /// PT_PHDR, which must stay inside a PT_LOAD; and GNU objcopy and strip
+  /// lay out a PT_LOAD that holds the table as the table first, then its
+  /// sections (a table after them makes them move the sections). At most
+  /// one segment holds the table.
   bool HoldsProgramHeaders = false;
   /// New segments only: the layout must give this segment exactly this
   /// p_vaddr - p_offset (its file offset is then VAddr minus it), and fails

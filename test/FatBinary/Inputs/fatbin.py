@@ -34,11 +34,18 @@ Usage (lit: %fatbin is "python fatbin.py --llvm-bin DIR --cache DIR"):
   fatbin.py segments FILE
       Prints where the program header table is and what holds it: e_phoff
       and e_phnum (and whether the table is inside the last PT_LOAD's file
-      bytes), the first and the last PT_LOAD (p_vaddr - p_offset of
-      each), PT_PHDR and whether it matches e_phoff and lies inside the last
+      bytes, at its start), the first and the last PT_LOAD (p_vaddr -
+      p_offset of each; whether GNU strip keeps the last one's addresses:
+      its p_vaddr congruent to the end of the loaded file bytes before it),
+      PT_PHDR and whether it matches e_phoff and lies inside the last
       PT_LOAD (file and memory), and whether the PT_LOADs are in ascending
       address order with the last one above all others: what a rewritten
       host binary must satisfy.
+  fatbin.py memory FILE
+      Prints the memory image FILE asks for, without file offsets: each
+      PT_LOAD's address, size, flags and alignment and PT_PHDR's address
+      and size, in program header order (what must not change when another
+      tool lays the file out again).
   fatbin.py check-capture DUMPDIR FILE...
       Checks what the fake runtime captured (DUMPDIR/index.txt) against the
       FILEs read statically: for each registered wrapper, that FILE has a
@@ -609,16 +616,23 @@ def cmd_segments(args):
         print("e_phoff=0x%x e_phnum=%d no PT_LOAD" % (phoff, phnum))
         return 1
     first, last = loads[0], loads[-1]
-    print("e_phoff=0x%x e_phnum=%d in-last-load=%s"
+    print("e_phoff=0x%x e_phnum=%d in-last-load=%s at-start=%s"
           % (phoff, phnum, yes(last[2] <= phoff and
-                              phoff + phnum * phentsize <= last[2] + last[5])))
+                              phoff + phnum * phentsize <= last[2] + last[5]),
+             yes(phoff == last[2])))
     print("first PT_LOAD offset=0x%x vaddr=0x%x vaddr-offset=%s"
           % (first[2], first[3], signed(first[3] - first[2])))
     flags = "".join(c for c, bit in (("R", 4), ("W", 2), ("E", 1)) if last[1] & bit)
+    # GNU strip/objcopy lay a PT_LOAD that starts with the program header
+    # table out again at the end of the loaded file bytes before it: the
+    # addresses survive when its p_vaddr is congruent to that end (8-byte
+    # aligned) modulo its p_align.
+    loaded_end = max([p[2] + p[5] for p in loads[:-1] if p[5]] or [0])
     print("last PT_LOAD offset=0x%x vaddr=0x%x filesz=0x%x memsz=0x%x flags=%s "
-          "align=0x%x vaddr-offset=%s"
+          "align=0x%x vaddr-offset=%s gnu-strip-keeps=%s"
           % (last[2], last[3], last[5], last[6], flags, last[7],
-             signed(last[3] - last[2])))
+             signed(last[3] - last[2]),
+             yes(last[7] and (last[3] - (loaded_end & ~7)) % last[7] == 0)))
     print("loads ascending=%s last-above-all=%s"
           % (yes(all(a[3] < b[3] for a, b in zip(loads, loads[1:]))),
              yes(all(p[3] + p[6] <= last[3] for p in loads[:-1]))))
@@ -632,6 +646,20 @@ def cmd_segments(args):
                  yes(off == phoff and filesz == memsz == phnum * phentsize),
                  yes(last[2] <= off and off + filesz <= last[2] + last[5] and
                      vaddr - off == last[3] - last[2])))
+    return 0
+
+
+def cmd_memory(args):
+    """The memory image FILE asks for: each PT_LOAD's and PT_PHDR's address,
+    size and flags, in program header order (no file offsets)."""
+    with open(args.file, "rb") as f:
+        e = elffile.File(f.read())
+    for p in e.phdrs:
+        if p[0] == PT_LOAD:
+            print("PT_LOAD vaddr=0x%x memsz=0x%x flags=0x%x align=0x%x"
+                  % (p[3], p[6], p[1], p[7]))
+        elif p[0] == elffile.PT_PHDR:
+            print("PT_PHDR vaddr=0x%x memsz=0x%x" % (p[3], p[6]))
     return 0
 
 
@@ -714,6 +742,8 @@ def main():
     k.add_argument("kind", choices=["magic", "version", "pointer+16", "entry-size"])
     sg = sub.add_parser("segments")
     sg.add_argument("file")
+    mm = sub.add_parser("memory")
+    mm.add_argument("file")
     c = sub.add_parser("check-capture")
     c.add_argument("dumpdir")
     c.add_argument("files", nargs="+")
@@ -734,6 +764,8 @@ def main():
         return cmd_extract(args)
     if args.cmd == "segments":
         return cmd_segments(args)
+    if args.cmd == "memory":
+        return cmd_memory(args)
     return cmd_check_capture(args)
 
 
