@@ -6,6 +6,7 @@
 #include "hotswap/AMDGPU/StubEncoder.h"
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Code/CodeAppender.h"
+#include "hotswap/Object/InputFile.h"
 #include "hotswap/Code/EntryPolicy.h"
 #include "hotswap/Passes/CodeSymbols.h"
 #include "hotswap/Passes/TargetAnalysis.h"
@@ -93,11 +94,13 @@ SynthTrampolinesPass::prologueBytes(const TargetInfo &TI,
   case TrampolineOptions::PrologueKind::GFX1250VMem:
     return assembleErratumPrologue(TI, MC);
   case TrampolineOptions::PrologueKind::AsmFile: {
-    ErrorOr<std::unique_ptr<MemoryBuffer>> B =
-        MemoryBuffer::getFile(Opts.PrologueFile, /*IsText=*/true);
+    // A regular file only: a FIFO or a device would be waited on or read
+    // without end.
+    Expected<std::unique_ptr<MemoryBuffer>> B =
+        readRegularFile(Opts.PrologueFile);
     if (!B)
       return makeError("cannot read prologue file '" + Opts.PrologueFile +
-                       "': " + B.getError().message());
+                       "': " + toString(B.takeError()));
     Expected<std::vector<uint8_t>> Bytes = MC.assemble((*B)->getBuffer());
     if (!Bytes)
       return prefixError("prologue '" + Opts.PrologueFile + "'",
