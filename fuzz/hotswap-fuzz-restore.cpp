@@ -88,8 +88,7 @@ const std::vector<Base> &bases() {
         OS << Seed;
       }
       if (!EC)
-        V.push_back(
-            makeBase(mustRun(Once, "swap-kernels<with=" + Path + ">")));
+        V.push_back(makeBase(mustRun(Once, "swap-kernels<with=" + Path + ">")));
     }
     return V;
   }();
@@ -175,7 +174,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   const std::vector<Base> &Bs = bases();
   ArrayRef<uint8_t> Script(Data, Size);
   const Base &B = Bs[Script.empty() ? 0 : Script[0] % Bs.size()];
-  const std::string F = applyEdits(B, Script.drop_front(Script.empty() ? 0 : 1));
+  const std::string F =
+      applyEdits(B, Script.drop_front(Script.empty() ? 0 : 1));
   MemoryBufferRef In(F, "fuzz-input");
 
   PipelineOptions Opts;
