@@ -27,7 +27,21 @@ bundle of 301 entries, plain and as a zlib CCOB.
 300 wrappers linked by ld.lld, one of 201 wrappers each pointing at a bundle
 of its own, and each rewritten.
 
-Usage: build-corpus.py OUTDIR [--kind code|bundle|host] [--hotswap-opt PATH]
+--kind restore (hotswap-fuzz-restore) seeds are edit scripts (see the
+target: byte 0 picks the rewritten object, then 6 bytes an edit): the empty
+script (the record untouched), each fixed field of the record (version,
+runs, original size, both digests, ranges, checksum) and the first run and
+range entries xored, set to 0 and to all ones, the file truncated inside and
+after the record, bytes appended, and 64 random scripts (fixed seed).
+
+--kind swap (hotswap-fuzz-swap) seeds are replacement FILEs for the seed
+object (test/Inputs/gfx90a-two-kernels.yaml): that object itself and
+after `trampoline,stub-syms`, rebuilds of test/Inputs/two-kernels.cl and
+test/Passes/Inputs/swap-fixed.cl for gfx90a (relocatable and linked, code
+object v4, v5 and v6, kernarg preload), and code objects for other targets.
+
+Usage: build-corpus.py OUTDIR [--kind code|bundle|host|restore|swap]
+                       [--hotswap-opt PATH]
                        [--llvm-bin DIR]
 """
 import argparse
@@ -233,19 +247,104 @@ def container_seeds(outdir, kind, bin_dir, tool, tmp, stats):
                 stats["stubbed"] += 1
 
 
+# Offsets in the provenance section: the note header (12 bytes) and its
+# owner "HOTSWAP" with its NUL (8), then the descriptor (ProvenanceRecord.h).
+RECORD_FIELDS = [(20, 4), (24, 4), (28, 8), (36, 32), (68, 32), (100, 8), (108, 8),
+                 (116, 4), (120, 8)]
+
+
+def restore_seeds(outdir, stats):
+    import random
+    import struct
+
+    def edit(op, where, value):
+        return struct.pack("<BIB", op, where, value)
+
+    def add(script):
+        add_seed(outdir, script, stats)
+        stats["scripts"] += 1
+
+    for base in (0, 1):
+        b = bytes([base])
+        add(b)
+        for off, size in RECORD_FIELDS:
+            for i in range(size):
+                add(b + edit(1 | 1 << 2, off + i, 0xff))  # xor, fixed fields
+            add(b + b"".join(edit(1, off + i, 0) for i in range(size)))  # zero
+            add(b + b"".join(edit(1, off + i, 0xff) for i in range(size)))  # ones
+            if size == 8:
+                for v in range(16):
+                    add(b + edit(1 | 3 << 2, off, v))  # interesting u64
+        for where in (0, 8, 200, 0x7fffffff):
+            add(b + edit(0 | 4 << 2, where, 0))  # truncate inside the record
+        add(b + edit(2 | 5 << 2, 0, 7))  # bytes appended
+        add(b + edit(0 | 7 << 2, 3, 0))  # a byte of the record deleted
+        add(b + edit(0 | 6 << 2, 150, 0x41))  # a byte inserted
+    rng = random.Random(43)
+    for _ in range(64):
+        n = rng.randint(1, 6)
+        add(bytes([rng.randint(0, 1)]) + b"".join(
+            edit(rng.randint(0, 255), rng.randint(0, 0xffffffff), rng.randint(0, 255))
+            for _ in range(n)))
+
+
+SWAP_BUILDS = [
+    ("two-kernels", "test/Inputs/two-kernels.cl", "gfx90a", []),
+    ("two-kernels-cov4", "test/Inputs/two-kernels.cl", "gfx90a", ["-mcode-object-version=4"]),
+    ("two-kernels-cov5", "test/Inputs/two-kernels.cl", "gfx90a", ["-mcode-object-version=5"]),
+    ("swap-fixed", "test/Passes/Inputs/swap-fixed.cl", "gfx90a", []),
+    ("swap-fixed-preload", "test/Passes/Inputs/swap-fixed.cl", "gfx90a",
+     ["-mllvm", "-amdgpu-kernarg-preload-count=2"]),
+    ("swap-fixed-gfx1100", "test/Passes/Inputs/swap-fixed.cl", "gfx1100", []),
+    ("two-kernels-gfx908", "test/Inputs/two-kernels.cl", "gfx908", []),
+]
+
+
+def swap_seeds(outdir, bin_dir, tool, tmp, stats):
+    seed = os.path.join(tmp, "seed.co")
+    if run([os.path.join(bin_dir, "yaml2obj"),
+            os.path.join(ROOT, "test", "Inputs", "gfx90a-two-kernels.yaml"),
+            "-o", seed]).returncode == 0:
+        add_seed(outdir, open(seed, "rb").read(), stats)
+        stats["clang"] += 1
+        if tool:
+            out = seed + ".stubbed"
+            if run([tool, "-passes=trampoline,stub-syms", seed, "-o", out]).returncode == 0:
+                add_seed(outdir, open(out, "rb").read(), stats)
+                stats["stubbed"] += 1
+    else:
+        stats["clang_failed"] += 1
+    for tag, src, cpu, extra in SWAP_BUILDS:
+        o = os.path.join(tmp, tag + ".o")
+        so = os.path.join(tmp, tag + ".so")
+        if run([os.path.join(bin_dir, "clang"), "--target=amdgcn-amd-amdhsa", "-mcpu=" + cpu,
+                "-nogpulib", "-O2", "-c", os.path.join(ROOT, src), "-o", o] + extra
+               ).returncode != 0 or run([os.path.join(bin_dir, "ld.lld"), "-shared", o,
+                                         "-o", so]).returncode != 0:
+            stats["clang_failed"] += 1
+            continue
+        for p in (o, so):
+            add_seed(outdir, open(p, "rb").read(), stats)
+            stats["clang"] += 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
-    ap.add_argument("--kind", choices=["code", "bundle", "host"], default="code")
+    ap.add_argument("--kind", choices=["code", "bundle", "host", "restore", "swap"], default="code")
     ap.add_argument("--hotswap-opt", default=None)
     ap.add_argument("--llvm-bin", default="/usr/lib/llvm-22/bin")
     args = ap.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
     stats = dict(seeds=0, yaml=0, yaml_skipped=0, clang=0, clang_failed=0, stubbed=0, too_big=0,
-                 containers=0)
+                 containers=0, scripts=0)
     tmp = tempfile.mkdtemp(prefix="hotswap-corpus-")
     try:
-        if args.kind == "code":
+        if args.kind == "restore":
+            restore_seeds(args.outdir, stats)
+        elif args.kind == "swap":
+            swap_seeds(args.outdir, args.llvm_bin, args.hotswap_opt, tmp, stats)
+        elif args.kind == "code":
             yaml_seeds(args.outdir, args.llvm_bin, tmp, stats)
             clang_seeds(args.outdir, args.llvm_bin, args.hotswap_opt, tmp, stats)
         else:
@@ -253,6 +352,13 @@ def main():
                             stats)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    if args.kind == "restore":
+        print("build-corpus: %(seeds)d new seeds (%(scripts)d edit scripts)" % stats)
+        return 0 if stats["seeds"] else 1
+    if args.kind == "swap":
+        print("build-corpus: %(seeds)d new seeds (code objects %(clang)d, clang failures "
+              "%(clang_failed)d, with stubs %(stubbed)d)" % stats)
+        return 1 if stats["clang_failed"] else 0
     if args.kind != "code":
         print("build-corpus: %(seeds)d new seeds (%(containers)d inputs, "
               "%(stubbed)d rewritten, over 64 KiB %(too_big)d)" % stats)

@@ -33,6 +33,10 @@ tools = {
     # hotswap-opt).
     "hotswap-host-test": os.path.join(config.hotswap_tools_dir, "hotswap-host-test"),
 }
+# The fuzz targets' replay drivers (fuzz/CMakeLists.txt; test/Fuzz).
+for _t in ("", "-bundle", "-host", "-restore", "-swap"):
+    tools["hotswap-fuzz%s-replay" % _t] = os.path.join(config.hotswap_tools_dir,
+                                                        "hotswap-fuzz%s-replay" % _t)
 tools.update(required_tools.llvm_tool_paths(llvm_bin))
 del tools["lit"]  # runs the suite; not substituted
 

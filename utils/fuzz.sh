@@ -5,9 +5,11 @@
 # $BUILD_DIR/fuzz-artifacts[-TARGET].
 # Usage: utils/fuzz.sh SECONDS [JOBS]     (JOBS parallel processes, default 1)
 #   FUZZ_TARGET picks the target: code (hotswap-fuzz, code objects; the
-#     default), bundle (hotswap-fuzz-bundle: plain bundles and CCOBs) or host
-#     (hotswap-fuzz-host: HIP host binaries); each has its own corpus,
-#     artifacts and log;
+#     default), bundle (hotswap-fuzz-bundle: plain bundles and CCOBs), host
+#     (hotswap-fuzz-host: HIP host binaries), restore (hotswap-fuzz-restore:
+#     `restore` and `verify` on edited provenance records) or swap
+#     (hotswap-fuzz-swap: fuzzed replacement FILEs for swap-kernels); each
+#     has its own corpus, artifacts and log;
 #   FUZZ_BUILD_DIR overrides the build directory (default ROOT/build-fuzz);
 #   FUZZ_ARGS adds libFuzzer flags.
 # Runs libFuzzer's fork mode (-fork=JOBS): like -jobs it runs JOBS processes,
@@ -21,8 +23,8 @@ BUILD_DIR="${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 TARGET="${FUZZ_TARGET:-code}"
 case "$TARGET" in
   code) FUZZER=hotswap-fuzz; SUFFIX= ;;
-  bundle|host) FUZZER=hotswap-fuzz-$TARGET; SUFFIX=-$TARGET ;;
-  *) echo "utils/fuzz.sh: FUZZ_TARGET must be code, bundle or host" >&2; exit 2 ;;
+  bundle|host|restore|swap) FUZZER=hotswap-fuzz-$TARGET; SUFFIX=-$TARGET ;;
+  *) echo "utils/fuzz.sh: FUZZ_TARGET must be code, bundle, host, restore or swap" >&2; exit 2 ;;
 esac
 
 "$ROOT/utils/bootstrap.sh" >&2
@@ -43,10 +45,12 @@ rm -rf "$SEEDS"
 mkdir -p "$SEEDS" "$CORPUS" "$ARTIFACTS"
 python3 "$ROOT/fuzz/build-corpus.py" "$SEEDS" --kind "$TARGET" \
   --hotswap-opt "$BUILD_DIR/bin/hotswap-opt" >&2
-# One dictionary per run: ELF tokens, bundle tokens, or both for hosts.
+# One dictionary per run: ELF tokens, bundle tokens, or both for hosts (none
+# for restore: its inputs are edit scripts).
 DICT="$BUILD_DIR/fuzz$SUFFIX.dict"
 case "$TARGET" in
-  code) cp "$ROOT/fuzz/elf-amdgpu.dict" "$DICT" ;;
+  code|swap) cp "$ROOT/fuzz/elf-amdgpu.dict" "$DICT" ;;
+  restore) DICT= ;;
   bundle) cp "$ROOT/fuzz/bundle.dict" "$DICT" ;;
   host) cat "$ROOT/fuzz/elf-amdgpu.dict" "$ROOT/fuzz/bundle.dict" > "$DICT" ;;
 esac
@@ -60,7 +64,7 @@ cd "$BUILD_DIR"
 set +e
 # shellcheck disable=SC2086
 "$BUILD_DIR/bin/$FUZZER" \
-  -dict="$DICT" -max_len=65536 -timeout=20 \
+  ${DICT:+-dict="$DICT"} -max_len=65536 -timeout=20 \
   -max_total_time="$SECONDS_TO_RUN" -fork="$JOBS" \
   -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
   -artifact_prefix="$ARTIFACTS/" -print_final_stats=1 ${FUZZ_ARGS:-} \
