@@ -6,8 +6,8 @@
 #include "hotswap/AMDGPU/StubEncoder.h"
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Code/CodeAppender.h"
-#include "hotswap/Object/InputFile.h"
 #include "hotswap/Code/EntryPolicy.h"
+#include "hotswap/Object/InputFile.h"
 #include "hotswap/Passes/CodeSymbols.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 
