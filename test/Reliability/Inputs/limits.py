@@ -17,6 +17,8 @@ Usage: limits.py [--tmpfs DIR --size BYTES [--fill BYTES] [--copy-out DIR2]]
   --max-rss-mib N check that CMD's peak resident set stays within N MiB.
   --max-seconds S check that CMD ends within S seconds of wall time (it is
                   killed after 4 S: a run that far over is not waited for).
+  --time-scale F  allow F times S (a sanitizer build runs slower); the line
+                  printed still names S, followed by "(scaled by F)".
   --signal-when-file GLOB --signal NAME
                   send signal NAME to CMD as soon as a file matching GLOB
                   exists (inotify wakes it up when a file is created there), once.
@@ -97,6 +99,7 @@ def main():
     ap.add_argument("--fsize", type=lambda v: int(v, 0))
     ap.add_argument("--max-rss-mib", type=int)
     ap.add_argument("--max-seconds", type=float)
+    ap.add_argument("--time-scale", type=float, default=1.0)
     ap.add_argument("--signal-when-file")
     ap.add_argument("--signal")
     ap.add_argument("--ignore", action="append", default=[])
@@ -161,7 +164,7 @@ def main():
             if pid:
                 done = (st, ru)
                 break
-            if time.monotonic() - start > 4 * a.max_seconds:
+            if time.monotonic() - start > 4 * a.max_seconds * a.time_scale:
                 os.kill(p.pid, signal.SIGKILL)
             time.sleep(0.01)
     if done is None:
@@ -183,10 +186,12 @@ def main():
                 shutil.copy2(os.path.join(a.tmpfs, n), os.path.join(a.copy_out, n))
     if a.max_seconds is not None:
         took = time.monotonic() - start
-        if took <= a.max_seconds:
-            print("time within %g s" % a.max_seconds)
+        bound = a.max_seconds * a.time_scale
+        scaled = "" if a.time_scale == 1.0 else " (scaled by %g)" % a.time_scale
+        if took <= bound:
+            print("time within %g s%s" % (a.max_seconds, scaled))
         else:
-            print("took %.1f s, more than %g s" % (took, a.max_seconds))
+            print("took %.1f s, more than %g s%s" % (took, a.max_seconds, scaled))
     if a.max_rss_mib is not None:
         mib = ru.ru_maxrss / 1024.0  # KiB on Linux
         if mib <= a.max_rss_mib:
