@@ -369,10 +369,11 @@ bool TargetMC::literalCrashesLLVM(ArrayRef<uint8_t> Bytes) const {
 }
 
 std::optional<DecodedInst> TargetMC::decodeOne(ArrayRef<uint8_t> Bytes,
-                                               uint64_t Addr) const {
+                                               uint64_t Addr,
+                                               bool AllowSoftFail) const {
   ++Decodes;
   if (Proxy)
-    return Proxy->decodeOne(Bytes, Addr);
+    return Proxy->decodeOne(Bytes, Addr, AllowSoftFail);
   DecodedInst D;
   std::string Comments;
   raw_string_ostream CS(Comments);
@@ -392,7 +393,9 @@ std::optional<DecodedInst> TargetMC::decodeOne(ArrayRef<uint8_t> Bytes,
     return std::nullopt;
   MCDisassembler::DecodeStatus S =
       Disasm->getInstruction(D.Inst, D.Size, Input, Addr, CS);
-  if (S != MCDisassembler::Success || D.Size == 0 || D.Size > Bytes.size())
+  D.SoftFail = S == MCDisassembler::SoftFail;
+  if ((S != MCDisassembler::Success && !(D.SoftFail && AllowSoftFail)) ||
+      D.Size == 0 || D.Size > Bytes.size())
     return std::nullopt;
   return D;
 }

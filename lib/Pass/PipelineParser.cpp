@@ -101,7 +101,10 @@ Error PipelineParser::parseInto(PipelinePlan &Plan, StringRef Text,
     if (Name.trim() != Name)
       return Fail(Start, "unexpected space in pass name '" + Name + "'");
     if (Name == "print") {
-      auto It = AnalysisByName.find(Params);
+      // print<NAME> or print<NAME;PARAMS>: the printer's own parameters
+      // follow the analysis name.
+      auto [AnalysisName, PrinterParams] = Params.split(';');
+      auto It = AnalysisByName.find(AnalysisName);
       if (It == AnalysisByName.end()) {
         SmallVector<StringRef, 4> Known;
         for (const Entry &E : Entries)
@@ -112,10 +115,10 @@ Error PipelineParser::parseInto(PipelinePlan &Plan, StringRef Text,
                         "' in 'print<...>' (known: " + join(Known, ", ") + ")");
       }
       const Entry &E = Entries[It->second];
-      Expected<std::unique_ptr<Pass>> P = E.Factory("");
+      Expected<std::unique_ptr<Pass>> P = E.Factory(PrinterParams);
       if (!P)
-        return P.takeError();
-      Plan.Steps.push_back({E.Factory, ""});
+        return Fail(Start, toString(P.takeError()));
+      Plan.Steps.push_back({E.Factory, PrinterParams.str()});
     } else {
       auto It = ByName.find(Name);
       if (It == ByName.end())

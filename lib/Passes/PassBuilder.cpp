@@ -3,6 +3,7 @@
 #include "hotswap/Passes/PassBuilder.h"
 
 #include "hotswap/Pass/AnalysisManager.h"
+#include "hotswap/Passes/CodePrinters.h"
 #include "hotswap/Passes/Kernels.h"
 #include "hotswap/Passes/PatchDescriptors.h"
 #include "hotswap/Passes/Provenance.h"
@@ -12,6 +13,7 @@
 #include "hotswap/Passes/SwapKernels.h"
 #include "hotswap/Passes/SynthTrampolines.h"
 #include "hotswap/Passes/Verify.h"
+#include "hotswap/Passes/VerifyCode.h"
 #include "hotswap/Support/Error.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -65,6 +67,8 @@ PassBuilder::PassBuilder() {
   cantFail(add(Kind::Check, NAME, DESCRIPTION, &CLASS::create, ""));
 #define HOTSWAP_ANALYSIS(NAME, CLASS, DESCRIPTION)                             \
   cantFail(add(Kind::Analysis, NAME, DESCRIPTION, &createPrinter<CLASS>, ""));
+#define HOTSWAP_PRINTER(NAME, CLASS, DESCRIPTION)                              \
+  cantFail(add(Kind::Analysis, NAME, DESCRIPTION, &CLASS::create, ""));
 #define HOTSWAP_ALIAS(NAME, PIPELINE, DESCRIPTION)                             \
   cantFail(registerAlias(NAME, PIPELINE, DESCRIPTION));
 #include "BuiltinPasses.def"

@@ -57,6 +57,11 @@ namespace amdgpu {
 struct DecodedInst {
   llvm::MCInst Inst;
   uint64_t Size = 0;
+  /// LLVM decoded it but calls the encoding "potentially undefined" (a
+  /// field the ISA says to set one way holds another, as in gfx10
+  /// v_cmpx_*_e64 with an SDST other than EXEC, which compilers of
+  /// ROCm 5 emitted and the hardware runs).
+  bool SoftFail = false;
 };
 
 struct MCTables;
@@ -86,9 +91,12 @@ public:
   llvm::Expected<std::vector<uint8_t>> encode(const llvm::MCInst &Inst) const;
 
   /// Decodes the instruction at the start of \p Bytes, which sits at address
-  /// \p Addr. std::nullopt when the bytes are not a valid instruction.
+  /// \p Addr. std::nullopt when the bytes are not a valid instruction; with
+  /// \p AllowSoftFail also an instruction LLVM decodes with a warning
+  /// (DecodedInst::SoftFail), as llvm-objdump prints it.
   std::optional<DecodedInst> decodeOne(llvm::ArrayRef<uint8_t> Bytes,
-                                       uint64_t Addr) const;
+                                       uint64_t Addr,
+                                       bool AllowSoftFail = false) const;
   /// How many times decodeOne() has run (what `-stats` reports as
   /// instructions decoded: the default pipeline decodes no kernel code).
   uint64_t decodeCount() const { return Decodes; }

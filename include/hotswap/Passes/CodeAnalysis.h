@@ -1,0 +1,86 @@
+//===- hotswap/Passes/CodeAnalysis.h - Decoded code, per function -*- C++
+//-*-===//
+//
+// code (analysis)
+//   The object's functions (code::findFunctions: kernels through their
+//   descriptors' code entries, device functions through STT_FUNC symbols)
+//   and, per function on demand, its decoded instructions and control-flow
+//   graph (code::buildCFG) and register liveness (code::computeLiveness).
+//
+//   Function-level cache: a function's graph and liveness are computed on
+//   first request and kept in the result until invalidate(F) drops that
+//   function's alone (a pass that edits one function's code keeps the
+//   others). The function list itself is an object-level result: a pass
+//   that adds or moves functions does not preserve the analysis.
+//
+//   Nothing in the default pipeline requests this analysis: untouched
+//   kernels are never decoded.
+//
+//   print<cfg;only=REGEX> and print<liveness;only=REGEX> print it
+//   (CodePrinters.h); verify-code checks it against independent facts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_PASSES_CODEANALYSIS_H
+#define HOTSWAP_PASSES_CODEANALYSIS_H
+
+#include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Code/CFG.h"
+#include "hotswap/Code/Functions.h"
+#include "hotswap/Code/Liveness.h"
+#include "hotswap/Pass/AnalysisManager.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hotswap {
+
+class CodeAnalysis {
+public:
+  static AnalysisKey Key;
+  static llvm::StringRef name() { return "code"; }
+
+  /// One function's decoded code.
+  struct FunctionCode {
+    code::FunctionCFG CFG;
+    code::Liveness Live;
+  };
+
+  class Result {
+  public:
+    Result(Object &Obj, std::unique_ptr<amdgpu::TargetMC> MC,
+           code::FunctionMap Map);
+    Result(Result &&) = default;
+    ~Result();
+
+    const code::FunctionMap &functions() const { return Map; }
+    amdgpu::TargetMC &mc() const { return *MC; }
+    /// The bytes of function \p F.
+    llvm::ArrayRef<uint8_t> bytes(const code::CodeFunction &F) const;
+
+    /// Function \p I's graph and liveness, computed on first use.
+    const FunctionCode &function(size_t I);
+    /// Whether function \p I's code is cached.
+    bool isComputed(size_t I) const { return I < Code.size() && Code[I]; }
+    /// Drops what is cached for function \p I (its code changed).
+    void invalidate(size_t I);
+
+    /// -verify-analysis-preservation: the function list (names, kinds and
+    /// ranges) and, for every cached function, its instructions and blocks.
+    std::optional<std::string> firstDifference(const Result &Fresh) const;
+
+  private:
+    Object *Obj;
+    std::unique_ptr<amdgpu::TargetMC> MC;
+    code::FunctionMap Map;
+    std::vector<std::unique_ptr<FunctionCode>> Code;
+  };
+
+  static llvm::Expected<Result> run(Object &Obj, AnalysisManager &AM);
+};
+
+} // namespace hotswap
+
+#endif // HOTSWAP_PASSES_CODEANALYSIS_H

@@ -1,0 +1,553 @@
+//===- lib/Code/CFG.cpp - Control flow of one function --------------------===//
+
+#include "hotswap/Code/CFG.h"
+
+#include "hotswap/Code/Registers.h"
+#include "hotswap/Support/Format.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/MC/MCInst.h"
+#include "llvm/MC/MCInstrDesc.h"
+#include "llvm/MC/MCInstrInfo.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::code;
+
+StringRef code::edgeKindName(EdgeKind K) {
+  switch (K) {
+  case EdgeKind::FallThrough:
+    return "fallthrough";
+  case EdgeKind::Taken:
+    return "taken";
+  case EdgeKind::Jump:
+    return "jump";
+  case EdgeKind::Indirect:
+    return "indirect";
+  }
+  return "?";
+}
+
+StringRef code::blockExitName(BlockExit E) {
+  switch (E) {
+  case BlockExit::None:
+    return "none";
+  case BlockExit::EndProgram:
+    return "s_endpgm";
+  case BlockExit::Return:
+    return "return";
+  case BlockExit::TailCall:
+    return "tail-call";
+  case BlockExit::Unresolved:
+    return "unresolved";
+  case BlockExit::FallsOff:
+    return "falls-off";
+  }
+  return "?";
+}
+
+bool FunctionCFG::editable() const {
+  return llvm::none_of(Findings,
+                       [](const CodeFinding &F) { return F.Blocking; });
+}
+
+uint32_t FunctionCFG::blockOf(uint32_t I) const {
+  auto It = llvm::upper_bound(
+      Blocks, I, [](uint32_t I, const Block &B) { return I < B.First; });
+  return static_cast<uint32_t>(It - Blocks.begin()) - 1;
+}
+
+std::optional<uint32_t> FunctionCFG::insnAt(uint64_t Addr) const {
+  auto It = llvm::lower_bound(
+      Insns, Addr, [](const Insn &I, uint64_t A) { return I.Addr < A; });
+  if (It == Insns.end() || It->Addr != Addr)
+    return std::nullopt;
+  return static_cast<uint32_t>(It - Insns.begin());
+}
+
+namespace {
+/// What one instruction does to SGPR constants, as far as the PC idioms
+/// need: the arithmetic they use, and "clobbers" for every other write.
+struct ScalarOp {
+  enum Kind : uint8_t {
+    GetPC,
+    AddU,
+    AddC,
+    SubU,
+    SubB,
+    AddI,
+    SubI,
+    Mov32,
+    SetPC,
+    SwapPC,
+    Clobber
+  } K = Clobber;
+  uint32_t Insn = 0;
+  /// The SGPRs written, [Dst, Dst + DstCount), and whether SCC is.
+  int Dst = -1;
+  unsigned DstCount = 0;
+  bool WritesSCC = false;
+  /// Up to two sources: an SGPR index or a constant.
+  struct Src {
+    bool IsReg = false;
+    int Reg = -1;
+    int64_t Imm = 0;
+  } S[2];
+};
+
+using Value = std::optional<uint32_t>;
+
+/// The SGPR constants known at one point of straight-line code.
+struct ConstState {
+  DenseMap<int, uint32_t> SGPR;
+  std::optional<bool> SCC;
+
+  Value get(int R) const {
+    auto It = SGPR.find(R);
+    if (It == SGPR.end())
+      return std::nullopt;
+    return It->second;
+  }
+  Value src(const ScalarOp::Src &S) const {
+    if (S.IsReg)
+      return get(S.Reg);
+    return static_cast<uint32_t>(S.Imm);
+  }
+  void set(int R, Value V) {
+    if (V)
+      SGPR[R] = *V;
+    else
+      SGPR.erase(R);
+  }
+  void clear() {
+    SGPR.clear();
+    SCC.reset();
+  }
+};
+} // namespace
+
+/// The ScalarOp of \p MI, or nullopt when it writes neither SGPRs nor SCC
+/// and is not s_setpc/s_swappc.
+static std::optional<ScalarOp> scalarOp(const MCInst &MI, uint32_t Index,
+                                        const InsnKinds &K,
+                                        const MCInstrInfo &MII,
+                                        const RegisterModel &RM) {
+  const MCInstrDesc &D = MII.get(MI.getOpcode());
+  ScalarOp Op;
+  Op.Insn = Index;
+  // Which SGPRs and SCC it writes.
+  for (unsigned I = 0; I < D.getNumDefs() && I < MI.getNumOperands(); ++I) {
+    const MCOperand &O = MI.getOperand(I);
+    if (!O.isReg())
+      continue;
+    if (auto R = RM.sgprRange(O.getReg())) {
+      Op.Dst = R->first;
+      Op.DstCount = R->second;
+    } else if (RM.classOf(O.getReg()) == RegClass::SCC) {
+      Op.WritesSCC = true;
+    }
+  }
+  for (MCPhysReg R : D.implicit_defs()) {
+    RegClass C = RM.classOf(R);
+    if (C == RegClass::SCC)
+      Op.WritesSCC = true;
+    else if (auto S = RM.sgprRange(R)) {
+      Op.Dst = S->first;
+      Op.DstCount = S->second;
+    }
+  }
+  auto SrcOf = [&](unsigned I) -> std::optional<ScalarOp::Src> {
+    if (I >= MI.getNumOperands())
+      return std::nullopt;
+    const MCOperand &O = MI.getOperand(I);
+    ScalarOp::Src S;
+    if (O.isImm()) {
+      S.Imm = O.getImm();
+      return S;
+    }
+    if (O.isReg()) {
+      auto R = RM.sgprRange(O.getReg());
+      if (!R || R->second != 1)
+        return std::nullopt;
+      S.IsReg = true;
+      S.Reg = R->first;
+      return S;
+    }
+    return std::nullopt;
+  };
+  StringRef N = K.baseName(MI.getOpcode());
+  auto Binary = [&](ScalarOp::Kind Kind) -> bool {
+    if (Op.DstCount != 1)
+      return false;
+    auto A = SrcOf(1), B = SrcOf(2);
+    if (!A || !B)
+      return false;
+    Op.K = Kind;
+    Op.S[0] = *A;
+    Op.S[1] = *B;
+    return true;
+  };
+  if (N == "S_GETPC_B64" && Op.DstCount == 2) {
+    Op.K = ScalarOp::GetPC;
+  } else if (N == "S_SETPC_B64" || N == "S_SWAPPC_B64") {
+    unsigned SrcIdx = N == "S_SETPC_B64" ? 0 : 1;
+    if (SrcIdx >= MI.getNumOperands() || !MI.getOperand(SrcIdx).isReg())
+      return std::nullopt;
+    auto R = RM.sgprRange(MI.getOperand(SrcIdx).getReg());
+    Op.K = N == "S_SETPC_B64" ? ScalarOp::SetPC : ScalarOp::SwapPC;
+    if (R && R->second == 2) {
+      Op.S[0].IsReg = true;
+      Op.S[0].Reg = R->first;
+    }
+    if (Op.K == ScalarOp::SetPC) {
+      Op.Dst = -1;
+      Op.DstCount = 0;
+    }
+    return Op;
+  } else if (N == "S_ADD_U32") {
+    Binary(ScalarOp::AddU);
+  } else if (N == "S_ADDC_U32") {
+    Binary(ScalarOp::AddC);
+  } else if (N == "S_SUB_U32") {
+    Binary(ScalarOp::SubU);
+  } else if (N == "S_SUBB_U32") {
+    Binary(ScalarOp::SubB);
+  } else if (N == "S_ADD_I32") {
+    Binary(ScalarOp::AddI);
+  } else if (N == "S_SUB_I32") {
+    Binary(ScalarOp::SubI);
+  } else if (N == "S_MOV_B32" && Op.DstCount == 1) {
+    if (auto A = SrcOf(1)) {
+      Op.K = ScalarOp::Mov32;
+      Op.S[0] = *A;
+    }
+  }
+  if (Op.K == ScalarOp::Clobber && Op.DstCount == 0 && !Op.WritesSCC)
+    return std::nullopt;
+  return Op;
+}
+
+/// Applies \p Op (instruction \p I) to \p St. Returns the 64-bit target of
+/// s_setpc/s_swappc when both halves are known.
+static std::optional<uint64_t> apply(const ScalarOp &Op, const Insn &I,
+                                     ConstState &St) {
+  auto Write = [&](Value V) { St.set(Op.Dst, V); };
+  Value A = St.src(Op.S[0]);
+  Value B = St.src(Op.S[1]);
+  switch (Op.K) {
+  case ScalarOp::GetPC: {
+    uint64_t PC = I.end();
+    St.set(Op.Dst, static_cast<uint32_t>(PC));
+    St.set(Op.Dst + 1, static_cast<uint32_t>(PC >> 32));
+    return std::nullopt;
+  }
+  case ScalarOp::SetPC:
+  case ScalarOp::SwapPC: {
+    std::optional<uint64_t> T;
+    if (Op.S[0].IsReg) {
+      Value Lo = St.get(Op.S[0].Reg), Hi = St.get(Op.S[0].Reg + 1);
+      if (Lo && Hi)
+        T = (static_cast<uint64_t>(*Hi) << 32) | *Lo;
+    }
+    if (Op.K == ScalarOp::SwapPC)
+      St.clear(); // the callee may change anything
+    return T;
+  }
+  case ScalarOp::AddU:
+  case ScalarOp::AddC: {
+    std::optional<bool> CarryIn =
+        Op.K == ScalarOp::AddC ? St.SCC : std::optional<bool>(false);
+    if (A && B && CarryIn) {
+      uint64_t Sum = uint64_t(*A) + *B + (*CarryIn ? 1 : 0);
+      Write(static_cast<uint32_t>(Sum));
+      St.SCC = (Sum >> 32) != 0;
+    } else {
+      Write(std::nullopt);
+      St.SCC.reset();
+    }
+    return std::nullopt;
+  }
+  case ScalarOp::SubU:
+  case ScalarOp::SubB: {
+    std::optional<bool> BorrowIn =
+        Op.K == ScalarOp::SubB ? St.SCC : std::optional<bool>(false);
+    if (A && B && BorrowIn) {
+      uint64_t Sub = uint64_t(*B) + (*BorrowIn ? 1 : 0);
+      Write(static_cast<uint32_t>(uint64_t(*A) - Sub));
+      St.SCC = Sub > *A;
+    } else {
+      Write(std::nullopt);
+      St.SCC.reset();
+    }
+    return std::nullopt;
+  }
+  case ScalarOp::AddI:
+  case ScalarOp::SubI: {
+    if (A && B) {
+      int64_t X = static_cast<int32_t>(*A), Y = static_cast<int32_t>(*B);
+      int64_t R = Op.K == ScalarOp::AddI ? X + Y : X - Y;
+      Write(static_cast<uint32_t>(R));
+      St.SCC = R != static_cast<int32_t>(R);
+    } else {
+      Write(std::nullopt);
+      St.SCC.reset();
+    }
+    return std::nullopt;
+  }
+  case ScalarOp::Mov32:
+    Write(A);
+    return std::nullopt;
+  case ScalarOp::Clobber:
+    for (unsigned K = 0; K < Op.DstCount; ++K)
+      St.set(Op.Dst + K, std::nullopt);
+    if (Op.WritesSCC)
+      St.SCC.reset();
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+FunctionCFG code::buildCFG(const amdgpu::TargetMC &MC, const CodeFunction &F,
+                           ArrayRef<uint8_t> Bytes, const FunctionMap &Map) {
+  FunctionCFG G;
+  G.Begin = F.Begin;
+  G.End = F.End;
+  const InsnKinds &K = InsnKinds::get(MC.instrInfo());
+  const RegisterModel &RM = RegisterModel::get(MC.regInfo());
+  std::vector<ScalarOp> Ops;
+  uint32_t Visited = 0;
+  DecodedRange R =
+      decodeRange(MC, Bytes, F.Begin, [&](const Insn &, const MCInst &MI) {
+        if (auto Op = scalarOp(MI, Visited, K, MC.instrInfo(), RM))
+          Ops.push_back(*Op);
+        ++Visited;
+      });
+  G.Insns = std::move(R.Insns);
+  auto Find = [&](uint64_t Addr, const Twine &Msg, bool Blocking) {
+    G.Findings.push_back({Addr, Msg.str(), Blocking});
+  };
+  if (R.Stop)
+    Find(R.Stop->Addr, "bytes at " + hex(R.Stop->Addr) + " do not decode",
+         true);
+  if (G.Insns.empty())
+    return G;
+  auto Name = [&](const Insn &I) { return K.baseName(I.Opcode).lower(); };
+
+  // Leaders: the entry, every branch target in the function, and every
+  // instruction after one that ends a block.
+  std::set<uint32_t> Leaders{0};
+  for (uint32_t I = 0; I < G.Insns.size(); ++I) {
+    const Insn &In = G.Insns[I];
+    if (In.endsBlock() && I + 1 < G.Insns.size())
+      Leaders.insert(I + 1);
+    if (!In.Target || In.F == Flow::Call)
+      continue;
+    uint64_t T = *In.Target;
+    if (std::optional<uint32_t> TI = G.insnAt(T)) {
+      Leaders.insert(*TI);
+    } else if (R.Stop && T >= R.Stop->Addr && F.contains(T)) {
+      Find(In.Addr,
+           Name(In) + " at " + hex(In.Addr) + " branches to " + hex(T) +
+               ", past the bytes that do not decode",
+           true);
+    } else if (F.contains(T)) {
+      Find(In.Addr,
+           Name(In) + " at " + hex(In.Addr) + " branches to " + hex(T) +
+               ", inside an instruction",
+           true);
+    } else if (const CodeFunction *Other = Map.containing(T)) {
+      Find(In.Addr,
+           Name(In) + " at " + hex(In.Addr) + " branches to " + hex(T) +
+               ", into function '" + Other->Name + "'",
+           true);
+    } else {
+      Find(In.Addr,
+           Name(In) + " at " + hex(In.Addr) + " branches to " + hex(T) +
+               ", outside every function",
+           true);
+    }
+  }
+
+  // Constant SGPRs along straight-line code resolve the PC idioms; a
+  // resolved jump inside the function adds a leader, which may cut a
+  // straight line: repeat until nothing changes.
+  DenseMap<uint32_t, uint64_t> Resolved;
+  DenseMap<uint32_t, const ScalarOp *> PCOps;
+  for (const ScalarOp &Op : Ops)
+    if (Op.K == ScalarOp::SetPC || Op.K == ScalarOp::SwapPC)
+      PCOps[Op.Insn] = &Op;
+  for (unsigned Round = 0; Round < 8; ++Round) {
+    Resolved.clear();
+    ConstState St;
+    std::optional<uint32_t> Last;
+    for (const ScalarOp &Op : Ops) {
+      auto L = Last ? Leaders.upper_bound(*Last) : Leaders.begin();
+      if (L != Leaders.end() && *L <= Op.Insn)
+        St.clear();
+      Last = Op.Insn;
+      if (std::optional<uint64_t> T = apply(Op, G.Insns[Op.Insn], St))
+        Resolved[Op.Insn] = *T;
+    }
+    bool Added = false;
+    for (auto &[I, T] : Resolved)
+      if (G.Insns[I].F == Flow::IndirectJump)
+        if (std::optional<uint32_t> TI = G.insnAt(T))
+          Added |= Leaders.insert(*TI).second;
+    if (!Added)
+      break;
+  }
+
+  // Blocks.
+  std::vector<uint32_t> Starts(Leaders.begin(), Leaders.end());
+  for (size_t B = 0; B < Starts.size(); ++B) {
+    Block Bl;
+    Bl.First = Starts[B];
+    Bl.End = B + 1 < Starts.size() ? Starts[B + 1]
+                                   : static_cast<uint32_t>(G.Insns.size());
+    G.Blocks.push_back(std::move(Bl));
+  }
+  auto BlockAt = [&](uint64_t Addr) -> std::optional<uint32_t> {
+    std::optional<uint32_t> I = G.insnAt(Addr);
+    if (!I || !Leaders.count(*I))
+      return std::nullopt;
+    return G.blockOf(*I);
+  };
+  for (uint32_t B = 0; B < G.Blocks.size(); ++B) {
+    Block &Bl = G.Blocks[B];
+    const Insn &Last = G.Insns[Bl.End - 1];
+    bool HasNext = B + 1 < G.Blocks.size();
+    auto FallThrough = [&]() {
+      if (HasNext) {
+        Bl.Succs.push_back({B + 1, EdgeKind::FallThrough});
+        return;
+      }
+      Bl.Exit = BlockExit::FallsOff;
+      if (!R.Stop)
+        Find(Last.Addr,
+             "execution continues past the function's end at " +
+                 hex(Last.end()) + " (after " + Name(Last) + ")",
+             Last.F != Flow::Trap);
+    };
+    switch (Last.F) {
+    case Flow::Jump:
+    case Flow::CondJump:
+      if (Last.Target)
+        if (std::optional<uint32_t> T = BlockAt(*Last.Target))
+          Bl.Succs.push_back(
+              {*T, Last.F == Flow::Jump ? EdgeKind::Jump : EdgeKind::Taken});
+      if (Bl.Succs.empty())
+        Bl.Exit = BlockExit::Unresolved; // reported with the leaders
+      if (Last.F == Flow::CondJump)
+        FallThrough();
+      break;
+    case Flow::IndirectJump: {
+      uint32_t LastIdx = Bl.End - 1;
+      auto It = Resolved.find(LastIdx);
+      if (It != Resolved.end()) {
+        uint64_t T = It->second;
+        if (std::optional<uint32_t> TB = BlockAt(T)) {
+          Bl.Succs.push_back({*TB, EdgeKind::Indirect});
+          G.Indirect.push_back({LastIdx, T});
+        } else if (Map.startingAt(T)) {
+          Bl.Exit = BlockExit::TailCall;
+          G.Indirect.push_back({LastIdx, T});
+        } else {
+          Bl.Exit = BlockExit::Unresolved;
+          Find(Last.Addr,
+               "s_setpc_b64 at " + hex(Last.Addr) + " jumps to " + hex(T) +
+                   ", which is no instruction of this function and no "
+                   "function's entry",
+               true);
+        }
+        break;
+      }
+      auto PC = PCOps.find(LastIdx);
+      bool ReturnPair = PC != PCOps.end() && PC->second->S[0].IsReg &&
+                        PC->second->S[0].Reg == 30;
+      if (F.Kind == FunctionKind::Device && ReturnPair) {
+        Bl.Exit = BlockExit::Return;
+        break;
+      }
+      Bl.Exit = BlockExit::Unresolved;
+      Find(Last.Addr,
+           "s_setpc_b64 at " + hex(Last.Addr) +
+               " jumps to an address this analysis cannot compute",
+           true);
+      break;
+    }
+    case Flow::EndProgram:
+      Bl.Exit = BlockExit::EndProgram;
+      break;
+    case Flow::CodeEnd:
+      Bl.Exit = BlockExit::EndProgram;
+      Find(Last.Addr,
+           "s_code_end at " + hex(Last.Addr) + " inside the function", false);
+      break;
+    case Flow::Unknown:
+      Bl.Exit = BlockExit::Unresolved;
+      Find(Last.Addr,
+           Name(Last) + " at " + hex(Last.Addr) +
+               " transfers control in a way this analysis does not follow",
+           true);
+      break;
+    case Flow::Next:
+    case Flow::Trap:
+    case Flow::Call:
+    case Flow::IndirectCall:
+      FallThrough();
+      break;
+    }
+  }
+
+  // Calls.
+  for (uint32_t I = 0; I < G.Insns.size(); ++I) {
+    const Insn &In = G.Insns[I];
+    if (In.F != Flow::Call && In.F != Flow::IndirectCall)
+      continue;
+    CallSite C{I, In.Target};
+    if (In.F == Flow::IndirectCall) {
+      auto It = Resolved.find(I);
+      if (It != Resolved.end()) {
+        C.Target = It->second;
+        G.Indirect.push_back({I, It->second});
+      }
+    }
+    if (C.Target && !Map.startingAt(*C.Target))
+      Find(In.Addr,
+           Name(In) + " at " + hex(In.Addr) + " calls " + hex(*C.Target) +
+               ", which is no function's entry",
+           false);
+    G.Calls.push_back(C);
+  }
+  llvm::sort(G.Indirect);
+
+  // Predecessors and reachability from the entry.
+  for (uint32_t B = 0; B < G.Blocks.size(); ++B)
+    for (const Edge &E : G.Blocks[B].Succs)
+      G.Blocks[E.To].Preds.push_back(B);
+  std::vector<uint32_t> Work{0};
+  G.Blocks[0].Reachable = true;
+  while (!Work.empty()) {
+    uint32_t B = Work.back();
+    Work.pop_back();
+    for (const Edge &E : G.Blocks[B].Succs)
+      if (!G.Blocks[E.To].Reachable) {
+        G.Blocks[E.To].Reachable = true;
+        Work.push_back(E.To);
+      }
+  }
+  for (const Block &Bl : G.Blocks)
+    if (!Bl.Reachable)
+      Find(G.Insns[Bl.First].Addr,
+           "block at " + hex(G.Insns[Bl.First].Addr) +
+               " is not reachable from the entry",
+           false);
+  llvm::sort(G.Findings, [](const CodeFinding &A, const CodeFinding &B) {
+    return A.Addr < B.Addr;
+  });
+  return G;
+}

@@ -1,0 +1,205 @@
+//===- lib/Code/Registers.cpp - Registers the code analyses track --------===//
+
+#include "hotswap/Code/Registers.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/MC/MCRegisterInfo.h"
+
+#include <memory>
+#include <mutex>
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::code;
+
+/// What a unit's root register name says: "SGPR5_LO16" is s5, "VCC_HI" the
+/// high half of VCC.
+static RegUnitInfo classifyRoot(StringRef Name) {
+  Name.consume_back("_LO16") || Name.consume_back("_HI16");
+  auto Indexed = [&](StringRef Prefix,
+                     RegClass C) -> std::optional<RegUnitInfo> {
+    StringRef Rest = Name;
+    unsigned N = 0;
+    if (!Rest.consume_front(Prefix) || Rest.empty() ||
+        Rest.getAsInteger(10, N) || N > 0xffff)
+      return std::nullopt;
+    return RegUnitInfo{C, static_cast<uint16_t>(N)};
+  };
+  if (auto R = Indexed("SGPR", RegClass::SGPR))
+    return *R;
+  if (auto R = Indexed("VGPR", RegClass::VGPR))
+    return *R;
+  if (auto R = Indexed("AGPR", RegClass::AGPR))
+    return *R;
+  if (Name == "VCC_LO")
+    return {RegClass::VCC, 0};
+  if (Name == "VCC_HI")
+    return {RegClass::VCC, 1};
+  if (Name == "EXEC_LO")
+    return {RegClass::EXEC, 0};
+  if (Name == "EXEC_HI")
+    return {RegClass::EXEC, 1};
+  if (Name == "M0")
+    return {RegClass::M0, 0};
+  if (Name == "SCC")
+    return {RegClass::SCC, 0};
+  return {};
+}
+
+RegisterModel::RegisterModel(const MCRegisterInfo &MRI) : MRI(MRI) {
+  Units.resize(MRI.getNumRegUnits());
+  for (unsigned U = 0; U < Units.size(); ++U) {
+    MCRegUnitRootIterator Root(static_cast<MCRegUnit>(U), &MRI);
+    if (!Root.isValid())
+      continue;
+    RegUnitInfo I = classifyRoot(MRI.getName(*Root));
+    Units[U] = I;
+    if (I.Class == RegClass::Other)
+      continue;
+    auto &V = ByClass[static_cast<unsigned>(I.Class)];
+    if (V.size() <= I.Index)
+      V.resize(I.Index + 1);
+    V[I.Index].push_back(U);
+  }
+}
+
+const RegisterModel &RegisterModel::get(const MCRegisterInfo &MRI) {
+  static std::mutex M;
+  static DenseMap<const MCRegisterInfo *, std::unique_ptr<RegisterModel>>
+      Models;
+  std::lock_guard<std::mutex> L(M);
+  auto &Slot = Models[&MRI];
+  if (!Slot)
+    Slot.reset(new RegisterModel(MRI));
+  return *Slot;
+}
+
+void RegisterModel::addUnits(MCRegister Reg, RegSet &Set) const {
+  if (!Reg.isValid() || Reg.id() >= MRI.getNumRegs())
+    return;
+  for (MCRegUnit U : MRI.regunits(Reg)) {
+    unsigned I = static_cast<unsigned>(U);
+    if (Units[I].Class != RegClass::Other)
+      Set.set(I);
+  }
+}
+
+RegClass RegisterModel::classOf(MCRegister Reg) const {
+  if (!Reg.isValid() || Reg.id() >= MRI.getNumRegs())
+    return RegClass::Other;
+  std::optional<RegClass> C;
+  for (MCRegUnit U : MRI.regunits(Reg)) {
+    RegClass UC = Units[static_cast<unsigned>(U)].Class;
+    if (C && *C != UC)
+      return RegClass::Other;
+    C = UC;
+  }
+  return C.value_or(RegClass::Other);
+}
+
+std::optional<std::pair<unsigned, unsigned>>
+RegisterModel::sgprRange(MCRegister Reg) const {
+  if (classOf(Reg) != RegClass::SGPR)
+    return std::nullopt;
+  unsigned Lo = ~0u, Hi = 0;
+  for (MCRegUnit U : MRI.regunits(Reg)) {
+    unsigned I = Units[static_cast<unsigned>(U)].Index;
+    Lo = std::min(Lo, I);
+    Hi = std::max(Hi, I);
+  }
+  return std::make_pair(Lo, Hi - Lo + 1);
+}
+
+void RegisterModel::addSGPRs(unsigned First, unsigned Count,
+                             RegSet &Set) const {
+  const auto &V = ByClass[static_cast<unsigned>(RegClass::SGPR)];
+  for (unsigned I = First; I < First + Count && I < V.size(); ++I)
+    for (unsigned U : V[I])
+      Set.set(U);
+}
+
+void RegisterModel::addVGPRs(unsigned First, unsigned Count,
+                             RegSet &Set) const {
+  const auto &V = ByClass[static_cast<unsigned>(RegClass::VGPR)];
+  for (unsigned I = First; I < First + Count && I < V.size(); ++I)
+    for (unsigned U : V[I])
+      Set.set(U);
+}
+
+void RegisterModel::addClass(RegClass C, RegSet &Set) const {
+  for (const auto &Us : ByClass[static_cast<unsigned>(C)])
+    for (unsigned U : Us)
+      Set.set(U);
+}
+
+RegSet RegisterModel::allTracked() const {
+  RegSet S = emptySet();
+  for (unsigned U = 0; U < Units.size(); ++U)
+    if (isTracked(U))
+      S.set(U);
+  return S;
+}
+
+std::optional<unsigned> RegisterModel::highest(const RegSet &Set,
+                                               RegClass C) const {
+  const auto &V = ByClass[static_cast<unsigned>(C)];
+  for (unsigned I = V.size(); I-- > 0;)
+    for (unsigned U : V[I])
+      if (U < Set.size() && Set.test(U))
+        return I;
+  return std::nullopt;
+}
+
+std::string RegisterModel::format(const RegSet &Set) const {
+  std::string Out;
+  auto Add = [&](const std::string &S) {
+    if (!Out.empty())
+      Out += ' ';
+    Out += S;
+  };
+  auto Any = [&](RegClass C, unsigned I) {
+    const auto &V = ByClass[static_cast<unsigned>(C)];
+    if (I >= V.size())
+      return false;
+    for (unsigned U : V[I])
+      if (U < Set.size() && Set.test(U))
+        return true;
+    return false;
+  };
+  // Runs of indexed registers: s[0:5], v7.
+  for (auto [C, P] :
+       {std::pair{RegClass::SGPR, 's'}, std::pair{RegClass::VGPR, 'v'},
+        std::pair{RegClass::AGPR, 'a'}}) {
+    unsigned N = ByClass[static_cast<unsigned>(C)].size();
+    for (unsigned I = 0; I < N;) {
+      if (!Any(C, I)) {
+        ++I;
+        continue;
+      }
+      unsigned J = I;
+      while (J + 1 < N && Any(C, J + 1))
+        ++J;
+      if (I == J)
+        Add(std::string(1, P) + utostr(I));
+      else
+        Add(std::string(1, P) + "[" + utostr(I) + ":" + utostr(J) + "]");
+      I = J + 1;
+    }
+  }
+  for (auto [C, Name] :
+       {std::pair{RegClass::VCC, "vcc"}, std::pair{RegClass::EXEC, "exec"}}) {
+    bool Lo = Any(C, 0), Hi = Any(C, 1);
+    if (Lo && Hi)
+      Add(Name);
+    else if (Lo)
+      Add(std::string(Name) + "_lo");
+    else if (Hi)
+      Add(std::string(Name) + "_hi");
+  }
+  if (Any(RegClass::M0, 0))
+    Add("m0");
+  if (Any(RegClass::SCC, 0))
+    Add("scc");
+  return Out;
+}

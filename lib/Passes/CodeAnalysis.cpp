@@ -1,0 +1,81 @@
+//===- lib/Passes/CodeAnalysis.cpp - Decoded code, per function -----------===//
+
+#include "hotswap/Passes/CodeAnalysis.h"
+
+#include "hotswap/Passes/Kernels.h"
+#include "hotswap/Support/Format.h"
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::code;
+
+AnalysisKey CodeAnalysis::Key;
+
+CodeAnalysis::Result::Result(Object &Obj, std::unique_ptr<amdgpu::TargetMC> MC,
+                             FunctionMap Map)
+    : Obj(&Obj), MC(std::move(MC)), Map(std::move(Map)) {
+  Code.resize(this->Map.Functions.size());
+}
+
+CodeAnalysis::Result::~Result() = default;
+
+ArrayRef<uint8_t> CodeAnalysis::Result::bytes(const CodeFunction &F) const {
+  return F.Sec->contents().slice(F.Begin - F.Sec->Addr, F.size());
+}
+
+const CodeAnalysis::FunctionCode &CodeAnalysis::Result::function(size_t I) {
+  if (!Code[I]) {
+    const CodeFunction &F = Map.Functions[I];
+    ArrayRef<uint8_t> B = bytes(F);
+    auto FC = std::make_unique<FunctionCode>();
+    FC->CFG = buildCFG(*MC, F, B, Map);
+    FC->Live = computeLiveness(*MC, FC->CFG, B, F.Kind, F.Wave32);
+    Code[I] = std::move(FC);
+  }
+  return *Code[I];
+}
+
+void CodeAnalysis::Result::invalidate(size_t I) {
+  if (I < Code.size())
+    Code[I].reset();
+}
+
+std::optional<std::string>
+CodeAnalysis::Result::firstDifference(const Result &Fresh) const {
+  const auto &A = Map.Functions, &B = Fresh.Map.Functions;
+  if (A.size() != B.size())
+    return "functions (" + std::to_string(A.size()) + " kept, " +
+           std::to_string(B.size()) + " fresh)";
+  for (size_t I = 0; I < A.size(); ++I) {
+    if (A[I].Name != B[I].Name || A[I].Begin != B[I].Begin ||
+        A[I].End != B[I].End || A[I].Kind != B[I].Kind)
+      return "function " + std::to_string(I) + " ('" + A[I].Name + "' kept, '" +
+             B[I].Name + "' fresh)";
+    if (!Code[I])
+      continue;
+    // A kept graph must be the one the bytes give now.
+    FunctionCFG G = buildCFG(*Fresh.MC, B[I], Fresh.bytes(B[I]), Fresh.Map);
+    const FunctionCFG &K = Code[I]->CFG;
+    if (G.Insns.size() != K.Insns.size() || G.Blocks.size() != K.Blocks.size())
+      return "code of function '" + A[I].Name + "'";
+  }
+  return std::nullopt;
+}
+
+Expected<CodeAnalysis::Result> CodeAnalysis::run(Object &Obj,
+                                                 AnalysisManager &AM) {
+  auto K = AM.getResult<KernelsAnalysis>(Obj);
+  if (!K)
+    return K.takeError();
+  Expected<std::unique_ptr<amdgpu::TargetMC>> MC =
+      amdgpu::TargetMC::create(K->Target.MCPU, K->Target.Features);
+  if (!MC)
+    return MC.takeError();
+  std::vector<KernelEntry> Entries;
+  for (const KernelInfo &KI : K->Kernels)
+    Entries.push_back(
+        {KI.Name, KI.CodeEntry,
+         K->Target.Gen >= amdgpu::Generation::GFX10 && KI.KD.isWave32()});
+  FunctionMap Map = findFunctions(Obj, Entries, MC->get());
+  return Result(Obj, std::move(*MC), std::move(Map));
+}

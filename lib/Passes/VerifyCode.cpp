@@ -1,0 +1,331 @@
+//===- lib/Passes/VerifyCode.cpp - Check decoded code against facts -------===//
+
+#include "hotswap/Passes/VerifyCode.h"
+
+#include "hotswap/Pass/AnalysisManager.h"
+#include "hotswap/Pass/PipelineParser.h"
+#include "hotswap/Passes/CodeAnalysis.h"
+#include "hotswap/Passes/Kernels.h"
+#include "hotswap/Support/Error.h"
+#include "hotswap/Support/Format.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Regex.h"
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::code;
+
+VerifyCodePass::VerifyCodePass(std::string Only) : Only(std::move(Only)) {}
+VerifyCodePass::~VerifyCodePass() = default;
+
+Expected<std::unique_ptr<Pass>> VerifyCodePass::create(StringRef Params) {
+  std::string Only;
+  SmallVector<StringRef, 2> Parts;
+  Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
+  for (StringRef P : Parts) {
+    auto [Key, Value] = P.split('=');
+    if (Key == "only" && P.contains('=')) {
+      Expected<std::string> RE = regexParam(Key, Value);
+      if (!RE)
+        return RE.takeError();
+      Only = std::move(*RE);
+    } else {
+      return makeError("unknown parameter '" + P + "' (known: only=REGEX)");
+    }
+  }
+  return std::make_unique<VerifyCodePass>(std::move(Only));
+}
+
+void VerifyCodePass::printPipeline(raw_ostream &OS) const {
+  OS << name();
+  if (!Only.empty())
+    OS << "<only=" << Only << ">";
+}
+
+/// Graph consistency, from the instructions: the first problem, if any.
+static std::optional<std::string> graphProblem(const FunctionCFG &G) {
+  if (G.Insns.empty())
+    return std::nullopt;
+  if (G.Blocks.empty() || G.Blocks[0].First != 0)
+    return std::string("the first block does not start at the entry");
+  for (size_t I = 1; I < G.Insns.size(); ++I)
+    if (G.Insns[I].Addr != G.Insns[I - 1].end())
+      return "instruction at " + hex(G.Insns[I].Addr) +
+             " does not follow the one before";
+  DenseMap<uint64_t, uint32_t> BlockAt;
+  for (uint32_t B = 0; B < G.Blocks.size(); ++B) {
+    const Block &Bl = G.Blocks[B];
+    uint32_t Expected = B ? G.Blocks[B - 1].End : 0;
+    if (Bl.First != Expected || Bl.End <= Bl.First || Bl.End > G.Insns.size())
+      return "block " + std::to_string(B) + " does not follow block " +
+             std::to_string(B ? B - 1 : 0);
+    BlockAt[G.Insns[Bl.First].Addr] = B;
+  }
+  if (G.Blocks.back().End != G.Insns.size())
+    return std::string("the blocks do not cover every instruction");
+  for (uint32_t B = 0; B < G.Blocks.size(); ++B) {
+    const Block &Bl = G.Blocks[B];
+    const Insn &Last = G.Insns[Bl.End - 1];
+    for (const Edge &E : Bl.Succs) {
+      if (E.To >= G.Blocks.size())
+        return "block " + std::to_string(B) + " has an edge to no block";
+      uint64_t To = G.Insns[G.Blocks[E.To].First].Addr;
+      switch (E.Kind) {
+      case EdgeKind::FallThrough:
+        if (To != Last.end())
+          return "fall-through edge of block " + std::to_string(B) +
+                 " does not go to the next instruction";
+        break;
+      case EdgeKind::Taken:
+      case EdgeKind::Jump:
+        if (!Last.Target || To != *Last.Target)
+          return "branch edge of block " + std::to_string(B) + " to " +
+                 hex(To) + " is not the branch's target";
+        break;
+      case EdgeKind::Indirect:
+        break;
+      }
+    }
+    // Inside a block only the last instruction may transfer control.
+    for (uint32_t I = Bl.First; I + 1 < Bl.End; ++I)
+      if (G.Insns[I].endsBlock())
+        return "instruction at " + hex(G.Insns[I].Addr) +
+               " ends a block in the middle of block " + std::to_string(B);
+  }
+  return std::nullopt;
+}
+
+/// Units read at some instruction that a write may not have reached
+/// (forward, "written on every path", from the ABI's registers at the
+/// entry), with the first address of such a read. Independent of liveness.
+static std::vector<std::pair<unsigned, uint64_t>>
+undefinedReads(const FunctionCFG &G, const Liveness &L, const RegSet &AtEntry,
+               unsigned NumUnits) {
+  size_t NB = G.Blocks.size();
+  std::vector<std::optional<RegSet>> In(NB);
+  In[0] = AtEntry;
+  std::vector<uint32_t> Work{0};
+  auto Through = [&](uint32_t B, RegSet S) {
+    for (uint32_t I = G.Blocks[B].First; I < G.Blocks[B].End; ++I) {
+      const InsnRegs &R = L.regs(I);
+      for (uint16_t U : R.ScalarDefs)
+        S.set(U);
+      for (uint16_t U : R.VectorDefs)
+        S.set(U);
+    }
+    return S;
+  };
+  while (!Work.empty()) {
+    uint32_t B = Work.back();
+    Work.pop_back();
+    RegSet Out = Through(B, *In[B]);
+    for (const Edge &E : G.Blocks[B].Succs) {
+      if (!In[E.To]) {
+        In[E.To] = Out;
+        Work.push_back(E.To);
+        continue;
+      }
+      RegSet Meet = *In[E.To];
+      Meet &= Out;
+      if (Meet != *In[E.To]) {
+        In[E.To] = std::move(Meet);
+        Work.push_back(E.To);
+      }
+    }
+  }
+  std::vector<uint64_t> First(NumUnits, UINT64_MAX);
+  for (uint32_t B = 0; B < NB; ++B) {
+    if (!In[B])
+      continue;
+    RegSet S = *In[B];
+    for (uint32_t I = G.Blocks[B].First; I < G.Blocks[B].End; ++I) {
+      const InsnRegs &R = L.regs(I);
+      for (uint16_t U : R.Uses)
+        if (!S.test(U))
+          First[U] = std::min(First[U], G.Insns[I].Addr);
+      for (uint16_t U : R.ScalarDefs)
+        S.set(U);
+      for (uint16_t U : R.VectorDefs)
+        S.set(U);
+    }
+  }
+  std::vector<std::pair<unsigned, uint64_t>> Out;
+  for (unsigned U = 0; U < NumUnits; ++U)
+    if (First[U] != UINT64_MAX)
+      Out.push_back({U, First[U]});
+  return Out;
+}
+
+Expected<PreservedAnalyses>
+VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
+  auto K = AM.getResult<KernelsAnalysis>(Obj);
+  if (!K)
+    return K.takeError();
+  auto R = AM.getResult<CodeAnalysis>(Obj);
+  if (!R)
+    return R.takeError();
+  std::optional<Regex> OnlyRE;
+  if (!Only.empty())
+    OnlyRE.emplace(Only);
+  const RegisterModel &RM = RegisterModel::get(R->mc().regInfo());
+  DenseMap<uint64_t, const KernelInfo *> KernelAt;
+  for (const KernelInfo &KI : K->Kernels)
+    KernelAt[KI.CodeEntry] = &KI;
+
+  struct Totals {
+    uint64_t Functions = 0, Kernels = 0, Bytes = 0, Decoded = 0, Blocks = 0,
+             Unreachable = 0, NotEditable = 0, AbiOk = 0, AbiUndef = 0,
+             CountsOk = 0, CountsChecked = 0;
+  } T;
+  std::vector<std::string> Exceptions, Failures, Notes;
+  const FunctionMap &M = R->functions();
+  for (size_t I = 0; I < M.Functions.size(); ++I) {
+    const CodeFunction &F = M.Functions[I];
+    if (OnlyRE && !OnlyRE->match(F.Name))
+      continue;
+    const CodeAnalysis::FunctionCode &FC = R->function(I);
+    const FunctionCFG &G = FC.CFG;
+    ++T.Functions;
+    T.Bytes += F.size();
+    T.Decoded += G.decodedBytes();
+    T.Blocks += G.Blocks.size();
+    for (const Block &B : G.Blocks)
+      T.Unreachable += !B.Reachable;
+    std::string Who = "function '" + F.Name + "'";
+    if (!G.editable()) {
+      ++T.NotEditable;
+      for (const CodeFinding &Fd : G.Findings)
+        if (Fd.Blocking)
+          Exceptions.push_back(Who + ": " + Fd.Message);
+    }
+    if (std::optional<std::string> P = graphProblem(G))
+      Failures.push_back(Who + ": graph: " + *P);
+    if (F.Kind != FunctionKind::Kernel || G.Blocks.empty())
+      continue;
+    auto KIt = KernelAt.find(F.Begin);
+    if (KIt == KernelAt.end())
+      continue;
+    const KernelInfo &KI = *KIt->second;
+    ++T.Kernels;
+
+    // What the ABI sets at wave launch.
+    RegSet Abi = RM.emptySet();
+    RM.addSGPRs(0, KI.LiveInSGPRs, Abi);
+    unsigned WorkItemIDs = (KI.KD.ComputePgmRsrc2 >> 11) & 3;
+    RM.addVGPRs(0, std::min(WorkItemIDs, 2u) + 1, Abi);
+    RM.addClass(RegClass::EXEC, Abi);
+    RegSet Extra = FC.Live.LiveIn[0];
+    Extra.reset(Abi);
+    if (Extra.none()) {
+      ++T.AbiOk;
+    } else {
+      // A register the code reads where no write may have reached it (a
+      // compiler's undef operand, e.g. the unused half of a 64-bit source)
+      // is live at the entry, rightly. What remains is imprecision.
+      std::vector<std::pair<unsigned, uint64_t>> Undef =
+          undefinedReads(G, FC.Live, Abi, RM.numUnits());
+      RegSet Explained = RM.emptySet();
+      uint64_t FirstAt = UINT64_MAX;
+      for (auto &[U, At] : Undef)
+        if (Extra.test(U)) {
+          Explained.set(U);
+          FirstAt = std::min(FirstAt, At);
+        }
+      RegSet Unexplained = Extra;
+      Unexplained.reset(Explained);
+      if (Unexplained.none()) {
+        ++T.AbiUndef;
+        Notes.push_back("kernel '" + F.Name + "' reads " +
+                        RM.format(Explained) + " before any write (first at " +
+                        hex(FirstAt) + ")");
+      } else {
+        Exceptions.push_back("kernel '" + F.Name +
+                             "': live at entry, not set by the ABI and "
+                             "written before every read: " +
+                             RM.format(Unexplained));
+      }
+    }
+
+    // Register counts from the metadata.
+    if (!KI.MD)
+      continue;
+    ++T.CountsChecked;
+    bool Ok = true;
+    auto Check = [&](RegClass C, std::optional<uint64_t> Count, StringRef Key) {
+      RegSet Live = FC.Live.EverLive;
+      Live &= FC.Live.Referenced;
+      std::optional<unsigned> H = RM.highest(Live, C);
+      if (!H || !Count || *H < *Count)
+        return;
+      Ok = false;
+      Failures.push_back("kernel '" + F.Name + "': register " +
+                         std::to_string(*H) + " of its " + Key.str() +
+                         " is live, above the metadata's " + Key.str() + " " +
+                         std::to_string(*Count));
+    };
+    Check(RegClass::SGPR, KI.MD->SGPRCount, ".sgpr_count");
+    Check(RegClass::VGPR, KI.MD->VGPRCount, ".vgpr_count");
+    Check(RegClass::AGPR, KI.MD->AGPRCount, ".agpr_count");
+    T.CountsOk += Ok;
+  }
+
+  auto Pct = [](uint64_t A, uint64_t B) {
+    return B ? formatv("{0:F2}%", 100.0 * A / B).str() : std::string("-");
+  };
+  if (Ctx.JSON) {
+    json::Array Ex, Fa;
+    for (auto &S : Exceptions)
+      Ex.push_back(S);
+    for (auto &S : Failures)
+      Fa.push_back(S);
+    json::Value V = json::Object{
+        {"verify-code",
+         json::Object{
+             {"functions", static_cast<int64_t>(T.Functions)},
+             {"kernels", static_cast<int64_t>(T.Kernels)},
+             {"bytes", static_cast<int64_t>(T.Bytes)},
+             {"decoded_bytes", static_cast<int64_t>(T.Decoded)},
+             {"blocks", static_cast<int64_t>(T.Blocks)},
+             {"unreachable_blocks", static_cast<int64_t>(T.Unreachable)},
+             {"not_editable", static_cast<int64_t>(T.NotEditable)},
+             {"abi_ok", static_cast<int64_t>(T.AbiOk)},
+             {"abi_undefined_reads", static_cast<int64_t>(T.AbiUndef)},
+             {"counts_checked", static_cast<int64_t>(T.CountsChecked)},
+             {"counts_ok", static_cast<int64_t>(T.CountsOk)},
+             {"exceptions", std::move(Ex)},
+             {"failures", std::move(Fa)}}}};
+    if (Ctx.JSONOut)
+      Ctx.JSONOut->push_back(std::move(V));
+    else
+      *Ctx.Out << formatv("{0:2}", V) << "\n";
+  } else {
+    raw_ostream &OS = *Ctx.Out;
+    OS << "verify-code: " << T.Functions << " functions (" << T.Kernels
+       << " kernels)\n";
+    OS << "  decoded: " << T.Decoded << " of " << T.Bytes << " bytes ("
+       << Pct(T.Decoded, T.Bytes) << "), " << T.NotEditable
+       << " functions not editable\n";
+    OS << "  graph: " << T.Blocks << " blocks, " << T.Unreachable
+       << " unreachable\n";
+    OS << "  abi: " << T.AbiOk << " of " << T.Kernels
+       << " kernels read at entry only what the ABI sets, " << T.AbiUndef
+       << " more also read registers no instruction wrote before\n";
+    OS << "  counts: " << T.CountsOk << " of " << T.CountsChecked
+       << " kernels stay within their metadata's register counts\n";
+    for (const std::string &S : Exceptions)
+      OS << "  exception: " << S << "\n";
+    for (const std::string &S : Notes)
+      OS << "  note: " << S << "\n";
+  }
+  Ctx.Stats.add(name(), "functions", "functions checked", T.Functions);
+  if (Failures.empty())
+    return PreservedAnalyses::all();
+  std::string Msg = "verify-code failed: " + std::to_string(Failures.size()) +
+                    (Failures.size() == 1 ? " problem" : " problems");
+  for (const std::string &S : Failures)
+    Msg += "\n  " + S;
+  return makeError(Msg);
+}
