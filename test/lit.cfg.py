@@ -69,6 +69,8 @@ config.substitutions.append(("%limits", '"%s" "%s"%s' % (
     sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                  "Reliability", "Inputs", "limits.py"), _limits_scale)))
 config.substitutions.append(("%python", sys.executable))
+# %llvm_bin: LLVM 22's tool directory, for scripts that run several tools.
+config.substitutions.append(("%llvm_bin", llvm_bin))
 # %fatbin: test/FatBinary/Inputs/fatbin.py with this build's LLVM (HIP fat
 # binaries built at test time, read, broken on purpose; see its docstring),
 # its helper programs kept in test/FatBinary/tool-cache/ of this build

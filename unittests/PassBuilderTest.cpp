@@ -117,9 +117,13 @@ TEST(PassBuilderTest, RejectsWithExactMessages) {
                           "15)"},
       {" verify", "invalid pipeline ' verify': unexpected space in pass name "
                   "' verify' (at column 1)"},
-      {"verify,print<cfg>",
-       "invalid pipeline 'verify,print<cfg>': unknown analysis 'cfg' in "
-       "'print<...>' (known: kernels, provenance) (at column 8)"},
+      {"verify,print<callgraph>",
+       "invalid pipeline 'verify,print<callgraph>': unknown analysis "
+       "'callgraph' in 'print<...>' (known: kernels, provenance, cfg, "
+       "liveness) (at column 8)"},
+      {"print<cfg;x>", "invalid pipeline 'print<cfg;x>': print<cfg>: unknown "
+                       "parameter 'x' (known: only=REGEX, insns) (at column "
+                       "1)"},
       {"trampoline<>", "invalid pipeline 'trampoline<>': pipeline alias "
                        "'trampoline' takes no parameters (at column 1)"},
       {"verify,trampoline<form=long>",
@@ -177,17 +181,21 @@ std::vector<std::string> listedPasses(const PassBuilder &PB) {
 TEST(PassBuilderTest, PrintPipelineRoundTripsEveryRegisteredPass) {
   PassBuilder PB;
   std::vector<std::string> Listed = listedPasses(PB);
-  EXPECT_EQ(Listed,
-            (std::vector<std::string>{
-                "synth-trampolines", "patch-descriptors", "stub-syms",
-                "swap-kernels", "realign-shdrs", "restore", "trampoline",
-                "verify", "print<kernels>", "print<provenance>"}));
+  EXPECT_EQ(Listed, (std::vector<std::string>{
+                        "synth-trampolines", "patch-descriptors", "stub-syms",
+                        "swap-kernels", "realign-shdrs", "restore",
+                        "trampoline", "verify", "verify-code", "print<kernels>",
+                        "print<provenance>", "print<cfg>", "print<liveness>"}));
   std::vector<std::string> Texts;
   // swap-kernels has a required parameter (its file is not read to parse).
   for (const std::string &L : Listed)
     Texts.push_back(L == "swap-kernels" ? "swap-kernels<with=/tmp/fixed.co>"
                                         : L);
   Texts.push_back("swap-kernels<with=fixed.co;only=^v;own-variables>");
+  // The code printers' and verify-code's parameters.
+  for (const char *P : {"print<cfg;only=^k$;insns>", "print<liveness;insns>",
+                        "verify-code<only=k.*>"})
+    Texts.push_back(P);
   // Every parameter of synth-trampolines, alone and together.
   for (const char *P :
        {"synth-trampolines<prologue=gfx1250-vmem>",

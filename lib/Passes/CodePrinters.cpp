@@ -21,6 +21,11 @@ static StringRef kindName(FunctionKind K) {
   return K == FunctionKind::Kernel ? "kernel" : "function";
 }
 
+/// "1 block", "3 blocks".
+static std::string counted(uint64_t N, StringRef Noun) {
+  return std::to_string(N) + " " + Noun.str() + (N == 1 ? "" : "s");
+}
+
 static std::string range(uint64_t B, uint64_t E) {
   return "[" + hex(B) + ", " + hex(E) + ")";
 }
@@ -96,14 +101,15 @@ void CodePrinter::printCFG(CodeAnalysis::Result &R, size_t FI,
   const CodeFunction &F = R.functions().Functions[FI];
   const FunctionCFG &G = R.function(FI).CFG;
   OS << "function '" << F.Name << "' (" << kindName(F.Kind) << ") "
-     << range(F.Begin, F.End) << ": " << G.Insns.size() << " instructions, "
-     << G.Blocks.size() << " blocks, " << G.decodedBytes() << " of " << F.size()
-     << " bytes decoded" << (G.editable() ? "" : ", not editable") << "\n";
+     << range(F.Begin, F.End) << ": " << counted(G.Insns.size(), "instruction")
+     << ", " << counted(G.Blocks.size(), "block") << ", " << G.decodedBytes()
+     << " of " << F.size() << " bytes decoded"
+     << (G.editable() ? "" : ", not editable") << "\n";
   for (uint32_t B = 0; B < G.Blocks.size(); ++B) {
     const Block &Bl = G.Blocks[B];
     OS << "  bb" << B << " "
        << range(G.Insns[Bl.First].Addr, G.Insns[Bl.End - 1].end()) << " "
-       << (Bl.End - Bl.First) << " instructions -> " << succText(Bl)
+       << counted(Bl.End - Bl.First, "instruction") << " -> " << succText(Bl)
        << (Bl.Reachable ? "" : " (unreachable)") << "\n";
     if (Opts.Insns)
       for (uint32_t I = Bl.First; I < Bl.End; ++I)
@@ -284,8 +290,8 @@ Expected<PreservedAnalyses> CodePrinter::run(Object &Obj, AnalysisManager &AM,
     size_t Kernels = 0;
     for (const CodeFunction &F : M.Functions)
       Kernels += F.Kind == FunctionKind::Kernel;
-    OS << "functions: " << M.Functions.size() << " (" << Kernels
-       << " kernels)\n";
+    OS << "functions: " << M.Functions.size() << " ("
+       << counted(Kernels, "kernel") << ")\n";
     for (size_t I = 0; I < M.Functions.size(); ++I) {
       if (!selected(M.Functions[I]))
         continue;

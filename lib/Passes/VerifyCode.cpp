@@ -178,7 +178,7 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   struct Totals {
     uint64_t Functions = 0, Kernels = 0, Bytes = 0, Decoded = 0, Blocks = 0,
              Unreachable = 0, NotEditable = 0, AbiOk = 0, AbiUndef = 0,
-             CountsOk = 0, CountsChecked = 0;
+             AbiConservative = 0, CountsOk = 0, CountsChecked = 0;
   } T;
   std::vector<std::string> Exceptions, Failures, Notes;
   const FunctionMap &M = R->functions();
@@ -236,11 +236,22 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
         }
       RegSet Unexplained = Extra;
       Unexplained.reset(Explained);
+      // Where control leaves to code the analysis does not see (a call, an
+      // unresolved jump), every register is taken as read: sound, and said.
+      bool Conservative =
+          !G.Calls.empty() || llvm::any_of(G.Blocks, [](const Block &B) {
+            return B.Exit != BlockExit::None && B.Exit != BlockExit::EndProgram;
+          });
       if (Unexplained.none()) {
         ++T.AbiUndef;
         Notes.push_back("kernel '" + F.Name + "' reads " +
                         RM.format(Explained) + " before any write (first at " +
                         hex(FirstAt) + ")");
+      } else if (Conservative) {
+        ++T.AbiConservative;
+        Notes.push_back("kernel '" + F.Name +
+                        "' calls or leaves to code not analysed, where every "
+                        "register counts as read");
       } else {
         Exceptions.push_back("kernel '" + F.Name +
                              "': live at entry, not set by the ABI and "
@@ -254,21 +265,22 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       continue;
     ++T.CountsChecked;
     bool Ok = true;
-    auto Check = [&](RegClass C, std::optional<uint64_t> Count, StringRef Key) {
+    auto Check = [&](RegClass C, std::optional<uint64_t> Count, StringRef Key,
+                     StringRef Prefix) {
       RegSet Live = FC.Live.EverLive;
       Live &= FC.Live.Referenced;
       std::optional<unsigned> H = RM.highest(Live, C);
       if (!H || !Count || *H < *Count)
         return;
       Ok = false;
-      Failures.push_back("kernel '" + F.Name + "': register " +
-                         std::to_string(*H) + " of its " + Key.str() +
-                         " is live, above the metadata's " + Key.str() + " " +
+      Failures.push_back("kernel '" + F.Name + "': " + Prefix.str() +
+                         std::to_string(*H) +
+                         " is live, beyond the metadata's " + Key.str() + " " +
                          std::to_string(*Count));
     };
-    Check(RegClass::SGPR, KI.MD->SGPRCount, ".sgpr_count");
-    Check(RegClass::VGPR, KI.MD->VGPRCount, ".vgpr_count");
-    Check(RegClass::AGPR, KI.MD->AGPRCount, ".agpr_count");
+    Check(RegClass::SGPR, KI.MD->SGPRCount, ".sgpr_count", "s");
+    Check(RegClass::VGPR, KI.MD->VGPRCount, ".vgpr_count", "v");
+    Check(RegClass::AGPR, KI.MD->AGPRCount, ".agpr_count", "a");
     T.CountsOk += Ok;
   }
 
@@ -293,6 +305,7 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
              {"not_editable", static_cast<int64_t>(T.NotEditable)},
              {"abi_ok", static_cast<int64_t>(T.AbiOk)},
              {"abi_undefined_reads", static_cast<int64_t>(T.AbiUndef)},
+             {"abi_conservative", static_cast<int64_t>(T.AbiConservative)},
              {"counts_checked", static_cast<int64_t>(T.CountsChecked)},
              {"counts_ok", static_cast<int64_t>(T.CountsOk)},
              {"exceptions", std::move(Ex)},
@@ -304,15 +317,16 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   } else {
     raw_ostream &OS = *Ctx.Out;
     OS << "verify-code: " << T.Functions << " functions (" << T.Kernels
-       << " kernels)\n";
+       << (T.Kernels == 1 ? " kernel)\n" : " kernels)\n");
     OS << "  decoded: " << T.Decoded << " of " << T.Bytes << " bytes ("
        << Pct(T.Decoded, T.Bytes) << "), " << T.NotEditable
        << " functions not editable\n";
     OS << "  graph: " << T.Blocks << " blocks, " << T.Unreachable
        << " unreachable\n";
     OS << "  abi: " << T.AbiOk << " of " << T.Kernels
-       << " kernels read at entry only what the ABI sets, " << T.AbiUndef
-       << " more also read registers no instruction wrote before\n";
+       << " kernels read at entry only what the ABI sets; " << T.AbiUndef
+       << " more also read registers no instruction wrote before, "
+       << T.AbiConservative << " call code not analysed\n";
     OS << "  counts: " << T.CountsOk << " of " << T.CountsChecked
        << " kernels stay within their metadata's register counts\n";
     for (const std::string &S : Exceptions)
