@@ -320,13 +320,14 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
        << (T.Kernels == 1 ? " kernel)\n" : " kernels)\n");
     OS << "  decoded: " << T.Decoded << " of " << T.Bytes << " bytes ("
        << Pct(T.Decoded, T.Bytes) << "), " << T.NotEditable
-       << " functions not editable\n";
+       << (T.NotEditable == 1 ? " function" : " functions")
+       << " not editable\n";
     OS << "  graph: " << T.Blocks << " blocks, " << T.Unreachable
        << " unreachable\n";
     OS << "  abi: " << T.AbiOk << " of " << T.Kernels
        << " kernels read at entry only what the ABI sets; " << T.AbiUndef
-       << " more also read registers no instruction wrote before, "
-       << T.AbiConservative << " call code not analysed\n";
+       << " also read registers no instruction wrote; " << T.AbiConservative
+       << " leave to code not analysed (a call or an unresolved jump)\n";
     OS << "  counts: " << T.CountsOk << " of " << T.CountsChecked
        << " kernels stay within their metadata's register counts\n";
     for (const std::string &S : Exceptions)
