@@ -15,6 +15,7 @@ CodeAnalysis::Result::Result(Object &Obj, std::unique_ptr<amdgpu::TargetMC> MC,
                              FunctionMap Map)
     : Obj(&Obj), MC(std::move(MC)), Map(std::move(Map)) {
   Code.resize(this->Map.Functions.size());
+  Graphs.resize(this->Map.Functions.size());
 }
 
 CodeAnalysis::Result::~Result() = default;
@@ -23,12 +24,26 @@ ArrayRef<uint8_t> CodeAnalysis::Result::bytes(const CodeFunction &F) const {
   return F.Sec->contents().slice(F.Begin - F.Sec->Addr, F.size());
 }
 
+const FunctionCFG &CodeAnalysis::Result::cfg(size_t I) {
+  if (Code[I])
+    return Code[I]->CFG;
+  if (!Graphs[I]) {
+    const CodeFunction &F = Map.Functions[I];
+    Graphs[I] = std::make_unique<FunctionCFG>(buildCFG(*MC, F, bytes(F), Map));
+  }
+  return *Graphs[I];
+}
+
 const CodeAnalysis::FunctionCode &CodeAnalysis::Result::function(size_t I) {
   if (!Code[I]) {
     const CodeFunction &F = Map.Functions[I];
     ArrayRef<uint8_t> B = bytes(F);
     auto FC = std::make_unique<FunctionCode>();
-    FC->CFG = buildCFG(*MC, F, B, Map);
+    if (Graphs[I])
+      FC->CFG = std::move(*Graphs[I]);
+    else
+      FC->CFG = buildCFG(*MC, F, B, Map);
+    Graphs[I].reset();
     FC->Live = computeLiveness(*MC, FC->CFG, B, F.Kind, F.Wave32);
     Code[I] = std::move(FC);
   }
@@ -36,8 +51,10 @@ const CodeAnalysis::FunctionCode &CodeAnalysis::Result::function(size_t I) {
 }
 
 void CodeAnalysis::Result::invalidate(size_t I) {
-  if (I < Code.size())
+  if (I < Code.size()) {
     Code[I].reset();
+    Graphs[I].reset();
+  }
 }
 
 std::optional<std::string>
@@ -51,11 +68,11 @@ CodeAnalysis::Result::firstDifference(const Result &Fresh) const {
         A[I].End != B[I].End || A[I].Kind != B[I].Kind)
       return "function " + std::to_string(I) + " ('" + A[I].Name + "' kept, '" +
              B[I].Name + "' fresh)";
-    if (!Code[I])
+    if (!Code[I] && !Graphs[I])
       continue;
     // A kept graph must be the one the bytes give now.
     FunctionCFG G = buildCFG(*Fresh.MC, B[I], Fresh.bytes(B[I]), Fresh.Map);
-    const FunctionCFG &K = Code[I]->CFG;
+    const FunctionCFG &K = Code[I] ? Code[I]->CFG : *Graphs[I];
     if (G.Insns.size() != K.Insns.size() || G.Blocks.size() != K.Blocks.size())
       return "code of function '" + A[I].Name + "'";
   }

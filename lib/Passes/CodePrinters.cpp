@@ -99,7 +99,7 @@ static std::string insnText(CodeAnalysis::Result &R, const CodeFunction &F,
 void CodePrinter::printCFG(CodeAnalysis::Result &R, size_t FI,
                            raw_ostream &OS) const {
   const CodeFunction &F = R.functions().Functions[FI];
-  const FunctionCFG &G = R.function(FI).CFG;
+  const FunctionCFG &G = R.cfg(FI);
   OS << "function '" << F.Name << "' (" << kindName(F.Kind) << ") "
      << range(F.Begin, F.End) << ": " << counted(G.Insns.size(), "instruction")
      << ", " << counted(G.Blocks.size(), "block") << ", " << G.decodedBytes()
@@ -137,7 +137,7 @@ void CodePrinter::printCFG(CodeAnalysis::Result &R, size_t FI,
 
 json::Object CodePrinter::cfgJSON(CodeAnalysis::Result &R, size_t FI) const {
   const CodeFunction &F = R.functions().Functions[FI];
-  const FunctionCFG &G = R.function(FI).CFG;
+  const FunctionCFG &G = R.cfg(FI);
   json::Array Blocks;
   for (uint32_t B = 0; B < G.Blocks.size(); ++B) {
     const Block &Bl = G.Blocks[B];
@@ -295,10 +295,13 @@ Expected<PreservedAnalyses> CodePrinter::run(Object &Obj, AnalysisManager &AM,
     for (size_t I = 0; I < M.Functions.size(); ++I) {
       if (!selected(M.Functions[I]))
         continue;
+      bool Kept = R->isComputed(I);
       if (W == What::CFG)
         printCFG(*R, I, OS);
       else
         printLiveness(*R, I, OS);
+      if (!Kept)
+        R->invalidate(I);
     }
     if (W == What::CFG && !OnlyRE) {
       for (const CodeGap &G : M.Gaps)
@@ -310,9 +313,14 @@ Expected<PreservedAnalyses> CodePrinter::run(Object &Obj, AnalysisManager &AM,
     return PreservedAnalyses::all();
   }
   json::Array Fns;
-  for (size_t I = 0; I < M.Functions.size(); ++I)
-    if (selected(M.Functions[I]))
-      Fns.push_back(W == What::CFG ? cfgJSON(*R, I) : livenessJSON(*R, I));
+  for (size_t I = 0; I < M.Functions.size(); ++I) {
+    if (!selected(M.Functions[I]))
+      continue;
+    bool Kept = R->isComputed(I);
+    Fns.push_back(W == What::CFG ? cfgJSON(*R, I) : livenessJSON(*R, I));
+    if (!Kept)
+      R->invalidate(I);
+  }
   json::Object Top{{"functions", std::move(Fns)}};
   if (W == What::CFG) {
     json::Array Gaps;

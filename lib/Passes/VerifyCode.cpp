@@ -10,6 +10,7 @@
 #include "hotswap/Support/Format.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Regex.h"
@@ -186,6 +187,13 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
     const CodeFunction &F = M.Functions[I];
     if (OnlyRE && !OnlyRE->match(F.Name))
       continue;
+    // Checked once: what this makes is dropped after, so memory holds one
+    // function at a time (what a pass computed before is kept).
+    bool Kept = R->isComputed(I);
+    auto Drop = make_scope_exit([&] {
+      if (!Kept)
+        R->invalidate(I);
+    });
     const CodeAnalysis::FunctionCode &FC = R->function(I);
     const FunctionCFG &G = FC.CFG;
     ++T.Functions;

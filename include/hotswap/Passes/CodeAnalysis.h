@@ -60,10 +60,16 @@ public:
     /// The bytes of function \p F.
     llvm::ArrayRef<uint8_t> bytes(const code::CodeFunction &F) const;
 
+    /// Function \p I's graph, computed on first use.
+    const code::FunctionCFG &cfg(size_t I);
     /// Function \p I's graph and liveness, computed on first use.
     const FunctionCode &function(size_t I);
-    /// Whether function \p I's code is cached.
-    bool isComputed(size_t I) const { return I < Code.size() && Code[I]; }
+    /// Whether anything of function \p I is cached. Clients that only look
+    /// at a function once (printers, verify-code) drop what they made, so
+    /// that memory holds one function at a time.
+    bool isComputed(size_t I) const {
+      return I < Code.size() && (Code[I] || Graphs[I]);
+    }
     /// Drops what is cached for function \p I (its code changed).
     void invalidate(size_t I);
 
@@ -76,6 +82,8 @@ public:
     std::unique_ptr<amdgpu::TargetMC> MC;
     code::FunctionMap Map;
     std::vector<std::unique_ptr<FunctionCode>> Code;
+    /// Graphs computed without liveness (cfg()).
+    std::vector<std::unique_ptr<code::FunctionCFG>> Graphs;
   };
 
   static llvm::Expected<Result> run(Object &Obj, AnalysisManager &AM);
