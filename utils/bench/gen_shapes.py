@@ -145,6 +145,7 @@ KERNEL_TAIL = """\
 \t.section\t.rodata,"a",@progbits
 \t.p2align\t6, 0x0
 \t.amdhsa_kernel {k}
+\t\t.amdhsa_group_segment_fixed_size 28672
 \t\t.amdhsa_kernarg_size {kernarg}
 \t\t.amdhsa_user_sgpr_count 6
 \t\t.amdhsa_user_sgpr_private_segment_buffer 1
