@@ -91,8 +91,11 @@ StubSymbolsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       continue;
     const PoolStub &S = *K.EntryStub;
     std::string Name = stubName(K);
+    // Every name to add is a key of Existing, which outlives the adds:
+    // the new symbols' names point at its keys until the table copies them.
     auto It = Existing.find(Name);
-    if (It != Existing.end() && It->second) {
+    assert(It != Existing.end() && "every stub name was looked up");
+    if (It->second) {
       const Symbol &Old = *It->second;
       if (describesStub(Old, S))
         continue;
@@ -107,7 +110,7 @@ StubSymbolsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       continue;
     }
     Symbol Sym;
-    Sym.Name = Name;
+    Sym.Name = It->getKey();
     Sym.Binding = ELF::STB_GLOBAL;
     Sym.Type = ELF::STT_FUNC;
     Sym.Other = ELF::STV_DEFAULT;
