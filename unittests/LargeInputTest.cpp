@@ -100,4 +100,35 @@ TEST(LargeInput, AddedSymbolNamesAreCopied) {
   EXPECT_TRUE(T->add(E).Name.empty());
 }
 
+TEST(LargeInput, KernelsAnalysisReleasesEntryBytesOfTheInput) {
+  std::vector<uint8_t> B =
+      yamlToBytes(embeddedInput("concurrency-gfx900.yaml"));
+  std::unique_ptr<Object> Obj = readBytes(B);
+  ASSERT_TRUE(Obj);
+  std::vector<ArrayRef<uint8_t>> Released;
+  Obj->setInputReleaser(
+      [&Released](ArrayRef<uint8_t> R) { Released.push_back(R); });
+  AnalysisManager AM;
+  Expected<KernelsAnalysis::Result &> R = AM.getResult<KernelsAnalysis>(*Obj);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  ASSERT_FALSE(R->Kernels.empty());
+  // A small object's entries share one 2 MiB block: one release, at the
+  // end, covering every entry that has a slot's bytes after it.
+  ASSERT_EQ(Released.size(), 1u);
+  for (ArrayRef<uint8_t> X : Released)
+    EXPECT_TRUE(inside(X, Obj->input()));
+  for (const KernelInfo &K : R->Kernels) {
+    std::optional<ArrayRef<uint8_t>> Slot =
+        Obj->bytesIfAt(K.Entry, amdgpu::StubSlotSize);
+    if (!Slot)
+      continue;
+    EXPECT_TRUE(inside(*Slot, Released[0])) << K.Name;
+  }
+  // The bytes stay readable (the releaser is a hint), and an object
+  // without one releases nothing.
+  std::unique_ptr<Object> Plain = readBytes(B);
+  AnalysisManager AM2;
+  EXPECT_TRUE(bool(AM2.getResult<KernelsAnalysis>(*Plain)));
+}
+
 } // namespace

@@ -36,6 +36,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -276,6 +277,18 @@ public:
   /// The input bytes, which sections borrow until they change.
   llvm::ArrayRef<uint8_t> input() const { return Input; }
   const InputTables &inputTables() const { return InTables; }
+  /// Says that the reader is done, for now, with \p Bytes of the input: the
+  /// owner of the input may hand their pages back (they stay readable; a
+  /// file mapping reads them again when touched). A hint, for bytes spread
+  /// over a large input (a few at each kernel entry of 250 MB of code map
+  /// nearly all of it): nothing happens unless the owner set a releaser.
+  void releaseInput(llvm::ArrayRef<uint8_t> Bytes) const {
+    if (InputReleaser)
+      InputReleaser(Bytes);
+  }
+  void setInputReleaser(std::function<void(llvm::ArrayRef<uint8_t>)> F) {
+    InputReleaser = std::move(F);
+  }
 
   /// The `.symtab` / `.dynsym` tables, or null.
   SymbolTable *symtab() const;
@@ -348,6 +361,7 @@ private:
   std::vector<std::unique_ptr<SymbolTable>> SymbolTables;
   Section *SectionNames = nullptr;
   llvm::ArrayRef<uint8_t> Input;
+  std::function<void(llvm::ArrayRef<uint8_t>)> InputReleaser;
   InputTables InTables;
   bool SectionHeadersLast = false;
   /// Keeps the input buffer alive when the object owns it.
