@@ -29,6 +29,7 @@ Error Section::overwrite(uint64_t Offset, ArrayRef<uint8_t> Bytes) {
 
 Symbol &SymbolTable::add(Symbol S) {
   Modified = true;
+  S.Name = Names.save(S.Name);
   if (!S.isLocal()) {
     Symbols.push_back(std::move(S));
     return Symbols.back();

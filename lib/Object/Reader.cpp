@@ -42,9 +42,9 @@ bool inFile(uint64_t Off, uint64_t Size, uint64_t FileSize) {
   return Off <= FileSize && Size <= FileSize - Off;
 }
 
-/// Names are copied into the model: however a string table makes names
-/// share bytes (N names of N bytes, each a suffix of the next), their total
-/// stays within a multiple of the file's size.
+/// Names are measured (and section names copied) into the model: however a
+/// string table makes names share bytes (N names of N bytes, each a suffix
+/// of the next), their total stays within a multiple of the file's size.
 constexpr uint64_t NameBytesPerFileByte = 4;
 constexpr uint64_t NameBytesAlways = 1 << 20;
 
@@ -478,10 +478,10 @@ Error Reader::checkPartition(const Section &Sec, SymbolTable &T) const {
       if (!FirstGlobal)
         FirstGlobal = I;
     } else if (FirstGlobal) {
-      Problem = "local symbol '" + Syms[I].Name + "' (index " +
-                std::to_string(I + 1) + ") follows a global symbol ('" +
-                Syms[*FirstGlobal].Name + "', index " +
-                std::to_string(*FirstGlobal + 1) + ")";
+      Problem = ("local symbol '" + Syms[I].Name + "' (index " + Twine(I + 1) +
+                 ") follows a global symbol ('" + Syms[*FirstGlobal].Name +
+                 "', index " + Twine(*FirstGlobal + 1) + ")")
+                    .str();
     }
   }
   const uint32_t First = T.firstNonLocal();
@@ -524,7 +524,13 @@ Error Reader::readSymbolTable(Section &Sec) {
                " is larger than the number of symbols (" + Twine(Count) + ")");
   auto T = std::make_unique<SymbolTable>(Sec, *Sec.Link);
   ArrayRef<uint8_t> D = Sec.contents();
-  T->Symbols.reserve(Count ? Count - 1 : 0);
+  // Room for a quarter more than the input's symbols: passes add symbols
+  // (stub-syms one per kernel), and growing a table of millions (a Tensile
+  // object has 1.8M) copies all of them while both copies are held. Room
+  // never used costs address space, not memory: those pages are never
+  // touched.
+  const uint64_t Read = Count ? Count - 1 : 0;
+  T->Symbols.reserve(Read + Read / 4 + 16);
   for (uint64_t K = 1; K < Count; ++K) {
     const Elf_Sym &R = recordAt<Elf_Sym>(D, K * sizeof(Elf_Sym));
     Symbol S;
@@ -541,7 +547,8 @@ Error Reader::readSymbolTable(Section &Sec) {
                    " is past the end of the string table "
                    "(size " +
                    hex(Str.size()) + ")");
-      S.Name = reinterpret_cast<const char *>(Str.data() + NameOff);
+      // NUL-terminated (checked above): the name borrows the input's bytes.
+      S.Name = StringRef(reinterpret_cast<const char *>(Str.data() + NameOff));
       if (Error E = chargeName(S.Name.size()))
         return E;
     }

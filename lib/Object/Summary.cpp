@@ -46,7 +46,7 @@ ObjectSnapshot ObjectSnapshot::take(const Object &Obj) {
   for (const auto &T : Obj.symbolTables()) {
     auto &V = S.Symbols[T->section().Name];
     for (const Symbol &Sym : T->symbols())
-      V.push_back(Sym.Name);
+      V.push_back(Sym.Name.str());
   }
   S.SectionHeadersLast = Obj.sectionHeadersLastRequested();
   return S;

@@ -67,9 +67,22 @@ StubSymbolsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   // Writing the table partitions it (locals first). The reader refused a
   // table that is not partitioned if a relocation section refers to its
   // symbols by index (renumbering them would break it).
+  //
+  // Only the names this pass would add are looked up: the table may hold
+  // millions of symbols (a Tensile object: 1.8M local labels), and a map
+  // of every name cost more than the rest of the run. The first symbol of
+  // a name wins, as SymbolTable::find has it.
   StringMap<const Symbol *> Existing;
-  for (const Symbol &S : T->symbols())
-    Existing.try_emplace(S.Name, &S);
+  for (const KernelInfo &K : R.Kernels)
+    if (K.EntryStub)
+      Existing.try_emplace(stubName(K), nullptr);
+  for (const Symbol &S : T->symbols()) {
+    if (!StringRef(S.Name).ends_with(".stub"))
+      continue;
+    auto It = Existing.find(S.Name);
+    if (It != Existing.end() && !It->second)
+      It->second = &S;
+  }
 
   std::vector<Symbol> New;
   New.reserve(R.Kernels.size());
@@ -78,8 +91,11 @@ StubSymbolsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       continue;
     const PoolStub &S = *K.EntryStub;
     std::string Name = stubName(K);
+    // Every name to add is a key of Existing, which outlives the adds:
+    // the new symbols' names point at its keys until the table copies them.
     auto It = Existing.find(Name);
-    if (It != Existing.end()) {
+    assert(It != Existing.end() && "every stub name was looked up");
+    if (It->second) {
       const Symbol &Old = *It->second;
       if (describesStub(Old, S))
         continue;
@@ -94,7 +110,7 @@ StubSymbolsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       continue;
     }
     Symbol Sym;
-    Sym.Name = Name;
+    Sym.Name = It->getKey();
     Sym.Binding = ELF::STB_GLOBAL;
     Sym.Type = ELF::STT_FUNC;
     Sym.Other = ELF::STV_DEFAULT;

@@ -470,8 +470,9 @@ static void addSwapSymbol(Object &Obj, const KernelInfo &K,
   }
   if (swapSymbolAt(Obj, K, Code))
     return;
+  const std::string Name = K.Name + SwapSymbolSuffix.str();
   Symbol S;
-  S.Name = K.Name + SwapSymbolSuffix.str();
+  S.Name = Name; // the table keeps a copy
   S.Binding = ELF::STB_GLOBAL;
   S.Type = ELF::STT_FUNC;
   S.Other = ELF::STV_DEFAULT;

@@ -110,7 +110,7 @@ static void readSymbols(SwapReplacement &F) {
           !StringRef(S.Name).ends_with(".kd") &&
           // The marker of a HIP translation unit, which no code reads.
           !StringRef(S.Name).starts_with("__hip_cuid_"))
-        F.Variables.push_back(S.Name);
+        F.Variables.push_back(S.Name.str());
     }
   }
 }

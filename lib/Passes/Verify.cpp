@@ -118,9 +118,10 @@ static void checkStructure(const Object &Obj, VerifyProblems &P) {
           FirstGlobal = I;
       } else if (FirstGlobal) {
         P.push_back("symbol table '" + T->section().Name + "': local symbol '" +
-                    S.Name + "' (index " + Twine(I + 1).str() +
-                    ") follows a global symbol ('" + Syms[*FirstGlobal].Name +
-                    "', index " + Twine(*FirstGlobal + 1).str() + ")");
+                    S.Name.str() + "' (index " + Twine(I + 1).str() +
+                    ") follows a global symbol ('" +
+                    Syms[*FirstGlobal].Name.str() + "', index " +
+                    Twine(*FirstGlobal + 1).str() + ")");
         break;
       }
     }
@@ -129,7 +130,7 @@ static void checkStructure(const Object &Obj, VerifyProblems &P) {
       std::string Want = First <= Syms.size()
                              ? "the first non-local symbol is " +
                                    Twine(First).str() + " ('" +
-                                   Syms[First - 1].Name + "')"
+                                   Syms[First - 1].Name.str() + "')"
                              : "all " + Twine(First).str() +
                                    " symbols are local (sh_info must be " +
                                    Twine(First).str() + ")";

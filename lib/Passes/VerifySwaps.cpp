@@ -169,7 +169,7 @@ void hotswap::verifySwaps(const Object &Obj, const KernelsAnalysis::Result &R,
       if (llvm::none_of(*Recs, [&](const SwapRecord &Rec) {
             return Rec.Kernel == E.getKey() && Rec.Code == S->Value;
           }))
-        P.push_back("symbol '" + S->Name + "' at " + hex(S->Value) +
+        P.push_back("symbol '" + S->Name.str() + "' at " + hex(S->Value) +
                     " names no swapped code of kernel '" + E.getKey().str() +
                     "'");
 }

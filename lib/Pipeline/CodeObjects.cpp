@@ -64,6 +64,8 @@ void pipeline::runCodeObject(CodeObjectRun &Run, const PipelineText &P,
   Expected<std::unique_ptr<Object>> Obj = readObject(Ref);
   if (!Obj)
     return Fail(Obj.takeError());
+  if (Opts.ReleaseInput)
+    (*Obj)->setInputReleaser(Opts.ReleaseInput);
   const bool Recorded = carriesRecord(**Obj);
   if (Run.StartHead && !Recorded)
     Run.StartHead(Run.Payload.size());

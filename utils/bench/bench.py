@@ -18,6 +18,10 @@ child. Suites (--suite, comma-separated, or "all"):
   capi       hotswap-capi-threads (capi-threads.cpp): librocsparse0's three
              largest gfx803 objects through the C API, on one thread and on
              two at once
+  shapes     objects shaped as real libraries (gen_shapes.py): Tensile-like
+             (1.8M local symbols, a 50 MB note at full size) and 100 000
+             small kernels, at 1/16, 1/4 and 1 of --shapes-scale; rewrite,
+             verify, print<kernels>, restore, swap-kernels to disk against cp
   libs       librocrand1's and librocsparse0's whole host libraries against
              cp; llvm-readelf, a second run (idempotence) and a load with
              test/FatBinary's fake HIP runtime check each output
@@ -51,11 +55,12 @@ from suite_capi import suite_capi
 from suite_libs import suite_libs
 from suite_many import suite_many
 from suite_real import suite_real
+from suite_shapes import suite_shapes
 from suite_synthetic import suite_synthetic
 from timing import build_runone
 
 
-SUITES = ("synthetic", "real", "many", "capi", "libs")
+SUITES = ("synthetic", "real", "many", "capi", "libs", "shapes")
 
 
 def main():
@@ -76,6 +81,10 @@ def main():
                     help="N of --threads=N in the many suite")
     ap.add_argument("--no-profile", dest="profile", action="store_false",
                     help="skip the perf/callgrind profile (real suite)")
+    ap.add_argument("--shapes-scale", type=float, default=1 / 16,
+                    help="shapes suite: the largest objects' share of the "
+                    "full counts (1: 14 075 Tensile kernels, 100 000 small "
+                    "ones; default 1/16)")
     ap.add_argument("--keep-outputs", action="store_true",
                     help="keep the many suite's output directories")
     ap.add_argument("--baseline", default="",
@@ -116,6 +125,8 @@ def main():
             suite_capi(a, work, corpus)
         elif s == "libs":
             suite_libs(a, work, corpus)
+        elif s == "shapes":
+            suite_shapes(a, work)
         sys.stdout.flush()
 
     if TARGETS:

@@ -29,11 +29,14 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Support/Allocator.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/StringSaver.h"
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -128,7 +131,11 @@ private:
 /// Shndx keeps reserved indices (SHN_UNDEF, SHN_ABS, SHN_COMMON,
 /// SHN_AMDGPU_LDS, ...) when Sec is null.
 struct Symbol {
-  std::string Name;
+  /// A symbol read from the input borrows its name from the input's string
+  /// table (a Tensile object has 1.8M symbols: a heap copy of each name
+  /// cost a third of the run and ~60 MiB); SymbolTable::add keeps a copy of
+  /// an added symbol's name, so the name need only live until then.
+  llvm::StringRef Name;
   uint8_t Binding = llvm::ELF::STB_LOCAL;
   uint8_t Type = llvm::ELF::STT_NOTYPE;
   uint8_t Other = 0; // st_other (visibility in the low 2 bits)
@@ -155,7 +162,8 @@ public:
   llvm::ArrayRef<Symbol> symbols() const { return Symbols; }
   size_t size() const { return Symbols.size(); }
 
-  /// Adds a symbol, keeping locals before globals.
+  /// Adds a symbol, keeping locals before globals. The table keeps its own
+  /// copy of the name.
   Symbol &add(Symbol S);
   /// Room for \p More symbols: adding many at once grows the table once
   /// (a table of 400 000 symbols reallocated by doubling held two copies).
@@ -183,6 +191,9 @@ private:
   Section *Sec;
   Section *StrTab;
   std::vector<Symbol> Symbols;
+  /// The names of added symbols.
+  llvm::BumpPtrAllocator NameStorage;
+  llvm::StringSaver Names{NameStorage};
   bool Modified = false;
   bool InputPartitioned = true;
   bool InsertedBefore = false;
@@ -266,6 +277,18 @@ public:
   /// The input bytes, which sections borrow until they change.
   llvm::ArrayRef<uint8_t> input() const { return Input; }
   const InputTables &inputTables() const { return InTables; }
+  /// Says that the reader is done, for now, with \p Bytes of the input: the
+  /// owner of the input may hand their pages back (they stay readable; a
+  /// file mapping reads them again when touched). A hint, for bytes spread
+  /// over a large input (a few at each kernel entry of 250 MB of code map
+  /// nearly all of it): nothing happens unless the owner set a releaser.
+  void releaseInput(llvm::ArrayRef<uint8_t> Bytes) const {
+    if (InputReleaser)
+      InputReleaser(Bytes);
+  }
+  void setInputReleaser(std::function<void(llvm::ArrayRef<uint8_t>)> F) {
+    InputReleaser = std::move(F);
+  }
 
   /// The `.symtab` / `.dynsym` tables, or null.
   SymbolTable *symtab() const;
@@ -338,6 +361,7 @@ private:
   std::vector<std::unique_ptr<SymbolTable>> SymbolTables;
   Section *SectionNames = nullptr;
   llvm::ArrayRef<uint8_t> Input;
+  std::function<void(llvm::ArrayRef<uint8_t>)> InputReleaser;
   InputTables InTables;
   bool SectionHeadersLast = false;
   /// Keeps the input buffer alive when the object owns it.
