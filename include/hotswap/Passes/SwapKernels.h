@@ -67,6 +67,9 @@ struct SwapOptions {
   std::string With; // the replacement code object
   std::string Only; // regex on kernel names; empty = every kernel
   bool OwnVariables = false;
+  /// Swap every kernel that can be and warn of each one that cannot (the
+  /// blocking field and both values), instead of failing.
+  bool SkipIncompatible = false;
 };
 
 class SwapKernelsPass : public KernelsPassMixin<SwapKernelsPass> {
@@ -96,8 +99,11 @@ private:
   llvm::Expected<const SwapReplacement &> replacement();
   /// Why the object is not one FILE can serve (target, code object
   /// version), or nullopt.
+  /// \p Nearness, when given, is set to how near the object came to
+  /// fitting: 0 another processor, 1 FILE's processor.
   std::optional<std::string> mismatch(const Object &Obj,
-                                      const KernelsAnalysis::Result &R);
+                                      const KernelsAnalysis::Result &R,
+                                      unsigned *Nearness = nullptr);
   /// The selected kernels both have: (index in R, index in FILE's).
   std::vector<std::pair<size_t, size_t>>
   selected(const KernelsAnalysis::Result &R, const SwapReplacement &F) const;
