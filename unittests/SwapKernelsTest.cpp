@@ -125,10 +125,15 @@ TEST(LaunchInterfaceTest, ResourcesMayDifferTheInterfaceMayNot) {
   Fewer.I.Args->pop_back();
   EXPECT_EQ(diff(A, Fewer),
             "it has 2 arguments in the code object, 1 in 'f.co'");
+  // No .args means no arguments.
   Kernel NoArgs = B;
   NoArgs.I.Args.reset();
   EXPECT_EQ(diff(A, NoArgs),
-            "'.args' is present in the code object, absent in 'f.co'");
+            "it has 2 arguments in the code object, 0 in 'f.co'");
+  Kernel NoArgsA = A, EmptyArgs = B;
+  NoArgsA.I.Args.reset();
+  EmptyArgs.I.Args = std::vector<KernelArg>{};
+  EXPECT_EQ(diff(NoArgsA, EmptyArgs), std::nullopt);
   Kernel Seg = B;
   Seg.MD.KernargSegmentSize = 24;
   EXPECT_EQ(diff(A, Seg), "'.kernarg_segment_size' is 16 in the code object, "
@@ -141,6 +146,42 @@ TEST(LaunchInterfaceTest, ResourcesMayDifferTheInterfaceMayNot) {
   Key.I.LaunchKeys[".reqd_workgroup_size"] = "[64, 1, 1]";
   EXPECT_EQ(diff(A, Key), "'.reqd_workgroup_size' is absent in the code "
                           "object, [64, 1, 1] in 'f.co'");
+  // .uniform_work_group_size: absent is false; 1 is true.
+  Kernel Uniform = B;
+  Uniform.I.LaunchKeys[".uniform_work_group_size"] = "1";
+  EXPECT_EQ(diff(A, Uniform), "'.uniform_work_group_size' is false (absent) "
+                              "in the code object, true in 'f.co'");
+  Uniform.I.LaunchKeys[".uniform_work_group_size"] = "0";
+  EXPECT_EQ(diff(A, Uniform), std::nullopt);
+  Kernel UniformA = A;
+  UniformA.I.LaunchKeys[".uniform_work_group_size"] = "true";
+  Uniform.I.LaunchKeys[".uniform_work_group_size"] = "1";
+  EXPECT_EQ(diff(UniformA, Uniform), std::nullopt);
+  // Hints are informative.
+  Kernel Hint = B;
+  Hint.I.LaunchKeys[".workgroup_size_hint"] = "[64, 1, 1]";
+  Hint.I.LaunchKeys[".vec_type_hint"] = "'float4'";
+  EXPECT_EQ(diff(A, Hint), std::nullopt);
+}
+
+TEST(LaunchInterfaceTest, AbsentKeysMeanTheABIDefault) {
+  KernelMD MD;
+  EXPECT_EQ(fieldMeaning(MD, KernelField::UsesDynamicStack), 0u);
+  EXPECT_EQ(fieldMeaning(MD, KernelField::AGPRCount), 0u);
+  EXPECT_EQ(fieldMeaning(MD, KernelField::VGPRSpillCount), 0u);
+  EXPECT_EQ(fieldMeaning(MD, KernelField::VGPRCount), std::nullopt);
+  MD.UsesDynamicStack = true;
+  EXPECT_EQ(fieldMeaning(MD, KernelField::UsesDynamicStack), 1u);
+  EXPECT_EQ(fieldRule(KernelField::SGPRSpillCount).Role,
+            FieldRole::Informative);
+  EXPECT_EQ(fieldRule(KernelField::KernargSegmentSize).Role, FieldRole::Launch);
+  EXPECT_EQ(fieldRule(KernelField::GroupSegmentFixedSize).Role,
+            FieldRole::Resource);
+  EXPECT_EQ(fieldValueText(KernelField::UsesDynamicStack, 1), "true");
+  EXPECT_EQ(fieldValueText(KernelField::UsesDynamicStack, 0, true),
+            "false (absent)");
+  EXPECT_EQ(fieldValueText(KernelField::VGPRCount, 177), "177");
+  EXPECT_EQ(fieldValueText(KernelField::VGPRCount, std::nullopt), "absent");
 }
 
 } // namespace

@@ -157,7 +157,8 @@ struct RunSummary {
   bool OutputChanged = false;
   /// Passes that need some code object of the input
   /// (Pass::needsSomeCodeObject) and were skipped on some, by position in
-  /// the pipeline: on how many code objects, and the first skip (its Why
+  /// the pipeline: on how many code objects, and the skip of the code object
+  /// nearest to fitting, the first of those (its Why
   /// names the container entry). A pass skipped on every code object that
   /// ran fails the input.
   struct UnfitCount {

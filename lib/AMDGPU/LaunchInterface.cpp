@@ -1,4 +1,4 @@
-//===- lib/AMDGPU/LaunchInterface.cpp - Comparing launch interfaces -------===//
+//===- lib/AMDGPU/LaunchInterface.cpp - Swap compatibility ----------------===//
 
 #include "hotswap/AMDGPU/LaunchInterface.h"
 
@@ -47,6 +47,81 @@ argsDifference(const std::vector<KernelArg> &X, const std::vector<KernelArg> &Y,
   return std::nullopt;
 }
 
+namespace {
+/// A launch key the host must honour (besides the arguments and the keys
+/// KernelMD has), and what its absence means.
+struct LaunchKeyRule {
+  llvm::StringLiteral Key;
+  /// The value an absent key means, written as KernelInterface writes
+  /// values; null when absence is a meaning of its own ("absent": no
+  /// required work-group size) or the key is required.
+  const char *Absent;
+};
+
+/// AMDGPUUsage, "Code Object V3 to V6 Metadata": .kernarg_segment_align is
+/// required; .reqd_workgroup_size absent means no requirement;
+/// .uniform_work_group_size "is only emitted when value is 1", so absent
+/// means 0 (false). The hints (.workgroup_size_hint, .vec_type_hint) are
+/// informative.
+constexpr LaunchKeyRule LaunchKeyRules[] = {
+    {".kernarg_segment_align", nullptr},
+    {".reqd_workgroup_size", nullptr},
+    {".uniform_work_group_size", "false"},
+};
+
+/// A launch key's value by meaning: the booleans LLVM writes as 0/1 or as
+/// msgpack booleans are "false"/"true".
+std::string canonicalValue(StringRef Key, std::string V) {
+  if (Key == ".uniform_work_group_size") {
+    if (V == "0")
+      return "false";
+    if (V == "1")
+      return "true";
+  }
+  return V;
+}
+} // namespace
+
+FieldRule amdgpu::fieldRule(KernelField F) {
+  switch (F) {
+  case KernelField::KernargSegmentSize:
+  case KernelField::WavefrontSize:
+    return {FieldRole::Launch, std::nullopt};
+  case KernelField::UsesDynamicStack:
+    // Code object v5+, "Indicates if the generated machine code is using a
+    // dynamically sized stack": LLVM writes it only where it is true.
+    return {FieldRole::Resource, 0};
+  case KernelField::AGPRCount:
+    // Code object v4+, for processors with AGPRs: none elsewhere.
+    return {FieldRole::Resource, 0};
+  case KernelField::SGPRSpillCount:
+  case KernelField::VGPRSpillCount:
+    // Optional, statistics for tools: no runtime launches by them.
+    return {FieldRole::Informative, 0};
+  default:
+    // Required keys: .sgpr_count, .vgpr_count, .group_segment_fixed_size,
+    // .private_segment_fixed_size, .max_flat_workgroup_size.
+    return {FieldRole::Resource, std::nullopt};
+  }
+}
+
+std::optional<uint64_t> amdgpu::fieldMeaning(const KernelMD &MD,
+                                             KernelField F) {
+  if (std::optional<uint64_t> V = MD.get(F))
+    return V;
+  return fieldRule(F).Absent;
+}
+
+std::string amdgpu::fieldValueText(KernelField F, std::optional<uint64_t> V,
+                                   bool WasAbsent) {
+  if (!V)
+    return "absent";
+  std::string T = F == KernelField::UsesDynamicStack
+                      ? std::string(*V ? "true" : "false")
+                      : std::to_string(*V);
+  return WasAbsent ? T + " (absent)" : T;
+}
+
 std::optional<std::string> amdgpu::launchDifference(const LaunchSide &A,
                                                     const LaunchSide &B) {
   auto Differs = [&](const Twine &Field, const std::string &Here,
@@ -56,13 +131,12 @@ std::optional<std::string> amdgpu::launchDifference(const LaunchSide &A,
         .str();
   };
   const KernelInterface &IA = A.Interface, &IB = B.Interface;
-  if (IA.Args.has_value() != IB.Args.has_value())
-    return Differs("'.args'", IA.Args ? "present" : "absent",
-                   IB.Args ? "present" : "absent");
-  if (IA.Args)
-    if (std::optional<std::string> D =
-            argsDifference(*IA.Args, *IB.Args, A, B, Differs))
-      return D;
+  // No .args: no arguments.
+  static const std::vector<KernelArg> NoArgs;
+  if (std::optional<std::string> D =
+          argsDifference(IA.Args ? *IA.Args : NoArgs,
+                         IB.Args ? *IB.Args : NoArgs, A, B, Differs))
+    return D;
   for (KernelField F :
        {KernelField::KernargSegmentSize, KernelField::WavefrontSize}) {
     std::optional<uint64_t> Here = A.MD.get(F), There = B.MD.get(F);
@@ -78,15 +152,19 @@ std::optional<std::string> amdgpu::launchDifference(const LaunchSide &A,
     return Differs("the descriptor's kernarg_size",
                    std::to_string(A.KD.KernargSize),
                    std::to_string(B.KD.KernargSize));
-  std::map<std::string, std::string> Keys = IA.LaunchKeys;
-  Keys.insert(IB.LaunchKeys.begin(), IB.LaunchKeys.end());
-  for (const auto &KV : Keys) {
+  for (const LaunchKeyRule &Rule : LaunchKeyRules) {
     auto Value = [&](const KernelInterface &I) {
-      auto It = I.LaunchKeys.find(KV.first);
-      return It == I.LaunchKeys.end() ? std::string("absent") : It->second;
+      auto It = I.LaunchKeys.find(Rule.Key.str());
+      if (It != I.LaunchKeys.end())
+        return canonicalValue(Rule.Key, It->second);
+      return Rule.Absent ? std::string(Rule.Absent) + " (absent)"
+                         : std::string("absent");
     };
-    if (Value(IA) != Value(IB))
-      return Differs("'" + KV.first + "'", Value(IA), Value(IB));
+    std::string Here = Value(IA), There = Value(IB);
+    // "false (absent)" and "false" mean the same.
+    auto Meaning = [](StringRef V) { return V.split(" (absent)").first; };
+    if (Meaning(Here) != Meaning(There))
+      return Differs("'" + Rule.Key + "'", Here, There);
   }
   return std::nullopt;
 }

@@ -27,6 +27,7 @@ Error PassManager::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx,
         Skip(Why);
         continue;
       }
+      Ctx.UnfitNearness = 0;
       Expected<std::optional<std::string>> Unmet =
           P->unmetPrecondition(Obj, AM, Ctx);
       if (!Unmet)
@@ -41,7 +42,8 @@ Error PassManager::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx,
           std::string Text;
           raw_string_ostream OS(Text);
           P->printPipeline(OS);
-          Ctx.Unfit.push_back({Position, std::move(Text), **Unmet});
+          Ctx.Unfit.push_back(
+              {Position, std::move(Text), **Unmet, Ctx.UnfitNearness});
         }
         Skip("precondition not met: " + **Unmet);
         continue;

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <map>
+#include <tuple>
 
 using namespace llvm;
 using namespace hotswap;
@@ -27,9 +28,10 @@ using namespace hotswap::amdgpu;
 
 namespace {
 
-/// The metadata fields a swapped kernel takes from the replacement (the
-/// others that KernelMD has, .kernarg_segment_size and .wavefront_size, must
-/// be equal).
+/// The metadata fields a swapped kernel takes from the replacement
+/// (fieldRule: resources, and informative fields where they fit; the others
+/// that KernelMD has, .kernarg_segment_size and .wavefront_size, are part of
+/// the launch interface and must be equal).
 constexpr KernelField TakenFields[] = {
     KernelField::SGPRCount,
     KernelField::VGPRCount,
@@ -42,9 +44,11 @@ constexpr KernelField TakenFields[] = {
     KernelField::UsesDynamicStack,
 };
 
-std::string valueText(std::optional<uint64_t> V) {
-  return V ? std::to_string(*V) : std::string("absent");
-}
+/// A metadata value a swap writes.
+struct MetadataEdit {
+  KernelField Field;
+  uint64_t Value;
+};
 
 } // namespace
 
@@ -70,6 +74,8 @@ Expected<std::unique_ptr<Pass>> SwapKernelsPass::create(StringRef Params) {
       O.Only = std::move(*RE);
     } else if (Key == "own-variables" && P == Key) {
       O.OwnVariables = true;
+    } else if (Key == "skip-incompatible" && P == Key) {
+      O.SkipIncompatible = true;
     } else {
       return makeError("unknown parameter '" + P + "'");
     }
@@ -86,6 +92,8 @@ void SwapKernelsPass::printPipeline(raw_ostream &OS) const {
     OS << ";only=" << Opts.Only;
   if (Opts.OwnVariables)
     OS << ";own-variables";
+  if (Opts.SkipIncompatible)
+    OS << ";skip-incompatible";
   OS << ">";
 }
 
@@ -100,14 +108,62 @@ Expected<const SwapReplacement &> SwapKernelsPass::replacement() {
   return *Repl;
 }
 
+/// Whether code built with the selector \p File runs where the object's
+/// \p Obj holds (AMDGPUUsage, "Target Features": code built with a feature
+/// "any" runs with it on or off; code built for on or off only there).
+static bool featureRunsUnder(FeatureSetting File, FeatureSetting Obj) {
+  return File == Obj ||
+         (File == FeatureSetting::Any &&
+          (Obj == FeatureSetting::On || Obj == FeatureSetting::Off));
+}
+
+/// What \p S says about a feature, for a message.
+static StringRef featureText(FeatureSetting S) {
+  switch (S) {
+  case FeatureSetting::Unsupported:
+    return "unsupported";
+  case FeatureSetting::Any:
+    return "any";
+  case FeatureSetting::Off:
+    return "off";
+  case FeatureSetting::On:
+    return "on";
+  }
+  return "unknown";
+}
+
 std::optional<std::string>
-SwapKernelsPass::mismatch(const Object &Obj, const KernelsAnalysis::Result &R) {
+SwapKernelsPass::mismatch(const Object &Obj, const KernelsAnalysis::Result &R,
+                          unsigned *Nearness) {
   const Object &F = *Repl->Obj;
   const TargetInfo &FT = Repl->Kernels->Target;
-  if (F.Header.Flags != Obj.Header.Flags)
+  const TargetInfo &OT = R.Target;
+  auto Differ = [&](const Twine &Why) {
     return "'" + Opts.With + "' is for " + FT.targetID() + " (e_flags " +
-           hex(F.Header.Flags) + "), this code object for " +
-           R.Target.targetID() + " (e_flags " + hex(Obj.Header.Flags) + ")";
+           hex(F.Header.Flags) + "), this code object for " + OT.targetID() +
+           " (e_flags " + hex(Obj.Header.Flags) + ")" + Why.str();
+  };
+  if (Nearness)
+    *Nearness = 0;
+  // The XNACK and SRAMECC selectors (v4+) are compared by where the code
+  // runs; every other bit of e_flags must be equal.
+  const uint32_t Selectors =
+      ELF::EF_AMDGPU_FEATURE_XNACK_V4 | ELF::EF_AMDGPU_FEATURE_SRAMECC_V4;
+  if ((F.Header.Flags & ~Selectors) != (Obj.Header.Flags & ~Selectors) ||
+      (F.Header.Flags != Obj.Header.Flags && FT.CodeObjectVersion < 4))
+    return Differ("");
+  if (Nearness)
+    *Nearness = 1;
+  for (auto [Name, FS, OS] :
+       {std::tuple<StringRef, FeatureSetting, FeatureSetting>{"xnack", FT.Xnack,
+                                                              OT.Xnack},
+        {"sramecc", FT.Sramecc, OT.Sramecc}})
+    if (!featureRunsUnder(FS, OS))
+      return Differ(": code built with " + Name + " " + featureText(FS) +
+                    " does not run where the code object's " + Name + " is " +
+                    featureText(OS) +
+                    " (only code built with it \"any\" runs under either "
+                    "setting)");
   if (F.Header.abiVersion() != Obj.Header.abiVersion())
     return "'" + Opts.With + "' is code object v" +
            std::to_string(FT.CodeObjectVersion) + ", this one v" +
@@ -180,7 +236,11 @@ bool SwapKernelsPass::isSwapped(const Object &Obj,
   if (!K.MD || !RK.MD)
     return false;
   for (KernelField F : TakenFields) {
-    std::optional<uint64_t> Have = K.MD->get(F), Want = RK.MD->get(F);
+    // Informative values are taken where they fit, and never block.
+    if (fieldRule(F).Role == FieldRole::Informative)
+      continue;
+    std::optional<uint64_t> Have = fieldMeaning(*K.MD, F),
+                            Want = fieldMeaning(*RK.MD, F);
     // A stub's scratch pair may have raised .sgpr_count.
     bool Raised = F == KernelField::SGPRCount && K.EntryStub && Have && Want &&
                   *Have > *Want;
@@ -214,8 +274,11 @@ SwapKernelsPass::precondition(Object &Obj, KernelsAnalysis::Result &R,
   Expected<const SwapReplacement &> F = replacement();
   if (!F)
     return F.takeError();
-  if (std::optional<std::string> Why = mismatch(Obj, R))
+  // In a container the reason reported is that of the code object nearest
+  // to fitting: the one of FILE's processor before the others.
+  if (std::optional<std::string> Why = mismatch(Obj, R, &Ctx.UnfitNearness))
     return Why;
+  Ctx.UnfitNearness = 2;
   if (selected(R, *F).empty())
     return std::optional<std::string>(
         "'" + Opts.With + "' defines none of this code object's kernels" +
@@ -223,13 +286,14 @@ SwapKernelsPass::precondition(Object &Obj, KernelsAnalysis::Result &R,
   return std::nullopt;
 }
 
-/// What the host relies on to launch \p K must be the same in \p RK.
-static Error checkCompatible(const KernelsAnalysis::Result &R,
-                             const KernelInfo &K,
-                             const KernelsAnalysis::Result &FR,
-                             const KernelInfo &RK, StringRef File) {
+/// What the host relies on to launch \p K must be the same in \p RK: why
+/// it is not, or nullopt.
+static std::optional<std::string>
+incompatibility(const KernelsAnalysis::Result &R, const KernelInfo &K,
+                const KernelsAnalysis::Result &FR, const KernelInfo &RK,
+                StringRef File) {
   auto Bad = [&](const Twine &What) {
-    return makeError("kernel '" + K.Name + "' cannot be swapped: " + What);
+    return std::optional<std::string>(What.str());
   };
   if (!R.Metadata || !K.MD)
     return Bad("the code object has no metadata for it");
@@ -250,7 +314,107 @@ static Error checkCompatible(const KernelsAnalysis::Result &R,
   if (std::optional<std::string> D = launchDifference(
           {*A, *K.MD, K.KD, "the code object"}, {*B, *RK.MD, RK.KD, There}))
     return Bad(*D);
-  return Error::success();
+  return std::nullopt;
+}
+
+/// The metadata values kernel \p K takes from \p RK (.sgpr_count at least
+/// \p SGPRCountFloor), by meaning (fieldRule, fieldMeaning): nothing where
+/// the two mean the same; a resource whose key the object lacks (or FILE
+/// lacks, with no default) cannot be written in place: why, as a string.
+static Expected<std::vector<MetadataEdit>>
+metadataEdits(const KernelInfo &K, const KernelInfo &RK,
+              std::optional<uint64_t> SGPRCountFloor, StringRef File) {
+  std::vector<MetadataEdit> Out;
+  for (KernelField F : TakenFields) {
+    const FieldRule Rule = fieldRule(F);
+    std::optional<uint64_t> Have = K.MD->get(F), Want = RK.MD->get(F);
+    std::optional<uint64_t> HaveM = fieldMeaning(*K.MD, F),
+                            WantM = fieldMeaning(*RK.MD, F);
+    if (WantM && F == KernelField::SGPRCount && SGPRCountFloor)
+      WantM = std::max(*WantM, *SGPRCountFloor);
+    if (HaveM == WantM)
+      continue;
+    if (Have && WantM) {
+      Out.push_back({F, *WantM});
+      continue;
+    }
+    if (Rule.Role == FieldRole::Informative)
+      continue;
+    return makeError("metadata '" + kernelFieldKey(F) + "' is " +
+                     fieldValueText(F, HaveM, !Have) + " in the code object, " +
+                     fieldValueText(F, WantM, !Want) + " in '" + File +
+                     "' (a key cannot be " + (Have ? "removed" : "added") +
+                     " in place: the note is loaded memory)");
+  }
+  return Out;
+}
+
+/// Why the new value of \p G (kernel \p K's, which has \p Old) does not fit.
+static std::string growthText(const NoteGrowthError &G,
+                              std::optional<uint64_t> Old) {
+  return "metadata '" + kernelFieldKey(G.Field).str() +
+         "' cannot change from " + fieldValueText(G.Field, Old) + " to " +
+         fieldValueText(G.Field, G.Value) + " in place: the note at offset " +
+         hex(G.NoteOffset) + " would have to grow, and it is loaded memory";
+}
+
+namespace {
+/// A kernel to swap: (index in R, index in FILE's) and the metadata values
+/// it takes.
+struct SwapPlan {
+  size_t I, J;
+  /// Informative fields left as they are (their new value does not fit).
+  std::vector<KernelField> Left;
+};
+} // namespace
+
+/// Tries the metadata edits of \p Plans on a copy of the note section:
+/// informative values that do not fit are left out (SwapPlan::Left), and
+/// the plans whose resource values do not fit are taken out and returned
+/// with why (in \p Refused, in document order of the failures).
+static Error
+fitMetadata(const KernelsAnalysis::Result &R, const SwapReplacement &F,
+            std::vector<SwapPlan> &Plans,
+            std::vector<std::pair<SwapPlan, std::string>> &Refused) {
+  const Section &S = *R.MetadataSection;
+  for (;;) {
+    Expected<CodeObjectMetadata> MD =
+        CodeObjectMetadata::parse(S.contents(), S.Orig ? S.Orig->Offset : 0);
+    if (!MD)
+      return MD.takeError();
+    for (const SwapPlan &P : Plans) {
+      const KernelInfo &K = R.Kernels[P.I];
+      Expected<std::vector<MetadataEdit>> Edits =
+          metadataEdits(K, F.Kernels->Kernels[P.J], std::nullopt, "");
+      if (!Edits)
+        return Edits.takeError(); // (plans were checked before)
+      for (const MetadataEdit &E : *Edits)
+        if (!llvm::is_contained(P.Left, E.Field))
+          if (Error Err = MD->setField(K.KDSymbol, E.Field, E.Value))
+            return Err;
+    }
+    Expected<NoteRewrite> NR = MD->rewrite();
+    if (NR)
+      return Error::success();
+    std::optional<NoteGrowthError> Growth;
+    if (Error E = handleErrors(NR.takeError(), [&](const NoteGrowthError &G) {
+          Growth.emplace(G.Symbol, G.Field, G.Value, G.NoteOffset);
+        }))
+      return E;
+    auto It = llvm::find_if(Plans, [&](const SwapPlan &P) {
+      return R.Kernels[P.I].KDSymbol == Growth->Symbol;
+    });
+    if (It == Plans.end())
+      return makeError("metadata: internal error: kernel '" + Growth->Symbol +
+                       "' has no swap planned");
+    if (fieldRule(Growth->Field).Role == FieldRole::Informative) {
+      It->Left.push_back(Growth->Field);
+      continue;
+    }
+    Refused.push_back(
+        {*It, growthText(*Growth, R.Kernels[It->I].MD->get(Growth->Field))});
+    Plans.erase(It);
+  }
 }
 
 /// Appends FILE's image above everything \p Obj has, in the run's appended
@@ -271,17 +435,35 @@ static const PoolStub *stubOf(const KernelInfo &K) {
                          : nullptr;
 }
 
-/// Everything that makes a swap impossible, checked before anything changes.
-static Error checkSwaps(const KernelsAnalysis::Result &R,
-                        const SwapReplacement &F,
-                        ArrayRef<std::pair<size_t, size_t>> Todo,
-                        const SwapOptions &Opts) {
+/// Everything that makes a swap impossible, checked before anything
+/// changes: the kernels of \p Todo that can be swapped, with their plans. A
+/// kernel that cannot fails the pass, or with skip-incompatible is left as
+/// it is (warned and counted; --strict fails still).
+static Expected<std::vector<SwapPlan>>
+planSwaps(const KernelsAnalysis::Result &R, const SwapReplacement &F,
+          ArrayRef<std::pair<size_t, size_t>> Todo, const SwapOptions &Opts,
+          PassContext &Ctx) {
   const KernelsAnalysis::Result &FR = *F.Kernels;
-  for (auto [I, J] : Todo)
-    if (Error E =
-            checkCompatible(R, R.Kernels[I], FR, FR.Kernels[J], Opts.With))
-      return E;
-  if (!F.Variables.empty() && !Opts.OwnVariables) {
+  auto Refuse = [&](const KernelInfo &K, const Twine &Why) -> Error {
+    std::string Msg = "kernel '" + K.Name + "' cannot be swapped: " + Why.str();
+    if (!Opts.SkipIncompatible || Ctx.Strict)
+      return makeError(Msg);
+    Ctx.Warn(Msg + "; left as it was");
+    Ctx.Stats.add(SwapKernelsPass::Name, "incompatible",
+                  "kernels left as they were (skip-incompatible)");
+    return Error::success();
+  };
+  std::vector<SwapPlan> Plans;
+  for (auto [I, J] : Todo) {
+    if (std::optional<std::string> Why =
+            incompatibility(R, R.Kernels[I], FR, FR.Kernels[J], Opts.With)) {
+      if (Error E = Refuse(R.Kernels[I], *Why))
+        return std::move(E);
+      continue;
+    }
+    Plans.push_back({I, J, {}});
+  }
+  if (!Plans.empty() && !F.Variables.empty() && !Opts.OwnVariables) {
     std::string Names;
     for (size_t I = 0; I != F.Variables.size() && I != 4; ++I)
       Names += (I ? ", '" : "'") + F.Variables[I] + "'";
@@ -293,19 +475,41 @@ static Error checkSwaps(const KernelsAnalysis::Result &R,
                      "code object's (swap-kernels<...;own-variables> accepts "
                      "that)");
   }
-  for (auto [I, J] : Todo) {
-    const KernelInfo &K = R.Kernels[I];
+  std::vector<SwapPlan> Kept;
+  for (SwapPlan &P : Plans) {
+    const KernelInfo &K = R.Kernels[P.I], &RK = FR.Kernels[P.J];
     const PoolStub *Stub = stubOf(K);
-    if (Stub && FR.Kernels[J].needsDualStub(R.Target) != Stub->Dual)
-      return makeError(
-          "kernel '" + K.Name + "' cannot be swapped: its " +
-          (Stub->Dual ? "dual (512-byte)" : "single (256-byte)") + " stub at " +
-          hex(Stub->Addr) + " cannot enter the kernel of '" + Opts.With +
-          "', which " + (Stub->Dual ? "does not preload" : "preloads") +
-          " kernel arguments (the firmware enters a preloading kernel at "
-          "+256)");
+    if (Stub && RK.needsDualStub(R.Target) != Stub->Dual) {
+      if (Error E = Refuse(
+              K, Twine("its ") +
+                     (Stub->Dual ? "dual (512-byte)" : "single (256-byte)") +
+                     " stub at " + hex(Stub->Addr) +
+                     " cannot enter the kernel of '" + Opts.With + "', which " +
+                     (Stub->Dual ? "does not preload" : "preloads") +
+                     " kernel arguments (the firmware enters a preloading "
+                     "kernel at +256)"))
+        return std::move(E);
+      continue;
+    }
+    Expected<std::vector<MetadataEdit>> Edits =
+        metadataEdits(K, RK, std::nullopt, Opts.With);
+    if (!Edits) {
+      if (Error E = Refuse(K, toString(Edits.takeError())))
+        return std::move(E);
+      continue;
+    }
+    Kept.push_back(std::move(P));
   }
-  return Error::success();
+  if (Kept.empty() || !R.Metadata)
+    return Kept;
+  std::vector<std::pair<SwapPlan, std::string>> Refused;
+  if (Error E = fitMetadata(R, F, Kept, Refused))
+    return std::move(E);
+  // (In document order, the order of the error before.)
+  for (const auto &[P, Why] : Refused)
+    if (Error E = Refuse(R.Kernels[P.I], Why))
+      return std::move(E);
+  return Kept;
 }
 
 /// Where FILE's image is in the object, as the delta from its own
@@ -428,28 +632,25 @@ retargetStub(const KernelInfo &K, const PoolStub &Stub, uint64_t Code,
 }
 
 /// The metadata values the runtime reads take FILE's (\p RK's), in place
-/// (.sgpr_count at least \p SGPRCountFloor). Sets \p Changed when one did.
+/// (.sgpr_count at least \p SGPRCountFloor; the informative fields of
+/// \p Left as they are). Sets \p Changed when one did.
 static Error takeMetadata(KernelsAnalysis::Result &R, const KernelInfo &K,
-                          const KernelInfo &RK,
+                          const KernelInfo &RK, ArrayRef<KernelField> Left,
                           std::optional<uint64_t> SGPRCountFloor,
                           const SwapOptions &Opts, PassContext &Ctx,
                           bool &Changed) {
-  for (KernelField Field : TakenFields) {
-    std::optional<uint64_t> Have = K.MD->get(Field), Want = RK.MD->get(Field);
-    if (Want && Field == KernelField::SGPRCount && SGPRCountFloor)
-      Want = std::max(*Want, *SGPRCountFloor);
-    if (Have == Want)
+  auto Bad = [&](const Twine &What) {
+    return makeError("kernel '" + K.Name + "' cannot be swapped: " + What);
+  };
+  Expected<std::vector<MetadataEdit>> Edits =
+      metadataEdits(K, RK, SGPRCountFloor, Opts.With);
+  if (!Edits)
+    return Bad(toString(Edits.takeError()));
+  for (const MetadataEdit &E : *Edits) {
+    if (llvm::is_contained(Left, E.Field))
       continue;
-    auto Bad = [&](const Twine &What) {
-      return makeError("kernel '" + K.Name + "' cannot be swapped: " + What);
-    };
-    if (!Have || !Want)
-      return Bad("metadata '" + kernelFieldKey(Field) + "' is " +
-                 valueText(Have) + " in the code object, " + valueText(Want) +
-                 " in '" + Opts.With +
-                 "' (a key cannot be added or removed in place)");
-    if (Error E = R.Metadata->setField(K.KDSymbol, Field, *Want))
-      return Bad(toString(std::move(E)));
+    if (Error Err = R.Metadata->setField(K.KDSymbol, E.Field, E.Value))
+      return Bad(toString(std::move(Err)));
     Changed = true;
     Ctx.Stats.add(SwapKernelsPass::Name, "metadata",
                   "metadata values rewritten");
@@ -500,12 +701,7 @@ static Error rewriteMetadataNote(KernelsAnalysis::Result &R) {
           Old = K.MD->get(G.Field);
       }
     return makeError("kernel '" + Kernel +
-                     "' cannot be swapped: "
-                     "metadata '" +
-                     kernelFieldKey(G.Field) + "' cannot change from " +
-                     valueText(Old) + " to " + std::to_string(G.Value) +
-                     " in place: the note at offset " + hex(G.NoteOffset) +
-                     " would have to grow, and it is loaded memory");
+                     "' cannot be swapped: " + growthText(G, Old));
   });
 }
 
@@ -525,8 +721,11 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       Todo.push_back({I, J});
   if (Todo.empty())
     return PreservedAnalyses::all();
-  if (Error E = checkSwaps(R, F, Todo, Opts))
-    return std::move(E);
+  Expected<std::vector<SwapPlan>> Plans = planSwaps(R, F, Todo, Opts, Ctx);
+  if (!Plans)
+    return Plans.takeError();
+  if (Plans->empty())
+    return PreservedAnalyses::all();
   Expected<uint64_t> Delta = placeImage(Obj, F, R, Pairs, Opts, IntactAt, Ctx);
   if (!Delta)
     return Delta.takeError();
@@ -540,8 +739,8 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   StubEncoders Encoders(Obj, *TA);
   std::vector<SwapRecord> NewRecords;
   bool MetadataChanged = false;
-  for (auto [I, J] : Todo) {
-    const KernelInfo &K = R.Kernels[I], &RK = FR.Kernels[J];
+  for (const SwapPlan &P : *Plans) {
+    const KernelInfo &K = R.Kernels[P.I], &RK = FR.Kernels[P.J];
     const uint64_t Code = RK.CodeEntry + *Delta;
     KernelDescriptor KD = RK.KD;
     StubEntry Enter{Code, std::nullopt};
@@ -561,8 +760,8 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     KD.write(KDBytes);
     if (Error E = K.KDSection->overwrite(K.KDAddr - K.KDSection->Addr, KDBytes))
       return prefixError("kernel '" + K.Name + "'", std::move(E));
-    if (Error E = takeMetadata(R, K, RK, Enter.SGPRCountFloor, Opts, Ctx,
-                               MetadataChanged))
+    if (Error E = takeMetadata(R, K, RK, P.Left, Enter.SGPRCountFloor, Opts,
+                               Ctx, MetadataChanged))
       return std::move(E);
     addSwapSymbol(Obj, K, RK, Code, F, Ctx);
     NewRecords.push_back(

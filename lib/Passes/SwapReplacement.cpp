@@ -93,6 +93,15 @@ static std::optional<std::string> readLoads(SwapReplacement &F) {
   return std::nullopt;
 }
 
+/// HIP's `__HIP_Coordinates<...>::x`, `::y`, `::z` (the members behind
+/// threadIdx, blockIdx, blockDim and gridDim): empty constant objects, one
+/// byte at most, read-only, whose every read the compiler turns into a
+/// register read: no state a host could share with the kernels.
+static bool isEmptyHIPConstant(const Symbol &S) {
+  return StringRef(S.Name).starts_with("_ZN17__HIP_Coordinates") &&
+         S.Size <= 1 && S.Sec && !(S.Sec->Flags & ELF::SHF_WRITE);
+}
+
 /// \p F's function symbols and the variables the host can reach.
 static void readSymbols(SwapReplacement &F) {
   const Object &Obj = *F.Obj;
@@ -109,7 +118,8 @@ static void readSymbols(SwapReplacement &F) {
           (S.Sec || S.Shndx == ELF::SHN_COMMON) &&
           !StringRef(S.Name).ends_with(".kd") &&
           // The marker of a HIP translation unit, which no code reads.
-          !StringRef(S.Name).starts_with("__hip_cuid_"))
+          !StringRef(S.Name).starts_with("__hip_cuid_") &&
+          !isEmptyHIPConstant(S))
         F.Variables.push_back(S.Name.str());
     }
   }

@@ -18,7 +18,8 @@ using namespace hotswap;
 void RunSummary::addUnfit(ArrayRef<UnfitPass> Skips, StringRef Entry) {
   for (const UnfitPass &U : Skips) {
     auto [It, New] = Unfit.try_emplace(U.Position);
-    if (New) {
+    // The first code object, or the first nearer to fitting than it.
+    if (New || U.Nearness > It->second.First.Nearness) {
       It->second.First = U;
       if (!Entry.empty())
         It->second.First.Why = (Entry + ": " + U.Why).str();

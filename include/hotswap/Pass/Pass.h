@@ -78,6 +78,9 @@ struct UnfitPass {
   std::string Pipeline;
   /// The unmet precondition.
   std::string Why;
+  /// How near the code object came to fitting (PassContext::UnfitNearness):
+  /// of an input that none fits, the nearest's Why is reported.
+  unsigned Nearness = 0;
 };
 
 /// What a pass may use besides the object: options, diagnostics, counters.
@@ -103,6 +106,11 @@ struct PassContext {
   /// runs the pipeline on the code objects of an input fails the input when
   /// such a pass fit none of them.
   std::vector<UnfitPass> Unfit;
+  /// Set by a pass that needsSomeCodeObject() in its unmet precondition:
+  /// how near the object came to fitting (higher: nearer; 0 before each
+  /// precondition), so that a container's error names the code object that
+  /// nearly fit.
+  unsigned UnfitNearness = 0;
 };
 
 class Pass {

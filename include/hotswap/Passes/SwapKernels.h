@@ -1,17 +1,20 @@
 //===- hotswap/Passes/SwapKernels.h - swap-kernels --------------*- C++ -*-===//
 //
-// swap-kernels<with=FILE;only=REGEX;own-variables>
+// swap-kernels<with=FILE;only=REGEX;own-variables;skip-incompatible>
 //   Replaces the code of kernels of a finished code object with the code of
 //   the kernels of the same name in FILE (a linked code object: a rebuild
 //   with a bug fixed, say), without relinking. Default: every kernel FILE
 //   and the object both have; only= narrows that by kernel name.
-//   Requires:     FILE is a linked code object of the object's processor,
-//                 features (e_flags) and code object version that needs no
-//                 dynamic relocation; each selected kernel has, in both, the
-//                 same kernel-argument layout (.args offsets, sizes, value
-//                 kinds; .kernarg_segment_size, .kernarg_segment_align) and
-//                 launch keys (.reqd_workgroup_size, .uniform_work_group_size,
-//                 ...) and the same wavefront size.
+//   Requires:     FILE is a linked code object of the object's processor
+//                 and code object version whose code runs under the object's
+//                 features (xnack/sramecc "any" under on or off; otherwise
+//                 the same) and that needs no dynamic relocation; each
+//                 selected kernel has, in both, the same launch interface
+//                 (amdgpu::launchDifference: .args offsets, sizes, value
+//                 kinds; .kernarg_segment_size and _align; wavefront size;
+//                 required and uniform work-group size), keys one side lacks
+//                 compared by their meaning (docs/ARCHITECTURE.md, "Which
+//                 kernels swap-kernels swaps").
 //   Establishes:  each selected kernel runs code equal to FILE's: FILE's
 //                 whole loaded image (every PT_LOAD, bss included) is
 //                 appended above every existing address, all at one
@@ -28,18 +31,26 @@
 //                 .vgpr_count, .agpr_count, .group_segment_fixed_size,
 //                 .private_segment_fixed_size, .max_flat_workgroup_size, the
 //                 spill counts, .uses_dynamic_stack) take FILE's values, in
-//                 place. `<kernel>.swap` symbols name the new code; a line of
+//                 place, by meaning (fieldRule: an absent key that means
+//                 FILE's value is left; informative values are written
+//                 where they fit). `<kernel>.swap` symbols name the new code; a
+//                 line of
 //                 `.hotswap.swaps` records each swap (SwapRecord.h). FILE's
 //                 other symbols are not exported; .dynsym is untouched. An
 //                 image of FILE already in the object is used again.
-//   Fails closed: an incompatible kernel (the error names the kernel and
-//                 the field), FILE with dynamic relocations, FILE defining
-//                 device variables the host can reach (the swapped code would
-//                 use FILE's copies, not the object's; own-variables accepts
-//                 that), a stub that cannot serve FILE's kernel (kernarg
-//                 preload differs: single vs dual stub), a metadata value
-//                 that cannot be rewritten in place or a key only one of the
-//                 two has.
+//   Fails closed: an incompatible kernel (the error names the kernel, the
+//                 one field that blocks and both values), FILE with dynamic
+//                 relocations, FILE defining device variables the host can
+//                 reach (the swapped code would use FILE's copies, not the
+//                 object's; own-variables accepts that; HIP's empty
+//                 __HIP_Coordinates constants are none), a stub that cannot
+//                 serve FILE's kernel (kernarg preload differs: single vs
+//                 dual stub), a resource value that cannot be written in
+//                 place (the note would have to grow, or a key be added).
+//                 With skip-incompatible, a kernel refused for one of those
+//                 per-kernel reasons is left as it was with a warning (which
+//                 values fit the note is tried on a copy first) and the
+//                 others are swapped; --strict fails still.
 //   Skipped when: every selected kernel already runs FILE's code (second
 //                 runs: byte-identical), or the object is not for FILE's
 //                 target or has none of FILE's kernels: in a container those
@@ -67,6 +78,9 @@ struct SwapOptions {
   std::string With; // the replacement code object
   std::string Only; // regex on kernel names; empty = every kernel
   bool OwnVariables = false;
+  /// Swap every kernel that can be and warn of each one that cannot (the
+  /// blocking field and both values), instead of failing.
+  bool SkipIncompatible = false;
 };
 
 class SwapKernelsPass : public KernelsPassMixin<SwapKernelsPass> {
@@ -96,8 +110,11 @@ private:
   llvm::Expected<const SwapReplacement &> replacement();
   /// Why the object is not one FILE can serve (target, code object
   /// version), or nullopt.
+  /// \p Nearness, when given, is set to how near the object came to
+  /// fitting: 0 another processor, 1 FILE's processor.
   std::optional<std::string> mismatch(const Object &Obj,
-                                      const KernelsAnalysis::Result &R);
+                                      const KernelsAnalysis::Result &R,
+                                      unsigned *Nearness = nullptr);
   /// The selected kernels both have: (index in R, index in FILE's).
   std::vector<std::pair<size_t, size_t>>
   selected(const KernelsAnalysis::Result &R, const SwapReplacement &F) const;

@@ -60,7 +60,8 @@ struct SwapReplacement {
   /// Function symbols (address, size) by name.
   llvm::StringMap<std::pair<uint64_t, uint64_t>> Functions;
   /// Variables the host can reach (exported STT_OBJECT other than kernel
-  /// descriptors).
+  /// descriptors, HIP's translation-unit markers and its empty constant
+  /// __HIP_Coordinates<...>::x/y/z).
   std::vector<std::string> Variables;
 
 private:
