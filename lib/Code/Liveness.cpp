@@ -8,9 +8,6 @@
 #include "llvm/MC/MCInstrDesc.h"
 #include "llvm/MC/MCInstrInfo.h"
 
-#include <functional>
-#include <tuple>
-
 using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::code;
@@ -95,12 +92,6 @@ public:
   std::vector<int32_t> SiteBlock;
   /// Where a site key lies: instruction sites (even keys) map through this.
   std::vector<uint32_t> InsnBlock;
-  /// Whether instruction \p A runs before instruction \p B on every path
-  /// to B (set once dominators are known).
-  std::function<bool(uint32_t A, uint32_t B)> Dominates;
-  /// The same operation on the same values gives the same value: the site
-  /// that first made (Op, A, B).
-  DenseMap<std::tuple<uint8_t, uint32_t, uint32_t>, uint32_t> Memo;
   static uint64_t joinKey(uint32_t B, int Sub) {
     return ((uint64_t(B) << 24 | uint64_t(Sub + 8)) << 1) | 1;
   }
@@ -184,16 +175,6 @@ static void transfer(const ExecEffect &E, ExecState &S, ExecValues &V,
   auto Eval = [&](const MaskRef &RA,
                   const MaskRef &RB) -> std::optional<uint32_t> {
     std::optional<uint32_t> A = ValueOf(RA), B = ValueOf(RB);
-    // An operation an instruction on every path here already did on the
-    // same two values made the same value (a mask applied twice, e.g.
-    // once around a load and once around the store of what it loaded).
-    if (A && B && V.Dominates && E.O != ExecEffect::SubsetOfCur &&
-        E.O != ExecEffect::Mov && E.O != ExecEffect::Unknown) {
-      auto MK = std::make_tuple(uint8_t(E.O), *A, *B);
-      auto [It, New] = V.Memo.try_emplace(MK, Insn);
-      if (!New && It->second != Insn && V.Dominates(It->second, Insn))
-        return V.id(uint64_t(It->second) * 2);
-    }
     switch (E.O) {
     case ExecEffect::NoOp:
     case ExecEffect::Unknown:
@@ -666,10 +647,6 @@ Liveness code::computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
   for (uint32_t B = 0; B < NB; ++B)
     for (uint32_t I = G.Blocks[B].First; I < G.Blocks[B].End; ++I)
       V.InsnBlock[I] = B;
-  V.Dominates = [&](uint32_t A, uint32_t B) {
-    uint32_t BA = V.InsnBlock[A], BB = V.InsnBlock[B];
-    return BA == BB ? A < B : StrictlyDominates(int32_t(BA), BB);
-  };
   // The value at the start of block B of values \p Vals from its
   // predecessors (the join made at site \p Sub of B when they differ).
   // The joins made at each block: (value, site), for the final pass.
