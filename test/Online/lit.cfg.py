@@ -8,6 +8,9 @@
 # features), plus:
 #   %fetch_deb   Inputs/fetch-deb.py: downloads a Debian package once into a
 #                cache under this build directory and extracts it
+#   %swap_pairs_every  N of swap-rocsparse.test: it swaps every N-th of the
+#                742 pairs (default 10, a sample that keeps CI short); the
+#                whole sweep is `lit --param swap-pairs-every=1 ...`
 #
 # Feature 'debian-archive': apt knows librocrand1 (apt-get download
 # --print-uris) and its archive answers (or the cache already holds the
@@ -30,6 +33,11 @@ deb_cache = os.path.join(config.hotswap_obj_root, "test", "Online", "deb-cache")
 config.substitutions.insert(
     0, ("%fetch_deb", '"%s" "%s" --cache "%s"'
         % (sys.executable, os.path.join(here, "Inputs", "fetch-deb.py"), deb_cache)))
+
+every = lit_config.params.get("swap-pairs-every", "10")
+if not every.isdigit() or int(every) < 1:
+    lit_config.fatal("--param swap-pairs-every=%s: a whole number >= 1 is needed" % every)
+config.substitutions.insert(0, ("%swap_pairs_every", every))
 
 
 def debian_archive_reachable():

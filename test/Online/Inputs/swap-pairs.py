@@ -8,6 +8,8 @@ each pair runs hotswap-opt -passes='swap-kernels<with=A;skip-incompatible>,
 verify' on B: every kernel they share at once; then one kernel at a time for
 the first SINGLES of them. Every output must verify; every --check-th one
 must also be a fixed point of the pipeline and restore to B byte for byte.
+With --every N only every N-th pair is swapped (a sample spread over all of
+them; the CI default of swap-rocsparse.test), 1 for the whole sweep.
 Prints one summary line, and the first swap an error or a kernel left
 names. The first pair is written to OUTDIR/file.co and OUTDIR/object.co.
 """
@@ -45,13 +47,18 @@ def main():
     ap.add_argument("--hotswap", required=True)
     ap.add_argument("--readelf", required=True)
     ap.add_argument("--target", required=True)
-    ap.add_argument("--singles", type=int, default=40)
+    ap.add_argument("--singles", type=int, default=None,
+                    help="pairs also swapped one kernel at a time "
+                    "(default 40, 40/N with --every N)")
     ap.add_argument("--check", type=int, default=20)
+    ap.add_argument("--every", type=int, default=1)
     ap.add_argument("lib")
     ap.add_argument("outdir")
     ap.add_argument("fatbin", nargs=argparse.REMAINDER,
                     help="after --: the fatbin.py command line")
     a = ap.parse_args()
+    if a.singles is None:
+        a.singles = max(1, 40 // a.every)
     if a.fatbin[:1] == ["--"]:
         a.fatbin = a.fatbin[1:]
 
@@ -127,15 +134,18 @@ def main():
     for k, ((f, o), shared) in enumerate(pairs.items()):
         c["pairs"] += 1
         c["shared"] += len(shared)
-        swap(f, o, None, k % a.check == 0)
+        if k % a.every:
+            continue
+        c["run"] += 1
+        swap(f, o, None, (k // a.every) % a.check == 0)
         if singles < a.singles:
             singles += 1
             c["single-runs"] += 1
             swap(f, o, shared[0], True)
-    print("%s: %d code objects, %d pairs sharing %d kernels; swapped %d, left %d, "
-          "failed runs %d; checked %d: %d not idempotent or not restored; "
-          "single-kernel runs %d"
-          % (a.target, len(objs), c["pairs"], c["shared"], c["swapped"], c["left"],
+    print("%s: %d code objects, %d pairs sharing %d kernels; %d pairs run: "
+          "swapped %d, left %d, failed runs %d; checked %d: %d not idempotent or "
+          "not restored; single-kernel runs %d"
+          % (a.target, len(objs), c["pairs"], c["shared"], c["run"], c["swapped"], c["left"],
              c["failed"], c["checked"], c["checked"] - c["checked-ok"],
              c["single-runs"]))
     for p in problems[:1]:
