@@ -11,6 +11,10 @@
 #include "hotswap/Code/CFG.h"
 #include "hotswap/Code/Liveness.h"
 #include "hotswap/Code/Registers.h"
+#include "hotswap/Code/WaitCounts.h"
+#include "hotswap/Support/Format.h"
+
+#include "llvm/MC/MCInst.h"
 
 #include "gtest/gtest.h"
 
@@ -44,6 +48,16 @@ struct Fn {
     return rm().format(L.liveBefore(B)[*I - G.Blocks[B].First]);
   }
   std::string liveIn(uint32_t B = 0) const { return rm().format(L.LiveIn[B]); }
+
+  /// The memory operations in flight before the instruction at \p Addr.
+  std::string waitsAt(Generation Gen, uint64_t Addr) const {
+    WaitCounts W = computeWaitCounts(*MC, G, Bytes, F.Kind, Gen);
+    std::optional<uint32_t> I = G.insnAt(Addr);
+    if (!I)
+      return "<no instruction>";
+    uint32_t B = G.blockOf(*I);
+    return W.statesBefore(B)[*I - G.Blocks[B].First].format(W.Set, rm());
+  }
 };
 
 std::unique_ptr<Fn> build(StringRef MCPU, StringRef Asm,
@@ -317,6 +331,270 @@ TEST(DecodedCodeTest, CallsReadEverything) {
   ASSERT_TRUE(F->G.Calls[0].Target);
   EXPECT_EQ(*F->G.Calls[0].Target, 0x1004u + 0x100u);
   EXPECT_NE(F->liveIn().find("v[0:"), std::string::npos);
+}
+
+/// The waits of one instruction assembled by LLVM MC for \p MCPU.
+std::string waitsOf(StringRef MCPU, Generation Gen, StringRef Asm) {
+  auto MC = TargetMC::create(MCPU, "");
+  if (!MC)
+    return toString(MC.takeError());
+  auto B = (*MC)->assemble(Asm);
+  if (!B)
+    return toString(B.takeError());
+  auto D = (*MC)->decodeOne(*B, 0);
+  if (!D)
+    return "<not decoded>";
+  CounterSet Set = CounterSet::of(Gen);
+  WaitEffect E = waitEffect(**MC, D->Inst, Set);
+  std::string S;
+  for (auto &[C, N] : E.Waits)
+    S += (S.empty() ? "" : " ") + Set.name(C).str() + "(" + std::to_string(N) +
+         ")";
+  return S;
+}
+
+// The s_waitcnt fields of every generation, against LLVM's assembler.
+TEST(WaitCountsTest, WaitcntFieldsMatchTheAssembler) {
+  EXPECT_EQ(waitsOf("gfx803", Generation::GFX8,
+                    "s_waitcnt vmcnt(13) expcnt(5) lgkmcnt(9)"),
+            "vmcnt(13) expcnt(5) lgkmcnt(9)");
+  EXPECT_EQ(waitsOf("gfx900", Generation::GFX9,
+                    "s_waitcnt vmcnt(37) expcnt(3) lgkmcnt(14)"),
+            "vmcnt(37) expcnt(3) lgkmcnt(14)");
+  EXPECT_EQ(waitsOf("gfx1030", Generation::GFX10,
+                    "s_waitcnt vmcnt(37) expcnt(6) lgkmcnt(45)"),
+            "vmcnt(37) expcnt(6) lgkmcnt(45)");
+  EXPECT_EQ(waitsOf("gfx1100", Generation::GFX11,
+                    "s_waitcnt vmcnt(37) expcnt(6) lgkmcnt(45)"),
+            "vmcnt(37) expcnt(6) lgkmcnt(45)");
+  // Counters a wait leaves out are at their largest (no wait).
+  EXPECT_EQ(waitsOf("gfx900", Generation::GFX9, "s_waitcnt lgkmcnt(0)"),
+            "vmcnt(63) expcnt(7) lgkmcnt(0)");
+  EXPECT_EQ(waitsOf("gfx1100", Generation::GFX11, "s_waitcnt_vscnt null, 5"),
+            "vscnt(5)");
+  // Another register than null adds its value: no wait is assumed.
+  EXPECT_EQ(waitsOf("gfx1030", Generation::GFX10, "s_waitcnt_vscnt s4, 0"), "");
+  EXPECT_EQ(waitsOf("gfx1200", Generation::GFX12, "s_wait_kmcnt 0x1f"),
+            "kmcnt(31)");
+  EXPECT_EQ(waitsOf("gfx1200", Generation::GFX12, "s_wait_samplecnt 3"),
+            "samplecnt(3)");
+  EXPECT_EQ(waitsOf("gfx1200", Generation::GFX12, "s_wait_loadcnt_dscnt 0x502"),
+            "loadcnt(5) dscnt(2)");
+}
+
+// VMEM loads return in order: a wait for N retires all but the N newest.
+TEST(WaitCountsTest, InOrderLoadsRetireByDistance) {
+  auto F = build("gfx900", "global_load_dword v1, v[2:3], off\n" // 0x1000
+                           "global_load_dword v4, v[2:3], off\n" // 0x1008
+                           "s_waitcnt vmcnt(1)\n"                // 0x1010
+                           "v_mov_b32 v5, v1\n"                  // 0x1014
+                           "s_waitcnt vmcnt(0)\n"                // 0x1018
+                           "v_mov_b32 v6, v4\n"                  // 0x101c
+                           "s_endpgm\n");
+  ASSERT_TRUE(F);
+  EXPECT_EQ(F->waitsAt(Generation::GFX9, 0x1000), "none");
+  EXPECT_EQ(F->waitsAt(Generation::GFX9, 0x1010), "vmcnt<=2 v1 v4");
+  EXPECT_EQ(F->waitsAt(Generation::GFX9, 0x1014), "vmcnt<=1 v4");
+  EXPECT_EQ(F->waitsAt(Generation::GFX9, 0x101c), "none");
+}
+
+// Scalar loads return out of order: only lgkmcnt(0) retires them.
+TEST(WaitCountsTest, ScalarLoadsNeedAWaitForZero) {
+  auto F = build("gfx900", "s_load_dword s4, s[0:1], 0x0\n" // 0x1000
+                           "s_load_dword s5, s[0:1], 0x4\n" // 0x1008
+                           "s_waitcnt lgkmcnt(1)\n"         // 0x1010
+                           "s_waitcnt lgkmcnt(0)\n"         // 0x1014
+                           "s_endpgm\n");                   // 0x1018
+  ASSERT_TRUE(F);
+  EXPECT_EQ(F->waitsAt(Generation::GFX9, 0x1014),
+            "lgkmcnt<=1 unordered s[4:5]");
+  EXPECT_EQ(F->waitsAt(Generation::GFX9, 0x1018), "none");
+}
+
+// gfx10+: stores count on vscnt, which s_waitcnt does not wait for.
+TEST(WaitCountsTest, StoresCountOnVscntFromGFX10) {
+  auto F = build("gfx1030", "global_store_dword v[2:3], v1, off\n" // 0x1000
+                            "s_waitcnt vmcnt(0)\n"                 // 0x1008
+                            "s_waitcnt_vscnt null, 0\n"            // 0x100c
+                            "s_endpgm\n");                         // 0x1010
+  ASSERT_TRUE(F);
+  EXPECT_EQ(F->waitsAt(Generation::GFX10, 0x100c), "vscnt<=1");
+  EXPECT_EQ(F->waitsAt(Generation::GFX10, 0x1010), "none");
+  // Before gfx10 the same store counts on vmcnt.
+  auto G = build("gfx900", "global_store_dword v[2:3], v1, off\n"
+                           "s_waitcnt vmcnt(0)\n"
+                           "s_endpgm\n");
+  ASSERT_TRUE(G);
+  EXPECT_EQ(G->waitsAt(Generation::GFX9, 0x1008), "vmcnt<=1");
+  EXPECT_EQ(G->waitsAt(Generation::GFX9, 0x100c), "none");
+}
+
+// A join keeps what either path may leave in flight, at its smaller
+// distance; a loop converges.
+TEST(WaitCountsTest, JoinsAndLoops) {
+  auto F = build("gfx90a", "s_cmp_eq_u32 s0, 0\n"                // 0x1000
+                           "s_cbranch_scc1 2\n"                  // 0x1004
+                           "global_load_dword v1, v[2:3], off\n" // 0x1008
+                           "global_load_dword v4, v[2:3], off\n" // 0x1010
+                           "s_waitcnt vmcnt(1)\n"                // 0x1018
+                           "s_sub_u32 s0, s0, 1\n"               // 0x101c
+                           "s_cbranch_scc0 -7\n"                 // 0x1020
+                           "s_endpgm\n");                        // 0x1024
+  ASSERT_TRUE(F);
+  EXPECT_EQ(findings(F->G), "");
+  // From the loop's back edge the last iteration's v4 load may still be in
+  // flight: three loads at most, v1's with one after it.
+  EXPECT_EQ(F->waitsAt(Generation::GFX9, 0x1018), "vmcnt<=3 v1 v4");
+  EXPECT_EQ(F->waitsAt(Generation::GFX9, 0x101c), "vmcnt<=1 v4");
+  EXPECT_EQ(F->waitsAt(Generation::GFX9, 0x1024), "vmcnt<=1 v4");
+}
+
+// A cache invalidate may count on vmcnt: the bound grows, but it does not
+// push older loads further from the newest (it may not count at all).
+TEST(WaitCountsTest, CacheOperationsMayCount) {
+  auto F = build("gfx900", "global_load_dword v1, v[2:3], off\n" // 0x1000
+                           "buffer_wbinvl1_vol\n"                // 0x1008
+                           "global_load_dword v4, v[2:3], off\n" // 0x1010
+                           "s_waitcnt vmcnt(1)\n"                // 0x1018
+                           "s_waitcnt vmcnt(0)\n"                // 0x101c
+                           "s_endpgm\n");                        // 0x1020
+  ASSERT_TRUE(F);
+  EXPECT_EQ(F->waitsAt(Generation::GFX9, 0x1018), "vmcnt<=3 v1 v4");
+  // v1 has one load after it for certain: vmcnt(1) retires it.
+  EXPECT_EQ(F->waitsAt(Generation::GFX9, 0x101c), "vmcnt<=1 v4");
+  EXPECT_EQ(F->waitsAt(Generation::GFX9, 0x1020), "none");
+}
+
+// Kinds that return out of order on one counter: an image sample and a
+// buffer load on gfx10's vmcnt; FLAT on lgkmcnt (it may be LDS).
+TEST(WaitCountsTest, MixedKindsAreUnordered) {
+  auto F = build("gfx1030",
+                 "image_sample v[0:3], v[4:5], s[8:15], s[16:19] dmask:0xf "
+                 "dim:SQ_RSRC_IMG_2D\n"
+                 "global_load_dword v6, v[8:9], off\n"
+                 "s_waitcnt vmcnt(1)\n"
+                 "s_endpgm\n");
+  ASSERT_TRUE(F);
+  std::optional<uint32_t> End = F->G.insnAt(F->G.End - 4);
+  ASSERT_TRUE(End);
+  EXPECT_EQ(F->waitsAt(Generation::GFX10, F->G.Insns[*End].Addr),
+            "vmcnt<=1 unordered v[0:3] v6");
+  auto G = build("gfx900", "flat_load_dword v1, v[2:3]\n" // 0x1000
+                           "s_waitcnt vmcnt(0)\n"         // 0x1008
+                           "s_endpgm\n");                 // 0x100c
+  ASSERT_TRUE(G);
+  // Its result is waited for on vmcnt (see WaitCounts.h).
+  EXPECT_EQ(G->waitsAt(Generation::GFX9, 0x1008),
+            "vmcnt<=1 v1; lgkmcnt<=1 unordered");
+  EXPECT_EQ(G->waitsAt(Generation::GFX9, 0x100c), "lgkmcnt<=1 unordered");
+}
+
+// FLAT may address LDS: then lgkmcnt(1) retires no LDS load. A compiler
+// that knew the address was global waits so (verify-code asks both ways).
+TEST(WaitCountsTest, FlatMayAccessLDS) {
+  auto F = build("gfx803", "flat_load_dword v1, v[2:3]\n" // 0x1000
+                           "ds_read_b32 v4, v5\n"         // 0x1008
+                           "ds_read_b32 v6, v5\n"         // 0x1010
+                           "s_waitcnt lgkmcnt(1)\n"       // 0x1018
+                           "v_mov_b32 v7, v4\n"           // 0x101c
+                           "s_endpgm\n");
+  ASSERT_TRUE(F);
+  EXPECT_EQ(F->waitsAt(Generation::GFX8, 0x101c),
+            "vmcnt<=1 v1; lgkmcnt<=1 unordered v4 v6");
+  WaitCounts W =
+      computeWaitCounts(*F->MC, F->G, F->Bytes, F->F.Kind, Generation::GFX8,
+                        /*FlatMayAccessLDS=*/false);
+  EXPECT_TRUE(W.HasFlat);
+  uint32_t I = *F->G.insnAt(0x101c);
+  EXPECT_EQ(W.statesBefore(0)[I].format(W.Set, F->rm()),
+            "vmcnt<=1 v1; lgkmcnt<=1 v6");
+}
+
+// After a call, and at a device function's entry, anything may be in
+// flight until a wait for 0.
+TEST(WaitCountsTest, CallsAndDeviceEntriesAreUnknown) {
+  auto F = build("gfx900", "s_swappc_b64 s[30:31], s[4:5]\n" // 0x1000
+                           "s_waitcnt vmcnt(0) lgkmcnt(0)\n" // 0x1004
+                           "s_endpgm\n");                    // 0x1008
+  ASSERT_TRUE(F);
+  EXPECT_EQ(F->waitsAt(Generation::GFX9, 0x1004),
+            "vmcnt unknown unordered any register; expcnt unknown unordered "
+            "any register; lgkmcnt unknown unordered any register");
+  // A wait names every counter: expcnt(7) bounds it, but not to 0.
+  EXPECT_EQ(F->waitsAt(Generation::GFX9, 0x1008),
+            "expcnt<=7 unordered any register");
+  auto D = build("gfx900",
+                 "s_waitcnt vmcnt(0) expcnt(0) lgkmcnt(0)\n"
+                 "s_setpc_b64 s[30:31]\n",
+                 FunctionKind::Device);
+  ASSERT_TRUE(D);
+  EXPECT_NE(D->waitsAt(Generation::GFX9, 0x1000), "none");
+  EXPECT_EQ(D->waitsAt(Generation::GFX9, 0x1004), "none");
+}
+
+std::string windows(const FunctionCFG &G) {
+  std::string S;
+  for (const CodeWindow &W : G.Windows)
+    S += windowKindName(W.K).str() + " [" + hex(W.Begin) + ", " + hex(W.End) +
+         ")\n";
+  return S;
+}
+
+// s_clause groups the next simm16[5:0] + 1 instructions.
+TEST(DecodedCodeTest, ClauseWindow) {
+  auto F = build("gfx1030", "s_clause 0x1\n"                      // 0x1000
+                            "global_load_dword v1, v[2:3], off\n" // 0x1004
+                            "global_load_dword v4, v[2:3], off\n" // 0x100c
+                            "s_waitcnt vmcnt(0)\n"                // 0x1014
+                            "s_endpgm\n");                        // 0x1018
+  ASSERT_TRUE(F);
+  EXPECT_EQ(windows(F->G), "clause [0x1000, 0x1014)\n");
+  EXPECT_TRUE(F->G.mayInsertAt(0x1000));
+  EXPECT_FALSE(F->G.mayInsertAt(0x1004));
+  EXPECT_FALSE(F->G.mayInsertAt(0x100c));
+  EXPECT_TRUE(F->G.mayInsertAt(0x1014));
+}
+
+// VGPR MSBs (gfx1250) until reset; a raised priority does not forbid.
+TEST(DecodedCodeTest, VGPRMSBAndPriorityWindows) {
+  auto F = build("gfx1250", "s_set_vgpr_msb 1\n" // 0x1000
+                            "v_mov_b32 v1, v2\n" // 0x1004
+                            "s_set_vgpr_msb 0\n" // 0x1008
+                            "s_setprio 2\n"      // 0x100c
+                            "v_mov_b32 v1, v2\n" // 0x1010
+                            "s_setprio 0\n"      // 0x1014
+                            "s_endpgm\n");       // 0x1018
+  ASSERT_TRUE(F);
+  EXPECT_EQ(windows(F->G), "vgpr msb set [0x1000, 0x100c)\n"
+                           "priority raised [0x100c, 0x1018)\n");
+  EXPECT_TRUE(F->G.mayInsertAt(0x1000));
+  EXPECT_FALSE(F->G.mayInsertAt(0x1004)); // would run with the MSBs set
+  EXPECT_FALSE(F->G.mayInsertAt(0x1008));
+  EXPECT_TRUE(F->G.mayInsertAt(0x100c));
+  EXPECT_TRUE(F->G.mayInsertAt(0x1010)); // at a raised priority: allowed
+}
+
+// A preloading kernel: firmware may start it 256 bytes in, so that is a
+// block start reached from outside, and the header is one window.
+TEST(DecodedCodeTest, PreloadHeader) {
+  std::string Asm = "s_load_dwordx2 s[8:9], s[4:5], 0x0\n"
+                    "s_waitcnt lgkmcnt(0)\n"
+                    "s_branch 61\n";
+  for (int I = 0; I < 61; ++I)
+    Asm += "s_nop 0\n";
+  Asm += "v_mov_b32 v1, s8\n"
+         "s_endpgm\n";
+  auto F = build("gfx90a", Asm);
+  ASSERT_TRUE(F);
+  F->F.PreloadHeader = true;
+  FunctionCFG G = buildCFG(*F->MC, F->F, F->Bytes, F->Map);
+  EXPECT_EQ(windows(G), "kernarg preload header [0x1000, 0x1100)\n");
+  std::optional<uint32_t> I = G.insnAt(0x1100);
+  ASSERT_TRUE(I);
+  EXPECT_EQ(G.Insns[G.Blocks[G.blockOf(*I)].First].Addr, 0x1100u);
+  EXPECT_TRUE(G.Blocks[G.blockOf(*I)].Reachable);
+  EXPECT_FALSE(G.mayInsertAt(0x1010));
+  EXPECT_TRUE(G.mayInsertAt(0x1100));
 }
 
 TEST(DecodedCodeTest, RegisterSetsFormat) {

@@ -50,6 +50,25 @@ StringRef code::blockExitName(BlockExit E) {
   return "?";
 }
 
+StringRef code::windowKindName(CodeWindow::Kind K) {
+  switch (K) {
+  case CodeWindow::Clause:
+    return "clause";
+  case CodeWindow::PreloadHeader:
+    return "kernarg preload header";
+  case CodeWindow::VGPRMSB:
+    return "vgpr msb set";
+  case CodeWindow::Priority:
+    return "priority raised";
+  }
+  return "?";
+}
+
+bool FunctionCFG::mayInsertAt(uint64_t Addr) const {
+  return llvm::none_of(
+      Windows, [&](const CodeWindow &W) { return W.forbidsInsertAt(Addr); });
+}
+
 bool FunctionCFG::editable() const {
   return llvm::none_of(Findings,
                        [](const CodeFinding &F) { return F.Blocking; });
@@ -311,6 +330,56 @@ static std::optional<uint64_t> apply(const ScalarOp &Op, const Insn &I,
   return std::nullopt;
 }
 
+/// The windows of \p G from the instructions that open and close them
+/// (\p Marks) and, for a kernel with a preload header, its first 256
+/// bytes. Straight-line order: a window ends at the instruction closing it
+/// or at the function's end, whatever the branches between.
+static void
+addWindows(FunctionCFG &G, const CodeFunction &F,
+           ArrayRef<std::tuple<uint32_t, int64_t, CodeWindow::Kind>> Marks) {
+  if (G.Insns.empty())
+    return;
+  uint64_t End = G.Insns.back().end();
+  if (F.PreloadHeader)
+    G.Windows.push_back(
+        {F.Begin, std::min(F.Begin + 256, End), CodeWindow::PreloadHeader});
+  std::optional<uint64_t> OpenMSB, OpenPrio;
+  for (auto &[I, Imm, K] : Marks) {
+    const Insn &In = G.Insns[I];
+    switch (K) {
+    case CodeWindow::Clause: {
+      // simm16[5:0] is the number of instructions grouped, minus one.
+      uint64_t Last =
+          std::min<uint64_t>(I + 1 + (Imm & 0x3f), G.Insns.size() - 1);
+      G.Windows.push_back({In.Addr, G.Insns[Last].end(), CodeWindow::Clause});
+      break;
+    }
+    case CodeWindow::VGPRMSB:
+    case CodeWindow::Priority: {
+      std::optional<uint64_t> &Open =
+          K == CodeWindow::VGPRMSB ? OpenMSB : OpenPrio;
+      // From the instruction that sets the state to the end of the one
+      // that resets it: code inserted anywhere between runs in the state.
+      if (Open)
+        G.Windows.push_back({*Open, In.end(), K});
+      Open.reset();
+      if (Imm != 0)
+        Open = In.Addr;
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  if (OpenMSB && *OpenMSB < End)
+    G.Windows.push_back({*OpenMSB, End, CodeWindow::VGPRMSB});
+  if (OpenPrio && *OpenPrio < End)
+    G.Windows.push_back({*OpenPrio, End, CodeWindow::Priority});
+  llvm::sort(G.Windows, [](const CodeWindow &A, const CodeWindow &B) {
+    return std::tie(A.Begin, A.End) < std::tie(B.Begin, B.End);
+  });
+}
+
 FunctionCFG code::buildCFG(const amdgpu::TargetMC &MC, const CodeFunction &F,
                            ArrayRef<uint8_t> Bytes, const FunctionMap &Map) {
   FunctionCFG G;
@@ -319,14 +388,27 @@ FunctionCFG code::buildCFG(const amdgpu::TargetMC &MC, const CodeFunction &F,
   const InsnKinds &K = InsnKinds::get(MC.instrInfo());
   const RegisterModel &RM = RegisterModel::get(MC.regInfo());
   std::vector<ScalarOp> Ops;
+  // Instructions that open or close windows: index, immediate, kind.
+  std::vector<std::tuple<uint32_t, int64_t, CodeWindow::Kind>> Marks;
   uint32_t Visited = 0;
   DecodedRange R =
-      decodeRange(MC, Bytes, F.Begin, [&](const Insn &, const MCInst &MI) {
+      decodeRange(MC, Bytes, F.Begin, [&](const Insn &In, const MCInst &MI) {
         if (auto Op = scalarOp(MI, Visited, K, MC.instrInfo(), RM))
           Ops.push_back(*Op);
+        StringRef N = K.baseName(In.Opcode);
+        std::optional<CodeWindow::Kind> W;
+        if (N == "S_CLAUSE")
+          W = CodeWindow::Clause;
+        else if (N == "S_SET_VGPR_MSB")
+          W = CodeWindow::VGPRMSB;
+        else if (N == "S_SETPRIO")
+          W = CodeWindow::Priority;
+        if (W && MI.getNumOperands() && MI.getOperand(0).isImm())
+          Marks.emplace_back(Visited, MI.getOperand(0).getImm(), *W);
         ++Visited;
       });
   G.Insns = std::move(R.Insns);
+  addWindows(G, F, Marks);
   auto Find = [&](uint64_t Addr, const Twine &Msg, bool Blocking) {
     G.Findings.push_back({Addr, Msg.str(), Blocking});
   };
@@ -340,6 +422,17 @@ FunctionCFG code::buildCFG(const amdgpu::TargetMC &MC, const CodeFunction &F,
   // Leaders: the entry, every branch target in the function, and every
   // instruction after one that ends a block.
   std::set<uint32_t> Leaders{0};
+  if (F.PreloadHeader && F.contains(F.Begin + 256)) {
+    // The firmware's second entry.
+    if (std::optional<uint32_t> I = G.insnAt(F.Begin + 256))
+      Leaders.insert(*I);
+    else
+      Find(F.Begin + 256,
+           "the preload entry " + hex(F.Begin + 256) +
+               " (where firmware may start the kernel) is inside an "
+               "instruction",
+           true);
+  }
   for (uint32_t I = 0; I < G.Insns.size(); ++I) {
     const Insn &In = G.Insns[I];
     if (In.endsBlock() && I + 1 < G.Insns.size())
@@ -531,6 +624,12 @@ FunctionCFG code::buildCFG(const amdgpu::TargetMC &MC, const CodeFunction &F,
       G.Blocks[E.To].Preds.push_back(B);
   std::vector<uint32_t> Work{0};
   G.Blocks[0].Reachable = true;
+  if (F.PreloadHeader)
+    if (std::optional<uint32_t> I = G.insnAt(F.Begin + 256)) {
+      uint32_t B = G.blockOf(*I);
+      G.Blocks[B].Reachable = true;
+      Work.push_back(B);
+    }
   while (!Work.empty()) {
     uint32_t B = Work.back();
     Work.pop_back();
@@ -540,8 +639,15 @@ FunctionCFG code::buildCFG(const amdgpu::TargetMC &MC, const CodeFunction &F,
         Work.push_back(E.To);
       }
   }
-  for (const Block &Bl : G.Blocks)
+  // Unreachable s_nop runs are padding the assembler put before an aligned
+  // block (loops, a preload header's end): explained, not a finding.
+  for (Block &Bl : G.Blocks)
     if (!Bl.Reachable)
+      Bl.Padding =
+          std::all_of(G.Insns.begin() + Bl.First, G.Insns.begin() + Bl.End,
+                      [&](const Insn &In) { return K.is(In.Opcode, "S_NOP"); });
+  for (const Block &Bl : G.Blocks)
+    if (!Bl.Reachable && !Bl.Padding)
       Find(G.Insns[Bl.First].Addr,
            "block at " + hex(G.Insns[Bl.First].Addr) +
                " is not reachable from the entry",

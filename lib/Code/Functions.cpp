@@ -86,6 +86,7 @@ FunctionMap code::findFunctions(const Object &Obj,
     FunctionKind Kind = FunctionKind::Device;
     std::optional<uint64_t> SymSize;
     bool Wave32 = false;
+    bool PreloadHeader = false;
   };
   bool AllWave32 =
       !Kernels.empty() &&
@@ -105,6 +106,7 @@ FunctionMap code::findFunctions(const Object &Obj,
       St.Name = K.Name;
     St.Kind = FunctionKind::Kernel;
     St.Wave32 = K.Wave32;
+    St.PreloadHeader = K.PreloadHeader;
   }
   for (SymbolTable *T : {Obj.symtab(), Obj.dynsym()}) {
     if (!T)
@@ -139,6 +141,8 @@ FunctionMap code::findFunctions(const Object &Obj,
       F.Kind = It->second.Kind;
       F.Sec = S;
       F.Wave32 = F.Kind == FunctionKind::Kernel ? It->second.Wave32 : AllWave32;
+      F.PreloadHeader =
+          F.Kind == FunctionKind::Kernel && It->second.PreloadHeader;
       F.Begin = It->first;
       F.End = Limit;
       if (const std::optional<uint64_t> &Size = It->second.SymSize) {

@@ -12,8 +12,8 @@ using namespace hotswap::code;
 AnalysisKey CodeAnalysis::Key;
 
 CodeAnalysis::Result::Result(Object &Obj, std::unique_ptr<amdgpu::TargetMC> MC,
-                             FunctionMap Map)
-    : Obj(&Obj), MC(std::move(MC)), Map(std::move(Map)) {
+                             FunctionMap Map, amdgpu::Generation Gen)
+    : Obj(&Obj), MC(std::move(MC)), Map(std::move(Map)), Gen(Gen) {
   Code.resize(this->Map.Functions.size());
   Graphs.resize(this->Map.Functions.size());
 }
@@ -45,6 +45,7 @@ const CodeAnalysis::FunctionCode &CodeAnalysis::Result::function(size_t I) {
       FC->CFG = buildCFG(*MC, F, B, Map);
     Graphs[I].reset();
     FC->Live = computeLiveness(*MC, FC->CFG, B, F.Kind, F.Wave32);
+    FC->Waits = computeWaitCounts(*MC, FC->CFG, B, F.Kind, Gen);
     Code[I] = std::move(FC);
   }
   return *Code[I];
@@ -92,7 +93,8 @@ Expected<CodeAnalysis::Result> CodeAnalysis::run(Object &Obj,
   for (const KernelInfo &KI : K->Kernels)
     Entries.push_back(
         {KI.Name, KI.CodeEntry,
-         K->Target.Gen >= amdgpu::Generation::GFX10 && KI.KD.isWave32()});
+         K->Target.Gen >= amdgpu::Generation::GFX10 && KI.KD.isWave32(),
+         K->Target.PreloadSkipsPrologue && KI.KD.kernargPreloadLength() > 0});
   FunctionMap Map = findFunctions(Obj, Entries, MC->get());
-  return Result(Obj, std::move(*MC), std::move(Map));
+  return Result(Obj, std::move(*MC), std::move(Map), K->Target.Gen);
 }

@@ -110,7 +110,10 @@ void CodePrinter::printCFG(CodeAnalysis::Result &R, size_t FI,
     OS << "  bb" << B << " "
        << range(G.Insns[Bl.First].Addr, G.Insns[Bl.End - 1].end()) << " "
        << counted(Bl.End - Bl.First, "instruction") << " -> " << succText(Bl)
-       << (Bl.Reachable ? "" : " (unreachable)") << "\n";
+       << (Bl.Reachable ? ""
+           : Bl.Padding ? " (padding)"
+                        : " (unreachable)")
+       << "\n";
     if (Opts.Insns)
       for (uint32_t I = Bl.First; I < Bl.End; ++I)
         OS << "    " << hex(G.Insns[I].Addr) << ": "
@@ -130,6 +133,10 @@ void CodePrinter::printCFG(CodeAnalysis::Result &R, size_t FI,
     if (G.Insns[I].F == Flow::IndirectJump)
       OS << "  indirect jump at " << hex(G.Insns[I].Addr) << " -> " << hex(T)
          << "\n";
+  for (const CodeWindow &W : G.Windows)
+    OS << "  window " << range(W.Begin, W.End) << " " << windowKindName(W.K)
+       << (W.K == CodeWindow::Priority ? "" : " (no code inserted inside)")
+       << "\n";
   for (const CodeFinding &Fd : G.Findings)
     OS << "  finding" << (Fd.Blocking ? " (blocking)" : "") << ": "
        << Fd.Message << "\n";
@@ -151,7 +158,8 @@ json::Object CodePrinter::cfgJSON(CodeAnalysis::Result &R, size_t FI) const {
                    {"instructions", Bl.End - Bl.First},
                    {"successors", std::move(Succs)},
                    {"exit", blockExitName(Bl.Exit)},
-                   {"reachable", Bl.Reachable}};
+                   {"reachable", Bl.Reachable},
+                   {"padding", Bl.Padding}};
     if (Opts.Insns) {
       json::Array Insns;
       for (uint32_t I = Bl.First; I < Bl.End; ++I)
@@ -174,10 +182,18 @@ json::Object CodePrinter::cfgJSON(CodeAnalysis::Result &R, size_t FI) const {
     Findings.push_back(json::Object{{"address", static_cast<int64_t>(Fd.Addr)},
                                     {"message", Fd.Message},
                                     {"blocking", Fd.Blocking}});
+  json::Array Windows;
+  for (const CodeWindow &W : G.Windows)
+    Windows.push_back(
+        json::Object{{"begin", static_cast<int64_t>(W.Begin)},
+                     {"end", static_cast<int64_t>(W.End)},
+                     {"kind", windowKindName(W.K)},
+                     {"forbids_insert", W.K != CodeWindow::Priority}});
   return json::Object{{"name", F.Name},
                       {"kind", kindName(F.Kind)},
                       {"begin", static_cast<int64_t>(F.Begin)},
                       {"end", static_cast<int64_t>(F.End)},
+                      {"windows", std::move(Windows)},
                       {"decoded_bytes", static_cast<int64_t>(G.decodedBytes())},
                       {"instructions", static_cast<int64_t>(G.Insns.size())},
                       {"editable", G.editable()},
@@ -225,14 +241,22 @@ void CodePrinter::printLiveness(CodeAnalysis::Result &R, size_t FI,
     OS << "  bb" << B << " " << hex(G.Insns[Bl.First].Addr)
        << (FC.Live.ExecFullBefore[Bl.First] ? "" : " (exec partial)") << "\n";
     OS << "    in:  " << RM.format(FC.Live.LiveIn[B]) << "\n";
+    const code::WaitCounts &W = FC.Waits;
+    if (!W.In[B].idle())
+      OS << "    in flight: " << W.In[B].format(W.Set, RM) << "\n";
     if (Opts.Insns) {
       std::vector<RegSet> Before = FC.Live.liveBefore(B);
-      for (uint32_t I = Bl.First; I < Bl.End; ++I)
+      std::vector<code::WaitState> Waits = W.statesBefore(B);
+      for (uint32_t I = Bl.First; I < Bl.End; ++I) {
         OS << "    " << hex(G.Insns[I].Addr) << ": "
            << insnText(R, F, G.Insns[I]) << "\n      exec e"
            << FC.Live.execBefore(I) << " (in e"
            << FC.Live.execParent(FC.Live.execBefore(I))
-           << "), live: " << RM.format(Before[I - Bl.First]) << "\n";
+           << "), live: " << RM.format(Before[I - Bl.First]);
+        if (!Waits[I - Bl.First].idle())
+          OS << "; in flight: " << Waits[I - Bl.First].format(W.Set, RM);
+        OS << "\n";
+      }
     }
     OS << "    out: " << RM.format(FC.Live.LiveOut[B]) << "\n";
   }
@@ -252,15 +276,18 @@ json::Object CodePrinter::livenessJSON(CodeAnalysis::Result &R,
         {"begin", static_cast<int64_t>(G.Insns[Bl.First].Addr)},
         {"exec_full", static_cast<bool>(FC.Live.ExecFullBefore[Bl.First])},
         {"live_in", RM.format(FC.Live.LiveIn[B])},
+        {"in_flight", FC.Waits.In[B].format(FC.Waits.Set, RM)},
         {"live_out", RM.format(FC.Live.LiveOut[B])}};
     if (Opts.Insns) {
       std::vector<RegSet> Before = FC.Live.liveBefore(B);
+      std::vector<code::WaitState> Waits = FC.Waits.statesBefore(B);
       json::Array Insns;
       for (uint32_t I = Bl.First; I < Bl.End; ++I)
-        Insns.push_back(
-            json::Object{{"address", static_cast<int64_t>(G.Insns[I].Addr)},
-                         {"text", insnText(R, F, G.Insns[I])},
-                         {"live", RM.format(Before[I - Bl.First])}});
+        Insns.push_back(json::Object{
+            {"address", static_cast<int64_t>(G.Insns[I].Addr)},
+            {"text", insnText(R, F, G.Insns[I])},
+            {"live", RM.format(Before[I - Bl.First])},
+            {"in_flight", Waits[I - Bl.First].format(FC.Waits.Set, RM)}});
       O["insns"] = std::move(Insns);
     }
     Blocks.push_back(std::move(O));

@@ -160,6 +160,47 @@ undefinedReads(const FunctionCFG &G, const Liveness &L, const RegSet &AtEntry,
   return Out;
 }
 
+/// Reads of a register a load may still be writing (a wait is missing, or
+/// the wait-count analysis is wrong): instruction index, unit, counter.
+/// Counters left unknown by a call or a device function's entry are not
+/// counted (there any register may be pending until a wait for 0).
+static std::vector<std::tuple<uint32_t, unsigned, Counter>>
+inFlightReads(const FunctionCFG &G, const Liveness &L, const WaitCounts &W) {
+  std::vector<std::tuple<uint32_t, unsigned, Counter>> Out;
+  for (uint32_t B = 0; B < G.Blocks.size(); ++B) {
+    if (!G.Blocks[B].Reachable)
+      continue;
+    WaitState S = W.In[B];
+    for (uint32_t I = G.Blocks[B].First; I < G.Blocks[B].End; ++I) {
+      for (unsigned C = 0; C < NumCounters; ++C) {
+        if (S.C[C].AnyReg || S.C[C].Regs.empty())
+          continue;
+        for (uint16_t U : L.regs(I).Uses)
+          for (const PendingReg &P : S.C[C].Regs)
+            if (P.Unit == U)
+              Out.emplace_back(I, U, Counter(C));
+      }
+      W.step(I, S);
+    }
+  }
+  return Out;
+}
+
+static std::string
+inFlightText(ArrayRef<std::tuple<uint32_t, unsigned, Counter>> Reads,
+             const FunctionCFG &G, const WaitCounts &W,
+             const RegisterModel &RM) {
+  auto [I, U, C] = Reads.front();
+  RegSet One = RM.emptySet();
+  One.set(U);
+  std::string S = "reads " + RM.format(One) + " at " + hex(G.Insns[I].Addr) +
+                  " while a load into it may be in flight (" +
+                  W.Set.name(C).str() + ")";
+  if (Reads.size() > 1)
+    S += "; " + std::to_string(Reads.size() - 1) + " more such reads";
+  return S;
+}
+
 Expected<PreservedAnalyses>
 VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   auto K = AM.getResult<KernelsAnalysis>(Obj);
@@ -178,8 +219,9 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
 
   struct Totals {
     uint64_t Functions = 0, Kernels = 0, Bytes = 0, Decoded = 0, Blocks = 0,
-             Unreachable = 0, NotEditable = 0, AbiOk = 0, AbiUndef = 0,
-             AbiConservative = 0, CountsOk = 0, CountsChecked = 0;
+             Unreachable = 0, Padding = 0, NotEditable = 0, AbiOk = 0,
+             AbiUndef = 0, AbiConservative = 0, CountsOk = 0, CountsChecked = 0,
+             WaitsOk = 0, WaitsFlat = 0, WaitsChecked = 0, InFlightReads = 0;
   } T;
   std::vector<std::string> Exceptions, Failures, Notes;
   const FunctionMap &M = R->functions();
@@ -200,8 +242,10 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
     T.Bytes += F.size();
     T.Decoded += G.decodedBytes();
     T.Blocks += G.Blocks.size();
-    for (const Block &B : G.Blocks)
-      T.Unreachable += !B.Reachable;
+    for (const Block &B : G.Blocks) {
+      T.Unreachable += !B.Reachable && !B.Padding;
+      T.Padding += B.Padding;
+    }
     std::string Who = "function '" + F.Name + "'";
     if (!G.editable()) {
       ++T.NotEditable;
@@ -211,6 +255,26 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
     }
     if (std::optional<std::string> P = graphProblem(G))
       Failures.push_back(Who + ": graph: " + *P);
+    // Compiled code waits before it reads what a load writes: a read of a
+    // register still in flight is a missing wait or a wrong analysis.
+    if (G.editable() && FC.Waits.Converged) {
+      ++T.WaitsChecked;
+      auto Reads = inFlightReads(G, FC.Live, FC.Waits);
+      // A compiler that knew its FLAT accesses were global waited for them
+      // on vmcnt alone: explained, if that is all there is.
+      if (Reads.empty())
+        ++T.WaitsOk;
+      else if (FC.Waits.HasFlat &&
+               inFlightReads(G, FC.Live,
+                             computeWaitCounts(R->mc(), G, R->bytes(F), F.Kind,
+                                               R->generation(),
+                                               /*FlatMayAccessLDS=*/false))
+                   .empty())
+        ++T.WaitsFlat;
+      else
+        Exceptions.push_back(Who + ": " + inFlightText(Reads, G, FC.Waits, RM));
+      T.InFlightReads += Reads.size();
+    }
     if (F.Kind != FunctionKind::Kernel || G.Blocks.empty())
       continue;
     auto KIt = KernelAt.find(F.Begin);
@@ -310,12 +374,17 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
              {"decoded_bytes", static_cast<int64_t>(T.Decoded)},
              {"blocks", static_cast<int64_t>(T.Blocks)},
              {"unreachable_blocks", static_cast<int64_t>(T.Unreachable)},
+             {"padding_blocks", static_cast<int64_t>(T.Padding)},
              {"not_editable", static_cast<int64_t>(T.NotEditable)},
              {"abi_ok", static_cast<int64_t>(T.AbiOk)},
              {"abi_undefined_reads", static_cast<int64_t>(T.AbiUndef)},
              {"abi_conservative", static_cast<int64_t>(T.AbiConservative)},
              {"counts_checked", static_cast<int64_t>(T.CountsChecked)},
              {"counts_ok", static_cast<int64_t>(T.CountsOk)},
+             {"waits_checked", static_cast<int64_t>(T.WaitsChecked)},
+             {"waits_ok", static_cast<int64_t>(T.WaitsOk)},
+             {"waits_flat_global", static_cast<int64_t>(T.WaitsFlat)},
+             {"in_flight_reads", static_cast<int64_t>(T.InFlightReads)},
              {"exceptions", std::move(Ex)},
              {"failures", std::move(Fa)}}}};
     if (Ctx.JSONOut)
@@ -331,13 +400,19 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
        << (T.NotEditable == 1 ? " function" : " functions")
        << " not editable\n";
     OS << "  graph: " << T.Blocks << " blocks, " << T.Unreachable
-       << " unreachable\n";
+       << " unreachable, " << T.Padding << " s_nop padding\n";
     OS << "  abi: " << T.AbiOk << " of " << T.Kernels
        << " kernels read at entry only what the ABI sets; " << T.AbiUndef
        << " also read registers no instruction wrote; " << T.AbiConservative
        << " leave to code not analysed (a call or an unresolved jump)\n";
     OS << "  counts: " << T.CountsOk << " of " << T.CountsChecked
        << " kernels stay within their metadata's register counts\n";
+    OS << "  waits: " << T.WaitsOk << " of " << T.WaitsChecked
+       << " functions read no register a load may still be writing";
+    if (T.WaitsFlat)
+      OS << "; " << T.WaitsFlat
+         << " more where FLAT accesses are taken as not LDS";
+    OS << "\n";
     for (const std::string &S : Exceptions)
       OS << "  exception: " << S << "\n";
     for (const std::string &S : Notes)

@@ -74,6 +74,8 @@ struct Block {
   std::vector<uint32_t> Preds;
   BlockExit Exit = BlockExit::None;
   bool Reachable = false;
+  /// Unreachable, and nothing but s_nop: alignment padding.
+  bool Padding = false;
 };
 
 struct CallSite {
@@ -89,6 +91,28 @@ struct CodeFinding {
   bool Blocking = true;
 };
 
+/// Instructions a client must not insert code between or move apart.
+struct CodeWindow {
+  enum Kind : uint8_t {
+    Clause,        // s_clause and the instructions it groups
+    PreloadHeader, // a preloading kernel's first 256 bytes: firmware may
+                   // start it at their end
+    VGPRMSB,       // after s_set_vgpr_msb with a value other than 0: VGPR
+                   // numbers mean other registers until it is reset
+    Priority,      // between s_setprio N > 0 and s_setprio 0: code inserted
+                   // there runs at the raised priority (allowed)
+  };
+  uint64_t Begin = 0, End = 0;
+  Kind K = Clause;
+
+  /// Whether code inserted before the instruction at \p Addr would break
+  /// the window (Priority never does).
+  bool forbidsInsertAt(uint64_t Addr) const {
+    return K != Priority && Addr > Begin && Addr < End;
+  }
+};
+llvm::StringRef windowKindName(CodeWindow::Kind K);
+
 struct FunctionCFG {
   uint64_t Begin = 0, End = 0;
   std::vector<Insn> Insns;
@@ -97,8 +121,13 @@ struct FunctionCFG {
   /// Resolved s_setpc_b64 / s_swappc_b64: instruction index and target.
   std::vector<std::pair<uint32_t, uint64_t>> Indirect;
   std::vector<CodeFinding> Findings;
+  /// By address.
+  std::vector<CodeWindow> Windows;
 
   bool editable() const;
+  /// Whether code may be inserted before the instruction at \p Addr (no
+  /// window forbids it).
+  bool mayInsertAt(uint64_t Addr) const;
   /// Bytes of the function that decoded (up to the first that did not).
   uint64_t decodedBytes() const {
     return Insns.empty() ? 0 : Insns.back().end() - Begin;

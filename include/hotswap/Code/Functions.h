@@ -45,6 +45,9 @@ struct CodeFunction {
   /// Runs in wave32 mode: a kernel whose descriptor says so, a device
   /// function of an object whose kernels all do.
   bool Wave32 = false;
+  /// A kernel that preloads kernargs on a target whose firmware may start
+  /// it at Begin + 256 (its first 256 bytes are the compatibility header).
+  bool PreloadHeader = false;
 
   uint64_t size() const { return End - Begin; }
   bool contains(uint64_t A) const { return A >= Begin && A < End; }
@@ -65,6 +68,8 @@ struct KernelEntry {
   std::string Name;
   uint64_t Entry = 0;
   bool Wave32 = false;
+  /// See CodeFunction::PreloadHeader.
+  bool PreloadHeader = false;
 };
 
 struct FunctionMap {

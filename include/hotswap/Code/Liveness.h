@@ -36,9 +36,9 @@
 // the function keep everything live; a call reads everything and ends no
 // life (the callee may read any register its convention allows).
 //
-// Not modelled yet: destinations of loads still in flight (live until the
-// matching s_waitcnt); a client choosing a scratch register must also keep
-// clear of those.
+// Destinations of loads still in flight are not part of liveness: a client
+// choosing a scratch register must also keep clear of those
+// (WaitCounts.h: WaitState::inFlight).
 //
 //===----------------------------------------------------------------------===//
 

@@ -5,7 +5,8 @@
 //   The object's functions (code::findFunctions: kernels through their
 //   descriptors' code entries, device functions through STT_FUNC symbols)
 //   and, per function on demand, its decoded instructions and control-flow
-//   graph (code::buildCFG) and register liveness (code::computeLiveness).
+//   graph (code::buildCFG), register liveness (code::computeLiveness) and
+//   the memory operations in flight (code::computeWaitCounts).
 //
 //   Function-level cache: a function's graph and liveness are computed on
 //   first request and kept in the result until invalidate(F) drops that
@@ -28,6 +29,7 @@
 #include "hotswap/Code/CFG.h"
 #include "hotswap/Code/Functions.h"
 #include "hotswap/Code/Liveness.h"
+#include "hotswap/Code/WaitCounts.h"
 #include "hotswap/Pass/AnalysisManager.h"
 
 #include <memory>
@@ -46,23 +48,26 @@ public:
   struct FunctionCode {
     code::FunctionCFG CFG;
     code::Liveness Live;
+    code::WaitCounts Waits;
   };
 
   class Result {
   public:
     Result(Object &Obj, std::unique_ptr<amdgpu::TargetMC> MC,
-           code::FunctionMap Map);
+           code::FunctionMap Map, amdgpu::Generation Gen);
     Result(Result &&) = default;
     ~Result();
 
     const code::FunctionMap &functions() const { return Map; }
     amdgpu::TargetMC &mc() const { return *MC; }
+    amdgpu::Generation generation() const { return Gen; }
     /// The bytes of function \p F.
     llvm::ArrayRef<uint8_t> bytes(const code::CodeFunction &F) const;
 
     /// Function \p I's graph, computed on first use.
     const code::FunctionCFG &cfg(size_t I);
-    /// Function \p I's graph and liveness, computed on first use.
+    /// Function \p I's graph, liveness and wait counts, computed on first
+    /// use.
     const FunctionCode &function(size_t I);
     /// Whether anything of function \p I is cached. Clients that only look
     /// at a function once (printers, verify-code) drop what they made, so
@@ -81,6 +86,7 @@ public:
     Object *Obj;
     std::unique_ptr<amdgpu::TargetMC> MC;
     code::FunctionMap Map;
+    amdgpu::Generation Gen;
     std::vector<std::unique_ptr<FunctionCode>> Code;
     /// Graphs computed without liveness (cfg()).
     std::vector<std::unique_ptr<code::FunctionCFG>> Graphs;

@@ -12,11 +12,16 @@ symbol of the code object. Then, independently of the graph builder:
   * every branch llvm-objdump shows to such a label (from the instruction's
     address) is an edge of ours from the block that holds the branch to
     the block at the label;
-  * every block of ours is reachable (or its finding says why).
+  * every block of ours is reachable (or its finding says why), but for
+    s_nop alignment padding;
+  * with TARGET:preload (clang preloads kernargs), every kernel has its
+    256-byte header window and a block start where firmware enters.
 and verify-code must decode every byte, find nothing unreachable, explain
 the registers live at every kernel's entry (set by the ABI, read before
-any write, or at a call) and keep every kernel within its metadata's
-register counts. Prints "== TARGET" and one line per check, then "agree"
+any write, or at a call), keep every kernel within its metadata's
+register counts, and find no read of a register a load may still be
+writing (clang's waits are the independent view of the wait counters).
+Prints "== TARGET" and one line per check, then "agree"
 or "DISAGREE"; exits 1 on any disagreement.
 """
 import argparse
@@ -27,7 +32,7 @@ import subprocess
 import sys
 
 
-def check(tool, llvm_bin, obj):
+def check(tool, llvm_bin, obj, preload):
     """The label, branch and reachability checks of OBJECT: True if all hold."""
     out = subprocess.run([tool, "-passes=print<cfg>", "--kernels-format=json",
                           obj], check=True, capture_output=True,
@@ -103,10 +108,25 @@ def check(tool, llvm_bin, obj):
     print("branches: %d of %d branches to labels are edges" % (found, branches))
     ok &= found == branches and branches > 0
 
-    unreachable = sum(1 for f in fns for b in f["blocks"] if not b["reachable"])
+    unreachable = sum(1 for f in fns for b in f["blocks"]
+                      if not b["reachable"] and not b["padding"])
     blocks = sum(len(f["blocks"]) for f in fns)
     print("blocks: %d, %d unreachable" % (blocks, unreachable))
-    return ok and unreachable == 0
+    ok &= unreachable == 0
+
+    if preload:
+        # Firmware may start a preloading kernel 256 bytes in: that is a
+        # block start, and the bytes before it one window.
+        kernels = [f for f in fns if f["kind"] == "kernel"]
+        good = [f for f in kernels
+                if f["begin"] + 256 in starts
+                and any(w["kind"] == "kernarg preload header"
+                        and w["begin"] == f["begin"]
+                        and w["end"] == f["begin"] + 256 for w in f["windows"])]
+        print("preload: %d of %d kernels have the header window and the "
+              "second entry" % (len(good), len(kernels)))
+        ok &= len(good) == len(kernels) > 0
+    return ok
 
 
 def main():
@@ -121,13 +141,19 @@ def main():
     ok = True
     for t in a.targets:
         cpu, _, feats = t.partition(":")
+        # "preload" is no feature: it asks clang to preload kernargs.
+        preload = feats == "preload"
+        if preload:
+            feats = ""
         name = t.replace(":", "_").replace("+", "")
         base = os.path.join(a.out, name)
         mattr = ["-mattr=" + feats] if feats else []
         subprocess.run([tool("clang"), "--target=amdgcn-amd-amdhsa", "-mcpu=" + cpu,
                         "-nogpulib", "-O2", "-S", a.source, "-o", base + ".s"]
                        + (["-Xclang", "-target-feature", "-Xclang", feats]
-                          if feats else []), check=True)
+                          if feats else [])
+                       + (["-mllvm", "-amdgpu-kernarg-preload-count=16"]
+                          if preload else []), check=True)
         subprocess.run([tool("llvm-mc"), "-triple=amdgcn-amd-amdhsa", "-mcpu=" + cpu]
                        + mattr + ["--save-temp-labels", "-filetype=obj",
                                   base + ".s", "-o", base + ".o"], check=True)
@@ -135,7 +161,7 @@ def main():
                         "-o", base + ".so"], check=True)
         print("== " + t)
         sys.stdout.flush()
-        ok &= check(a.tool, a.llvm_bin, base + ".so")
+        ok &= check(a.tool, a.llvm_bin, base + ".so", preload)
         v = subprocess.run([a.tool, "-passes=verify-code", "--kernels-format=json",
                             base + ".so"], capture_output=True, text=True)
         if v.returncode != 0:
@@ -146,15 +172,16 @@ def main():
         r = (doc[0] if isinstance(doc, list) else doc)["verify-code"]
         explained = r["abi_ok"] + r["abi_undefined_reads"] + r["abi_conservative"]
         print("verify-code: %d of %d bytes decoded, %d unreachable, abi %d of %d "
-              "kernels (%d exact), counts %d of %d"
+              "kernels (%d exact), counts %d of %d, waits %d of %d"
               % (r["decoded_bytes"], r["bytes"], r["unreachable_blocks"],
                  explained, r["kernels"], r["abi_ok"], r["counts_ok"],
-                 r["counts_checked"]))
+                 r["counts_checked"], r["waits_ok"], r["waits_checked"]))
         for e in r["exceptions"]:
             print("  exception: " + e)
         ok &= (r["decoded_bytes"] == r["bytes"] and r["unreachable_blocks"] == 0
                and explained == r["kernels"] and r["kernels"] > 0
-               and r["counts_ok"] == r["counts_checked"] and not r["failures"])
+               and r["counts_ok"] == r["counts_checked"] and not r["failures"]
+               and r["waits_checked"] > 0 and r["waits_ok"] == r["waits_checked"])
     print("%s: %d targets" % ("agree" if ok else "DISAGREE", len(a.targets)))
     return 0 if ok else 1
 
