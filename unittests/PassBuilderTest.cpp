@@ -124,6 +124,12 @@ TEST(PassBuilderTest, RejectsWithExactMessages) {
       {"print<cfg;x>", "invalid pipeline 'print<cfg;x>': print<cfg>: unknown "
                        "parameter 'x' (known: only=REGEX, insns) (at column "
                        "1)"},
+      {"verify-code<insns>",
+       "invalid pipeline 'verify-code<insns>': pass 'verify-code': unknown "
+       "parameter 'insns' (known: only=REGEX) (at column 1)"},
+      {"print<liveness;only=a;only=(>",
+       "invalid pipeline 'print<liveness;only=a;only=(>': invalid regular "
+       "expression '(' in only=: parentheses not balanced (at column 1)"},
       {"trampoline<>", "invalid pipeline 'trampoline<>': pipeline alias "
                        "'trampoline' takes no parameters (at column 1)"},
       {"verify,trampoline<form=long>",

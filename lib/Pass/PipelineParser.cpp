@@ -177,3 +177,30 @@ Expected<std::string> hotswap::regexParam(StringRef Key, StringRef Value) {
                      "=: " + Err);
   return Value.str();
 }
+
+Error hotswap::parseOnlyParams(StringRef Pass, StringRef Params,
+                               std::string &Only,
+                               ArrayRef<std::pair<StringRef, bool *>> Flags) {
+  SmallVector<StringRef, 4> Parts;
+  Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
+  for (StringRef P : Parts) {
+    auto [Key, Value] = P.split('=');
+    if (Key == "only" && P.contains('=')) {
+      Expected<std::string> RE = regexParam(Key, Value);
+      if (!RE)
+        return RE.takeError();
+      Only = std::move(*RE);
+      continue;
+    }
+    auto F = llvm::find_if(Flags, [&](auto &Flag) { return Flag.first == P; });
+    if (F == Flags.end()) {
+      std::string Known = "only=REGEX";
+      for (auto &Flag : Flags)
+        Known += ", " + Flag.first.str();
+      return makeError((Pass.empty() ? "" : Pass + ": ") +
+                       "unknown parameter '" + P + "' (known: " + Known + ")");
+    }
+    *F->second = true;
+  }
+  return Error::success();
+}

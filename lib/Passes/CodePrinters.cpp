@@ -373,22 +373,9 @@ Expected<PreservedAnalyses> CodePrinter::run(Object &Obj, AnalysisManager &AM,
 static Expected<CodePrinterOptions> parseOptions(StringRef Printer,
                                                  StringRef Params) {
   CodePrinterOptions O;
-  SmallVector<StringRef, 4> Parts;
-  Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
-  for (StringRef P : Parts) {
-    auto [Key, Value] = P.split('=');
-    if (Key == "only" && P.contains('=')) {
-      Expected<std::string> RE = regexParam(Key, Value);
-      if (!RE)
-        return RE.takeError();
-      O.Only = std::move(*RE);
-    } else if (P == "insns") {
-      O.Insns = true;
-    } else {
-      return makeError("print<" + Printer + ">: unknown parameter '" + P +
-                       "' (known: only=REGEX, insns)");
-    }
-  }
+  if (Error E = parseOnlyParams("print<" + Printer.str() + ">", Params, O.Only,
+                                {{"insns", &O.Insns}}))
+    return std::move(E);
   return O;
 }
 

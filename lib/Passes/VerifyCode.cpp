@@ -24,19 +24,8 @@ VerifyCodePass::~VerifyCodePass() = default;
 
 Expected<std::unique_ptr<Pass>> VerifyCodePass::create(StringRef Params) {
   std::string Only;
-  SmallVector<StringRef, 2> Parts;
-  Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
-  for (StringRef P : Parts) {
-    auto [Key, Value] = P.split('=');
-    if (Key == "only" && P.contains('=')) {
-      Expected<std::string> RE = regexParam(Key, Value);
-      if (!RE)
-        return RE.takeError();
-      Only = std::move(*RE);
-    } else {
-      return makeError("unknown parameter '" + P + "' (known: only=REGEX)");
-    }
-  }
+  if (Error E = parseOnlyParams("", Params, Only))
+    return std::move(E);
   return std::make_unique<VerifyCodePass>(std::move(Only));
 }
 

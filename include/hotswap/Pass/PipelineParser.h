@@ -33,6 +33,14 @@ using PassFactory = std::function<llvm::Expected<std::unique_ptr<Pass>>(
 llvm::Expected<std::string> regexParam(llvm::StringRef Key,
                                        llvm::StringRef Value);
 
+/// The parameters "only=REGEX;FLAG;..." of pass \p Pass: only= (checked by
+/// regexParam) into \p Only, each of \p Flags sets its bool. Anything else
+/// is "PASS: unknown parameter 'P' (known: only=REGEX, FLAG...)" (without
+/// "PASS: " when \p Pass is empty: the parser names registered passes).
+llvm::Error
+parseOnlyParams(llvm::StringRef Pass, llvm::StringRef Params, std::string &Only,
+                llvm::ArrayRef<std::pair<llvm::StringRef, bool *>> Flags = {});
+
 /// A pipeline as parsed: each pass's factory and parameters, aliases
 /// expanded, every name and parameter checked. It makes the PassManager of
 /// each run (passes keep state per run) without reading the text again.
