@@ -381,7 +381,8 @@ addWindows(FunctionCFG &G, const CodeFunction &F,
 }
 
 FunctionCFG code::buildCFG(const amdgpu::TargetMC &MC, const CodeFunction &F,
-                           ArrayRef<uint8_t> Bytes, const FunctionMap &Map) {
+                           ArrayRef<uint8_t> Bytes, const FunctionMap &Map,
+                           std::vector<MCInst> *Decoded) {
   FunctionCFG G;
   G.Begin = F.Begin;
   G.End = F.End;
@@ -405,6 +406,8 @@ FunctionCFG code::buildCFG(const amdgpu::TargetMC &MC, const CodeFunction &F,
           W = CodeWindow::Priority;
         if (W && MI.getNumOperands() && MI.getOperand(0).isImm())
           Marks.emplace_back(Visited, MI.getOperand(0).getImm(), *W);
+        if (Decoded)
+          Decoded->push_back(MI);
         ++Visited;
       });
   G.Insns = std::move(R.Insns);

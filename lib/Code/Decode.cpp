@@ -158,3 +158,14 @@ std::optional<amdgpu::DecodedInst> code::decodeAt(const amdgpu::TargetMC &MC,
   return MC.decodeOne(Bytes.drop_front(I.Addr - Begin), I.Addr,
                       /*AllowSoftFail=*/true);
 }
+
+std::vector<MCInst> code::decodeInsns(const amdgpu::TargetMC &MC,
+                                      ArrayRef<Insn> Insns,
+                                      ArrayRef<uint8_t> Bytes, uint64_t Begin) {
+  std::vector<MCInst> Out(Insns.size());
+  for (size_t I = 0; I < Insns.size(); ++I)
+    if (std::optional<amdgpu::DecodedInst> D =
+            decodeAt(MC, Bytes, Begin, Insns[I]))
+      Out[I] = D->Inst;
+  return Out;
+}

@@ -189,6 +189,13 @@ void Liveness::step(uint32_t I, State &S) const {
 Liveness code::computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                                ArrayRef<uint8_t> Bytes, FunctionKind Kind,
                                bool Wave32) {
+  return computeLiveness(MC, G, decodeInsns(MC, G.Insns, Bytes, G.Begin), Kind,
+                         Wave32);
+}
+
+Liveness code::computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
+                               ArrayRef<MCInst> Decoded, FunctionKind Kind,
+                               bool Wave32) {
   (void)Kind; // the entry's EXEC is the reference for kernels and functions
   const RegisterModel &RM = RegisterModel::get(MC.regInfo());
   const InsnKinds &K = InsnKinds::get(MC.instrInfo());
@@ -214,14 +221,10 @@ Liveness code::computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
   function_ref<bool(const MCInst &)> FetchInactive;
   if (MC.hasFeature("gfx10-insts"))
     FetchInactive = FetchInactiveText;
-  for (size_t I = 0; I < N; ++I) {
-    std::optional<amdgpu::DecodedInst> D =
-        decodeAt(MC, Bytes, G.Begin, G.Insns[I]);
-    if (!D)
-      continue; // decoded before: cannot happen
-    describe(D->Inst, MC.instrInfo(), K, RM, DSIgnoresM0, Wave32, FetchInactive,
-             L.Regs[I], Scratch);
-    Exec[I] = execEffect(D->Inst, MC.instrInfo(), K, RM);
+  for (size_t I = 0; I < N && I < Decoded.size(); ++I) {
+    describe(Decoded[I], MC.instrInfo(), K, RM, DSIgnoresM0, Wave32,
+             FetchInactive, L.Regs[I], Scratch);
+    Exec[I] = execEffect(Decoded[I], MC.instrInfo(), K, RM);
     for (auto *V :
          {&L.Regs[I].Uses, &L.Regs[I].ScalarDefs, &L.Regs[I].VectorDefs})
       for (uint16_t U : *V)

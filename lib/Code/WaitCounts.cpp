@@ -420,19 +420,23 @@ WaitCounts code::computeWaitCounts(const amdgpu::TargetMC &MC,
                                    const FunctionCFG &G,
                                    ArrayRef<uint8_t> Bytes, FunctionKind Kind,
                                    Generation Gen, bool FlatMayAccessLDS) {
+  return computeWaitCounts(MC, G, decodeInsns(MC, G.Insns, Bytes, G.Begin),
+                           Kind, Gen, FlatMayAccessLDS);
+}
+
+WaitCounts code::computeWaitCounts(const amdgpu::TargetMC &MC,
+                                   const FunctionCFG &G,
+                                   ArrayRef<MCInst> Decoded, FunctionKind Kind,
+                                   Generation Gen, bool FlatMayAccessLDS) {
   WaitCounts W;
   W.Set = CounterSet::of(Gen);
   W.Set.FlatMayAccessLDS = FlatMayAccessLDS;
   const InsnKinds &K = InsnKinds::get(MC.instrInfo());
   W.G = &G;
   W.EffectOf.assign(G.Insns.size(), UINT32_MAX);
-  for (uint32_t I = 0; I < G.Insns.size(); ++I) {
-    std::optional<amdgpu::DecodedInst> D =
-        decodeAt(MC, Bytes, G.Begin, G.Insns[I]);
-    if (!D)
-      continue;
+  for (uint32_t I = 0; I < G.Insns.size() && I < Decoded.size(); ++I) {
     W.HasFlat |= K.baseName(G.Insns[I].Opcode).starts_with("FLAT_");
-    WaitEffect E = waitEffect(MC, D->Inst, W.Set);
+    WaitEffect E = waitEffect(MC, Decoded[I], W.Set);
     if (E.empty())
       continue;
     W.EffectOf[I] = W.Effects.size();

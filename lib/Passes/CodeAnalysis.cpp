@@ -5,6 +5,8 @@
 #include "hotswap/Passes/Kernels.h"
 #include "hotswap/Support/Format.h"
 
+#include "llvm/MC/MCInst.h"
+
 using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::code;
@@ -39,13 +41,18 @@ const CodeAnalysis::FunctionCode &CodeAnalysis::Result::function(size_t I) {
     const CodeFunction &F = Map.Functions[I];
     ArrayRef<uint8_t> B = bytes(F);
     auto FC = std::make_unique<FunctionCode>();
-    if (Graphs[I])
+    // Decoded once: the graph keeps no operands; liveness and the wait
+    // counts read them from here.
+    std::vector<MCInst> Decoded;
+    if (Graphs[I]) {
       FC->CFG = std::move(*Graphs[I]);
-    else
-      FC->CFG = buildCFG(*MC, F, B, Map);
+      Decoded = decodeInsns(*MC, FC->CFG.Insns, B, F.Begin);
+    } else {
+      FC->CFG = buildCFG(*MC, F, B, Map, &Decoded);
+    }
     Graphs[I].reset();
-    FC->Live = computeLiveness(*MC, FC->CFG, B, F.Kind, F.Wave32);
-    FC->Waits = computeWaitCounts(*MC, FC->CFG, B, F.Kind, Gen);
+    FC->Live = computeLiveness(*MC, FC->CFG, Decoded, F.Kind, F.Wave32);
+    FC->Waits = computeWaitCounts(*MC, FC->CFG, Decoded, F.Kind, Gen);
     Code[I] = std::move(FC);
   }
   return *Code[I];

@@ -40,6 +40,10 @@
 #include <string>
 #include <vector>
 
+namespace llvm {
+class MCInst;
+} // namespace llvm
+
 namespace hotswap {
 namespace code {
 
@@ -140,8 +144,11 @@ struct FunctionCFG {
 
 /// Decodes \p F (whose bytes are \p Bytes) and builds its graph. \p Map
 /// tells calls and tail jumps into other functions from stray branches.
+/// \p Decoded, when given, receives every instruction with its operands
+/// (index = FunctionCFG::Insns index), for the analyses that read them.
 FunctionCFG buildCFG(const amdgpu::TargetMC &MC, const CodeFunction &F,
-                     llvm::ArrayRef<uint8_t> Bytes, const FunctionMap &Map);
+                     llvm::ArrayRef<uint8_t> Bytes, const FunctionMap &Map,
+                     std::vector<llvm::MCInst> *Decoded = nullptr);
 
 } // namespace code
 } // namespace hotswap

@@ -118,6 +118,14 @@ DecodedRange decodeRange(
     const amdgpu::TargetMC &MC, llvm::ArrayRef<uint8_t> Bytes, uint64_t Addr,
     llvm::function_ref<void(const Insn &, const llvm::MCInst &)> Visit = {});
 
+/// The instructions \p Insns (from decodeRange over \p Bytes starting at
+/// \p Begin) with their operands, decoded again: what an analysis that
+/// reads operands needs when the graph was built without keeping them.
+std::vector<llvm::MCInst> decodeInsns(const amdgpu::TargetMC &MC,
+                                      llvm::ArrayRef<Insn> Insns,
+                                      llvm::ArrayRef<uint8_t> Bytes,
+                                      uint64_t Begin);
+
 /// The full instruction at \p I (which came from decodeRange over \p Bytes
 /// starting at \p Begin).
 std::optional<amdgpu::DecodedInst> decodeAt(const amdgpu::TargetMC &MC,

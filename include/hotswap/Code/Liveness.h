@@ -95,7 +95,8 @@ struct Liveness {
 
 private:
   friend Liveness computeLiveness(const amdgpu::TargetMC &, const FunctionCFG &,
-                                  llvm::ArrayRef<uint8_t>, FunctionKind, bool);
+                                  llvm::ArrayRef<llvm::MCInst>, FunctionKind,
+                                  bool);
 
 public:
   /// What is live, by the EXEC value under which it is read.
@@ -128,6 +129,10 @@ private:
 Liveness computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                          llvm::ArrayRef<uint8_t> Bytes, FunctionKind Kind,
                          bool Wave32);
+/// The same from \p G's instructions already decoded (buildCFG's Decoded).
+Liveness computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
+                         llvm::ArrayRef<llvm::MCInst> Decoded,
+                         FunctionKind Kind, bool Wave32);
 
 } // namespace code
 } // namespace hotswap

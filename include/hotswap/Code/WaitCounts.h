@@ -201,8 +201,8 @@ struct WaitCounts {
 private:
   friend WaitCounts computeWaitCounts(const amdgpu::TargetMC &,
                                       const FunctionCFG &,
-                                      llvm::ArrayRef<uint8_t>, FunctionKind,
-                                      amdgpu::Generation, bool);
+                                      llvm::ArrayRef<llvm::MCInst>,
+                                      FunctionKind, amdgpu::Generation, bool);
   const FunctionCFG *G = nullptr;
   std::vector<uint32_t> EffectOf;
   std::vector<WaitEffect> Effects;
@@ -214,6 +214,11 @@ private:
 WaitCounts computeWaitCounts(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                              llvm::ArrayRef<uint8_t> Bytes, FunctionKind Kind,
                              amdgpu::Generation Gen,
+                             bool FlatMayAccessLDS = true);
+/// The same from \p G's instructions already decoded (buildCFG's Decoded).
+WaitCounts computeWaitCounts(const amdgpu::TargetMC &MC, const FunctionCFG &G,
+                             llvm::ArrayRef<llvm::MCInst> Decoded,
+                             FunctionKind Kind, amdgpu::Generation Gen,
                              bool FlatMayAccessLDS = true);
 
 } // namespace code
