@@ -508,6 +508,11 @@ TEST(WaitCountsTest, FlatMayAccessLDS) {
   uint32_t I = *F->G.insnAt(0x101c);
   EXPECT_EQ(W.statesBefore(0)[I].format(W.Set, F->rm()),
             "vmcnt<=1 v1; lgkmcnt<=1 v6");
+  WaitCounts Again =
+      computeWaitCounts(*F->MC, F->G, F->Bytes, F->F.Kind, Generation::GFX8)
+          .assumingFlatGlobal();
+  EXPECT_EQ(Again.statesBefore(0)[I].format(Again.Set, F->rm()),
+            "vmcnt<=1 v1; lgkmcnt<=1 v6");
 }
 
 // After a call, and at a device function's entry, anything may be in

@@ -212,8 +212,9 @@ WaitEffect code::waitEffect(const amdgpu::TargetMC &MC, const MCInst &MI,
   if (Flat || N.starts_with("GLOBAL_") || N.starts_with("SCRATCH_") ||
       N.starts_with("BUFFER_") || N.starts_with("TBUFFER_") ||
       N.starts_with("IMAGE_")) {
-    if (Flat && Set.FlatMayAccessLDS) // LDS: lgkmcnt/dscnt, out of order
-      E.Events.push_back({Set.route(Counter::DS), EvLDS, true, true});
+    if (Flat) // LDS: lgkmcnt/dscnt, out of order (see FlatMayAccessLDS)
+      E.Events.push_back(
+          {Set.route(Counter::DS), EvLDS, true, true, false, true});
     if (!Returns && !D.mayStore() && !D.mayLoad()) {
       // A cache writeback or invalidate: whether it counts, LLVM's
       // descriptions do not say. It may, in order, on vmcnt (and vscnt).
@@ -398,8 +399,9 @@ void WaitCounts::step(uint32_t I, WaitState &S) const {
     if (Set.has(C))
       waitFor(S.C[unsigned(C)], N);
   for (const WaitEffect::Event &Ev : E->Events)
-    issue(S.C[unsigned(Ev.C)], Set.Max[unsigned(Ev.C)], Ev,
-          Ev.NoDests ? ArrayRef<uint16_t>() : ArrayRef<uint16_t>(E->Dests));
+    if (!Ev.FlatLDS || Set.FlatMayAccessLDS)
+      issue(S.C[unsigned(Ev.C)], Set.Max[unsigned(Ev.C)], Ev,
+            Ev.NoDests ? ArrayRef<uint16_t>() : ArrayRef<uint16_t>(E->Dests));
   if (E->Clobbers)
     unknownState(Set, S);
 }
@@ -442,7 +444,22 @@ WaitCounts code::computeWaitCounts(const amdgpu::TargetMC &MC,
     W.EffectOf[I] = W.Effects.size();
     W.Effects.push_back(std::move(E));
   }
+  W.Kind = Kind;
+  W.solve();
+  return W;
+}
 
+WaitCounts WaitCounts::assumingFlatGlobal() const {
+  WaitCounts W = *this;
+  W.Set.FlatMayAccessLDS = false;
+  W.solve();
+  return W;
+}
+
+void WaitCounts::solve() {
+  WaitCounts &W = *this;
+  const FunctionCFG &G = *this->G;
+  Converged = true;
   size_t NB = G.Blocks.size();
   WaitState Unknown;
   unknownState(W.Set, Unknown);
@@ -495,5 +512,4 @@ WaitCounts code::computeWaitCounts(const amdgpu::TargetMC &MC,
       }
     }
   }
-  return W;
 }

@@ -254,11 +254,7 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       if (Reads.empty())
         ++T.WaitsOk;
       else if (FC.Waits.HasFlat &&
-               inFlightReads(G, FC.Live,
-                             computeWaitCounts(R->mc(), G, R->bytes(F), F.Kind,
-                                               R->generation(),
-                                               /*FlatMayAccessLDS=*/false))
-                   .empty())
+               inFlightReads(G, FC.Live, FC.Waits.assumingFlatGlobal()).empty())
         ++T.WaitsFlat;
       else
         Exceptions.push_back(Who + ": " + inFlightText(Reads, G, FC.Waits, RM));

@@ -120,6 +120,8 @@ struct WaitEffect {
     /// grows, but the operations before it are not taken as further from
     /// the newest (it may not be one of those a wait lets outstanding).
     bool Maybe = false;
+    /// FLAT's count on lgkmcnt/dscnt: left out when FLAT is taken as global.
+    bool FlatLDS = false;
   };
   llvm::SmallVector<Event, 2> Events;
   /// Register units the operation writes when it completes.
@@ -193,6 +195,9 @@ struct WaitCounts {
   std::vector<WaitState> statesBefore(uint32_t B) const;
   /// Moves \p S from before instruction \p I to after it.
   void step(uint32_t I, WaitState &S) const;
+  /// The same function's counters were every FLAT access global (the
+  /// effects are kept; only the data flow runs again).
+  WaitCounts assumingFlatGlobal() const;
   /// The effect of instruction \p I (nullptr when it has none).
   const WaitEffect *effect(uint32_t I) const {
     return EffectOf[I] == UINT32_MAX ? nullptr : &Effects[EffectOf[I]];
@@ -203,7 +208,9 @@ private:
                                       const FunctionCFG &,
                                       llvm::ArrayRef<llvm::MCInst>,
                                       FunctionKind, amdgpu::Generation, bool);
+  void solve();
   const FunctionCFG *G = nullptr;
+  FunctionKind Kind = FunctionKind::Kernel;
   std::vector<uint32_t> EffectOf;
   std::vector<WaitEffect> Effects;
 };
