@@ -314,6 +314,34 @@ TEST(ConcurrencyInputs, ThreadPoolDoesNotChangeOutput) {
   }
 }
 
+// verify-code spreads a code object's functions over the pool's workers,
+// each with its own LLVM MC state: what it prints is what a run without a
+// pool prints (under ThreadSanitizer too: check.sh --tsan).
+TEST(ConcurrencyInputs, VerifyCodeSpreadsFunctionsOverThePool) {
+  const std::vector<Prepared> &All = prepared();
+  ASSERT_EQ(All.size(), NumCases);
+  for (const Prepared &P : All) {
+    auto Printed = [&](ThreadPoolInterface *Pool) {
+      std::string S;
+      raw_string_ostream OS(S);
+      PipelineOptions Opts;
+      Opts.ThreadPool = Pool;
+      Opts.PrintOut = &OS;
+      auto Out = runPipeline(bufferOf(P), "verify-code", Opts);
+      if (!Out)
+        return toString(Out.takeError());
+      return S;
+    };
+    std::string Serial = Printed(nullptr);
+    EXPECT_NE(Serial.find("verify-code: "), std::string::npos) << Serial;
+    for (unsigned Workers : {2u, 3u}) {
+      CountingThreadPool Pool(Workers);
+      EXPECT_EQ(Printed(&Pool), Serial) << P.Name << ", " << Workers;
+      EXPECT_GT(Pool.tasks(), 0u) << P.Name;
+    }
+  }
+}
+
 /// concurrency-gfx900 with a 9 MiB non-loaded section: large enough for
 /// its SHA-256 (the provenance record's) to be computed on the pool while
 /// the passes run, and written after the input's bytes.

@@ -36,24 +36,38 @@ const FunctionCFG &CodeAnalysis::Result::cfg(size_t I) {
   return *Graphs[I];
 }
 
+/// \p FC's liveness and wait counts from its graph and the decoded
+/// instructions (decoded once: the graph keeps no operands).
+static void analyse(CodeAnalysis::FunctionCode &FC, const amdgpu::TargetMC &MC,
+                    const CodeFunction &F, ArrayRef<MCInst> Decoded,
+                    amdgpu::Generation Gen) {
+  FC.Live = computeLiveness(MC, FC.CFG, Decoded, F.Kind, F.Wave32);
+  FC.Waits = computeWaitCounts(MC, FC.CFG, Decoded, F.Kind, Gen);
+}
+
+std::unique_ptr<CodeAnalysis::FunctionCode>
+CodeAnalysis::Result::computeFunction(size_t I, amdgpu::TargetMC &With) const {
+  const CodeFunction &F = Map.Functions[I];
+  auto FC = std::make_unique<FunctionCode>();
+  std::vector<MCInst> Decoded;
+  FC->CFG = buildCFG(With, F, bytes(F), Map, &Decoded);
+  analyse(*FC, With, F, Decoded, Gen);
+  return FC;
+}
+
 const CodeAnalysis::FunctionCode &CodeAnalysis::Result::function(size_t I) {
   if (!Code[I]) {
-    const CodeFunction &F = Map.Functions[I];
-    ArrayRef<uint8_t> B = bytes(F);
-    auto FC = std::make_unique<FunctionCode>();
-    // Decoded once: the graph keeps no operands; liveness and the wait
-    // counts read them from here.
-    std::vector<MCInst> Decoded;
     if (Graphs[I]) {
+      const CodeFunction &F = Map.Functions[I];
+      auto FC = std::make_unique<FunctionCode>();
       FC->CFG = std::move(*Graphs[I]);
-      Decoded = decodeInsns(*MC, FC->CFG.Insns, B, F.Begin);
+      analyse(*FC, *MC, F, decodeInsns(*MC, FC->CFG.Insns, bytes(F), F.Begin),
+              Gen);
+      Code[I] = std::move(FC);
     } else {
-      FC->CFG = buildCFG(*MC, F, B, Map, &Decoded);
+      Code[I] = computeFunction(I, *MC);
     }
     Graphs[I].reset();
-    FC->Live = computeLiveness(*MC, FC->CFG, Decoded, F.Kind, F.Wave32);
-    FC->Waits = computeWaitCounts(*MC, FC->CFG, Decoded, F.Kind, Gen);
-    Code[I] = std::move(FC);
   }
   return *Code[I];
 }

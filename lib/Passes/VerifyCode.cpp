@@ -14,6 +14,9 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/ThreadPool.h"
+
+#include <mutex>
 
 using namespace llvm;
 using namespace hotswap;
@@ -190,6 +193,188 @@ inFlightText(ArrayRef<std::tuple<uint32_t, unsigned, Counter>> Reads,
   return S;
 }
 
+namespace {
+struct Totals {
+  uint64_t Functions = 0, Kernels = 0, Bytes = 0, Decoded = 0, Blocks = 0,
+           Unreachable = 0, Padding = 0, NotEditable = 0, AbiOk = 0,
+           AbiUndef = 0, AbiConservative = 0, CountsOk = 0, CountsChecked = 0,
+           WaitsOk = 0, WaitsFlat = 0, WaitsChecked = 0, InFlightReads = 0;
+  void add(const Totals &O) {
+    uint64_t *A = &Functions;
+    const uint64_t *B = &O.Functions;
+    for (size_t I = 0; I < sizeof(Totals) / sizeof(uint64_t); ++I)
+      A[I] += B[I];
+  }
+};
+/// What checking one function found.
+struct Report {
+  Totals T;
+  std::vector<std::string> Exceptions, Failures, Notes;
+};
+} // namespace
+
+/// Checks function \p F, whose decoded code is \p FC, into \p Out
+/// (\p KernelAt: the kernels by their code entry).
+static void
+checkFunction(const CodeFunction &F, const CodeAnalysis::FunctionCode &FC,
+              const DenseMap<uint64_t, const KernelInfo *> &KernelAt,
+              const RegisterModel &RM, Report &Out) {
+  Totals &T = Out.T;
+  std::vector<std::string> &Exceptions = Out.Exceptions,
+                           &Failures = Out.Failures, &Notes = Out.Notes;
+  const FunctionCFG &G = FC.CFG;
+  ++T.Functions;
+  T.Bytes += F.size();
+  T.Decoded += G.decodedBytes();
+  T.Blocks += G.Blocks.size();
+  for (const Block &B : G.Blocks) {
+    T.Unreachable += !B.Reachable && !B.Padding;
+    T.Padding += B.Padding;
+  }
+  std::string Who = "function '" + F.Name + "'";
+  if (!G.editable()) {
+    ++T.NotEditable;
+    for (const CodeFinding &Fd : G.Findings)
+      if (Fd.Blocking)
+        Exceptions.push_back(Who + ": " + Fd.Message);
+  }
+  if (std::optional<std::string> P = graphProblem(G))
+    Failures.push_back(Who + ": graph: " + *P);
+  // Compiled code waits before it reads what a load writes: a read of a
+  // register still in flight is a missing wait or a wrong analysis.
+  if (G.editable() && FC.Waits.Converged) {
+    ++T.WaitsChecked;
+    auto Reads = inFlightReads(G, FC.Live, FC.Waits);
+    // A compiler that knew its FLAT accesses were global waited for them
+    // on vmcnt alone: explained, if that is all there is.
+    if (Reads.empty())
+      ++T.WaitsOk;
+    else if (FC.Waits.HasFlat &&
+             inFlightReads(G, FC.Live, FC.Waits.assumingFlatGlobal()).empty())
+      ++T.WaitsFlat;
+    else
+      Exceptions.push_back(Who + ": " + inFlightText(Reads, G, FC.Waits, RM));
+    T.InFlightReads += Reads.size();
+  }
+  if (F.Kind != FunctionKind::Kernel || G.Blocks.empty())
+    return;
+  auto KIt = KernelAt.find(F.Begin);
+  if (KIt == KernelAt.end())
+    return;
+  const KernelInfo &KI = *KIt->second;
+  ++T.Kernels;
+
+  // What the ABI sets at wave launch.
+  RegSet Abi = RM.emptySet();
+  RM.addSGPRs(0, KI.LiveInSGPRs, Abi);
+  unsigned WorkItemIDs = (KI.KD.ComputePgmRsrc2 >> 11) & 3;
+  RM.addVGPRs(0, std::min(WorkItemIDs, 2u) + 1, Abi);
+  RM.addClass(RegClass::EXEC, Abi);
+  RegSet Extra = FC.Live.LiveIn[0];
+  Extra.reset(Abi);
+  if (Extra.none()) {
+    ++T.AbiOk;
+  } else {
+    // A register the code reads where no write may have reached it (a
+    // compiler's undef operand, e.g. the unused half of a 64-bit source)
+    // is live at the entry, rightly. What remains is imprecision.
+    std::vector<std::pair<unsigned, uint64_t>> Undef =
+        undefinedReads(G, FC.Live, Abi, RM.numUnits());
+    RegSet Explained = RM.emptySet();
+    uint64_t FirstAt = UINT64_MAX;
+    for (auto &[U, At] : Undef)
+      if (Extra.test(U)) {
+        Explained.set(U);
+        FirstAt = std::min(FirstAt, At);
+      }
+    RegSet Unexplained = Extra;
+    Unexplained.reset(Explained);
+    // Where control leaves to code the analysis does not see (a call, an
+    // unresolved jump), every register is taken as read: sound, and said.
+    bool Conservative =
+        !G.Calls.empty() || llvm::any_of(G.Blocks, [](const Block &B) {
+          return B.Exit != BlockExit::None && B.Exit != BlockExit::EndProgram;
+        });
+    if (Unexplained.none()) {
+      ++T.AbiUndef;
+      Notes.push_back("kernel '" + F.Name + "' reads " + RM.format(Explained) +
+                      " before any write (first at " + hex(FirstAt) + ")");
+    } else if (Conservative) {
+      ++T.AbiConservative;
+      Notes.push_back("kernel '" + F.Name +
+                      "' calls or leaves to code not analysed, where every "
+                      "register counts as read");
+    } else {
+      Exceptions.push_back("kernel '" + F.Name +
+                           "': live at entry, not set by the ABI and "
+                           "written before every read: " +
+                           RM.format(Unexplained));
+    }
+  }
+
+  // Register counts from the metadata.
+  if (!KI.MD)
+    return;
+  ++T.CountsChecked;
+  bool Ok = true;
+  auto Check = [&](RegClass C, std::optional<uint64_t> Count, StringRef Key,
+                   StringRef Prefix) {
+    RegSet Live = FC.Live.EverLive;
+    Live &= FC.Live.Referenced;
+    std::optional<unsigned> H = RM.highest(Live, C);
+    if (!H || !Count || *H < *Count)
+      return;
+    Ok = false;
+    Failures.push_back("kernel '" + F.Name + "': " + Prefix.str() +
+                       std::to_string(*H) + " is live, beyond the metadata's " +
+                       Key.str() + " " + std::to_string(*Count));
+  };
+  Check(RegClass::SGPR, KI.MD->SGPRCount, ".sgpr_count", "s");
+  Check(RegClass::VGPR, KI.MD->VGPRCount, ".vgpr_count", "v");
+  Check(RegClass::AGPR, KI.MD->AGPRCount, ".agpr_count", "a");
+  T.CountsOk += Ok;
+}
+
+/// Checks the functions \p Todo of \p R that nothing has cached on the
+/// threads of \p Pool, each thread with its own TargetMC, into \p Reports
+/// (by position in Todo; the others are left for the caller). Without a
+/// pool, or with one function, nothing is done here.
+static Error
+checkInParallel(const CodeAnalysis::Result &R, const amdgpu::TargetInfo &TI,
+                ArrayRef<size_t> Todo,
+                const DenseMap<uint64_t, const KernelInfo *> &KernelAt,
+                const RegisterModel &RM, ThreadPoolInterface *Pool,
+                std::vector<Report> &Reports) {
+  if (!Pool || Todo.size() < 2 || Pool->getMaxConcurrency() < 2)
+    return Error::success();
+  size_t Chunks = std::min<size_t>(4 * Pool->getMaxConcurrency(), Todo.size());
+  std::mutex M;
+  std::optional<Error> Failed;
+  ThreadPoolTaskGroup Tasks(*Pool);
+  for (size_t C = 0; C < Chunks; ++C)
+    Tasks.async([&, C] {
+      Expected<std::unique_ptr<amdgpu::TargetMC>> MC =
+          amdgpu::TargetMC::create(TI.MCPU, TI.Features);
+      if (!MC) {
+        std::lock_guard<std::mutex> L(M);
+        if (!Failed)
+          Failed.emplace(MC.takeError());
+        else
+          consumeError(MC.takeError());
+        return;
+      }
+      for (size_t J = C; J < Todo.size(); J += Chunks)
+        if (!R.isComputed(Todo[J]))
+          checkFunction(R.functions().Functions[Todo[J]],
+                        *R.computeFunction(Todo[J], **MC), KernelAt, RM,
+                        Reports[J]);
+    });
+  Tasks.wait();
+  if (Failed)
+    return std::move(*Failed);
+  return Error::success();
+}
+
 Expected<PreservedAnalyses>
 VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   auto K = AM.getResult<KernelsAnalysis>(Obj);
@@ -206,18 +391,21 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   for (const KernelInfo &KI : K->Kernels)
     KernelAt[KI.CodeEntry] = &KI;
 
-  struct Totals {
-    uint64_t Functions = 0, Kernels = 0, Bytes = 0, Decoded = 0, Blocks = 0,
-             Unreachable = 0, Padding = 0, NotEditable = 0, AbiOk = 0,
-             AbiUndef = 0, AbiConservative = 0, CountsOk = 0, CountsChecked = 0,
-             WaitsOk = 0, WaitsFlat = 0, WaitsChecked = 0, InFlightReads = 0;
-  } T;
-  std::vector<std::string> Exceptions, Failures, Notes;
   const FunctionMap &M = R->functions();
-  for (size_t I = 0; I < M.Functions.size(); ++I) {
-    const CodeFunction &F = M.Functions[I];
-    if (OnlyRE && !OnlyRE->match(F.Name))
-      continue;
+  // Which functions, and for each what checking it found (in this order,
+  // whatever threads did the work).
+  std::vector<size_t> Todo;
+  for (size_t I = 0; I < M.Functions.size(); ++I)
+    if (!OnlyRE || OnlyRE->match(M.Functions[I].Name))
+      Todo.push_back(I);
+  std::vector<Report> Reports(Todo.size());
+  if (Error E = checkInParallel(*R, K->Target, Todo, KernelAt, RM,
+                                Ctx.ThreadPool, Reports))
+    return std::move(E);
+  for (size_t J = 0; J < Todo.size(); ++J) {
+    if (Reports[J].T.Functions)
+      continue; // done on another thread
+    size_t I = Todo[J];
     // Checked once: what this makes is dropped after, so memory holds one
     // function at a time (what a pass computed before is kept).
     bool Kept = R->isComputed(I);
@@ -225,120 +413,15 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       if (!Kept)
         R->invalidate(I);
     });
-    const CodeAnalysis::FunctionCode &FC = R->function(I);
-    const FunctionCFG &G = FC.CFG;
-    ++T.Functions;
-    T.Bytes += F.size();
-    T.Decoded += G.decodedBytes();
-    T.Blocks += G.Blocks.size();
-    for (const Block &B : G.Blocks) {
-      T.Unreachable += !B.Reachable && !B.Padding;
-      T.Padding += B.Padding;
-    }
-    std::string Who = "function '" + F.Name + "'";
-    if (!G.editable()) {
-      ++T.NotEditable;
-      for (const CodeFinding &Fd : G.Findings)
-        if (Fd.Blocking)
-          Exceptions.push_back(Who + ": " + Fd.Message);
-    }
-    if (std::optional<std::string> P = graphProblem(G))
-      Failures.push_back(Who + ": graph: " + *P);
-    // Compiled code waits before it reads what a load writes: a read of a
-    // register still in flight is a missing wait or a wrong analysis.
-    if (G.editable() && FC.Waits.Converged) {
-      ++T.WaitsChecked;
-      auto Reads = inFlightReads(G, FC.Live, FC.Waits);
-      // A compiler that knew its FLAT accesses were global waited for them
-      // on vmcnt alone: explained, if that is all there is.
-      if (Reads.empty())
-        ++T.WaitsOk;
-      else if (FC.Waits.HasFlat &&
-               inFlightReads(G, FC.Live, FC.Waits.assumingFlatGlobal()).empty())
-        ++T.WaitsFlat;
-      else
-        Exceptions.push_back(Who + ": " + inFlightText(Reads, G, FC.Waits, RM));
-      T.InFlightReads += Reads.size();
-    }
-    if (F.Kind != FunctionKind::Kernel || G.Blocks.empty())
-      continue;
-    auto KIt = KernelAt.find(F.Begin);
-    if (KIt == KernelAt.end())
-      continue;
-    const KernelInfo &KI = *KIt->second;
-    ++T.Kernels;
-
-    // What the ABI sets at wave launch.
-    RegSet Abi = RM.emptySet();
-    RM.addSGPRs(0, KI.LiveInSGPRs, Abi);
-    unsigned WorkItemIDs = (KI.KD.ComputePgmRsrc2 >> 11) & 3;
-    RM.addVGPRs(0, std::min(WorkItemIDs, 2u) + 1, Abi);
-    RM.addClass(RegClass::EXEC, Abi);
-    RegSet Extra = FC.Live.LiveIn[0];
-    Extra.reset(Abi);
-    if (Extra.none()) {
-      ++T.AbiOk;
-    } else {
-      // A register the code reads where no write may have reached it (a
-      // compiler's undef operand, e.g. the unused half of a 64-bit source)
-      // is live at the entry, rightly. What remains is imprecision.
-      std::vector<std::pair<unsigned, uint64_t>> Undef =
-          undefinedReads(G, FC.Live, Abi, RM.numUnits());
-      RegSet Explained = RM.emptySet();
-      uint64_t FirstAt = UINT64_MAX;
-      for (auto &[U, At] : Undef)
-        if (Extra.test(U)) {
-          Explained.set(U);
-          FirstAt = std::min(FirstAt, At);
-        }
-      RegSet Unexplained = Extra;
-      Unexplained.reset(Explained);
-      // Where control leaves to code the analysis does not see (a call, an
-      // unresolved jump), every register is taken as read: sound, and said.
-      bool Conservative =
-          !G.Calls.empty() || llvm::any_of(G.Blocks, [](const Block &B) {
-            return B.Exit != BlockExit::None && B.Exit != BlockExit::EndProgram;
-          });
-      if (Unexplained.none()) {
-        ++T.AbiUndef;
-        Notes.push_back("kernel '" + F.Name + "' reads " +
-                        RM.format(Explained) + " before any write (first at " +
-                        hex(FirstAt) + ")");
-      } else if (Conservative) {
-        ++T.AbiConservative;
-        Notes.push_back("kernel '" + F.Name +
-                        "' calls or leaves to code not analysed, where every "
-                        "register counts as read");
-      } else {
-        Exceptions.push_back("kernel '" + F.Name +
-                             "': live at entry, not set by the ABI and "
-                             "written before every read: " +
-                             RM.format(Unexplained));
-      }
-    }
-
-    // Register counts from the metadata.
-    if (!KI.MD)
-      continue;
-    ++T.CountsChecked;
-    bool Ok = true;
-    auto Check = [&](RegClass C, std::optional<uint64_t> Count, StringRef Key,
-                     StringRef Prefix) {
-      RegSet Live = FC.Live.EverLive;
-      Live &= FC.Live.Referenced;
-      std::optional<unsigned> H = RM.highest(Live, C);
-      if (!H || !Count || *H < *Count)
-        return;
-      Ok = false;
-      Failures.push_back("kernel '" + F.Name + "': " + Prefix.str() +
-                         std::to_string(*H) +
-                         " is live, beyond the metadata's " + Key.str() + " " +
-                         std::to_string(*Count));
-    };
-    Check(RegClass::SGPR, KI.MD->SGPRCount, ".sgpr_count", "s");
-    Check(RegClass::VGPR, KI.MD->VGPRCount, ".vgpr_count", "v");
-    Check(RegClass::AGPR, KI.MD->AGPRCount, ".agpr_count", "a");
-    T.CountsOk += Ok;
+    checkFunction(M.Functions[I], R->function(I), KernelAt, RM, Reports[J]);
+  }
+  Totals T;
+  std::vector<std::string> Exceptions, Failures, Notes;
+  for (Report &Rp : Reports) {
+    T.add(Rp.T);
+    llvm::append_range(Exceptions, Rp.Exceptions);
+    llvm::append_range(Failures, Rp.Failures);
+    llvm::append_range(Notes, Rp.Notes);
   }
 
   auto Pct = [](uint64_t A, uint64_t B) {

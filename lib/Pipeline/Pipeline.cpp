@@ -27,6 +27,7 @@ Error pipeline::runPasses(Object &Obj, PassManager &PM,
     Ctx.Warn = Opts.Warn;
   Ctx.Strict = Opts.Strict;
   Ctx.JSON = Opts.JSON;
+  Ctx.ThreadPool = Opts.ThreadPool;
   if (Opts.PrintOut)
     Ctx.Out = Opts.PrintOut;
   if (Facts && Opts.JSON)

@@ -53,9 +53,9 @@ static cl::opt<bool> DryRun(
     cl::cat(Cat));
 static cl::opt<unsigned> Threads(
     "threads",
-    cl::desc("Threads for inputs and the code objects of containers "
-             "(default: all cores; 1: everything on one thread). Outputs "
-             "never depend on it"),
+    cl::desc("Threads for inputs, the code objects of containers and the "
+             "functions verify-code checks (default: all cores; 1: "
+             "everything on one thread). Outputs never depend on it"),
     cl::value_desc("N"), cl::init(0), cl::cat(Cat));
 static cl::opt<unsigned> ProgressAfter(
     "progress-after", cl::Hidden,

@@ -22,6 +22,10 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
+
+namespace llvm {
+class ThreadPoolInterface;
+} // namespace llvm
 #include <memory>
 #include <optional>
 #include <string>
@@ -111,6 +115,11 @@ struct PassContext {
   /// precondition), so that a container's error names the code object that
   /// nearly fit.
   unsigned UnfitNearness = 0;
+  /// Workers a pass may split its own work across (verify-code: the
+  /// functions of the object), when the run has a pool and the code object
+  /// is not itself one of several running on it. Null: one thread. Output
+  /// must not depend on it.
+  llvm::ThreadPoolInterface *ThreadPool = nullptr;
 };
 
 class Pass {

@@ -66,6 +66,12 @@ public:
 
     /// Function \p I's graph, computed on first use.
     const code::FunctionCFG &cfg(size_t I);
+    /// Function \p I's graph, liveness and wait counts computed with \p MC
+    /// (the object's own or another TargetMC of the same target: one per
+    /// thread), not cached: for clients that spread functions over
+    /// threads. Reads only what is shared read-only.
+    std::unique_ptr<FunctionCode> computeFunction(size_t I,
+                                                  amdgpu::TargetMC &MC) const;
     /// Function \p I's graph, liveness and wait counts, computed on first
     /// use.
     const FunctionCode &function(size_t I);
