@@ -152,9 +152,12 @@ static void transfer(const ExecEffect &E, ExecState &S, ExecValues &V,
     case ExecEffect::And:
       if ((A && *A == NoLanes) || (B && *B == NoLanes))
         return NoLanes;
-      if (A && B) // a subset of both: take the narrower known bound
+      if (A && B) // a subset of both: the narrower known bound, else the
+                  // EXEC it narrows (what the code before ran under)
         return V.at(Key, V.within(*B, *A)             ? *B
                          : V.within(*A, *B)           ? *A
+                         : *B == S.Cur                ? *B
+                         : *A == S.Cur                ? *A
                          : V.depth(*B) >= V.depth(*A) ? *B
                                                       : *A);
       if (A || B)
