@@ -324,7 +324,7 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
     return false;
   };
   std::vector<bool> Hole(Plans->size(), false), Rebuilt(Plans->size(), false);
-  uint64_t Kept = 0, KeptBytes = 0, Holes = 0, HoleBytes = 0;
+  uint64_t Kept = 0, KeptBytes = 0, Holes = 0, HoleBytes = 0, Ours = 0;
   for (size_t I = 0; I < Plans->size(); ++I) {
     if (!Sizes[I])
       continue;
@@ -332,6 +332,7 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
     const uint64_t Off = B.data() - Input.data();
     if (Off >= Extent) {
       Hole[I] = true;
+      ++Ours;
       continue;
     }
     const bool Proven =
@@ -346,6 +347,13 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
     Opts.StatsOut->add("containers", "old-bundles-rebuilt",
                        "old bundles left as holes (restore rebuilds them)",
                        Holes);
+  if (Opts.StatsOut && HoleBytes)
+    Opts.StatsOut->add("containers", "old-bundle-bytes-rebuilt",
+                       "bytes of old bundles left as holes", HoleBytes);
+  if (Opts.StatsOut && Ours)
+    Opts.StatsOut->add("containers", "old-bundles-appended",
+                       "bundles an earlier rewrite appended, left as holes",
+                       Ours);
   if (Opts.StatsOut && Kept)
     Opts.StatsOut->add("containers", "old-bundles-kept",
                        Opts.ZeroOldBundles
