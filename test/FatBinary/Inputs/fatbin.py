@@ -71,6 +71,7 @@ archs gfx90a and gfx1100 unless said otherwise; lld unless said otherwise):
   new-driver-rdc  libfat-rdc.so    --offload-new-driver -fgpu-rdc -shared, two TUs
   compress-v3     libfat.so        --offload-compress (CCOB v3, LLVM 22's default)
   compress-v2     libfat.so        the same with COMPRESSED_BUNDLE_FORMAT_VERSION=2
+  compress-level1 libfat.so        --offload-compress --offload-compression-level=1
   bare            device.hipfb     clang --offload-device-only (plain bundle)
   bare-compressed device-v3.hipfb, device-v2.hipfb (--offload-compress)
   bare-gfx8-9     device.hipfb     "bare" for gfx803, gfx900:xnack-, gfx900:xnack+
@@ -394,6 +395,8 @@ VARIANTS = {
     "compress-v3": lambda b: b.so("libfat.so", "lld", ["--offload-compress"]),
     "compress-v2": lambda b: b.so("libfat.so", "lld", ["--offload-compress"],
                                   env={"COMPRESSED_BUNDLE_FORMAT_VERSION": "2"}),
+    "compress-level1": lambda b: b.so("libfat.so", "lld", ["--offload-compress",
+                                                          "--offload-compression-level=1"]),
     "bare": lambda b: b.bare(),
     "bare-compressed": lambda b: b.bare(compressed=True),
     "bare-gfx8-9": lambda b: b.bare(archs=ARCHS_GFX8_9),
