@@ -1140,6 +1140,37 @@ TEST(HostBinaryReplace, ZeroOldBundles) {
   EXPECT_TRUE(llvm::all_of(Old, [](uint8_t B) { return B == 0; }));
 }
 
+TEST(HostBinaryReplace, ZeroOldBundlesLeavesHolesToTheCaller) {
+  // Bundles 0 and 1 replaced, 1 left as a hole by the caller: only 0 is
+  // zeroed in the model; 1 keeps its bytes there (the pipeline takes them
+  // out of its output), 2 is not replaced.
+  HostSpec S;
+  S.Bundles = {makeBundle(1), makeBundle(2), makeBundle(3)};
+  S.Wrappers = {{How::Rela, 0}, {How::Rela, 1}, {How::Rela, 2}};
+  Host H(S);
+  ASSERT_TRUE(H.ok());
+  HostLayout L = H.layout();
+  std::vector<std::optional<Bytes>> New(3);
+  New[0] = makeBundle(8, 0x3000);
+  New[1] = makeBundle(9, 0x3000);
+  HostRewriteOptions Zero;
+  Zero.ZeroOldBundles = true;
+  Zero.LeftAsHoles = {false, true, false};
+  ASSERT_FALSE(bool(H.HB->replaceBundles(*H.Obj, New, Zero)));
+  Bytes Out = write(*H.Obj);
+  Reanalyzed R = reanalyze(Out);
+  ASSERT_TRUE(R.HB);
+  const Section *Old = R.Obj->sectionForAddress(L.bundleAddr(S, 0));
+  ASSERT_TRUE(Old);
+  EXPECT_TRUE(llvm::all_of(
+      Old->contents().slice(L.BundleOffsets[0], S.Bundles[0].size()),
+      [](uint8_t B) { return B == 0; }));
+  EXPECT_EQ(Old->contents().slice(L.BundleOffsets[1], S.Bundles[1].size()),
+            ArrayRef<uint8_t>(S.Bundles[1]));
+  EXPECT_EQ(Old->contents().slice(L.BundleOffsets[2], S.Bundles[2].size()),
+            ArrayRef<uint8_t>(S.Bundles[2]));
+}
+
 TEST(HostBinaryReplace, CompressedBundles) {
   Expected<Bytes> C = compressBundle(makeBundle(5), 3, CompressionMethod::Zlib);
   ASSERT_TRUE(bool(C));

@@ -9,6 +9,7 @@
 
 #include "hotswap/Passes/ProvenanceRecord.h"
 #include "hotswap/Passes/ProvenanceEdits.h"
+#include "hotswap/Support/Error.h"
 
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/SHA256.h"
@@ -229,6 +230,113 @@ TEST(ProvenanceRecordTest, EditedRangesAreEveryDifferingRun) {
           << "round " << Round << ", gap " << Gap;
     }
   }
+}
+
+/// An original of 64 bytes whose [16, 32) the file holds as zeros (a hole),
+/// [8, 12) edited in place; what restores [16, 32) lies after the original,
+/// at [64, 80), reversed (a stand-in for a bundle that restore lays out
+/// again). Then the record.
+struct WithRebuilt {
+  std::vector<uint8_t> Original, File;
+  uint64_t RecordAt = 0;
+
+  explicit WithRebuilt(bool Overlap = false) {
+    for (unsigned I = 0; I != 64; ++I)
+      Original.push_back(uint8_t(I * 5 + 3));
+    File = Original;
+    for (unsigned I = 8; I != 12; ++I)
+      File[I] ^= 0xff;
+    std::fill(File.begin() + 16, File.begin() + 32, 0);
+    File.insert(File.end(), Original.rbegin() + 32, Original.rbegin() + 48);
+
+    ProvenanceContents C;
+    C.OriginalSize = Original.size();
+    C.OriginalSHA256 = SHA256::hash(Original);
+    C.Runs.push_back({"1.0", "synth-trampolines", 64});
+    C.Ranges.push_back({8, Overlap ? 12u : 4u, {{8, Overlap ? 12u : 4u}}});
+    C.Rebuilt.push_back({16, 16, 64, 16});
+    Expected<ProvenanceNote> N = encodeProvenance(C);
+    EXPECT_TRUE(bool(N)) << toString(N.takeError());
+    finishProvenance(
+        *N, SHA256::hash(ArrayRef<uint8_t>(File).slice(8, Overlap ? 12 : 4)));
+    RecordAt = File.size();
+    File.resize(RecordAt + N->Size);
+    std::vector<uint8_t> Section(N->Size);
+    N->pieces(Original).applyTo(Section);
+    std::copy(Section.begin(), Section.end(), File.begin() + RecordAt);
+  }
+
+  ArrayRef<uint8_t> section() const {
+    return ArrayRef<uint8_t>(File).drop_front(RecordAt);
+  }
+
+  /// The source of \p G reversed, as one owned piece.
+  RebuildFn rebuilder(uint8_t Flip = 0) const {
+    return [this, Flip](const RebuiltRange &G) -> Expected<OutputPieces> {
+      OutputPieces P;
+      std::vector<uint8_t> &B = P.Owned.emplace_back(
+          File.rbegin() + (File.size() - G.SourceOffset - G.SourceSize),
+          File.rbegin() + (File.size() - G.SourceOffset));
+      B[0] ^= Flip;
+      P.Pieces.push_back({0, B, std::nullopt});
+      return std::move(P);
+    };
+  }
+};
+
+TEST(ProvenanceRecordTest, RebuiltRanges) {
+  WithRebuilt W;
+  // Version 2 (the descriptor's first field, after the note's header and
+  // owner), only because there is a rebuilt range.
+  EXPECT_EQ(support::endian::read32le(W.section().data() + 20), 2u);
+  Expected<ProvenanceRecord> R = parseProvenanceNote(W.section());
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  ASSERT_EQ(R->Rebuilt.size(), 1u);
+  EXPECT_EQ(R->Rebuilt[0], (RebuiltRange{16, 16, 64, 16}));
+  EXPECT_EQ(R->editedBytes(), 4u);
+
+  // Without a way to rebuild it, nothing leads back.
+  Error E = checkProvenance(*R, W.File);
+  ASSERT_TRUE(bool(E));
+  EXPECT_NE(toString(std::move(E)).find("rebuilds 1 ranges from bundles"),
+            std::string::npos);
+
+  Expected<OutputPieces> P = checkedOriginal(*R, W.File, W.rebuilder());
+  ASSERT_TRUE(bool(P)) << toString(P.takeError());
+  std::vector<uint8_t> Back(R->OriginalSize);
+  P->applyTo(Back);
+  EXPECT_EQ(Back, W.Original);
+  EXPECT_FALSE(bool(checkProvenance(*R, W.File, W.rebuilder())));
+
+  // A rebuild that is other bytes, or fails, or a source past the end.
+  E = checkProvenance(*R, W.File, W.rebuilder(1));
+  EXPECT_NE(toString(std::move(E)).find("does not have the recorded SHA-256"),
+            std::string::npos);
+  E = checkProvenance(*R, W.File, [](const RebuiltRange &) {
+    return Expected<OutputPieces>(makeError("no bundle there"));
+  });
+  EXPECT_EQ(toString(std::move(E)),
+            "the bundle at 0x40 does not rebuild the one at 0x10: no bundle "
+            "there");
+  ProvenanceRecord Short = *R;
+  Short.Rebuilt[0].SourceSize = W.File.size();
+  E = checkProvenance(Short, W.File, W.rebuilder());
+  EXPECT_NE(toString(std::move(E)).find("extends past its end"),
+            std::string::npos);
+}
+
+TEST(ProvenanceRecordTest, RebuiltRangesAreApartFromHeldOnes) {
+  WithRebuilt W(/*Overlap=*/true);
+  Expected<ProvenanceRecord> R = parseProvenanceNote(W.section());
+  ASSERT_FALSE(bool(R));
+  EXPECT_EQ(toString(R.takeError()),
+            "provenance record: rebuilt range 0 at 0x10 overlaps the range at "
+            "0x8");
+}
+
+TEST(ProvenanceRecordTest, WithoutRebuiltRangesTheFormatIsVersion1) {
+  Rewritten W;
+  EXPECT_EQ(support::endian::read32le(W.section().data() + 20), 1u);
 }
 
 } // namespace

@@ -124,8 +124,11 @@ struct PipelineOptions {
   /// reported through Warn (and counted), instead of failing the whole run
   /// (hotswap-opt --keep-going).
   bool KeepGoing = false;
-  /// HIP host binaries: fill the bundles the rewritten ones replace with
-  /// zeros (they stay where they were; nothing points at them any more).
+  /// HIP host binaries: the bundles the rewritten ones replace are read by
+  /// no one. Those `restore` can make again from their new copies (proven
+  /// as the output is made) are left as holes, zeros that take no disk
+  /// blocks, either way; with this, the others are filled with zeros too,
+  /// their bytes held in the provenance record (else they stay).
   bool ZeroOldBundles = false;
   /// Containers: called with input bytes the run has finished reading (each
   /// code object of a bundle once it ran; on the thread that ran it, so

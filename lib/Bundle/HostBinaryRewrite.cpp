@@ -367,7 +367,7 @@ HostBinary::pointerEdits(const Object &Host, const std::vector<bool> &IsChanged,
   }
   if (Opts.ZeroOldBundles)
     for (size_t I = 0; I < Bundles.size(); ++I)
-      if (IsChanged[I])
+      if (IsChanged[I] && !(I < Opts.LeftAsHoles.size() && Opts.LeftAsHoles[I]))
         Edits.push_back({BundleSites[I].Section, BundleSites[I].Offset,
                          std::vector<uint8_t>(Bundles[I].Bytes.size(), 0)});
   for (const Edit &E : Edits) {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <fcntl.h>
 #include <unistd.h>
 #include <vector>
 
@@ -39,12 +40,58 @@ Error hotswap::writeAll(int FD, ArrayRef<uint8_t> Bytes, int64_t Offset) {
   return Error::success();
 }
 
+int hotswap::zeroRange(int FD, uint64_t Offset, uint64_t Length) {
+  if (Length == 0)
+    return 0;
+  // A hole where the file system makes one (the bytes read as zeros and
+  // take no disk blocks), else zeros written.
+  if (::fallocate(FD, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  static_cast<off_t>(Offset), static_cast<off_t>(Length)) == 0)
+    return 0;
+  static const uint8_t Zeros[64 * 1024] = {};
+  for (uint64_t Done = 0; Done < Length;) {
+    const uint64_t N = std::min<uint64_t>(Length - Done, sizeof(Zeros));
+    if (Error E = writeAll(FD, ArrayRef(Zeros, N), int64_t(Offset + Done))) {
+      consumeError(std::move(E));
+      return errno ? errno : EIO;
+    }
+    Done += N;
+  }
+  return 0;
+}
+
 int hotswap::copyRange(int InFD, uint64_t From, int OutFD, uint64_t To,
                        uint64_t Length, uint64_t &Done) {
   loff_t InOff = static_cast<loff_t>(From), OutOff = static_cast<loff_t>(To);
+  // The source's holes stay holes (a rewritten library's old bundles):
+  // copy_file_range would store their zeros. Where the file system cannot
+  // say (EINVAL, ENOSYS...), everything is data.
+  bool Seek = true;
   for (uint64_t Copied = 0; Copied < Length;) {
-    ssize_t N =
-        ::copy_file_range(InFD, &InOff, OutFD, &OutOff, Length - Copied, 0);
+    uint64_t Chunk = Length - Copied;
+    if (Seek) {
+      off_t Data = ::lseek(InFD, InOff, SEEK_DATA);
+      if (Data < 0 && errno == ENXIO) // a hole up to the end of the file
+        Data = static_cast<off_t>(InOff + Chunk);
+      if (Data < 0) {
+        Seek = false;
+      } else if (Data > InOff) {
+        const uint64_t Hole =
+            std::min<uint64_t>(static_cast<uint64_t>(Data - InOff), Chunk);
+        if (int E = zeroRange(OutFD, static_cast<uint64_t>(OutOff), Hole))
+          return E;
+        InOff += Hole;
+        OutOff += Hole;
+        Copied += Hole;
+        Done += Hole;
+        continue;
+      } else {
+        const off_t End = ::lseek(InFD, InOff, SEEK_HOLE);
+        if (End > InOff)
+          Chunk = std::min<uint64_t>(Chunk, static_cast<uint64_t>(End - InOff));
+      }
+    }
+    ssize_t N = ::copy_file_range(InFD, &InOff, OutFD, &OutOff, Chunk, 0);
     if (N < 0 && errno == EINTR)
       continue;
     if (N <= 0)
@@ -120,15 +167,10 @@ private:
   uint64_t GatheredAt = 0;
 };
 
-/// Writes zeros over \p Length bytes at \p Offset of \p FD.
+/// Zeros \p Length bytes at \p Offset of \p FD (a hole where it can be).
 Error writeZeros(int FD, uint64_t Offset, uint64_t Length) {
-  static const uint8_t Zeros[64 * 1024] = {};
-  for (uint64_t Done = 0; Done < Length;) {
-    const uint64_t N = std::min<uint64_t>(Length - Done, sizeof(Zeros));
-    if (Error E = writeAll(FD, ArrayRef(Zeros, N), int64_t(Offset + Done)))
-      return E;
-    Done += N;
-  }
+  if (int E = zeroRange(FD, Offset, Length))
+    return errnoError(E);
   return Error::success();
 }
 
@@ -143,21 +185,27 @@ bool copiable(const OutputPiece &P, const InputFile *Source) {
 }
 
 /// Where the image \p Pieces goes over a file that holds its source's first
-/// \p Head bytes: the first piece, when it is the source's head, loses what
-/// is there already; what the file holds beyond it is zeroed first (the
-/// pieces after it are written over that).
+/// \p Head bytes: the leading pieces that are the source's bytes at their
+/// own offsets, in increasing order (the input's bytes, split around the
+/// holes a host's old bundles leave), lose what is there already; what the
+/// file holds beyond them below Head is zeroed first, as holes (the pieces
+/// after them are written over that).
 Error skipHead(int FD, std::vector<OutputPiece> &Pieces,
                const InputFile *Source, uint64_t Head) {
-  uint64_t Kept = 0;
-  if (!Pieces.empty() && Pieces[0].Offset == 0 && Pieces[0].InputOffset == 0 &&
-      copiable(Pieces[0], Source)) {
-    OutputPiece &First = Pieces[0];
-    Kept = std::min<uint64_t>(First.Bytes.size(), Head);
-    First.Offset = Kept;
-    First.InputOffset = Kept;
-    First.Bytes = First.Bytes.drop_front(Kept);
+  uint64_t Pos = 0;
+  for (OutputPiece &P : Pieces) {
+    if (!P.InputOffset || *P.InputOffset != P.Offset || P.Offset < Pos ||
+        P.Offset >= Head || !copiable(P, Source))
+      break;
+    if (Error E = writeZeros(FD, Pos, P.Offset - Pos))
+      return E;
+    const uint64_t Kept = std::min<uint64_t>(P.Bytes.size(), Head - P.Offset);
+    Pos = P.Offset + Kept;
+    P.Offset += Kept;
+    P.InputOffset = *P.InputOffset + Kept;
+    P.Bytes = P.Bytes.drop_front(Kept);
   }
-  return writeZeros(FD, Kept, Head - Kept);
+  return writeZeros(FD, Pos, Head - Pos);
 }
 
 /// The pages of the source's mapping that pieces written from memory read,

@@ -23,9 +23,13 @@ llvm::Error errnoError(int E);
 /// its current position).
 llvm::Error writeAll(int FD, llvm::ArrayRef<uint8_t> Bytes, int64_t Offset);
 
+/// Zeros \p Length bytes at \p Offset of \p FD, as a hole (no disk blocks)
+/// where the file system makes one: 0, or the errno that stopped it.
+int zeroRange(int FD, uint64_t Offset, uint64_t Length);
+
 /// Copies \p Length bytes at \p From of \p InFD to \p To of \p OutFD in
-/// the kernel (copy_file_range), adding to \p Done what it copied: 0, or
-/// the errno that stopped it.
+/// the kernel (copy_file_range; the source's holes as holes, zeroRange),
+/// adding to \p Done what it copied: 0, or the errno that stopped it.
 int copyRange(int InFD, uint64_t From, int OutFD, uint64_t To, uint64_t Length,
               uint64_t &Done);
 
@@ -34,7 +38,8 @@ int copyRange(int InFD, uint64_t From, int OutFD, uint64_t To, uint64_t Length,
 bool kernelRefusesCopy(int E);
 
 /// Writes every piece of \p Pieces at its offset of \p FD, a regular file,
-/// zeros where no piece goes within its first \p Head bytes, which are its
+/// zeros (holes, zeroRange) where no piece goes within its first \p Head
+/// bytes, which are its
 /// source's (OutputFile's head copy); beyond them the file already reads
 /// as zeros (or holds what was written ahead) where no piece goes. Large
 /// input pieces of \p Source are copied in the kernel while it accepts to

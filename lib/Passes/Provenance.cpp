@@ -17,14 +17,15 @@ using namespace hotswap;
 AnalysisKey ProvenanceAnalysis::Key;
 
 Expected<ProvenanceAnalysis::Result>
-hotswap::analyzeProvenance(const Object &Obj, ArrayRef<uint8_t> File) {
+hotswap::analyzeProvenance(const Object &Obj, ArrayRef<uint8_t> File,
+                           const RebuildFn &Rebuild) {
   Expected<std::optional<ProvenanceRecord>> Rec = readProvenance(Obj);
   if (!Rec)
     return Rec.takeError();
   ProvenanceAnalysis::Result R;
   R.Record = std::move(*Rec);
   if (R.Record)
-    if (Error E = checkProvenance(*R.Record, File))
+    if (Error E = checkProvenance(*R.Record, File, Rebuild))
       R.Problem = toString(std::move(E));
   return std::move(R);
 }
@@ -42,6 +43,8 @@ ProvenanceAnalysis::Result::firstDifference(const Result &Fresh) const {
       return std::string("runs");
     if (A.Ranges.size() != B.Ranges.size() || A.EditedSHA256 != B.EditedSHA256)
       return std::string("edited ranges");
+    if (A.Rebuilt != B.Rebuilt)
+      return std::string("rebuilt ranges");
   }
   if (Problem != Fresh.Problem)
     return std::string("problem");
@@ -78,6 +81,18 @@ void hotswap::printProvenance(const ProvenanceAnalysis::Result &R,
     OS << "    " << hex(G.Offset) << " +" << hex(G.Size) << " was "
        << toHex(G.Original.take_front(Shown), /*LowerCase=*/true)
        << (G.Original.size() > Shown ? "..." : "") << "\n";
+  if (!Rec.Rebuilt.empty()) {
+    uint64_t Bytes = 0;
+    for (const RebuiltRange &G : Rec.Rebuilt)
+      Bytes += G.Size; // disjoint, inside OriginalSize: no overflow
+    OS << "  rebuilt from bundles: " << Rec.Rebuilt.size()
+       << (Rec.Rebuilt.size() == 1 ? " range" : " ranges") << ", " << Bytes
+       << " bytes\n";
+    for (const RebuiltRange &G : Rec.Rebuilt)
+      OS << "    " << hex(G.Offset) << " +" << hex(G.Size)
+         << " from the bundle at " << hex(G.SourceOffset) << " +"
+         << hex(G.SourceSize) << "\n";
+  }
   OS << "  leads back to the original: "
      << (R.Problem ? "no: " + *R.Problem : std::string("yes")) << "\n";
 }
@@ -96,12 +111,20 @@ json::Object hotswap::provenanceJSON(const ProvenanceAnalysis::Result &R) {
         json::Object{{"offset", G.Offset},
                      {"size", G.Size},
                      {"original", toHex(G.Original, /*LowerCase=*/true)}});
+  json::Array Rebuilt;
+  for (const RebuiltRange &G : Rec.Rebuilt)
+    Rebuilt.push_back(json::Object{{"offset", G.Offset},
+                                   {"size", G.Size},
+                                   {"source_offset", G.SourceOffset},
+                                   {"source_size", G.SourceSize}});
   json::Object O{{"original_size", Rec.OriginalSize},
                  {"original_sha256", digestHex(Rec.OriginalSHA256)},
                  {"runs", std::move(Runs)},
                  {"edits", std::move(Edits)},
                  {"edited_bytes", Rec.editedBytes()},
                  {"leads_back", !R.Problem}};
+  if (!Rec.Rebuilt.empty())
+    O["rebuilt"] = std::move(Rebuilt);
   if (R.Problem)
     O["problem"] = *R.Problem;
   return json::Object{{"provenance", std::move(O)}};

@@ -8,6 +8,7 @@
 #include "hotswap/Passes/ProvenanceRecord.h"
 
 #include "hotswap/AMDGPU/Notes.h"
+#include "hotswap/Passes/ProvenanceEdits.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 #include "hotswap/Support/Sha256.h"
@@ -30,7 +31,7 @@ namespace {
 /// edited bytes' digest and the range count).
 constexpr uint64_t OriginalSHAAt = 16, EditedSHAAt = 48, RunsAt = 88;
 /// The smallest encoded run (two empty strings) and range.
-constexpr uint64_t MinRunSize = 16, RangeSize = 16;
+constexpr uint64_t MinRunSize = 16, RangeSize = 16, RebuiltSize = 32;
 /// The note's header and its padded owner name, "HOTSWAP\0".
 constexpr uint64_t NoteNameSize = 8;
 constexpr uint64_t DescAt = amdgpu::NoteHeaderSize + NoteNameSize;
@@ -128,6 +129,71 @@ SHA256Digest hashOriginal(const ProvenanceRecord &R, ArrayRef<uint8_t> File) {
   return H.final();
 }
 
+/// Version 2: the rebuilt ranges, after the ranges (which \p Rec holds).
+Error readRebuilt(Reader &R, ProvenanceRecord &Rec) {
+  uint64_t Count;
+  if (!R.u64(Count))
+    return malformed("the rebuilt ranges are truncated");
+  if (Count == 0)
+    return malformed("a record of version " +
+                     Twine(ProvenanceRebuiltFormatVersion) +
+                     " has no rebuilt range");
+  if (Count > R.left() / RebuiltSize)
+    return malformed(Twine(Count) + " rebuilt ranges do not fit in the " +
+                     Twine(R.left()) + " bytes left");
+  Rec.Rebuilt.reserve(Count);
+  uint64_t End = 0;
+  size_t Held = 0; // the first range of Rec.Ranges not before this one
+  for (uint64_t I = 0; I < Count; ++I) {
+    RebuiltRange G;
+    const Twine What = "rebuilt range " + Twine(I);
+    if (!R.u64(G.Offset) || !R.u64(G.Size) || !R.u64(G.SourceOffset) ||
+        !R.u64(G.SourceSize))
+      return malformed(What + " is truncated");
+    if (G.Size == 0 || G.SourceSize == 0)
+      return malformed(What + " is empty");
+    if (G.Offset < End)
+      return malformed(What + " at " + hex(G.Offset) +
+                       " is not after the one before it (ending at " +
+                       hex(End) + ")");
+    if (G.Offset > Rec.OriginalSize || G.Size > Rec.OriginalSize - G.Offset)
+      return malformed(What + " at " + hex(G.Offset) + " of " + hex(G.Size) +
+                       " bytes extends past the original's " +
+                       hex(Rec.OriginalSize) + " bytes");
+    if (G.SourceOffset < Rec.OriginalSize ||
+        G.SourceSize > UINT64_MAX - G.SourceOffset)
+      return malformed(What + "'s source at " + hex(G.SourceOffset) + " of " +
+                       hex(G.SourceSize) +
+                       " bytes is not after the original's " +
+                       hex(Rec.OriginalSize) + " bytes");
+    while (Held < Rec.Ranges.size() && Rec.Ranges[Held].end() <= G.Offset)
+      ++Held;
+    if (Held < Rec.Ranges.size() && Rec.Ranges[Held].Offset < G.end())
+      return malformed(What + " at " + hex(G.Offset) +
+                       " overlaps the range at " +
+                       hex(Rec.Ranges[Held].Offset));
+    End = G.end();
+    Rec.Rebuilt.push_back(G);
+  }
+  return Error::success();
+}
+
+/// SHA-256 of the output \p P describes in [0, Size).
+SHA256Digest hashPieces(const OutputPieces &P, uint64_t Size) {
+  static const uint8_t Zeros[4096] = {};
+  Sha256 H;
+  for (const OutputSpan &S : resolveOutput(P, 0, Size)) {
+    if (S.Bytes) {
+      H.update(ArrayRef<uint8_t>(S.Bytes, S.Size));
+      continue;
+    }
+    for (uint64_t Done = 0; Done < S.Size; Done += sizeof(Zeros))
+      H.update(ArrayRef<uint8_t>(
+          Zeros, std::min<uint64_t>(sizeof(Zeros), S.Size - Done)));
+  }
+  return H.final();
+}
+
 } // namespace
 
 uint64_t ProvenanceRecord::editedBytes() const {
@@ -165,7 +231,8 @@ hotswap::parseProvenanceNote(ArrayRef<uint8_t> SectionBytes) {
       !R.u64(RangeCount))
     return malformed("the descriptor is truncated (" + Twine(Desc.size()) +
                      " bytes)");
-  if (Version != ProvenanceFormatVersion)
+  if (Version != ProvenanceFormatVersion &&
+      Version != ProvenanceRebuiltFormatVersion)
     return malformed("unknown format version " + Twine(Version));
   if (RunCount == 0)
     return malformed("no run");
@@ -213,6 +280,9 @@ hotswap::parseProvenanceNote(ArrayRef<uint8_t> SectionBytes) {
     Total += G.Size; // disjoint, inside OriginalSize: no overflow
     Rec.Ranges.push_back(G);
   }
+  if (Version == ProvenanceRebuiltFormatVersion)
+    if (Error E = readRebuilt(R, Rec))
+      return std::move(E);
   const uint64_t Checked = R.pos();
   if (!R.digest(Rec.Checksum))
     return malformed("the checksum is truncated");
@@ -284,8 +354,8 @@ hotswap::readProvenance(const Object &Obj) {
   return std::optional<ProvenanceRecord>(std::move(*R));
 }
 
-Error hotswap::checkProvenance(const ProvenanceRecord &R,
-                               ArrayRef<uint8_t> File) {
+/// The checks of checkProvenance that need no rebuilt range.
+static Error checkHeld(const ProvenanceRecord &R, ArrayRef<uint8_t> File) {
   if (File.size() < R.OriginalSize)
     return modified("it has " + Twine(File.size()) + " bytes, fewer than the " +
                     Twine(R.OriginalSize) +
@@ -294,15 +364,85 @@ Error hotswap::checkProvenance(const ProvenanceRecord &R,
     return modified("the bytes it edited in place (" + Twine(R.Ranges.size()) +
                     " ranges) are not what it "
                     "wrote there");
-  if (hashOriginal(R, File) != R.OriginalSHA256)
-    return modified("the original rebuilt from it does not have the "
-                    "recorded SHA-256 " +
-                    digestHex(R.OriginalSHA256));
   return Error::success();
+}
+
+static Error notTheOriginal(const ProvenanceRecord &R) {
+  return modified("the original rebuilt from it does not have the "
+                  "recorded SHA-256 " +
+                  digestHex(R.OriginalSHA256));
+}
+
+Error hotswap::checkProvenance(const ProvenanceRecord &R,
+                               ArrayRef<uint8_t> File,
+                               const RebuildFn &Rebuild) {
+  if (!R.Rebuilt.empty())
+    return checkedOriginal(R, File, Rebuild).takeError();
+  if (Error E = checkHeld(R, File))
+    return E;
+  if (hashOriginal(R, File) != R.OriginalSHA256)
+    return notTheOriginal(R);
+  return Error::success();
+}
+
+Expected<OutputPieces> hotswap::checkedOriginal(const ProvenanceRecord &R,
+                                                ArrayRef<uint8_t> File,
+                                                const RebuildFn &Rebuild) {
+  if (R.Rebuilt.empty()) {
+    if (Error E = checkProvenance(R, File))
+      return std::move(E);
+    return originalPieces(R, File);
+  }
+  if (!Rebuild)
+    return makeError("its provenance record rebuilds " +
+                     Twine(R.Rebuilt.size()) +
+                     " ranges from bundles, which only a HIP host binary's "
+                     "record does");
+  if (Error E = checkHeld(R, File))
+    return std::move(E);
+  // The file's bytes but in the rebuilt ranges (holes, zeros where no
+  // piece of a rebuilt bundle goes), then the held ranges' originals.
+  OutputPieces P;
+  uint64_t Pos = 0;
+  for (const RebuiltRange &G : R.Rebuilt) {
+    if (G.Offset > Pos)
+      P.Pieces.push_back({Pos, File.slice(Pos, G.Offset - Pos), Pos});
+    Pos = G.end();
+  }
+  if (Pos < R.OriginalSize)
+    P.Pieces.push_back({Pos, File.slice(Pos, R.OriginalSize - Pos), Pos});
+  for (const ProvenanceRange &G : R.Ranges)
+    P.Pieces.push_back(
+        {G.Offset, G.Original, uint64_t(G.Original.data() - File.data())});
+  for (const RebuiltRange &G : R.Rebuilt) {
+    if (G.SourceOffset > File.size() ||
+        G.SourceSize > File.size() - G.SourceOffset)
+      return modified("the bundle at " + hex(G.SourceOffset) + " of " +
+                      hex(G.SourceSize) + " bytes that rebuilds the one at " +
+                      hex(G.Offset) + " extends past its end (" +
+                      hex(File.size()) + ")");
+    Expected<OutputPieces> B = Rebuild(G);
+    if (!B)
+      return prefixError("the bundle at " + hex(G.SourceOffset) +
+                             " does not rebuild the one at " + hex(G.Offset),
+                         B.takeError());
+    uint64_t End = 0;
+    for (const OutputPiece &Piece : B->Pieces)
+      End = std::max<uint64_t>(End, Piece.Offset + Piece.Bytes.size());
+    if (End > G.Size)
+      return modified("the bundle at " + hex(G.SourceOffset) + " rebuilds " +
+                      hex(End) + " bytes or more, not the " + hex(G.Size) +
+                      " of the one at " + hex(G.Offset));
+    P.append(std::move(*B), G.Offset, uint64_t(0));
+  }
+  if (hashPieces(P, R.OriginalSize) != R.OriginalSHA256)
+    return notTheOriginal(R);
+  return std::move(P);
 }
 
 OutputPieces hotswap::originalPieces(const ProvenanceRecord &R,
                                      ArrayRef<uint8_t> File) {
+  assert(R.Rebuilt.empty() && "rebuilt ranges: checkedOriginal");
   OutputPieces P;
   P.Pieces.push_back({0, File.take_front(R.OriginalSize), uint64_t(0)});
   for (const ProvenanceRange &G : R.Ranges) {
@@ -335,7 +475,8 @@ Expected<ProvenanceNote>
 hotswap::encodeProvenance(const ProvenanceContents &C) {
   ProvenanceNote N;
   std::vector<uint8_t> Desc;
-  put<uint32_t>(Desc, ProvenanceFormatVersion);
+  put<uint32_t>(Desc, C.Rebuilt.empty() ? ProvenanceFormatVersion
+                                        : ProvenanceRebuiltFormatVersion);
   put<uint32_t>(Desc, static_cast<uint32_t>(C.Runs.size()));
   put<uint64_t>(Desc, C.OriginalSize);
   putDigest(Desc, C.OriginalSHA256);
@@ -362,6 +503,15 @@ hotswap::encodeProvenance(const ProvenanceContents &C) {
     Blob += G.Size; // disjoint ranges of the original: no overflow
     for (const ProvenanceNote::Slice &S : G.Original)
       N.Slices.push_back(S);
+  }
+  if (!C.Rebuilt.empty()) {
+    put<uint64_t>(Desc, C.Rebuilt.size());
+    for (const RebuiltRange &G : C.Rebuilt) {
+      put<uint64_t>(Desc, G.Offset);
+      put<uint64_t>(Desc, G.Size);
+      put<uint64_t>(Desc, G.SourceOffset);
+      put<uint64_t>(Desc, G.SourceSize);
+    }
   }
   putDigest(Desc, SHA256Digest{}); // the checksum, at the end
   const uint64_t DescSize = Desc.size() + Blob;

@@ -13,7 +13,7 @@ BundleStream::BundleStream(std::vector<BundlePlan> &Plans, uint64_t SectionAt,
                            std::function<void(ArrayRef<uint8_t>)> Release)
     : Plans(Plans), SectionAt(SectionAt), Write(std::move(Write)),
       Release(std::move(Release)), Left(Plans.size(), 0), Sizes(Plans.size()),
-      Offsets(Plans.size()) {
+      Offsets(Plans.size()), NotRestorable(Plans.size()) {
   for (size_t B = 0; B < Plans.size(); ++B)
     for (const auto &R : Plans[B].Runs) {
       BundleOf[R.get()] = B;
@@ -63,6 +63,7 @@ bool BundleStream::settle(size_t B) {
     return false; // (the output's commit fails, saying why)
   Sizes[B] = Size;
   Offsets[B] = Off;
+  NotRestorable[B] = std::move((*N)->NotRestorable);
   Placed = Off + Size;
   // Written: what its pieces pointed into is no longer needed.
   for (auto &R : Plan.Runs) {

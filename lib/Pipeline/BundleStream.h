@@ -53,6 +53,11 @@ public:
   std::optional<uint64_t> offset(size_t Bundle) const {
     return Offsets[Bundle];
   }
+  /// Why restore would not give a written bundle's input back from it
+  /// (NewBundle::NotRestorable).
+  const std::optional<std::string> &notRestorable(size_t Bundle) const {
+    return NotRestorable[Bundle];
+  }
   llvm::Error takeError() { return std::move(Err); }
   uint64_t sectionAt() const { return SectionAt; }
 
@@ -73,6 +78,7 @@ private:
   // Written by the one thread writing (Writing).
   uint64_t Placed = 0; // bytes of the new section so far
   std::vector<std::optional<uint64_t>> Sizes, Offsets;
+  std::vector<std::optional<std::string>> NotRestorable;
   llvm::Error Err = llvm::Error::success();
 };
 

@@ -8,12 +8,24 @@
 // bytes are the input's, copied whole. Written to a file with a pool, each
 // new bundle goes out as soon as its code objects are done (BundleStream.h).
 //
+// An old bundle, once its wrappers point at its new copy, is read by no one;
+// the output leaves it as a hole (zeros, no disk blocks) when `restore` can
+// make it again from the new copy -- its code objects given back by their
+// records, then laid out (and compressed) again -- which is proven here for
+// each: the bundle is laid out as clang lays it out (NewBundle::
+// NotRestorable), and a compressed one is what compressing its
+// uncompressed bundle again gives. The host's record then names it a
+// rebuilt range (ProvenanceRecord.h) instead of holding its bytes. Where
+// that is not proven the old bundle stays as it was (-stats counts it), or
+// with --zero-old-bundles is zeroed and its bytes held in the record.
+//
 //===----------------------------------------------------------------------===//
 
 #include "BundleStream.h"
 #include "InputDigest.h"
 #include "Rewrite.h"
 
+#include "hotswap/Bundle/CompressedBundle.h"
 #include "hotswap/Bundle/HostBinary.h"
 #include "hotswap/Object/Reader.h"
 #include "hotswap/Object/Writer.h"
@@ -45,6 +57,91 @@ planBundles(const bundle::HostBinary &HB, ArrayRef<uint8_t> Input,
   return std::move(Plans);
 }
 
+void pipeline::leaveHoles(OutputPieces &P, ArrayRef<ByteRange> Holes) {
+  if (Holes.empty())
+    return;
+  std::vector<OutputPiece> Out;
+  Out.reserve(P.Pieces.size() + Holes.size());
+  for (const OutputPiece &Piece : P.Pieces) {
+    const uint64_t End = Piece.Offset + Piece.Bytes.size();
+    auto Keep = [&](uint64_t From, uint64_t To) {
+      if (From >= To)
+        return;
+      OutputPiece Part = Piece;
+      Part.Offset = From;
+      Part.Bytes = Piece.Bytes.slice(From - Piece.Offset, To - From);
+      if (Piece.InputOffset)
+        Part.InputOffset = *Piece.InputOffset + (From - Piece.Offset);
+      Out.push_back(Part);
+    };
+    // The first hole that ends after the piece's start.
+    auto H = llvm::partition_point(
+        Holes, [&](const ByteRange &G) { return G.end() <= Piece.Offset; });
+    uint64_t Pos = Piece.Offset;
+    for (; H != Holes.end() && H->Offset < End; ++H) {
+      Keep(Pos, std::min(End, H->Offset));
+      Pos = std::max(Pos, H->end());
+    }
+    Keep(Pos, End);
+  }
+  P.Pieces = std::move(Out);
+}
+
+RebuildFn pipeline::hostRebuilder(ArrayRef<uint8_t> File,
+                                  const PipelineOptions &Opts) {
+  PipelineOptions Quiet = Opts;
+  Quiet.StatsOut = nullptr; // (not restored objects of the output)
+  return [File, Quiet](const RebuiltRange &G) -> Expected<OutputPieces> {
+    DecompressionBudget Budget(File.size());
+    Expected<BundlePlan> Plan =
+        planBundle(File.slice(G.SourceOffset, G.SourceSize), G.SourceOffset,
+                   "bundle at offset " + hex(G.SourceOffset), Budget);
+    if (!Plan)
+      return Plan.takeError();
+    for (auto &R : Plan->Runs) {
+      if (!R->Err)
+        restoreCodeObject(*R, Quiet);
+      if (R->Err)
+        return prefixError(R->Name, std::move(R->Err));
+    }
+    Expected<std::optional<NewBundle>> N = buildBundle(*Plan);
+    if (!N)
+      return N.takeError();
+    if (!*N) // no code object was rewritten: the bundle is its own original
+      return makeError("none of its code objects has a provenance record");
+    if ((*N)->Size != G.Size)
+      return makeError("restored, it is " + hex((*N)->Size) + " bytes, not " +
+                       hex(G.Size));
+    // The pieces point into the plan's decompressed bytes (a CCOB's
+    // entries): kept with them.
+    OutputPieces Out = std::move((*N)->Pieces);
+    if (Plan->Decompressed)
+      Out.Owned.push_back(std::move(Plan->Decompressed->Bytes));
+    return std::move(Out);
+  };
+}
+
+/// Why `restore` would not make the bundle of \p Plan (changed; its new
+/// copy's NewBundle::NotRestorable is \p NotRestorable) again from its new
+/// copy, or nullopt.
+static std::optional<std::string>
+whyNotRebuilt(const BundlePlan &Plan,
+              const std::optional<std::string> &NotRestorable) {
+  if (NotRestorable)
+    return NotRestorable;
+  if (!Plan.Decompressed)
+    return std::nullopt;
+  const bundle::CompressedBundleHeader &H = Plan.Decompressed->Header;
+  Expected<std::vector<uint8_t>> Again =
+      bundle::compressBundle(Plan.Decompressed->Bytes, H.Version, H.Method);
+  if (!Again)
+    return "it cannot be compressed again: " + toString(Again.takeError());
+  if (ArrayRef<uint8_t>(*Again) != Plan.Decompressed->Compressed)
+    return std::string("compressed again as clang compresses it, it is other "
+                       "bytes");
+  return std::nullopt;
+}
+
 /// The host's own provenance record, which the passes (run on code objects)
 /// never see: `verify` checks it, print<provenance> prints it (before the
 /// code objects', into \p JSON with --kernels-format=json).
@@ -54,7 +151,8 @@ static Error checkHostRecord(const Object &Host, ArrayRef<uint8_t> Input,
   const bool Print = P.has("print<provenance>") && Opts.PrintOut;
   if (!P.has("verify") && !Print)
     return Error::success();
-  Expected<ProvenanceAnalysis::Result> R = analyzeProvenance(Host, Input);
+  Expected<ProvenanceAnalysis::Result> R =
+      analyzeProvenance(Host, Input, hostRebuilder(Input, Opts));
   if (!R)
     return prefixError("host binary", R.takeError());
   if (Print) {
@@ -203,8 +301,73 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
     Sizes[I] = *N ? std::optional<uint64_t>((*N)->Size) : std::nullopt;
     New[I] = std::move(*N);
   }
+  // Which old bundles become holes: those of an earlier rewrite of ours
+  // (past the original's extent: the record needs none of them), and those
+  // restore can make again.
+  std::optional<ProvenanceRecord> OldRec;
+  if (Recorded) {
+    Expected<std::optional<ProvenanceRecord>> Rec = readProvenance(**Host);
+    if (!Rec)
+      return prefixError("host binary", Rec.takeError());
+    OldRec = std::move(*Rec);
+  }
+  const uint64_t Extent = OldRec ? OldRec->OriginalSize : Input.size();
+  auto EditedBefore = [&](uint64_t Off, uint64_t Size) {
+    if (!OldRec)
+      return false;
+    for (const ProvenanceRange &G : OldRec->Ranges)
+      if (G.Offset < Off + Size && Off < G.end())
+        return true;
+    for (const RebuiltRange &G : OldRec->Rebuilt)
+      if (G.Offset < Off + Size && Off < G.end())
+        return true;
+    return false;
+  };
+  std::vector<bool> Hole(Plans->size(), false), Rebuilt(Plans->size(), false);
+  uint64_t Kept = 0, KeptBytes = 0, Holes = 0, HoleBytes = 0, Ours = 0;
+  for (size_t I = 0; I < Plans->size(); ++I) {
+    if (!Sizes[I])
+      continue;
+    ArrayRef<uint8_t> B = HB->bundles()[I].Bytes;
+    const uint64_t Off = B.data() - Input.data();
+    if (Off >= Extent) {
+      Hole[I] = true;
+      ++Ours;
+      continue;
+    }
+    const bool Proven =
+        Off + B.size() <= Extent && !EditedBefore(Off, B.size()) &&
+        !whyNotRebuilt((*Plans)[I], I < Streamed ? Stream->notRestorable(I)
+                                                 : New[I]->NotRestorable);
+    Hole[I] = Rebuilt[I] = Proven;
+    (Proven ? Holes : Kept) += 1;
+    (Proven ? HoleBytes : KeptBytes) += B.size();
+  }
+  if (Opts.StatsOut && Holes)
+    Opts.StatsOut->add("containers", "old-bundles-rebuilt",
+                       "old bundles left as holes (restore rebuilds them)",
+                       Holes);
+  if (Opts.StatsOut && HoleBytes)
+    Opts.StatsOut->add("containers", "old-bundle-bytes-rebuilt",
+                       "bytes of old bundles left as holes", HoleBytes);
+  if (Opts.StatsOut && Ours)
+    Opts.StatsOut->add("containers", "old-bundles-appended",
+                       "bundles an earlier rewrite appended, left as holes",
+                       Ours);
+  if (Opts.StatsOut && Kept)
+    Opts.StatsOut->add("containers", "old-bundles-kept",
+                       Opts.ZeroOldBundles
+                           ? "old bundles restore cannot rebuild, zeroed "
+                             "(their bytes in the provenance record)"
+                           : "old bundles kept (restore cannot rebuild them)",
+                       Kept);
+  if (Opts.StatsOut && KeptBytes)
+    Opts.StatsOut->add("containers", "old-bundle-bytes-kept",
+                       "bytes of old bundles kept or held in the record",
+                       KeptBytes);
   bundle::HostRewriteOptions HO;
   HO.ZeroOldBundles = Opts.ZeroOldBundles;
+  HO.LeftAsHoles = Hole;
   Expected<bundle::PlacedBundles> Placed = HB->placeBundles(**Host, Sizes, HO);
   if (!Placed)
     return Placed.takeError();
@@ -214,20 +377,52 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
   if (Streamed != 0)
     if (Error E = checkStreamed(*Stream, Streamed, *Placed, *L))
       return std::move(E);
+  HoleRecord HR;
+  std::optional<uint64_t> SectionAt;
+  if (Placed->Section) {
+    SectionAt = L->SectionOffsets[*Placed->Section];
+    HR.Rebuild = hostRebuilder(Input, Opts);
+    for (size_t I = 0; I < Plans->size(); ++I) {
+      if (!Hole[I])
+        continue;
+      ArrayRef<uint8_t> B = HB->bundles()[I].Bytes;
+      const ByteRange Old{uint64_t(B.data() - Input.data()), B.size()};
+      const ByteRange NewCopy{*SectionAt + *Placed->Offsets[I], *Sizes[I]};
+      HR.Holes.push_back(Old);
+      if (Rebuilt[I])
+        HR.Rebuilt.push_back(
+            {Old.Offset, Old.Size, NewCopy.Offset, NewCopy.Size});
+      else
+        HR.Moved.push_back({Old, NewCopy});
+    }
+    // (Bundles are listed by first use.)
+    llvm::sort(HR.Holes, [](const ByteRange &A, const ByteRange &B) {
+      return A.Offset < B.Offset;
+    });
+    llvm::sort(HR.Rebuilt, [](const RebuiltRange &A, const RebuiltRange &B) {
+      return A.Offset < B.Offset;
+    });
+  }
   Rewritten R;
   if (Placed->Section) {
     // The host's own record: its edits (wrapper pointers, relocation
-    // addends, headers, zeroed bundles); its new bundles come after its end.
-    Expected<WrittenProvenance> W = recordProvenance(**Host, *L, P, Digest);
+    // addends, headers, zeroed bundles) and the old bundles restore
+    // rebuilds; its new bundles come after its end.
+    Expected<WrittenProvenance> W =
+        recordProvenance(**Host, *L, P, Digest, false, &HR);
     if (!W)
       return prefixError("host binary", W.takeError());
     R.Record = std::move(*W);
+    if (L->SectionOffsets[*Placed->Section] != *SectionAt)
+      return makeError("internal error: the provenance record moved the new "
+                       "bundles");
   }
 
   R.Size = L->FileSize;
   R.Pieces = renderPieces(**Host, *L);
   if (R.Record)
     R.Record->addTo(R.Pieces, *L, Input);
+  leaveHoles(R.Pieces, HR.Holes);
   if (Placed->Section) {
     const uint64_t SectionAt = L->SectionOffsets[*Placed->Section];
     for (size_t I = 0; I < New.size(); ++I)

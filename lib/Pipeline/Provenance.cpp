@@ -89,6 +89,26 @@ private:
   size_t Next = 0;
 };
 
+/// \p A without the bytes of \p B (both sorted and disjoint).
+std::vector<ByteRange> subtractRanges(ArrayRef<ByteRange> A,
+                                      ArrayRef<ByteRange> B) {
+  std::vector<ByteRange> Out;
+  size_t J = 0;
+  for (const ByteRange &G : A) {
+    uint64_t Pos = G.Offset;
+    while (J < B.size() && B[J].end() <= Pos)
+      ++J;
+    for (size_t K = J; K < B.size() && B[K].Offset < G.end(); ++K) {
+      if (B[K].Offset > Pos)
+        Out.push_back({Pos, B[K].Offset - Pos});
+      Pos = std::max(Pos, B[K].end());
+    }
+    if (Pos < G.end())
+      Out.push_back({Pos, G.end() - Pos});
+  }
+  return Out;
+}
+
 /// SHA-256 of what \p Out holds in \p Ranges (inside [0, Limit)), in order.
 SHA256Digest hashRanges(const OutputPieces &Out, ArrayRef<ByteRange> Ranges,
                         uint64_t Limit) {
@@ -120,14 +140,15 @@ SHA256Digest hashRanges(const OutputPieces &Out, ArrayRef<ByteRange> Ranges,
 Expected<WrittenProvenance>
 pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
                            const std::shared_ptr<InputDigest> &Digest,
-                           bool Defer) {
+                           bool Defer, const HoleRecord *Holes) {
   ArrayRef<uint8_t> Input = Obj.input();
   Expected<std::optional<ProvenanceRecord>> Old = readProvenance(Obj);
   if (!Old)
     return prefixError("cannot extend the provenance record", Old.takeError());
   const ProvenanceRecord *Rec = *Old ? &**Old : nullptr;
   if (Rec)
-    if (Error E = checkProvenance(*Rec, Input))
+    if (Error E =
+            checkProvenance(*Rec, Input, Holes ? Holes->Rebuild : RebuildFn()))
       return prefixError("cannot extend the provenance record", std::move(E));
 
   ProvenanceContents C;
@@ -144,9 +165,37 @@ pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
   C.Runs.push_back({getVersionString().str(), P.canonical(), Input.size()});
 
   // What this run edits inside the original, the ELF header included; what
-  // earlier runs edited.
-  std::vector<ByteRange> Edits =
-      editedRanges(renderPieces(Obj, L), Input, C.OriginalSize);
+  // earlier runs edited. The holes a host leaves inside the original are
+  // rebuilt ranges, not held: edits are read off the output as the model
+  // has it (the old bundles still there, or zeroed), and must lie outside
+  // them (comparing gigabytes of holes with the input would find the
+  // bundles' every byte).
+  std::vector<RebuiltRange> Rebuilt;
+  std::vector<ByteRange> RebuiltBytes;
+  if (Rec)
+    Rebuilt = Rec->Rebuilt;
+  if (Holes) {
+    for (RebuiltRange &G : Rebuilt)
+      for (const auto &[From, To] : Holes->Moved)
+        if (G.SourceOffset == From.Offset && G.SourceSize == From.Size) {
+          G.SourceOffset = To.Offset;
+          G.SourceSize = To.Size;
+        }
+    Rebuilt.insert(Rebuilt.end(), Holes->Rebuilt.begin(), Holes->Rebuilt.end());
+    llvm::sort(Rebuilt, [](const RebuiltRange &A, const RebuiltRange &B) {
+      return A.Offset < B.Offset;
+    });
+  }
+  for (const RebuiltRange &G : Rebuilt)
+    RebuiltBytes.push_back({G.Offset, G.Size});
+  std::vector<ByteRange> Edits = subtractRanges(
+      editedRanges(renderPieces(Obj, L), Input, C.OriginalSize), RebuiltBytes);
+  // Every hole inside the original is a rebuilt range.
+  if (Holes)
+    for (const ByteRange &G : Holes->Holes)
+      if (G.Offset < C.OriginalSize && !rangesCover(RebuiltBytes, ArrayRef(G)))
+        return makeError("internal error: the hole at " + hex(G.Offset) +
+                         " is not a rebuilt range of the provenance record");
   const ByteRange Header{
       0, std::min<uint64_t>(sizeof(ELF::Elf64_Ehdr), C.OriginalSize)};
   std::vector<ByteRange> Earlier;
@@ -158,6 +207,16 @@ pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
   OriginalBytes Orig(Input, Rec);
   for (const ByteRange &G : Ranges)
     C.Ranges.push_back({G.Offset, G.Size, Orig.slices(G.Offset, G.Size)});
+  C.Rebuilt = Rebuilt;
+  // Held and rebuilt ranges never meet (a rebuilt one is an old bundle,
+  // chosen outside every range of the input's record).
+  for (const ByteRange &G : Ranges)
+    for (const ByteRange &B : RebuiltBytes)
+      if (G.Offset < B.end() && B.Offset < G.end())
+        return makeError("internal error: the range at " + hex(G.Offset) +
+                         " of the provenance record overlaps the rebuilt "
+                         "one at " +
+                         hex(B.Offset));
 
   Expected<ProvenanceNote> Note = encodeProvenance(C);
   if (!Note)
@@ -185,7 +244,8 @@ pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
     W.Pending = Digest;
   OutputPieces Out = renderPieces(Obj, L);
   W.addTo(Out, L, Input);
-  if (!rangesCover(Ranges, editedRanges(Out, Input, C.OriginalSize, 0)))
+  if (!rangesCover(uniteRanges(Ranges, RebuiltBytes, 0),
+                   editedRanges(Out, Input, C.OriginalSize, 0)))
     return makeError("internal error: the output edits bytes of the input "
                      "that its provenance record does not hold");
   finishProvenance(W.Note, hashRanges(Out, Ranges, C.OriginalSize));

@@ -7,8 +7,9 @@
 // the original bytes), so the output is input pieces only -- copied by the
 // kernel when written to a file. Each kind:
 //   * a code object or a host binary: its own record (a host's new bundles
-//     lie after the original's end; its old ones never moved, and bytes
-//     zeroed in them are in the record);
+//     lie after the original's end; its old ones never moved: bytes zeroed
+//     in them are in the record, and those left as holes are rebuilt from
+//     the new bundles, each restored as a bundle input is);
 //   * an offload bundle, plain or compressed: each code object with a
 //     record is restored, the others kept, and the bundle written back as
 //     any rewritten bundle is (clang's layout, the input's alignment; a
@@ -46,17 +47,19 @@ void countRestored(const PipelineOptions &Opts) {
 /// The original of the file \p Input, whose model is \p Obj, as pieces of
 /// \p Input; nullopt when it has no record.
 Expected<std::optional<CodeObjectRun::Original>>
-originalOf(const Object &Obj, ArrayRef<uint8_t> Input) {
+originalOf(const Object &Obj, ArrayRef<uint8_t> Input,
+           const RebuildFn &Rebuild = {}) {
   Expected<std::optional<ProvenanceRecord>> Rec = readProvenance(Obj);
   if (!Rec)
     return Rec.takeError();
   if (!*Rec)
     return std::nullopt;
-  if (Error E = checkProvenance(**Rec, Input))
-    return std::move(E);
+  Expected<OutputPieces> Pieces = checkedOriginal(**Rec, Input, Rebuild);
+  if (!Pieces)
+    return Pieces.takeError();
   CodeObjectRun::Original O;
   O.Size = (*Rec)->OriginalSize;
-  O.Pieces = originalPieces(**Rec, Input);
+  O.Pieces = std::move(*Pieces);
   return std::optional<CodeObjectRun::Original>(std::move(O));
 }
 
@@ -90,7 +93,7 @@ Expected<Rewritten> restoreHostInput(ArrayRef<uint8_t> Input,
   if (!Host)
     return Host.takeError();
   Expected<std::optional<CodeObjectRun::Original>> O =
-      originalOf(**Host, Input);
+      originalOf(**Host, Input, hostRebuilder(Input, Opts));
   if (!O) {
     // Say why the record no longer leads back when another tool laid the
     // file out again (the record parsed: only its check failed).

@@ -21,6 +21,7 @@
 #include "hotswap/Bundle/OffloadBundle.h"
 #include "hotswap/Hotswap.h"
 #include "hotswap/Object/Layout.h"
+#include "hotswap/Passes/ProvenanceEdits.h"
 #include "hotswap/Passes/ProvenanceRecord.h"
 
 #include "llvm/Support/JSON.h"
@@ -102,6 +103,28 @@ struct WrittenProvenance {
   void settle();
 };
 
+/// What a host binary's rewrite leaves as holes in its output (old bundles
+/// nothing reads any more), and how its record says so.
+struct HoleRecord {
+  /// Ranges of the input, sorted and disjoint, that the output leaves as
+  /// holes (zeros, no disk blocks): the old bundles, each either a rebuilt
+  /// range of the record (inside the original's extent) or past that
+  /// extent, where the record needs nothing.
+  std::vector<ByteRange> Holes;
+  /// The record's new rebuilt ranges, sorted.
+  std::vector<RebuiltRange> Rebuilt;
+  /// Old bundles past the original's extent that were the source of a
+  /// rebuilt range of the input's record, and the new bundle that is now.
+  std::vector<std::pair<ByteRange, ByteRange>> Moved;
+  /// Makes the bytes of the rebuilt ranges of the input's record (to check
+  /// it before it is extended).
+  RebuildFn Rebuild;
+};
+
+/// \p P without the bytes inside \p Holes (sorted, disjoint): zeros there,
+/// which a file written from it does not store (PieceWriter.h).
+void leaveHoles(OutputPieces &P, llvm::ArrayRef<ByteRange> Holes);
+
 /// After the passes changed \p Obj, laid out as \p L: gives it the record
 /// of this run (a new one, or its input's extended, after checking that the
 /// input still leads back to its original) and lays it out again into \p L.
@@ -109,11 +132,18 @@ struct WrittenProvenance {
 /// output edits (read off the output's pieces, the ELF header always).
 /// \p Digest is the input's SHA-256 (asked for only when the input has no
 /// record yet); with \p Defer the record leaves it Pending instead of
-/// waiting for it.
+/// waiting for it. \p Holes: a host binary's (the output's pieces are then
+/// taken with them left out).
 llvm::Expected<WrittenProvenance>
 recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
-                 const std::shared_ptr<InputDigest> &Digest,
-                 bool Defer = false);
+                 const std::shared_ptr<InputDigest> &Digest, bool Defer = false,
+                 const HoleRecord *Holes = nullptr);
+
+/// How a host binary's record rebuilds its rebuilt ranges from \p File:
+/// the bundle at the source restored (its code objects given back by their
+/// records) and laid out, and compressed, again.
+RebuildFn hostRebuilder(llvm::ArrayRef<uint8_t> File,
+                        const PipelineOptions &Opts);
 
 /// Why the provenance record \p R of the host binary \p Host, which no
 /// longer leads back to its original, was made stale by another tool rather

@@ -69,7 +69,9 @@ static cl::opt<bool> KeepGoing(
     cl::cat(Cat));
 static cl::opt<bool> ZeroOldBundles(
     "zero-old-bundles",
-    cl::desc("HIP host binaries: fill the replaced bundles with zeros"),
+    cl::desc("HIP host binaries: also fill with zeros the replaced bundles "
+             "restore cannot rebuild (their bytes go into the provenance "
+             "record); those it can rebuild are holes either way"),
     cl::cat(Cat));
 static cl::opt<std::string>
     Passes("passes",

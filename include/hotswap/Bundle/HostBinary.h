@@ -30,9 +30,10 @@
 //     the new bundles in bundle order, each at a multiple of 4096, then the
 //     program header table.
 // The old bundles stay where they are, unchanged unless
-// HostRewriteOptions::ZeroOldBundles; a section that held replaced bundles
-// only, and whose name contains ".hip_fat" (what roc-obj-ls looks for), is
-// renamed `.hotswap.old_fatbin` so that tools find the new bundles.
+// HostRewriteOptions::ZeroOldBundles (the pipeline leaves those `restore`
+// can rebuild as holes in the file it writes); a section that held replaced
+// bundles only, and whose name contains ".hip_fat" (what roc-obj-ls looks for),
+// is renamed `.hotswap.old_fatbin` so that tools find the new bundles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,6 +123,9 @@ struct HostRewriteOptions {
   /// Fill the old bundles with zeros (they stay where they are; nothing
   /// points to them any more).
   bool ZeroOldBundles = false;
+  /// Per bundle (or empty): the old bundles the caller leaves as holes in
+  /// the file it writes, which ZeroOldBundles leaves alone.
+  std::vector<bool> LeftAsHoles;
 };
 
 class HostBinary {

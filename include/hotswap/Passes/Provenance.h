@@ -50,9 +50,11 @@ public:
   static llvm::json::Value toJSON(Result &R, Object &Obj, AnalysisManager &AM);
 };
 
-/// The provenance of the file \p File, whose model is \p Obj.
+/// The provenance of the file \p File, whose model is \p Obj (\p Rebuild
+/// makes the rebuilt ranges of a host binary's record).
 llvm::Expected<ProvenanceAnalysis::Result>
-analyzeProvenance(const Object &Obj, llvm::ArrayRef<uint8_t> File);
+analyzeProvenance(const Object &Obj, llvm::ArrayRef<uint8_t> File,
+                  const RebuildFn &Rebuild = {});
 
 /// \p R as text (several lines, each ending in a newline).
 void printProvenance(const ProvenanceAnalysis::Result &R,

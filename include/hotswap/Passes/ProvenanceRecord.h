@@ -15,6 +15,9 @@
 //   R x { u64 input size, u32 n, n bytes tool version,
 //         u32 m, m bytes pipeline (UTF-8) }               oldest run first
 //   N x { u64 offset, u64 size }       sorted, disjoint, non-empty, below S
+//   version 2 only: u64 K, rebuilt ranges
+//   K x { u64 offset, u64 size,        sorted, disjoint, non-empty, below S,
+//         u64 source offset, u64 source size }   apart from the N ranges
 //   u8[32] SHA-256 of the descriptor's bytes before this field
 //   the original bytes of every range, in order (sum of the sizes)
 //
@@ -25,6 +28,13 @@
 // range's original bytes put back. A later run that changes the file again
 // extends the record (a run more; ranges united, the first original bytes of
 // each kept), so the record always leads back to the very first input.
+//
+// A rebuilt range (version 2, written only when there is one) holds no
+// original bytes: they are what `restore` makes of the bundle at its source
+// (after the original's extent), the old bundle of a HIP host binary that
+// its rewrite left as a hole once it proved that re-bundling the restored
+// code objects gives that bundle's bytes back (the pipeline's
+// RebuildFn). The original's SHA-256 covers them.
 //
 // Every byte of the original extent is covered: a byte outside the ranges
 // by the original's SHA-256, a byte inside one by the edited bytes'
@@ -45,6 +55,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,6 +67,8 @@ inline constexpr llvm::StringLiteral ProvenanceSectionName =
 inline constexpr llvm::StringLiteral ProvenanceNoteOwner = "HOTSWAP";
 inline constexpr uint32_t ProvenanceNoteType = 1;
 inline constexpr uint32_t ProvenanceFormatVersion = 1;
+/// The version of a record with rebuilt ranges.
+inline constexpr uint32_t ProvenanceRebuiltFormatVersion = 2;
 
 using SHA256Digest = std::array<uint8_t, 32>;
 
@@ -81,6 +94,28 @@ struct ProvenanceRange {
   uint64_t end() const { return Offset + Size; }
 };
 
+/// A range of the original whose bytes the record does not hold: they are
+/// what the bundle of SourceSize bytes at SourceOffset of the file (after
+/// the original's extent) gives back when restored.
+struct RebuiltRange {
+  uint64_t Offset = 0;
+  uint64_t Size = 0;
+  uint64_t SourceOffset = 0;
+  uint64_t SourceSize = 0;
+
+  uint64_t end() const { return Offset + Size; }
+  bool operator==(const RebuiltRange &O) const {
+    return Offset == O.Offset && Size == O.Size &&
+           SourceOffset == O.SourceOffset && SourceSize == O.SourceSize;
+  }
+};
+
+/// Makes the original bytes of a rebuilt range from the file: Size bytes as
+/// pieces (offsets from the range's start; input pieces are bytes of the
+/// file, at their offset of it), or why it cannot.
+using RebuildFn =
+    std::function<llvm::Expected<OutputPieces>(const RebuiltRange &)>;
+
 /// A parsed record.
 struct ProvenanceRecord {
   uint64_t OriginalSize = 0;
@@ -89,6 +124,7 @@ struct ProvenanceRecord {
   SHA256Digest Checksum{};
   std::vector<ProvenanceRun> Runs;
   std::vector<ProvenanceRange> Ranges;
+  std::vector<RebuiltRange> Rebuilt;
 
   /// Bytes the ranges hold together.
   uint64_t editedBytes() const;
@@ -116,16 +152,27 @@ readProvenance(const Object &Obj);
 /// Checks that \p R leads from \p File (the file it was read from) back to
 /// its original: the file is at least the original's size, it holds what
 /// the rewrite wrote in the edited ranges, and the original rebuilt from it
-/// has the recorded SHA-256. Fails with "the file was modified after it was
-/// rewritten: ..." naming which.
+/// (each rebuilt range by \p Rebuild) has the recorded SHA-256. Fails with
+/// "the file was modified after it was rewritten: ..." naming which, and
+/// when the record has rebuilt ranges and there is no \p Rebuild.
 llvm::Error checkProvenance(const ProvenanceRecord &R,
-                            llvm::ArrayRef<uint8_t> File);
+                            llvm::ArrayRef<uint8_t> File,
+                            const RebuildFn &Rebuild = {});
 
-/// The original \p R leads back to, as pieces over \p File (every piece an
-/// input piece: the first OriginalSize bytes, then each range's original
-/// bytes where the record holds them). Check it first (checkProvenance).
+/// The original \p R, a record without rebuilt ranges, leads back to, as
+/// pieces over \p File (every piece an input piece: the first OriginalSize
+/// bytes, then each range's original bytes where the record holds them).
+/// Check it first (checkProvenance).
 OutputPieces originalPieces(const ProvenanceRecord &R,
                             llvm::ArrayRef<uint8_t> File);
+
+/// The original \p R leads back to, as pieces over \p File (input pieces:
+/// the first OriginalSize bytes, then each range's original bytes where the
+/// record holds them; each rebuilt range's pieces from \p Rebuild), checked
+/// as checkProvenance checks it.
+llvm::Expected<OutputPieces> checkedOriginal(const ProvenanceRecord &R,
+                                             llvm::ArrayRef<uint8_t> File,
+                                             const RebuildFn &Rebuild = {});
 
 /// Lowercase hex of a digest.
 std::string digestHex(const SHA256Digest &D);
@@ -160,6 +207,8 @@ struct ProvenanceContents {
     std::vector<ProvenanceNote::Slice> Original;
   };
   std::vector<Range> Ranges;
+  /// Apart from Ranges (version 2 when there is one).
+  std::vector<RebuiltRange> Rebuilt;
 };
 
 /// Encodes \p C with zero digests. Fails when the note would not fit its

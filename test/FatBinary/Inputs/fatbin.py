@@ -71,6 +71,7 @@ archs gfx90a and gfx1100 unless said otherwise; lld unless said otherwise):
   new-driver-rdc  libfat-rdc.so    --offload-new-driver -fgpu-rdc -shared, two TUs
   compress-v3     libfat.so        --offload-compress (CCOB v3, LLVM 22's default)
   compress-v2     libfat.so        the same with COMPRESSED_BUNDLE_FORMAT_VERSION=2
+  compress-level1 libfat.so        --offload-compress --offload-compression-level=1
   bare            device.hipfb     clang --offload-device-only (plain bundle)
   bare-compressed device-v3.hipfb, device-v2.hipfb (--offload-compress)
   bare-gfx8-9     device.hipfb     "bare" for gfx803, gfx900:xnack-, gfx900:xnack+
@@ -394,6 +395,8 @@ VARIANTS = {
     "compress-v3": lambda b: b.so("libfat.so", "lld", ["--offload-compress"]),
     "compress-v2": lambda b: b.so("libfat.so", "lld", ["--offload-compress"],
                                   env={"COMPRESSED_BUNDLE_FORMAT_VERSION": "2"}),
+    "compress-level1": lambda b: b.so("libfat.so", "lld", ["--offload-compress",
+                                                          "--offload-compression-level=1"]),
     "bare": lambda b: b.bare(),
     "bare-compressed": lambda b: b.bare(compressed=True),
     "bare-gfx8-9": lambda b: b.bare(archs=ARCHS_GFX8_9),
@@ -678,6 +681,44 @@ def cmd_extract(args):
     sys.exit("fatbin.py: %s: no entry '%s'" % (args.file, args.id))
 
 
+def data_bytes(fd, begin, end):
+    """How many bytes of [begin, end) of the open file fd are data, not
+    holes (SEEK_DATA/SEEK_HOLE; a file system without holes: all of them)."""
+    n, pos = 0, begin
+    while pos < end:
+        try:
+            pos = os.lseek(fd, pos, os.SEEK_DATA)
+        except OSError:  # ENXIO: a hole to the end of the file
+            break
+        if pos >= end:
+            break
+        hole = min(os.lseek(fd, pos, os.SEEK_HOLE), end)
+        n += hole - pos
+        pos = hole
+    return n
+
+
+def cmd_disk(args):
+    """What FILE takes on disk: its apparent size, the bytes its blocks hold
+    (st_blocks, as du counts), and for each SECTION how many of its file
+    bytes are data rather than holes, and whether its bytes are all zeros."""
+    st = os.stat(args.file)
+    print("size=%d allocated=%d" % (st.st_size, st.st_blocks * 512))
+    with open(args.file, "rb") as f:
+        e = elffile.File(f.read())
+        for name in args.sections:
+            s = e.section(name)
+            if s is None:
+                print("%s: none" % name)
+                continue
+            begin, end = s["offset"], s["offset"] + s["size"]
+            zeros = not any(e.data[begin:end])
+            print("%s: size=0x%x holes=0x%x zeros=%s"
+                  % (name, s["size"], s["size"] - data_bytes(f.fileno(), begin, end),
+                     "yes" if zeros else "no"))
+    return 0
+
+
 def cmd_corrupt(args):
     """Writes a copy of FILE with wrapper 0 or its bundle broken the way a
     faulty rewrite could break it, to show the fake runtime notices."""
@@ -744,6 +785,9 @@ def main():
     sg.add_argument("file")
     mm = sub.add_parser("memory")
     mm.add_argument("file")
+    dk = sub.add_parser("disk")
+    dk.add_argument("file")
+    dk.add_argument("sections", nargs="*")
     c = sub.add_parser("check-capture")
     c.add_argument("dumpdir")
     c.add_argument("files", nargs="+")
@@ -758,6 +802,8 @@ def main():
         return cmd_wrappers(args)
     if args.cmd == "bundle":
         return cmd_bundle(args)
+    if args.cmd == "disk":
+        return cmd_disk(args)
     if args.cmd == "corrupt":
         return cmd_corrupt(args)
     if args.cmd == "extract":
