@@ -200,10 +200,13 @@ struct Totals {
            AbiUndef = 0, AbiConservative = 0, CountsOk = 0, CountsChecked = 0,
            WaitsOk = 0, WaitsFlat = 0, WaitsChecked = 0, InFlightReads = 0;
   void add(const Totals &O) {
-    uint64_t *A = &Functions;
-    const uint64_t *B = &O.Functions;
-    for (size_t I = 0; I < sizeof(Totals) / sizeof(uint64_t); ++I)
-      A[I] += B[I];
+    Functions += O.Functions, Kernels += O.Kernels, Bytes += O.Bytes;
+    Decoded += O.Decoded, Blocks += O.Blocks, Unreachable += O.Unreachable;
+    Padding += O.Padding, NotEditable += O.NotEditable, AbiOk += O.AbiOk;
+    AbiUndef += O.AbiUndef, AbiConservative += O.AbiConservative;
+    CountsOk += O.CountsOk, CountsChecked += O.CountsChecked;
+    WaitsOk += O.WaitsOk, WaitsFlat += O.WaitsFlat;
+    WaitsChecked += O.WaitsChecked, InFlightReads += O.InFlightReads;
   }
 };
 /// What checking one function found.
@@ -213,57 +216,14 @@ struct Report {
 };
 } // namespace
 
-/// Checks function \p F, whose decoded code is \p FC, into \p Out
-/// (\p KernelAt: the kernels by their code entry).
-static void
-checkFunction(const CodeFunction &F, const CodeAnalysis::FunctionCode &FC,
-              const DenseMap<uint64_t, const KernelInfo *> &KernelAt,
-              const RegisterModel &RM, Report &Out) {
+/// The registers live at kernel \p KI's entry against what the ABI sets.
+static void checkEntryLiveIns(const CodeFunction &F,
+                              const CodeAnalysis::FunctionCode &FC,
+                              const KernelInfo &KI, const RegisterModel &RM,
+                              Report &Out) {
   Totals &T = Out.T;
-  std::vector<std::string> &Exceptions = Out.Exceptions,
-                           &Failures = Out.Failures, &Notes = Out.Notes;
   const FunctionCFG &G = FC.CFG;
-  ++T.Functions;
-  T.Bytes += F.size();
-  T.Decoded += G.decodedBytes();
-  T.Blocks += G.Blocks.size();
-  for (const Block &B : G.Blocks) {
-    T.Unreachable += !B.Reachable && !B.Padding;
-    T.Padding += B.Padding;
-  }
-  std::string Who = "function '" + F.Name + "'";
-  if (!G.editable()) {
-    ++T.NotEditable;
-    for (const CodeFinding &Fd : G.Findings)
-      if (Fd.Blocking)
-        Exceptions.push_back(Who + ": " + Fd.Message);
-  }
-  if (std::optional<std::string> P = graphProblem(G))
-    Failures.push_back(Who + ": graph: " + *P);
-  // Compiled code waits before it reads what a load writes: a read of a
-  // register still in flight is a missing wait or a wrong analysis.
-  if (G.editable() && FC.Waits.Converged) {
-    ++T.WaitsChecked;
-    auto Reads = inFlightReads(G, FC.Live, FC.Waits);
-    // A compiler that knew its FLAT accesses were global waited for them
-    // on vmcnt alone: explained, if that is all there is.
-    if (Reads.empty())
-      ++T.WaitsOk;
-    else if (FC.Waits.HasFlat &&
-             inFlightReads(G, FC.Live, FC.Waits.assumingFlatGlobal()).empty())
-      ++T.WaitsFlat;
-    else
-      Exceptions.push_back(Who + ": " + inFlightText(Reads, G, FC.Waits, RM));
-    T.InFlightReads += Reads.size();
-  }
-  if (F.Kind != FunctionKind::Kernel || G.Blocks.empty())
-    return;
-  auto KIt = KernelAt.find(F.Begin);
-  if (KIt == KernelAt.end())
-    return;
-  const KernelInfo &KI = *KIt->second;
-  ++T.Kernels;
-
+  std::vector<std::string> &Exceptions = Out.Exceptions, &Notes = Out.Notes;
   // What the ABI sets at wave launch.
   RegSet Abi = RM.emptySet();
   RM.addSGPRs(0, KI.LiveInSGPRs, Abi);
@@ -311,7 +271,15 @@ checkFunction(const CodeFunction &F, const CodeAnalysis::FunctionCode &FC,
                            RM.format(Unexplained));
     }
   }
+}
 
+/// The highest live registers against the metadata's counts.
+static void checkCounts(const CodeFunction &F,
+                        const CodeAnalysis::FunctionCode &FC,
+                        const KernelInfo &KI, const RegisterModel &RM,
+                        Report &Out) {
+  Totals &T = Out.T;
+  std::vector<std::string> &Failures = Out.Failures;
   // Register counts from the metadata.
   if (!KI.MD)
     return;
@@ -333,6 +301,61 @@ checkFunction(const CodeFunction &F, const CodeAnalysis::FunctionCode &FC,
   Check(RegClass::VGPR, KI.MD->VGPRCount, ".vgpr_count", "v");
   Check(RegClass::AGPR, KI.MD->AGPRCount, ".agpr_count", "a");
   T.CountsOk += Ok;
+}
+
+/// Checks function \p F, whose decoded code is \p FC, into \p Out
+/// (\p KernelAt: the kernels by their code entry).
+static void
+checkFunction(const CodeFunction &F, const CodeAnalysis::FunctionCode &FC,
+              const DenseMap<uint64_t, const KernelInfo *> &KernelAt,
+              const RegisterModel &RM, Report &Out) {
+  Totals &T = Out.T;
+  std::vector<std::string> &Exceptions = Out.Exceptions,
+                           &Failures = Out.Failures;
+  const FunctionCFG &G = FC.CFG;
+  ++T.Functions;
+  T.Bytes += F.size();
+  T.Decoded += G.decodedBytes();
+  T.Blocks += G.Blocks.size();
+  for (const Block &B : G.Blocks) {
+    T.Unreachable += !B.Reachable && !B.Padding;
+    T.Padding += B.Padding;
+  }
+  std::string Who = "function '" + F.Name + "'";
+  if (!G.editable()) {
+    ++T.NotEditable;
+    for (const CodeFinding &Fd : G.Findings)
+      if (Fd.Blocking)
+        Exceptions.push_back(Who + ": " + Fd.Message);
+  }
+  if (std::optional<std::string> P = graphProblem(G))
+    Failures.push_back(Who + ": graph: " + *P);
+  // Compiled code waits before it reads what a load writes: a read of a
+  // register still in flight is a missing wait or a wrong analysis.
+  if (G.editable() && FC.Waits.Converged) {
+    ++T.WaitsChecked;
+    auto Reads = inFlightReads(G, FC.Live, FC.Waits);
+    // A compiler that knew its FLAT accesses were global waited for them
+    // on vmcnt alone: explained, if that is all there is.
+    if (Reads.empty())
+      ++T.WaitsOk;
+    else if (FC.Waits.HasFlat &&
+             inFlightReads(G, FC.Live, FC.Waits.assumingFlatGlobal()).empty())
+      ++T.WaitsFlat;
+    else
+      Exceptions.push_back(Who + ": " + inFlightText(Reads, G, FC.Waits, RM));
+    T.InFlightReads += Reads.size();
+  }
+  if (F.Kind != FunctionKind::Kernel || G.Blocks.empty())
+    return;
+  auto KIt = KernelAt.find(F.Begin);
+  if (KIt == KernelAt.end())
+    return;
+  const KernelInfo &KI = *KIt->second;
+  ++T.Kernels;
+
+  checkEntryLiveIns(F, FC, KI, RM, Out);
+  checkCounts(F, FC, KI, RM, Out);
 }
 
 /// Checks the functions \p Todo of \p R that nothing has cached on the
