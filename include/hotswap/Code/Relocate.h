@@ -1,0 +1,105 @@
+//===- hotswap/Code/Relocate.h - A function's code at another address -*- C++
+//-*-===//
+//
+// Copies one function's instructions to a new address, with code inserted
+// between instructions where a client asks, so that the copy does what the
+// original does:
+//
+//   * an instruction that does not depend on its address is copied byte
+//     for byte;
+//   * a direct branch or call (s_branch, s_cbranch_*, s_call_b64) is
+//     encoded again by LLVM MC: a target inside the function becomes the
+//     target's image in the copy (the start of what was inserted before
+//     it), a target outside stays where it is;
+//   * a PC-relative idiom (PCRelative.h) gets new constants, so that the
+//     pair holds the image of a target inside the function, or the same
+//     address for one outside (data, device functions);
+//   * inserted bytes are placed as given: they must not depend on their
+//     address.
+//
+// Instructions whose new encoding is longer (an inline constant that
+// becomes a literal) move what follows; the layout is repeated until no
+// size changes.
+//
+// A function is refused, with a reason and a kind to count it by, when it
+// has a blocking finding (CFG.h), a PC-relative value used otherwise, a
+// branch whose new distance does not fit its 16 bits (branch relaxation
+// is not built yet), an insertion inside a window (CFG.h), or an
+// instruction LLVM MC does not encode back to its bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_CODE_RELOCATE_H
+#define HOTSWAP_CODE_RELOCATE_H
+
+#include "hotswap/Code/CFG.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class MCInst;
+} // namespace llvm
+
+namespace hotswap {
+namespace amdgpu {
+class TargetMC;
+} // namespace amdgpu
+namespace code {
+
+/// Bytes to place before instruction \p Before (an index of
+/// FunctionCFG::Insns; Insns.size() for after the last).
+struct Insertion {
+  uint32_t Before = 0;
+  std::vector<uint8_t> Bytes;
+};
+
+struct Relocated {
+  uint64_t Base = 0;
+  std::vector<uint8_t> Bytes;
+  /// The new address of each original instruction.
+  std::vector<uint64_t> InsnAddr;
+  /// Where control that reached original instruction I arrives in the
+  /// copy: the start of what was inserted before it, else InsnAddr[I]
+  /// (one more entry: the end).
+  std::vector<uint64_t> LandAddr;
+  /// Instructions encoded again: direct branches and calls, and the adds
+  /// of PC-relative idioms.
+  unsigned BranchesEncoded = 0, PCRelAdjusted = 0;
+
+  /// Where an original address maps to: an instruction start of the
+  /// function to where control reaching it lands (LandAddr); nullopt for
+  /// any other address.
+  std::optional<uint64_t> image(const FunctionCFG &G, uint64_t Addr) const;
+};
+
+/// Why a function cannot be relocated: \p Kind, a short fixed phrase to
+/// count refusals by ("blocking finding", "unknown PC use", "branch out of
+/// reach", "insertion in a window", "does not re-encode"), and \p Message,
+/// the details.
+struct RelocationRefusal {
+  std::string Kind;
+  std::string Message;
+};
+
+struct RelocationResult {
+  std::optional<Relocated> Code;
+  RelocationRefusal Refusal;
+};
+
+/// Relocates the function of graph \p G (instructions with operands
+/// \p Decoded) to \p NewBase, with \p Inserts (sorted by Before).
+RelocationResult relocate(const amdgpu::TargetMC &MC, const FunctionCFG &G,
+                          llvm::ArrayRef<llvm::MCInst> Decoded,
+                          llvm::ArrayRef<uint8_t> Bytes, uint64_t NewBase,
+                          llvm::ArrayRef<Insertion> Inserts = {});
+
+} // namespace code
+} // namespace hotswap
+
+#endif // HOTSWAP_CODE_RELOCATE_H

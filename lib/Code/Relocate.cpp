@@ -1,0 +1,197 @@
+//===- lib/Code/Relocate.cpp - A function's code at another address
+//---------===//
+
+#include "hotswap/Code/Relocate.h"
+#include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Code/Decode.h"
+#include "hotswap/Code/PCRelative.h"
+#include "hotswap/Support/Format.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/MC/MCInst.h"
+#include "llvm/MC/MCInstrDesc.h"
+#include "llvm/MC/MCInstrInfo.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::code;
+
+std::optional<uint64_t> Relocated::image(const FunctionCFG &G,
+                                         uint64_t Addr) const {
+  std::optional<uint32_t> I = G.insnAt(Addr);
+  if (!I || *I >= LandAddr.size())
+    return std::nullopt;
+  return LandAddr[*I];
+}
+
+namespace {
+/// What the relocator changes in one instruction.
+struct Edit {
+  enum Kind : uint8_t { None, Branch, PCLow, PCHigh } K = None;
+  uint32_t Idiom = 0;
+};
+
+RelocationResult refuse(StringRef Kind, const Twine &Message) {
+  RelocationResult R;
+  R.Refusal = {Kind.str(), Message.str()};
+  return R;
+}
+} // namespace
+
+RelocationResult code::relocate(const amdgpu::TargetMC &MC,
+                                const FunctionCFG &G, ArrayRef<MCInst> Decoded,
+                                ArrayRef<uint8_t> Bytes, uint64_t NewBase,
+                                ArrayRef<Insertion> Inserts) {
+  for (const CodeFinding &F : G.Findings)
+    if (F.Blocking)
+      return refuse("blocking finding", F.Message);
+  const size_t N = G.Insns.size();
+  if (Decoded.size() != N)
+    return refuse("blocking finding", "the instructions were not decoded");
+  if (N == 0)
+    return refuse("blocking finding", "the function has no instructions");
+  for (size_t I = 0; I < Inserts.size(); ++I) {
+    const Insertion &In = Inserts[I];
+    if (In.Before > N || (I && Inserts[I - 1].Before > In.Before))
+      return refuse("insertion in a window",
+                    "insertions are not sorted by instruction");
+    if (In.Before < N && !G.mayInsertAt(G.Insns[In.Before].Addr))
+      return refuse("insertion in a window",
+                    "code may not be inserted before " +
+                        hex(G.Insns[In.Before].Addr));
+  }
+  PCRelScan Scan = findPCRelative(MC, G, Decoded);
+  if (!Scan.Unknown.empty())
+    return refuse("unknown PC use", Scan.Unknown.front().Message);
+
+  std::vector<Edit> Edits(N);
+  for (size_t I = 0; I < N; ++I) {
+    Flow F = G.Insns[I].F;
+    if (G.Insns[I].Target &&
+        (F == Flow::Jump || F == Flow::CondJump || F == Flow::Call))
+      Edits[I].K = Edit::Branch;
+  }
+  for (uint32_t P = 0; P < Scan.Idioms.size(); ++P) {
+    Edits[Scan.Idioms[P].AddLo] = {Edit::PCLow, P};
+    Edits[Scan.Idioms[P].AddHi] = {Edit::PCHigh, P};
+  }
+  auto Original = [&](size_t I) {
+    return Bytes.slice(G.Insns[I].Addr - G.Begin, G.Insns[I].Size);
+  };
+  // The encoder must give back what it is asked to change before it
+  // changes anything.
+  for (size_t I = 0; I < N; ++I) {
+    if (Edits[I].K == Edit::None)
+      continue;
+    Expected<std::vector<uint8_t>> E = MC.encode(Decoded[I]);
+    if (!E || ArrayRef<uint8_t>(*E) != Original(I)) {
+      std::string Why = E ? "other bytes" : toString(E.takeError());
+      return refuse("does not re-encode",
+                    "LLVM MC encodes " +
+                        MC.printInst(Decoded[I], G.Insns[I].Addr) + " at " +
+                        hex(G.Insns[I].Addr) + " to " + Why);
+    }
+  }
+
+  std::vector<uint64_t> Sizes(N);
+  for (size_t I = 0; I < N; ++I)
+    Sizes[I] = G.Insns[I].Size;
+  Relocated R;
+  R.Base = NewBase;
+  std::vector<uint64_t> Land(N + 1);
+  std::vector<std::vector<uint8_t>> Encoded(N);
+  for (unsigned Round = 0;; ++Round) {
+    if (Round == 8)
+      return refuse("does not re-encode",
+                    "the layout does not settle after 8 rounds");
+    R.InsnAddr.assign(N, 0);
+    uint64_t At = NewBase;
+    size_t NextInsert = 0;
+    for (size_t I = 0; I <= N; ++I) {
+      Land[I] = At;
+      for (; NextInsert < Inserts.size() && Inserts[NextInsert].Before == I;
+           ++NextInsert)
+        At += Inserts[NextInsert].Bytes.size();
+      if (I < N) {
+        R.InsnAddr[I] = At;
+        At += Sizes[I];
+      }
+    }
+    // Where control that reached \p T in the original reaches in the copy.
+    auto ImageOf = [&](uint64_t T) -> std::optional<uint64_t> {
+      if (T < G.Begin || T >= G.End)
+        return T;
+      if (std::optional<uint32_t> I = G.insnAt(T))
+        return Land[*I];
+      return std::nullopt;
+    };
+    bool Changed = false;
+    R.BranchesEncoded = R.PCRelAdjusted = 0;
+    for (size_t I = 0; I < N; ++I) {
+      const Edit &E = Edits[I];
+      if (E.K == Edit::None)
+        continue;
+      MCInst MI = Decoded[I];
+      const Insn &In = G.Insns[I];
+      if (E.K == Edit::Branch) {
+        std::optional<uint64_t> T = ImageOf(*In.Target);
+        if (!T)
+          return refuse("blocking finding", "the branch at " + hex(In.Addr) +
+                                                " lands inside an instruction");
+        int64_t Dist = static_cast<int64_t>(*T - (R.InsnAddr[I] + Sizes[I]));
+        if (Dist % 4 || !isInt<16>(Dist / 4))
+          return refuse("branch out of reach",
+                        "the branch at " + hex(In.Addr) + " to " + hex(*T) +
+                            " does not reach from " + hex(R.InsnAddr[I]));
+        const MCInstrDesc &D = MC.instrInfo().get(MI.getOpcode());
+        for (unsigned Op = 0; Op < D.getNumOperands(); ++Op)
+          if (D.operands()[Op].OperandType == MCOI::OPERAND_PCREL &&
+              Op < MI.getNumOperands() && MI.getOperand(Op).isImm())
+            MI.getOperand(Op).setImm(Dist / 4);
+        ++R.BranchesEncoded;
+      } else {
+        const PCRelIdiom &P = Scan.Idioms[E.Idiom];
+        std::optional<uint64_t> T = ImageOf(P.Target);
+        if (!T)
+          return refuse("unknown PC use", "s_getpc_b64 at " +
+                                              hex(G.Insns[P.GetPC].Addr) +
+                                              " computes " + hex(P.Target) +
+                                              ", inside an instruction");
+        uint64_t Off = *T - (R.InsnAddr[P.GetPC] + Sizes[P.GetPC]);
+        uint32_t Half = E.K == Edit::PCLow ? static_cast<uint32_t>(Off)
+                                           : static_cast<uint32_t>(Off >> 32);
+        unsigned Op = E.K == Edit::PCLow ? P.LoOperand : P.HiOperand;
+        MI.getOperand(Op) = MCOperand::createImm(SignExtend64<32>(Half));
+        ++R.PCRelAdjusted;
+      }
+      Expected<std::vector<uint8_t>> Enc = MC.encode(MI);
+      if (!Enc)
+        return refuse("does not re-encode",
+                      "LLVM MC cannot encode the new form of " +
+                          MC.printInst(Decoded[I], In.Addr) + " at " +
+                          hex(In.Addr) + ": " + toString(Enc.takeError()));
+      if (Enc->size() != Sizes[I]) {
+        Sizes[I] = Enc->size();
+        Changed = true;
+      }
+      Encoded[I] = std::move(*Enc);
+    }
+    if (!Changed) {
+      R.Bytes.reserve(Land[N] - NewBase);
+      size_t NextInsert = 0;
+      for (size_t I = 0; I <= N; ++I) {
+        for (; NextInsert < Inserts.size() && Inserts[NextInsert].Before == I;
+             ++NextInsert)
+          llvm::append_range(R.Bytes, Inserts[NextInsert].Bytes);
+        if (I < N && Edits[I].K == Edit::None)
+          llvm::append_range(R.Bytes, Original(I));
+        else if (I < N)
+          llvm::append_range(R.Bytes, Encoded[I]);
+      }
+      R.LandAddr = std::move(Land);
+      return {std::move(R), {}};
+    }
+  }
+}

@@ -1,0 +1,261 @@
+//===- unittests/RelocateTest.cpp - A function's code at another address
+//---===//
+//
+// code::relocate copies a function to a new address, with code inserted
+// between instructions, and code::findPCRelative finds the values it
+// computes from its own address. Each test assembles a function with LLVM
+// MC, relocates it, and reads the copy back as the proof in verify does:
+// decoded again, its graph built, its PC-relative values evaluated.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hotswap/Code/Relocate.h"
+#include "hotswap/Code/CFG.h"
+#include "hotswap/Code/PCRelative.h"
+#include "hotswap/Support/Format.h"
+
+#include "llvm/MC/MCInst.h"
+
+#include "gtest/gtest.h"
+
+#include "TestUtil.h"
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::amdgpu;
+using namespace hotswap::code;
+
+namespace {
+
+constexpr uint64_t Base = 0x1000;
+constexpr uint64_t Far = 0x200000;
+
+/// A function assembled from text at Base, decoded with its operands.
+struct AsmFunction {
+  std::unique_ptr<TargetMC> MC;
+  std::vector<uint8_t> Bytes;
+  FunctionMap Map;
+  FunctionCFG G;
+  std::vector<MCInst> Decoded;
+
+  RelocationResult relocateTo(uint64_t NewBase,
+                              ArrayRef<Insertion> Inserts = {}) const {
+    return relocate(*MC, G, Decoded, Bytes, NewBase, Inserts);
+  }
+  /// The graph of relocated code, as a function of its own beside the
+  /// original.
+  FunctionCFG graphOf(const Relocated &R,
+                      std::vector<MCInst> *Ops = nullptr) const {
+    CodeFunction C = Map.Functions[0];
+    C.Name = "f.clone";
+    C.Begin = R.Base;
+    C.End = R.Base + R.Bytes.size();
+    FunctionMap Both = Map;
+    Both.Functions.push_back(C);
+    return buildCFG(*MC, C, R.Bytes, Both, Ops);
+  }
+};
+
+std::unique_ptr<AsmFunction> assemble(StringRef MCPU, StringRef Asm) {
+  auto R = std::make_unique<AsmFunction>();
+  Expected<std::unique_ptr<TargetMC>> MC = TargetMC::create(MCPU, "");
+  if (!MC) {
+    ADD_FAILURE() << toString(MC.takeError());
+    return nullptr;
+  }
+  R->MC = std::move(*MC);
+  Expected<std::vector<uint8_t>> B = R->MC->assemble(Asm);
+  if (!B) {
+    ADD_FAILURE() << toString(B.takeError());
+    return nullptr;
+  }
+  R->Bytes = std::move(*B);
+  CodeFunction F;
+  F.Name = "f";
+  F.Kind = FunctionKind::Kernel;
+  F.Begin = Base;
+  F.End = Base + R->Bytes.size();
+  R->Map.Functions.push_back(F);
+  R->G = buildCFG(*R->MC, F, R->Bytes, R->Map, &R->Decoded);
+  return R;
+}
+
+std::string findingsOf(const FunctionCFG &G) {
+  std::string S;
+  for (const CodeFinding &F : G.Findings)
+    S += F.Message + "\n";
+  return S;
+}
+
+std::vector<uint8_t> nops(size_t Count) {
+  // s_nop 0 is 0xbf800000 on every generation this test uses.
+  std::vector<uint8_t> B;
+  for (size_t I = 0; I < Count; ++I)
+    B.insert(B.end(), {0x00, 0x00, 0x80, 0xbf});
+  return B;
+}
+
+TEST(RelocateTest, BranchesKeepTheirDistancesWhenNothingIsInserted) {
+  auto F = assemble("gfx90a", "s_cmp_eq_u32 s0, 0\n"
+                              "s_cbranch_scc1 2\n" // -> 0x1010
+                              "v_mov_b32 v0, 1\n"
+                              "s_branch 1\n" // -> 0x1014
+                              "v_mov_b32 v0, 2\n"
+                              "s_endpgm\n");
+  ASSERT_TRUE(F);
+  RelocationResult R = F->relocateTo(Far);
+  ASSERT_TRUE(R.Code) << R.Refusal.Message;
+  EXPECT_EQ(R.Code->Bytes, F->Bytes);
+  EXPECT_EQ(R.Code->BranchesEncoded, 2u);
+  EXPECT_EQ(R.Code->InsnAddr[4], Far + 0x10);
+  EXPECT_EQ(R.Code->image(F->G, 0x1014), Far + 0x14);
+  EXPECT_EQ(R.Code->image(F->G, 0x1016), std::nullopt);
+}
+
+TEST(RelocateTest, BranchesLandOnWhatIsInsertedBeforeTheirTarget) {
+  auto F = assemble("gfx1100", "s_cmp_eq_u32 s0, 0\n" // 0
+                               "s_cbranch_scc1 2\n"   // 1 -> insn 4
+                               "v_mov_b32 v0, 1\n"    // 2
+                               "s_branch 1\n"         // 3 -> insn 5
+                               "v_mov_b32 v0, 2\n"    // 4
+                               "s_endpgm\n");         // 5
+  ASSERT_TRUE(F);
+  RelocationResult R = F->relocateTo(Far, {{4, nops(1)}, {5, nops(2)}});
+  ASSERT_TRUE(R.Code) << R.Refusal.Message;
+  const Relocated &C = *R.Code;
+  EXPECT_EQ(C.Bytes.size(), F->Bytes.size() + 12);
+  EXPECT_EQ(C.LandAddr[4], Far + 0x10);
+  EXPECT_EQ(C.InsnAddr[4], Far + 0x14);
+  EXPECT_EQ(C.LandAddr[5], Far + 0x18);
+  EXPECT_EQ(C.InsnAddr[5], Far + 0x20);
+  FunctionCFG G = F->graphOf(C);
+  EXPECT_TRUE(G.editable()) << findingsOf(G);
+  ASSERT_EQ(G.Insns.size(), 9u);
+  // The conditional branch reaches the s_nop before v_mov v0, 2; s_branch
+  // the two before s_endpgm.
+  EXPECT_EQ(G.Insns[1].Target, Far + 0x10);
+  EXPECT_EQ(G.Insns[3].Target, Far + 0x18);
+}
+
+TEST(RelocateTest, DataReferencesKeepTheirAbsoluteTarget) {
+  auto F = assemble("gfx90a", "s_getpc_b64 s[4:5]\n"      // pc 0x1004
+                              "s_add_u32 s4, s4, 0x100\n" // -> 0x1104
+                              "s_addc_u32 s5, s5, 0\n"
+                              "s_load_dword s6, s[4:5], 0x0\n"
+                              "s_endpgm\n");
+  ASSERT_TRUE(F);
+  PCRelScan Orig = findPCRelative(*F->MC, F->G, F->Decoded);
+  ASSERT_EQ(Orig.Idioms.size(), 1u);
+  EXPECT_EQ(Orig.Idioms[0].Target, 0x1104u);
+  RelocationResult R = F->relocateTo(Far);
+  ASSERT_TRUE(R.Code) << R.Refusal.Message;
+  EXPECT_EQ(R.Code->PCRelAdjusted, 2u);
+  std::vector<MCInst> Ops;
+  FunctionCFG G = F->graphOf(*R.Code, &Ops);
+  PCRelScan Copy = findPCRelative(*F->MC, G, Ops);
+  ASSERT_EQ(Copy.Idioms.size(), 1u);
+  EXPECT_EQ(Copy.Idioms[0].Target, 0x1104u);
+  // 0x1104 - 0x200004 needs a literal in the high half too: -1 is inline.
+  EXPECT_EQ(Copy.Idioms[0].Offset, uint64_t(0x1104) - (Far + 4));
+  EXPECT_EQ(R.Code->Bytes.size(), F->Bytes.size());
+}
+
+TEST(RelocateTest, JumpsInsideTheFunctionFollowTheCopy) {
+  // The Tensile skip: the low half comes from an SGPR; the copy adds a
+  // constant instead (here a literal, 4 bytes longer, which moves the
+  // target too).
+  auto F = assemble("gfx90a", "s_getpc_b64 s[60:61]\n"    // 0x1000
+                              "s_add_i32 s62, 0x10, 4\n"  // 0x1004
+                              "s_add_u32 s60, s60, s62\n" // 0x1008
+                              "s_addc_u32 s61, s61, 0\n"  // 0x100c
+                              "s_setpc_b64 s[60:61]\n"    // 0x1010
+                              "v_mov_b32 v0, 0\n"         // 0x1014
+                              "s_endpgm\n");              // 0x1018
+  ASSERT_TRUE(F);
+  ASSERT_EQ(F->G.Indirect.size(), 1u) << findingsOf(F->G);
+  RelocationResult R = F->relocateTo(Far, {{5, nops(32)}});
+  ASSERT_TRUE(R.Code) << R.Refusal.Message;
+  const Relocated &C = *R.Code;
+  // 0x14 + 0x80 is no inline constant: s_add_u32 takes a literal.
+  EXPECT_EQ(C.Bytes.size(), F->Bytes.size() + 4 + 0x80);
+  FunctionCFG G = F->graphOf(C);
+  ASSERT_EQ(G.Indirect.size(), 1u);
+  EXPECT_EQ(G.Indirect[0].second, C.LandAddr[6]);
+  EXPECT_EQ(C.LandAddr[6], Far + 0x18 + 4 + 0x80);
+  // s62 keeps its value: the copy does not change it.
+  EXPECT_EQ(ArrayRef<uint8_t>(C.Bytes).slice(4, 4),
+            ArrayRef<uint8_t>(F->Bytes).slice(4, 4));
+}
+
+TEST(RelocateTest, CallsStayWithTheirCallee) {
+  // A direct call to a function before this one reaches it from near,
+  // not from far.
+  auto F = assemble("gfx90a", "s_call_b64 s[30:31], -8\n" // -> 0xfe4
+                              "s_endpgm\n");
+  ASSERT_TRUE(F);
+  CodeFunction Callee;
+  Callee.Name = "callee";
+  Callee.Begin = 0xf00;
+  Callee.End = Base;
+  F->Map.Functions.insert(F->Map.Functions.begin(), Callee);
+  F->G = buildCFG(*F->MC, F->Map.Functions[1], F->Bytes, F->Map);
+  ASSERT_TRUE(F->G.editable());
+  RelocationResult Near = F->relocateTo(0x2000);
+  ASSERT_TRUE(Near.Code) << Near.Refusal.Message;
+  FunctionCFG G = F->graphOf(*Near.Code);
+  ASSERT_EQ(G.Calls.size(), 1u);
+  EXPECT_EQ(G.Calls[0].Target, 0xfe4u);
+  RelocationResult Away = F->relocateTo(Far);
+  ASSERT_FALSE(Away.Code);
+  EXPECT_EQ(Away.Refusal.Kind, "branch out of reach");
+}
+
+TEST(RelocateTest, Refusals) {
+  auto Used = assemble("gfx90a", "s_getpc_b64 s[4:5]\n"
+                                 "v_mov_b32 v0, s4\n"
+                                 "s_endpgm\n");
+  ASSERT_TRUE(Used);
+  RelocationResult R = Used->relocateTo(Far);
+  EXPECT_FALSE(R.Code);
+  EXPECT_EQ(R.Refusal.Kind, "unknown PC use");
+  EXPECT_NE(R.Refusal.Message.find("s_getpc_b64 at 0x1000"), std::string::npos);
+
+  auto Carry = assemble("gfx90a", "s_getpc_b64 s[4:5]\n"
+                                  "s_add_u32 s4, s4, 0x100\n"
+                                  "s_cmp_eq_u32 s0, 0\n"
+                                  "s_addc_u32 s5, s5, 0\n"
+                                  "s_endpgm\n");
+  ASSERT_TRUE(Carry);
+  R = Carry->relocateTo(Far);
+  EXPECT_FALSE(R.Code);
+  EXPECT_NE(R.Refusal.Message.find("carry"), std::string::npos);
+
+  auto Unknown = assemble("gfx90a", "s_setpc_b64 s[8:9]\n");
+  ASSERT_TRUE(Unknown);
+  R = Unknown->relocateTo(Far);
+  EXPECT_FALSE(R.Code);
+  EXPECT_EQ(R.Refusal.Kind, "blocking finding");
+
+  auto Loop = assemble("gfx90a", "v_mov_b32 v0, 0\n"
+                                 "s_cbranch_scc0 -2\n"
+                                 "s_endpgm\n");
+  ASSERT_TRUE(Loop);
+  R = Loop->relocateTo(Far, {{1, nops(0x8000)}});
+  EXPECT_FALSE(R.Code);
+  EXPECT_EQ(R.Refusal.Kind, "branch out of reach");
+  R = Loop->relocateTo(Far, {{1, nops(0x7ffe)}});
+  EXPECT_TRUE(R.Code) << R.Refusal.Message;
+
+  auto Clause = assemble("gfx1100", "s_clause 0x1\n"
+                                    "s_load_b32 s0, s[4:5], 0x0\n"
+                                    "s_load_b32 s1, s[4:5], 0x4\n"
+                                    "s_endpgm\n");
+  ASSERT_TRUE(Clause);
+  R = Clause->relocateTo(Far, {{2, nops(1)}});
+  EXPECT_FALSE(R.Code);
+  EXPECT_EQ(R.Refusal.Kind, "insertion in a window");
+  R = Clause->relocateTo(Far, {{0, nops(1)}, {3, nops(1)}});
+  EXPECT_TRUE(R.Code) << R.Refusal.Message;
+}
+
+} // namespace
