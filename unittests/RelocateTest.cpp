@@ -12,6 +12,7 @@
 #include "hotswap/Code/Relocate.h"
 #include "hotswap/Code/CFG.h"
 #include "hotswap/Code/PCRelative.h"
+#include "hotswap/Code/RelocationProof.h"
 #include "hotswap/Support/Format.h"
 
 #include "llvm/MC/MCInst.h"
@@ -42,18 +43,34 @@ struct AsmFunction {
                               ArrayRef<Insertion> Inserts = {}) const {
     return relocate(*MC, G, Decoded, Bytes, NewBase, Inserts);
   }
-  /// The graph of relocated code, as a function of its own beside the
-  /// original.
-  FunctionCFG graphOf(const Relocated &R,
-                      std::vector<MCInst> *Ops = nullptr) const {
-    CodeFunction C = Map.Functions[0];
+  /// The copy \p R as a function of its own beside the original.
+  std::pair<CodeFunction, FunctionMap> copyOf(const Relocated &R) const {
+    CodeFunction C = Map.Functions.back();
     C.Name = "f.clone";
     C.Begin = R.Base;
     C.End = R.Base + R.Bytes.size();
     FunctionMap Both = Map;
     Both.Functions.push_back(C);
+    return {C, Both};
+  }
+  /// The graph of relocated code.
+  FunctionCFG graphOf(const Relocated &R,
+                      std::vector<MCInst> *Ops = nullptr) const {
+    auto [C, Both] = copyOf(R);
     return buildCFG(*MC, C, R.Bytes, Both, Ops);
   }
+  /// The proof of \p Bytes as \p R's copy (its bytes, or bytes changed
+  /// after): the problems found, one per line.
+  std::string prove(const Relocated &R, ArrayRef<uint8_t> Bytes) const {
+    auto [C, Both] = copyOf(R);
+    RelocationProofResult P = proveRelocation(
+        *MC, G, Decoded, this->Bytes, Both, C, Bytes, R.insertedRanges());
+    std::string S;
+    for (const std::string &Line : P.Problems)
+      S += Line + "\n";
+    return S;
+  }
+  std::string prove(const Relocated &R) const { return prove(R, R.Bytes); }
 };
 
 std::unique_ptr<AsmFunction> assemble(StringRef MCPU, StringRef Asm) {
@@ -110,6 +127,7 @@ TEST(RelocateTest, BranchesKeepTheirDistancesWhenNothingIsInserted) {
   EXPECT_EQ(R.Code->InsnAddr[4], Far + 0x10);
   EXPECT_EQ(R.Code->image(F->G, 0x1014), Far + 0x14);
   EXPECT_EQ(R.Code->image(F->G, 0x1016), std::nullopt);
+  EXPECT_EQ(F->prove(*R.Code), "");
 }
 
 TEST(RelocateTest, BranchesLandOnWhatIsInsertedBeforeTheirTarget) {
@@ -135,6 +153,20 @@ TEST(RelocateTest, BranchesLandOnWhatIsInsertedBeforeTheirTarget) {
   // the two before s_endpgm.
   EXPECT_EQ(G.Insns[1].Target, Far + 0x10);
   EXPECT_EQ(G.Insns[3].Target, Far + 0x18);
+  EXPECT_EQ(F->prove(C), "");
+  // The proof reads the bytes: a branch one word off, a changed operand,
+  // or inserted code taken for the original's are each found.
+  std::vector<uint8_t> Bad = C.Bytes;
+  Bad[4] ^= 1; // s_cbranch_scc1's offset
+  EXPECT_NE(F->prove(C, Bad).find("does not reach the image of 0x1010"),
+            std::string::npos);
+  Bad = C.Bytes;
+  Bad[8] ^= 1; // v_mov_b32 v0, 1 -> 0 (the inline constant)
+  EXPECT_NE(F->prove(C, Bad).find("has other bytes"), std::string::npos);
+  auto [Copy, Both] = F->copyOf(C);
+  RelocationProofResult P = proveRelocation(*F->MC, F->G, F->Decoded, F->Bytes,
+                                            Both, Copy, C.Bytes, {});
+  EXPECT_FALSE(P.proven());
 }
 
 TEST(RelocateTest, DataReferencesKeepTheirAbsoluteTarget) {
@@ -158,6 +190,14 @@ TEST(RelocateTest, DataReferencesKeepTheirAbsoluteTarget) {
   // 0x1104 - 0x200004 needs a literal in the high half too: -1 is inline.
   EXPECT_EQ(Copy.Idioms[0].Offset, uint64_t(0x1104) - (Far + 4));
   EXPECT_EQ(R.Code->Bytes.size(), F->Bytes.size());
+  EXPECT_EQ(F->prove(*R.Code), "");
+  // A constant changed by one: the copy computes another address.
+  std::vector<uint8_t> Bad = R.Code->Bytes;
+  Bad[8] ^= 4; // s_add_u32's literal
+  EXPECT_NE(
+      F->prove(*R.Code, Bad).find("computes 0x1108, not the image of 0x1104"),
+      std::string::npos)
+      << F->prove(*R.Code, Bad);
 }
 
 TEST(RelocateTest, JumpsInsideTheFunctionFollowTheCopy) {
@@ -185,6 +225,7 @@ TEST(RelocateTest, JumpsInsideTheFunctionFollowTheCopy) {
   // s62 keeps its value: the copy does not change it.
   EXPECT_EQ(ArrayRef<uint8_t>(C.Bytes).slice(4, 4),
             ArrayRef<uint8_t>(F->Bytes).slice(4, 4));
+  EXPECT_EQ(F->prove(C), "");
 }
 
 TEST(RelocateTest, CallsStayWithTheirCallee) {
@@ -205,6 +246,7 @@ TEST(RelocateTest, CallsStayWithTheirCallee) {
   FunctionCFG G = F->graphOf(*Near.Code);
   ASSERT_EQ(G.Calls.size(), 1u);
   EXPECT_EQ(G.Calls[0].Target, 0xfe4u);
+  EXPECT_EQ(F->prove(*Near.Code), "");
   RelocationResult Away = F->relocateTo(Far);
   ASSERT_FALSE(Away.Code);
   EXPECT_EQ(Away.Refusal.Kind, "branch out of reach");

@@ -26,6 +26,16 @@ std::optional<uint64_t> Relocated::image(const FunctionCFG &G,
   return LandAddr[*I];
 }
 
+std::vector<std::pair<uint64_t, uint64_t>> Relocated::insertedRanges() const {
+  std::vector<std::pair<uint64_t, uint64_t>> Out;
+  for (size_t I = 0; I < LandAddr.size(); ++I) {
+    uint64_t End = I < InsnAddr.size() ? InsnAddr[I] : Base + Bytes.size();
+    if (LandAddr[I] != End)
+      Out.push_back({LandAddr[I], End});
+  }
+  return Out;
+}
+
 namespace {
 /// What the relocator changes in one instruction.
 struct Edit {

@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace llvm {
@@ -71,6 +72,9 @@ struct Relocated {
   /// Instructions encoded again: direct branches and calls, and the adds
   /// of PC-relative idioms.
   unsigned BranchesEncoded = 0, PCRelAdjusted = 0;
+
+  /// The address ranges [first, second) of inserted code, in order.
+  std::vector<std::pair<uint64_t, uint64_t>> insertedRanges() const;
 
   /// Where an original address maps to: an instruction start of the
   /// function to where control reaching it lands (LandAddr); nullopt for

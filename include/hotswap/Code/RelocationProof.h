@@ -1,0 +1,74 @@
+//===- hotswap/Code/RelocationProof.h - Code moved does what it did -*- C++
+//-*-===//
+//
+// The proof verify makes for code relocated by code::relocate (Relocate.h),
+// from the bytes alone, never from what the relocator says it did: the copy
+// is decoded and its graph built again, and
+//
+//   * its instructions, once the inserted ranges are left out, are the
+//     original's one for one (a bijection of instruction starts), each
+//     with the same opcode, and byte for byte the same unless it is a
+//     direct branch or call or an add of a PC-relative idiom;
+//   * every direct branch or call reaches the image of its original
+//     target (a target outside the function: the same address);
+//   * every PC-relative idiom is found again at the image of the
+//     original's, evaluates to the image of the original's target (or the
+//     same address outside the function), and differs from it only in its
+//     constants;
+//   * nothing else in the copy reads the PC.
+//
+// The image of an original instruction is where control reaching it lands
+// in the copy: the start of an inserted range right before its copy, else
+// the copy itself.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_CODE_RELOCATIONPROOF_H
+#define HOTSWAP_CODE_RELOCATIONPROOF_H
+
+#include "hotswap/Code/CFG.h"
+#include "hotswap/Code/Functions.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace llvm {
+class MCInst;
+} // namespace llvm
+
+namespace hotswap {
+namespace amdgpu {
+class TargetMC;
+} // namespace amdgpu
+namespace code {
+
+struct RelocationProofResult {
+  /// Why the copy is not the original moved; empty when it is.
+  std::vector<std::string> Problems;
+  /// The copy's address of each original instruction (when proven).
+  std::vector<uint64_t> InsnAddr;
+  unsigned BranchesChecked = 0, PCRelChecked = 0;
+
+  bool proven() const { return Problems.empty(); }
+};
+
+/// Proves that \p Copy (whose bytes are \p CopyBytes) is the function of
+/// graph \p G (instructions with operands \p Decoded, bytes \p Bytes)
+/// moved to Copy.Begin, with code inserted at \p Inserted (address ranges
+/// [first, second) of the copy, sorted). \p Map holds both functions
+/// (and tells calls from stray branches, as for buildCFG).
+RelocationProofResult
+proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
+                llvm::ArrayRef<llvm::MCInst> Decoded,
+                llvm::ArrayRef<uint8_t> Bytes, const FunctionMap &Map,
+                const CodeFunction &Copy, llvm::ArrayRef<uint8_t> CopyBytes,
+                llvm::ArrayRef<std::pair<uint64_t, uint64_t>> Inserted = {});
+
+} // namespace code
+} // namespace hotswap
+
+#endif // HOTSWAP_CODE_RELOCATIONPROOF_H

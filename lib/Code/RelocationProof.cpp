@@ -1,0 +1,179 @@
+//===- lib/Code/RelocationProof.cpp - Code moved does what it did
+//-----------===//
+
+#include "hotswap/Code/RelocationProof.h"
+#include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Code/Decode.h"
+#include "hotswap/Code/PCRelative.h"
+#include "hotswap/Support/Format.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/MC/MCInst.h"
+#include "llvm/MC/MCInstrDesc.h"
+#include "llvm/MC/MCInstrInfo.h"
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::code;
+
+/// Whether \p A and \p B are the same but for operand \p Except.
+static bool sameBut(const MCInst &A, const MCInst &B, unsigned Except) {
+  if (A.getOpcode() != B.getOpcode() ||
+      A.getNumOperands() != B.getNumOperands())
+    return false;
+  for (unsigned I = 0; I < A.getNumOperands(); ++I) {
+    if (I == Except)
+      continue;
+    const MCOperand &X = A.getOperand(I), &Y = B.getOperand(I);
+    if (X.isReg() != Y.isReg() || X.isImm() != Y.isImm())
+      return false;
+    if (X.isReg() && X.getReg() != Y.getReg())
+      return false;
+    if (X.isImm() && X.getImm() != Y.getImm())
+      return false;
+  }
+  return true;
+}
+
+RelocationProofResult
+code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
+                      ArrayRef<MCInst> Decoded, ArrayRef<uint8_t> Bytes,
+                      const FunctionMap &Map, const CodeFunction &Copy,
+                      ArrayRef<uint8_t> CopyBytes,
+                      ArrayRef<std::pair<uint64_t, uint64_t>> Inserted) {
+  RelocationProofResult R;
+  auto Problem = [&](const Twine &T) { R.Problems.push_back(T.str()); };
+  std::vector<MCInst> CopyOps;
+  FunctionCFG C = buildCFG(MC, Copy, CopyBytes, Map, &CopyOps);
+  if (C.Insns.empty() || C.Insns.back().end() != Copy.End) {
+    Problem("the copy at " + hex(Copy.Begin) + " does not decode to its end");
+    return R;
+  }
+  // Pair the copy's instructions outside the inserted ranges with the
+  // original's, in order; note where control reaching each lands.
+  std::vector<uint32_t> Pair; // original index -> copy index
+  std::vector<uint64_t> Land; // original index -> landing address
+  DenseMap<uint32_t, uint32_t> FromCopy;
+  size_t NextRange = 0;
+  std::optional<uint64_t> RunStart;
+  for (uint32_t J = 0; J < C.Insns.size(); ++J) {
+    const Insn &In = C.Insns[J];
+    while (NextRange < Inserted.size() && Inserted[NextRange].second <= In.Addr)
+      ++NextRange;
+    bool InInserted =
+        NextRange < Inserted.size() && Inserted[NextRange].first <= In.Addr;
+    if (InInserted) {
+      if (In.end() > Inserted[NextRange].second) {
+        Problem("the instruction at " + hex(In.Addr) +
+                " runs past the end of inserted code");
+        return R;
+      }
+      if (!RunStart)
+        RunStart = In.Addr;
+      continue;
+    }
+    FromCopy[J] = Pair.size();
+    Pair.push_back(J);
+    Land.push_back(RunStart.value_or(In.Addr));
+    RunStart.reset();
+  }
+  if (Pair.size() != G.Insns.size()) {
+    Problem("the copy at " + hex(Copy.Begin) + " has " + Twine(Pair.size()) +
+            " instructions outside inserted code, the original " +
+            Twine(G.Insns.size()));
+    return R;
+  }
+  auto ImageOf = [&](uint64_t T) -> std::optional<uint64_t> {
+    if (T < G.Begin || T >= G.End)
+      return T;
+    if (std::optional<uint32_t> I = G.insnAt(T))
+      return Land[*I];
+    return std::nullopt;
+  };
+
+  PCRelScan OrigScan = findPCRelative(MC, G, Decoded);
+  PCRelScan CopyScan = findPCRelative(MC, C, CopyOps);
+  for (const CodeFinding &F : CopyScan.Unknown)
+    Problem("in the copy, " + F.Message);
+  if (!OrigScan.Unknown.empty())
+    Problem("the original reads the PC in a way no copy can keep: " +
+            OrigScan.Unknown.front().Message);
+  // The constant operand of each add of an idiom, by original index.
+  DenseMap<uint32_t, unsigned> ConstantOf;
+  for (const PCRelIdiom &P : OrigScan.Idioms) {
+    ConstantOf[P.AddLo] = P.LoOperand;
+    ConstantOf[P.AddHi] = P.HiOperand;
+  }
+
+  const MCInstrInfo &MII = MC.instrInfo();
+  for (uint32_t I = 0; I < G.Insns.size(); ++I) {
+    const Insn &O = G.Insns[I], &N = C.Insns[Pair[I]];
+    const MCInst &OI = Decoded[I], &NI = CopyOps[Pair[I]];
+    if (O.Opcode != N.Opcode) {
+      Problem("the copy of " + hex(O.Addr) + " at " + hex(N.Addr) +
+              " is another instruction");
+      continue;
+    }
+    if (O.Target &&
+        (O.F == Flow::Jump || O.F == Flow::CondJump || O.F == Flow::Call)) {
+      ++R.BranchesChecked;
+      std::optional<uint64_t> Want = ImageOf(*O.Target);
+      if (!Want || N.Target != Want)
+        Problem("the branch at " + hex(N.Addr) + " (the copy of " +
+                hex(O.Addr) + ") does not reach the image of " +
+                hex(*O.Target));
+      unsigned Offset = ~0u;
+      const MCInstrDesc &D = MII.get(OI.getOpcode());
+      for (unsigned Op = 0; Op < D.getNumOperands(); ++Op)
+        if (D.operands()[Op].OperandType == MCOI::OPERAND_PCREL)
+          Offset = Op;
+      if (!sameBut(OI, NI, Offset))
+        Problem("the copy of the branch at " + hex(O.Addr) +
+                " changes more than its offset");
+      continue;
+    }
+    auto It = ConstantOf.find(I);
+    if (It != ConstantOf.end()) {
+      if (!sameBut(OI, NI, It->second))
+        Problem("the copy of the add at " + hex(O.Addr) +
+                " changes more than its constant");
+      continue;
+    }
+    if (Bytes.slice(O.Addr - G.Begin, O.Size) !=
+        CopyBytes.slice(N.Addr - Copy.Begin, N.Size))
+      Problem("the copy of " + hex(O.Addr) + " at " + hex(N.Addr) +
+              " has other bytes");
+  }
+
+  // Every idiom of the original is found again where its instructions
+  // went, and computes the image of its target.
+  DenseMap<uint32_t, const PCRelIdiom *> CopyIdiomAt;
+  for (const PCRelIdiom &P : CopyScan.Idioms) {
+    auto It = FromCopy.find(P.GetPC);
+    if (It == FromCopy.end()) {
+      Problem("inserted code at " + hex(C.Insns[P.GetPC].Addr) +
+              " reads the PC");
+      continue;
+    }
+    CopyIdiomAt[It->second] = &P;
+  }
+  for (const PCRelIdiom &P : OrigScan.Idioms) {
+    ++R.PCRelChecked;
+    auto It = CopyIdiomAt.find(P.GetPC);
+    const PCRelIdiom *Q = It == CopyIdiomAt.end() ? nullptr : It->second;
+    if (!Q || Q->AddLo != Pair[P.AddLo] || Q->AddHi != Pair[P.AddHi]) {
+      Problem("the copy of s_getpc_b64 at " + hex(G.Insns[P.GetPC].Addr) +
+              " is not followed by the copies of its adds");
+      continue;
+    }
+    std::optional<uint64_t> Want = ImageOf(P.Target);
+    if (!Want || Q->Target != *Want)
+      Problem("the copy of s_getpc_b64 at " + hex(G.Insns[P.GetPC].Addr) +
+              " computes " + hex(Q->Target) + ", not the image of " +
+              hex(P.Target));
+  }
+  if (R.Problems.empty())
+    for (uint32_t J : Pair)
+      R.InsnAddr.push_back(C.Insns[J].Addr);
+  return R;
+}
