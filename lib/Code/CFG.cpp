@@ -184,8 +184,8 @@ static std::optional<ScalarOp> scalarOp(const MCInst &MI, uint32_t Index,
       return std::nullopt;
     const MCOperand &O = MI.getOperand(I);
     ScalarOp::Src S;
-    if (O.isImm()) {
-      S.Imm = O.getImm();
+    if (std::optional<int64_t> V = immediateValue(O)) {
+      S.Imm = *V;
       return S;
     }
     if (O.isReg()) {

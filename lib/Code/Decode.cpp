@@ -5,6 +5,7 @@
 #include "hotswap/Support/Format.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/MC/MCExpr.h"
 #include "llvm/MC/MCInst.h"
 #include "llvm/MC/MCInstrDesc.h"
 #include "llvm/MC/MCInstrInfo.h"
@@ -117,6 +118,15 @@ Flow InsnKinds::flowOf(const MCInst &MI) const {
   if (D.isReturn() || D.isIndirectBranch())
     return Flow::Unknown;
   return Flow::Next;
+}
+
+std::optional<int64_t> code::immediateValue(const MCOperand &O) {
+  if (O.isImm())
+    return O.getImm();
+  int64_t V;
+  if (O.isExpr() && O.getExpr()->evaluateAsAbsolute(V))
+    return V;
+  return std::nullopt;
 }
 
 DecodedRange

@@ -65,8 +65,8 @@ public:
       if (I >= MI.getNumOperands())
         return std::nullopt;
       const MCOperand &O = MI.getOperand(I);
-      if (O.isImm())
-        return static_cast<uint32_t>(O.getImm());
+      if (std::optional<int64_t> V = immediateValue(O))
+        return static_cast<uint32_t>(*V);
       if (O.isReg())
         if (auto S = RM.sgprRange(O.getReg()); S && S->second == 1)
           return get(S->first);
@@ -115,8 +115,8 @@ std::optional<std::pair<unsigned, uint32_t>> addOf(const MCInst &MI,
     if (!IsDst(MI.getOperand(Self)))
       continue;
     const MCOperand &O = MI.getOperand(Other);
-    if (O.isImm())
-      return std::make_pair(Other, static_cast<uint32_t>(O.getImm()));
+    if (std::optional<int64_t> V = immediateValue(O))
+      return std::make_pair(Other, static_cast<uint32_t>(*V));
     if (O.isReg() && !IsDst(O))
       if (auto S = RM.sgprRange(O.getReg()); S && S->second == 1)
         if (auto V = C.get(S->first))

@@ -31,6 +31,7 @@
 
 namespace llvm {
 class MCInst;
+class MCOperand;
 class MCInstrInfo;
 } // namespace llvm
 
@@ -93,6 +94,11 @@ private:
   const llvm::MCInstrInfo &MII;
   std::vector<llvm::StringRef> BaseNames;
 };
+
+/// The value of an immediate operand: a plain one, or one LLVM keeps as an
+/// expression (a literal forced with lit(), as in `s_addc_u32 s5, s5,
+/// lit(0x0)`, which linkers write for a relocation's high half).
+std::optional<int64_t> immediateValue(const llvm::MCOperand &O);
 
 /// Where decoding had to stop.
 struct DecodeStop {

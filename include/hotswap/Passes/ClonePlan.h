@@ -1,0 +1,66 @@
+//===- hotswap/Passes/ClonePlan.h - Where each kernel's copy would go -*- C++
+//-*-===//
+//
+// print<clones[;only=REGEX]>
+//   What clone-kernels (issue 40) is to do, without doing it: every
+//   selected kernel's code relocated (code::relocate) to where the run's
+//   appended code would start, copies packed 256-byte aligned in kernel
+//   order, and each copy proven from its bytes (code::proveRelocation).
+//   Per kernel: the copy's address, size, the branches and PC-relative
+//   idioms encoded again, and whether it is proven; or why it is refused,
+//   with the refusal's kind. A summary counts kernels planned, proven and
+//   refused by kind. Nothing is written: the object is unchanged.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_PASSES_CLONEPLAN_H
+#define HOTSWAP_PASSES_CLONEPLAN_H
+
+#include "hotswap/Code/Relocate.h"
+#include "hotswap/Pass/Pass.h"
+#include "hotswap/Passes/CodeAnalysis.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/Regex.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hotswap {
+
+/// One kernel's planned copy.
+struct ClonePlan {
+  /// The kernel's index in the code analysis' function map.
+  size_t Function = 0;
+  std::optional<code::Relocated> Code;
+  code::RelocationRefusal Refusal;
+  /// What the proof found wrong with the copy (empty: proven).
+  std::vector<std::string> Problems;
+};
+
+/// Plans a copy of every kernel of \p R whose name \p Only matches (all
+/// when null), the first at \p Base, each next one 256-byte aligned after
+/// the one before, and proves each.
+std::vector<ClonePlan> planClones(CodeAnalysis::Result &R,
+                                  const llvm::Regex *Only, uint64_t Base);
+
+class ClonePlanPrinterPass : public Pass {
+public:
+  explicit ClonePlanPrinterPass(std::string Only);
+  static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
+
+  llvm::StringRef name() const override { return "print<clones>"; }
+  void printPipeline(llvm::raw_ostream &OS) const override;
+  bool isTransform() const override { return false; }
+  llvm::Expected<PreservedAnalyses> run(Object &Obj, AnalysisManager &AM,
+                                        PassContext &Ctx) override;
+
+private:
+  std::string Only;
+};
+
+} // namespace hotswap
+
+#endif // HOTSWAP_PASSES_CLONEPLAN_H
