@@ -120,7 +120,7 @@ TEST(PassBuilderTest, RejectsWithExactMessages) {
       {"verify,print<callgraph>",
        "invalid pipeline 'verify,print<callgraph>': unknown analysis "
        "'callgraph' in 'print<...>' (known: kernels, provenance, cfg, "
-       "liveness) (at column 8)"},
+       "liveness, clones) (at column 8)"},
       {"print<cfg;x>", "invalid pipeline 'print<cfg;x>': print<cfg>: unknown "
                        "parameter 'x' (known: only=REGEX, insns) (at column "
                        "1)"},
@@ -189,9 +189,10 @@ TEST(PassBuilderTest, PrintPipelineRoundTripsEveryRegisteredPass) {
   std::vector<std::string> Listed = listedPasses(PB);
   EXPECT_EQ(Listed, (std::vector<std::string>{
                         "synth-trampolines", "patch-descriptors", "stub-syms",
-                        "swap-kernels", "realign-shdrs", "restore",
-                        "trampoline", "verify", "verify-code", "print<kernels>",
-                        "print<provenance>", "print<cfg>", "print<liveness>"}));
+                        "clone-kernels", "swap-kernels", "realign-shdrs",
+                        "restore", "trampoline", "verify", "verify-code",
+                        "print<kernels>", "print<provenance>", "print<cfg>",
+                        "print<liveness>", "print<clones>"}));
   std::vector<std::string> Texts;
   // swap-kernels has a required parameter (its file is not read to parse).
   for (const std::string &L : Listed)

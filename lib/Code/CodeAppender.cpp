@@ -21,6 +21,8 @@ StringRef code::regionSectionName(CodePurpose Purpose, uint64_t Flags,
   switch (Purpose) {
   case CodePurpose::EntryStubs:
     return StubSectionName;
+  case CodePurpose::Clones:
+    return CloneSectionName;
   case CodePurpose::SwapImage:
     if (NoBits)
       return ".hotswap.swap.bss";

@@ -46,7 +46,8 @@ code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
   std::vector<MCInst> CopyOps;
   FunctionCFG C = buildCFG(MC, Copy, CopyBytes, Map, &CopyOps);
   if (C.Insns.empty() || C.Insns.back().end() != Copy.End) {
-    Problem("the copy at " + hex(Copy.Begin) + " does not decode to its end");
+    Problem("the copy at " + hex(Copy.Begin) + " does not decode to its end" +
+            (C.Findings.empty() ? "" : ": " + C.Findings.front().Message));
     return R;
   }
   // Pair the copy's instructions outside the inserted ranges with the

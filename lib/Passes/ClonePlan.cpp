@@ -20,11 +20,22 @@ using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::code;
 
-/// Copies are aligned as kernel code is (AMDGPUUsage: 256 bytes).
-static constexpr uint64_t CloneAlign = 256;
+std::vector<std::pair<uint64_t, uint64_t>>
+hotswap::cloneOffsetMap(const FunctionCFG &G, const Relocated &C) {
+  std::vector<std::pair<uint64_t, uint64_t>> Map;
+  std::optional<uint64_t> Distance;
+  for (size_t I = 0; I < G.Insns.size(); ++I) {
+    uint64_t O = G.Insns[I].Addr - G.Begin, N = C.LandAddr[I] - C.Base;
+    if (Distance != N - O)
+      Map.push_back({O, N});
+    Distance = N - O;
+  }
+  return Map;
+}
 
 std::vector<ClonePlan> hotswap::planClones(CodeAnalysis::Result &R,
-                                           const Regex *Only, uint64_t Base) {
+                                           ArrayRef<size_t> Functions,
+                                           uint64_t Base) {
   const FunctionMap &M = R.functions();
   amdgpu::TargetMC &MC = R.mc();
   std::vector<ClonePlan> Plans;
@@ -35,10 +46,8 @@ std::vector<ClonePlan> hotswap::planClones(CodeAnalysis::Result &R,
   };
   std::vector<Kept> Graphs;
   uint64_t At = Base;
-  for (size_t I = 0; I < M.Functions.size(); ++I) {
+  for (size_t I : Functions) {
     const CodeFunction &F = M.Functions[I];
-    if (F.Kind != FunctionKind::Kernel || (Only && !Only->match(F.Name)))
-      continue;
     Kept K;
     K.G = buildCFG(MC, F, R.bytes(F), M, &K.Decoded);
     ClonePlan P;
@@ -107,9 +116,13 @@ ClonePlanPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   std::optional<Regex> OnlyRE;
   if (!Only.empty())
     OnlyRE.emplace(Only);
-  std::vector<ClonePlan> Plans =
-      planClones(*R, OnlyRE ? &*OnlyRE : nullptr, *Base);
   const FunctionMap &M = R->functions();
+  std::vector<size_t> Selected;
+  for (size_t I = 0; I < M.Functions.size(); ++I)
+    if (M.Functions[I].Kind == FunctionKind::Kernel &&
+        (!OnlyRE || OnlyRE->match(M.Functions[I].Name)))
+      Selected.push_back(I);
+  std::vector<ClonePlan> Plans = planClones(*R, Selected, *Base);
 
   size_t Proven = 0, Unproven = 0;
   StringMap<size_t> Refused;

@@ -101,6 +101,17 @@ CodeAnalysis::Result::firstDifference(const Result &Fresh) const {
   return std::nullopt;
 }
 
+std::vector<KernelEntry>
+hotswap::kernelEntries(const KernelsAnalysis::Result &K) {
+  std::vector<KernelEntry> Entries;
+  for (const KernelInfo &KI : K.Kernels)
+    Entries.push_back(
+        {KI.Name, KI.CodeEntry,
+         K.Target.Gen >= amdgpu::Generation::GFX10 && KI.KD.isWave32(),
+         K.Target.PreloadSkipsPrologue && KI.KD.kernargPreloadLength() > 0});
+  return Entries;
+}
+
 Expected<CodeAnalysis::Result> CodeAnalysis::run(Object &Obj,
                                                  AnalysisManager &AM) {
   auto K = AM.getResult<KernelsAnalysis>(Obj);
@@ -110,12 +121,6 @@ Expected<CodeAnalysis::Result> CodeAnalysis::run(Object &Obj,
       amdgpu::TargetMC::create(K->Target.MCPU, K->Target.Features);
   if (!MC)
     return MC.takeError();
-  std::vector<KernelEntry> Entries;
-  for (const KernelInfo &KI : K->Kernels)
-    Entries.push_back(
-        {KI.Name, KI.CodeEntry,
-         K->Target.Gen >= amdgpu::Generation::GFX10 && KI.KD.isWave32(),
-         K->Target.PreloadSkipsPrologue && KI.KD.kernargPreloadLength() > 0});
-  FunctionMap Map = findFunctions(Obj, Entries, MC->get());
+  FunctionMap Map = findFunctions(Obj, kernelEntries(*K), MC->get());
   return Result(Obj, std::move(*MC), std::move(Map), K->Target.Gen);
 }

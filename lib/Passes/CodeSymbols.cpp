@@ -2,7 +2,10 @@
 
 #include "hotswap/Passes/CodeSymbols.h"
 
+#include "hotswap/Passes/CloneRecord.h"
 #include "hotswap/Passes/SwapRecord.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 using namespace llvm;
 using namespace hotswap;
@@ -25,8 +28,15 @@ std::optional<uint64_t> CodeSymbols::swappedCodeOf(const KernelInfo &K,
   return It->second.back();
 }
 
+bool CodeSymbols::isCloneOf(const KernelInfo &K, uint64_t CodeEntry) const {
+  auto It = Functions.find((K.Name + CloneSymbolSuffix).str());
+  return It != Functions.end() && llvm::is_contained(It->second, CodeEntry);
+}
+
 std::optional<CodeSymbols::Claim>
 CodeSymbols::disagreement(const KernelInfo &K, uint64_t CodeEntry) const {
+  if (isCloneOf(K, CodeEntry))
+    return std::nullopt;
   if (std::optional<uint64_t> Swapped = swappedCodeOf(K, CodeEntry)) {
     if (*Swapped != CodeEntry)
       return Claim{*Swapped, true};
@@ -41,6 +51,8 @@ CodeSymbols::disagreement(const KernelInfo &K, uint64_t CodeEntry) const {
 }
 
 std::optional<uint64_t> CodeSymbols::codeOf(const KernelInfo &K) const {
+  if (isCloneOf(K, K.CodeEntry))
+    return K.CodeEntry;
   if (std::optional<uint64_t> Swapped = swappedCodeOf(K, K.CodeEntry))
     return Swapped;
   auto It = Functions.find(K.Name);

@@ -3,6 +3,7 @@
 #include "hotswap/Passes/PassBuilder.h"
 
 #include "hotswap/Pass/AnalysisManager.h"
+#include "hotswap/Passes/CloneKernels.h"
 #include "hotswap/Passes/ClonePlan.h"
 #include "hotswap/Passes/CodePrinters.h"
 #include "hotswap/Passes/Kernels.h"

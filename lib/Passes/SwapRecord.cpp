@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/Passes/SwapRecord.h"
+#include "hotswap/Passes/RecordLines.h"
 
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
@@ -47,29 +48,7 @@ std::string hotswap::md5Hex(ArrayRef<uint8_t> Bytes) {
 
 namespace {
 
-/// The value of "0x..." member \p Key of \p O.
-Expected<uint64_t> hexMember(const json::Object &O, StringRef Key) {
-  std::optional<StringRef> S = O.getString(Key);
-  uint64_t V = 0;
-  if (!S || !S->starts_with("0x") || S->drop_front(2).getAsInteger(16, V))
-    return makeError("'" + Key + "' is not a hexadecimal string (\"0x...\")");
-  return V;
-}
-
-Expected<std::string> stringMember(const json::Object &O, StringRef Key) {
-  std::optional<StringRef> S = O.getString(Key);
-  if (!S)
-    return makeError("'" + Key + "' is not a string");
-  return S->str();
-}
-
-Expected<SwapRecord> parseRecord(StringRef Line) {
-  Expected<json::Value> V = json::parse(Line);
-  if (!V)
-    return V.takeError();
-  const json::Object *O = V->getAsObject();
-  if (!O)
-    return makeError("not a JSON object");
+Expected<SwapRecord> parseRecord(const json::Object *O) {
   SwapRecord R;
   for (auto [Key, Out] :
        {std::pair<StringRef, std::string *>{"kernel", &R.Kernel},
@@ -113,38 +92,29 @@ Expected<SwapRecord> parseRecord(StringRef Line) {
   return R;
 }
 
-std::string hexString(uint64_t V) {
-  return "0x" + utohexstr(V, /*Lower=*/true);
-}
-
-std::string formatRecord(const SwapRecord &R) {
+json::Object formatRecord(const SwapRecord &R) {
   json::Array Image;
   for (const SwapSegment &S : R.Image)
-    Image.push_back(json::Object{{"addr", hexString(S.Addr)},
-                                 {"file_size", hexString(S.FileSize)},
-                                 {"mem_size", hexString(S.MemSize)},
+    Image.push_back(json::Object{{"addr", hex(S.Addr)},
+                                 {"file_size", hex(S.FileSize)},
+                                 {"mem_size", hex(S.MemSize)},
                                  {"md5", S.MD5}});
-  json::Object O{
-      {"kernel", R.Kernel},        {"from", R.From},
-      {"from_md5", R.FromMD5},     {"descriptor", hexString(R.Descriptor)},
-      {"code", hexString(R.Code)}, {"image", std::move(Image)}};
-  std::string Line;
-  raw_string_ostream OS(Line);
-  OS << json::Value(std::move(O));
-  return Line;
+  json::Object O{{"kernel", R.Kernel},    {"from", R.From},
+                 {"from_md5", R.FromMD5}, {"descriptor", hex(R.Descriptor)},
+                 {"code", hex(R.Code)},   {"image", std::move(Image)}};
+  return O;
 }
 
 } // namespace
 
 Expected<std::vector<SwapRecord>> hotswap::readSwapRecords(const Object &Obj) {
+  Expected<std::vector<json::Object>> Lines =
+      readRecordLines(Obj, SwapRecordSectionName);
+  if (!Lines)
+    return Lines.takeError();
   std::vector<SwapRecord> Out;
-  const Section *S = Obj.findSection(SwapRecordSectionName);
-  if (!S || S->isNoBits())
-    return Out;
-  SmallVector<StringRef, 8> Lines;
-  toStringRef(S->contents()).split(Lines, '\n', -1, /*KeepEmpty=*/false);
-  for (size_t I = 0; I != Lines.size(); ++I) {
-    Expected<SwapRecord> R = parseRecord(Lines[I]);
+  for (size_t I = 0; I != Lines->size(); ++I) {
+    Expected<SwapRecord> R = parseRecord(&(*Lines)[I]);
     if (!R)
       return prefixError("section '" + SwapRecordSectionName + "': line " +
                              Twine(I + 1),
@@ -155,30 +125,11 @@ Expected<std::vector<SwapRecord>> hotswap::readSwapRecords(const Object &Obj) {
 }
 
 Error hotswap::appendSwapRecords(Object &Obj, ArrayRef<SwapRecord> Records) {
-  if (Records.empty())
-    return Error::success();
-  Section *S = Obj.findSection(SwapRecordSectionName);
-  if (S && (S->isAlloc() || S->isNoBits()))
-    return makeError("section '" + SwapRecordSectionName +
-                     "' is loaded or has no contents: it cannot hold the "
-                     "records of swapped kernels");
-  if (!S) {
-    auto New = std::make_unique<Section>();
-    New->Name = SwapRecordSectionName.str();
-    New->Type = ELF::SHT_PROGBITS;
-    New->AddrAlign = 1;
-    S = &Obj.addSection(std::move(New));
-  }
-  std::vector<uint8_t> Bytes(S->contents().begin(), S->contents().end());
-  if (!Bytes.empty() && Bytes.back() != '\n')
-    Bytes.push_back('\n');
-  for (const SwapRecord &R : Records) {
-    std::string Line = formatRecord(R);
-    Bytes.insert(Bytes.end(), Line.begin(), Line.end());
-    Bytes.push_back('\n');
-  }
-  S->setContents(std::move(Bytes));
-  return Error::success();
+  std::vector<json::Object> Lines;
+  for (const SwapRecord &R : Records)
+    Lines.push_back(formatRecord(R));
+  return appendRecordLines(Obj, SwapRecordSectionName, Lines,
+                           "swapped kernels");
 }
 
 const SwapRecord *hotswap::currentSwap(ArrayRef<SwapRecord> Records,

@@ -5,6 +5,7 @@
 
 #include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/Pass/AnalysisManager.h"
+#include "hotswap/Passes/CloneRecord.h"
 #include "hotswap/Passes/CodeSymbols.h"
 #include "hotswap/Passes/Kernels.h"
 #include "hotswap/Passes/Provenance.h"
@@ -486,6 +487,12 @@ void hotswap::addBuiltinVerifyChecks(
       "swaps",
       [](const VerifyContext &C, VerifyProblems &P) {
         verifySwaps(C.Obj, *C.Kernels, P);
+      },
+      /*NeedsKernels=*/true);
+  Add(
+      "clones",
+      [](const VerifyContext &C, VerifyProblems &P) {
+        verifyClones(C.Obj, *C.Kernels, P);
       },
       /*NeedsKernels=*/true);
 }

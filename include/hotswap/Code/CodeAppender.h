@@ -9,9 +9,9 @@
 //
 // Each region is a section of its own whose name says its purpose
 // (`.hotswap.text` for entry stubs, `.hotswap.swap.*` for a replacement's
-// image), so a reader finds what a region is by its name and never by
-// guessing from bytes: the kernels analysis decodes only `.hotswap.text` as
-// stubs, whatever else lies beside it.
+// image, `.hotswap.clone.text` for kernels' copies), so a reader finds what a
+// region is by its name and never by guessing from bytes: the kernels analysis
+// decodes only `.hotswap.text` as stubs, whatever else lies beside it.
 //
 // The first region of a run starts at the first free page
 // (Object::firstFreeAddress); each next one at the end of the segment so
@@ -47,11 +47,18 @@ enum class CodePurpose : uint8_t {
   /// A replacement code object's image, one region per PT_LOAD of it
   /// (swap-kernels).
   SwapImage,
+  /// Relocated copies of kernels and the prefetch guard after them
+  /// (clone-kernels).
+  Clones,
 };
+
+/// The section of kernels' copies.
+inline constexpr llvm::StringLiteral CloneSectionName = ".hotswap.clone.text";
 
 /// The section name of a region of \p Purpose with section flags \p Flags
 /// (SHF_*): `.hotswap.text` for stubs; `.hotswap.swap.text`, `.data`,
-/// `.rodata` or `.bss` (NOBITS) for an image.
+/// `.rodata` or `.bss` (NOBITS) for an image; `.hotswap.clone.text` for
+/// copies.
 llvm::StringRef regionSectionName(CodePurpose Purpose, uint64_t Flags,
                                   bool NoBits = false);
 

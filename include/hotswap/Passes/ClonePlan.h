@@ -40,11 +40,20 @@ struct ClonePlan {
   std::vector<std::string> Problems;
 };
 
-/// Plans a copy of every kernel of \p R whose name \p Only matches (all
-/// when null), the first at \p Base, each next one 256-byte aligned after
-/// the one before, and proves each.
+/// Copies are aligned as kernel code is (AMDGPUUsage: 256 bytes).
+inline constexpr uint64_t CloneAlign = 256;
+
+/// Plans a copy of each function \p Functions names (indices of \p R's
+/// function map, kernels), the first at \p Base, each next one
+/// CloneAlign-aligned after the one before, and proves each.
 std::vector<ClonePlan> planClones(CodeAnalysis::Result &R,
-                                  const llvm::Regex *Only, uint64_t Base);
+                                  llvm::ArrayRef<size_t> Functions,
+                                  uint64_t Base);
+
+/// The offset map of a copy (CloneRecord::Map): (original offset, copy
+/// offset) wherever the distance between them changes.
+std::vector<std::pair<uint64_t, uint64_t>>
+cloneOffsetMap(const code::FunctionCFG &G, const code::Relocated &C);
 
 class ClonePlanPrinterPass : public Pass {
 public:

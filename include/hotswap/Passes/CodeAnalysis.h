@@ -31,6 +31,7 @@
 #include "hotswap/Code/Liveness.h"
 #include "hotswap/Code/WaitCounts.h"
 #include "hotswap/Pass/AnalysisManager.h"
+#include "hotswap/Passes/Kernels.h"
 
 #include <memory>
 #include <optional>
@@ -100,6 +101,10 @@ public:
 
   static llvm::Expected<Result> run(Object &Obj, AnalysisManager &AM);
 };
+
+/// The kernels of \p K as the function map knows them: name, code entry,
+/// wave32, preload header.
+std::vector<code::KernelEntry> kernelEntries(const KernelsAnalysis::Result &K);
 
 } // namespace hotswap
 

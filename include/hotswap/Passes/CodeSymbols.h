@@ -4,9 +4,10 @@
 // verify checks that a kernel's stub leads where the symbol table says the
 // kernel's code is; a pass that wraps a kernel must agree with it, or the
 // output of an input verify accepts would fail verify. One predicate for
-// both: the kernel's `<name>.swap` function symbols once swap-kernels
-// swapped it (the one at its code, else the last), else every function
-// symbol named like the kernel.
+// both: a `<name>.clone` function symbol at the code the kernel runs (the
+// copy clone-kernels made), else the kernel's `<name>.swap` function
+// symbols once swap-kernels swapped it (the one at its code, else the
+// last), else every function symbol named like the kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +45,8 @@ public:
 private:
   /// STT_FUNC values by name.
   llvm::StringMap<std::vector<uint64_t>> Functions;
+  /// Whether a `<name>.clone` symbol of \p K is at \p CodeEntry.
+  bool isCloneOf(const KernelInfo &K, uint64_t CodeEntry) const;
   std::optional<uint64_t> swappedCodeOf(const KernelInfo &K,
                                         uint64_t CodeEntry) const;
 };

@@ -1,0 +1,201 @@
+//===- lib/Passes/CloneRecord.cpp - The .hotswap.clones section
+//-------------===//
+
+#include "hotswap/Passes/CloneRecord.h"
+
+#include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Code/RelocationProof.h"
+#include "hotswap/Passes/CodeAnalysis.h"
+#include "hotswap/Passes/RecordLines.h"
+#include "hotswap/Support/Error.h"
+#include "hotswap/Support/Format.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/MC/MCInst.h"
+
+using namespace llvm;
+using namespace hotswap;
+
+std::optional<uint64_t> CloneRecord::cloneOffset(uint64_t Off) const {
+  if (Off >= Size || Map.empty() || Map.front().first != 0)
+    return std::nullopt;
+  auto It = llvm::upper_bound(
+      Map, Off, [](uint64_t V, const auto &E) { return V < E.first; });
+  const auto &[O, C] = *std::prev(It);
+  return C + (Off - O);
+}
+
+namespace {
+json::Array pairsJSON(ArrayRef<std::pair<uint64_t, uint64_t>> Ps) {
+  json::Array A;
+  for (auto [X, Y] : Ps)
+    A.push_back(json::Array{hex(X), hex(Y)});
+  return A;
+}
+
+Expected<std::vector<std::pair<uint64_t, uint64_t>>>
+pairsMember(const json::Object &O, StringRef Key) {
+  const json::Array *A = O.getArray(Key);
+  if (!A)
+    return makeError("'" + Key + "' is not an array");
+  std::vector<std::pair<uint64_t, uint64_t>> Out;
+  for (const json::Value &E : *A) {
+    const json::Array *P = E.getAsArray();
+    uint64_t V[2];
+    bool Ok = P && P->size() == 2;
+    for (unsigned I = 0; Ok && I < 2; ++I) {
+      std::optional<StringRef> S = (*P)[I].getAsString();
+      Ok = S && S->consume_front("0x") && !S->getAsInteger(16, V[I]);
+    }
+    if (!Ok)
+      return makeError("an element of '" + Key +
+                       "' is not a pair of hexadecimal strings");
+    Out.push_back({V[0], V[1]});
+  }
+  return Out;
+}
+
+Expected<CloneRecord> parseRecord(const json::Object &O) {
+  CloneRecord R;
+  Expected<std::string> K = stringMember(O, "kernel");
+  if (!K)
+    return K.takeError();
+  R.Kernel = std::move(*K);
+  for (auto [Key, Out] : {std::pair<StringRef, uint64_t *>{"code", &R.Code},
+                          {"size", &R.Size},
+                          {"clone", &R.Clone},
+                          {"clone_size", &R.CloneSize}}) {
+    Expected<uint64_t> N = hexMember(O, Key);
+    if (!N)
+      return N.takeError();
+    *Out = *N;
+  }
+  for (auto [Key, Out] :
+       {std::pair<StringRef, std::vector<std::pair<uint64_t, uint64_t>> *>{
+            "map", &R.Map},
+        {"inserted", &R.Inserted}}) {
+    auto Ps = pairsMember(O, Key);
+    if (!Ps)
+      return Ps.takeError();
+    *Out = std::move(*Ps);
+  }
+  return R;
+}
+} // namespace
+
+Expected<std::vector<CloneRecord>>
+hotswap::readCloneRecords(const Object &Obj) {
+  Expected<std::vector<json::Object>> Lines =
+      readRecordLines(Obj, CloneRecordSectionName);
+  if (!Lines)
+    return Lines.takeError();
+  std::vector<CloneRecord> Out;
+  for (size_t I = 0; I != Lines->size(); ++I) {
+    Expected<CloneRecord> R = parseRecord((*Lines)[I]);
+    if (!R)
+      return prefixError("section '" + CloneRecordSectionName + "': line " +
+                             Twine(I + 1),
+                         R.takeError());
+    Out.push_back(std::move(*R));
+  }
+  return Out;
+}
+
+Error hotswap::appendCloneRecords(Object &Obj, ArrayRef<CloneRecord> Records) {
+  std::vector<json::Object> Lines;
+  for (const CloneRecord &R : Records)
+    Lines.push_back(json::Object{{"kernel", R.Kernel},
+                                 {"code", hex(R.Code)},
+                                 {"size", hex(R.Size)},
+                                 {"clone", hex(R.Clone)},
+                                 {"clone_size", hex(R.CloneSize)},
+                                 {"map", pairsJSON(R.Map)},
+                                 {"inserted", pairsJSON(R.Inserted)}});
+  return appendRecordLines(Obj, CloneRecordSectionName, Lines,
+                           "cloned kernels");
+}
+
+const CloneRecord *hotswap::currentClone(ArrayRef<CloneRecord> Records,
+                                         const KernelInfo &K) {
+  const CloneRecord *Found = nullptr;
+  for (const CloneRecord &R : Records)
+    if (R.Kernel == K.Name && R.Clone == K.CodeEntry)
+      Found = &R;
+  return Found;
+}
+
+void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
+                           VerifyProblems &P) {
+  Expected<std::vector<CloneRecord>> Recs = readCloneRecords(Obj);
+  if (!Recs) {
+    P.push_back(toString(Recs.takeError()));
+    return;
+  }
+  if (Recs->empty())
+    return;
+  Expected<std::unique_ptr<amdgpu::TargetMC>> MC =
+      amdgpu::TargetMC::create(R.Target.MCPU, R.Target.Features);
+  if (!MC) {
+    P.push_back(toString(MC.takeError()));
+    return;
+  }
+  // The functions as the bytes give them now: a cloned kernel's function is
+  // its copy; the original is a function through its symbol, if any.
+  code::FunctionMap Map = code::findFunctions(Obj, kernelEntries(R), MC->get());
+  StringMap<const KernelInfo *> ByName;
+  for (const KernelInfo &K : R.Kernels)
+    ByName[K.Name] = &K;
+  for (const CloneRecord &Rec : *Recs)
+    if (!ByName.count(Rec.Kernel))
+      P.push_back("section '" + CloneRecordSectionName.str() +
+                  "' records a clone of kernel '" + Rec.Kernel +
+                  "', which the object does not have");
+  for (const KernelInfo &K : R.Kernels) {
+    const CloneRecord *Rec = currentClone(*Recs, K);
+    if (!Rec)
+      continue;
+    const code::CodeFunction *Copy = Map.startingAt(Rec->Clone);
+    std::optional<ArrayRef<uint8_t>> Orig = Obj.bytesIfAt(Rec->Code, Rec->Size);
+    std::optional<ArrayRef<uint8_t>> CopyBytes =
+        Obj.bytesIfAt(Rec->Clone, Rec->CloneSize);
+    if (!Copy || !Orig || !CopyBytes) {
+      P.push_back("cloned kernel '" + K.Name + "': its original code at " +
+                  hex(Rec->Code) + " or its copy at " + hex(Rec->Clone) +
+                  " is not in the object");
+      continue;
+    }
+    code::CodeFunction O = *Copy;
+    O.Name = K.Name;
+    O.Begin = Rec->Code;
+    O.End = Rec->Code + Rec->Size;
+    code::CodeFunction C = *Copy;
+    C.End = Rec->Clone + Rec->CloneSize;
+    std::vector<MCInst> Decoded;
+    code::FunctionCFG G = code::buildCFG(**MC, O, *Orig, Map, &Decoded);
+    std::vector<std::pair<uint64_t, uint64_t>> Inserted;
+    for (auto [B, E] : Rec->Inserted)
+      Inserted.push_back({Rec->Clone + B, Rec->Clone + E});
+    code::RelocationProofResult Proof = code::proveRelocation(
+        **MC, G, Decoded, *Orig, Map, C, *CopyBytes, Inserted);
+    for (const std::string &Pr : Proof.Problems)
+      P.push_back("cloned kernel '" + K.Name + "': " + Pr);
+    if (!Proof.proven())
+      continue;
+    for (size_t I = 0; I < G.Insns.size(); ++I) {
+      uint64_t Off = G.Insns[I].Addr - Rec->Code;
+      std::optional<uint64_t> Mapped = Rec->cloneOffset(Off);
+      uint64_t Actual = Proof.InsnAddr[I] - Rec->Clone;
+      // Where control lands: inserted code right before counts.
+      bool Lands = Mapped == Actual;
+      for (auto [B, E] : Rec->Inserted)
+        Lands |= Mapped == B && E == Actual;
+      if (!Lands) {
+        P.push_back("cloned kernel '" + K.Name + "': its record maps offset " +
+                    hex(Off) + " to " +
+                    (Mapped ? hex(*Mapped) : std::string("nothing")) +
+                    ", but the copy of that instruction is at " + hex(Actual));
+        break;
+      }
+    }
+  }
+}
