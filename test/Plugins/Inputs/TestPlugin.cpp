@@ -5,7 +5,8 @@
 //   0  hotswap-test: test-mark<tag=T> (a transform with an invariant),
 //      test-fail, test-throw, test-crash (a pass that returns an error,
 //      throws, crashes), test-never-holds (its invariant never holds),
-//      print<test-sections> (an analysis of its own), alias test-marks
+//      print<test-sections> (an analysis of its own), test-count-insns
+//      (decoded code, from the code analysis), alias test-marks
 //   1  API version 999
 //   2  its registration throws
 //   3  registers 'test-mark' twice, dropping the Error it gets back
@@ -16,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/Pass/AnalysisManager.h"
+#include "hotswap/Passes/CodeAnalysis.h"
 #include "hotswap/Passes/PassPlugin.h"
 
 #include <csignal>
@@ -146,6 +148,27 @@ public:
   }
 };
 
+/// Decoded code through the library's code analysis (LLVM MC inside the
+/// driver): blocks and instructions per function.
+class TestCountInsns : public PassInfoMixin<TestCountInsns> {
+public:
+  static constexpr StringLiteral Name = "test-count-insns";
+  bool isTransform() const override { return false; }
+  Expected<PreservedAnalyses> run(Object &Obj, AnalysisManager &AM,
+                                  PassContext &Ctx) override {
+    auto Code = AM.getResult<CodeAnalysis>(Obj);
+    if (!Code)
+      return Code.takeError();
+    for (size_t I = 0; I < Code->functions().Functions.size(); ++I) {
+      const CodeAnalysis::FunctionCode &F = Code->function(I);
+      *Ctx.Out << "function " << Code->functions().Functions[I].Name << ": "
+               << F.CFG.Blocks.size() << " blocks, " << F.CFG.Insns.size()
+               << " instructions\n";
+    }
+    return PreservedAnalyses::all();
+  }
+};
+
 Error registerPasses(PassBuilder &PB) {
 #if TEST_PLUGIN_VARIANT == 2
   throw std::runtime_error("thrown by the registration");
@@ -168,7 +191,9 @@ Error registerPasses(PassBuilder &PB) {
            {"test-crash", "write through a null pointer",
             &TestCrashPass::create},
            {"test-never-holds", "change the object, invariant never holds",
-            &TestNeverHoldsPass::create}})
+            &TestNeverHoldsPass::create},
+           {"test-count-insns", "count decoded instructions",
+            &TestCountInsns::create}})
     if (Error E = PB.registerPass(Name, Desc, Factory))
       return E;
   if (Error E = PB.registerAnalysisPrinter(
