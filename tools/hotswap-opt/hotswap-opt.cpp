@@ -78,7 +78,9 @@ static void onCrash(int Sig, siginfo_t *Info, void *Context) {
 static void reportPluginCrashes() {
   struct sigaction A = {};
   A.sa_sigaction = onCrash;
-  A.sa_flags = SA_SIGINFO | SA_NODEFER;
+  // SA_ONSTACK: LLVM gave the main thread an alternate stack, for a
+  // plugin that overflows its own.
+  A.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
   sigemptyset(&A.sa_mask);
   for (int Sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT})
     sigaction(Sig, &A, &PreviousCrashAction[Sig]);
