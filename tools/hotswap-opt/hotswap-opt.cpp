@@ -20,6 +20,7 @@
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <csignal>
 #include <cstring>
 #include <unistd.h>
@@ -61,6 +62,12 @@ static void onCrash(int Sig, siginfo_t *Info, void *Context) {
     raise(Sig);
     return;
   }
+  // Several pool threads may crash at once: the first reports and exits,
+  // the others wait for the exit (one line, not interleaved ones).
+  static std::atomic<bool> Reporting{false};
+  if (Reporting.exchange(true))
+    for (;;)
+      pause();
   sys::RunInterruptHandlers();
   auto Put = [](const char *S) {
     ssize_t R = write(2, S, strlen(S));
