@@ -47,11 +47,16 @@ enum class CodePurpose : uint8_t {
   /// A replacement code object's image, one region per PT_LOAD of it
   /// (swap-kernels).
   SwapImage,
+  /// Code or data a pass plugin adds (hotswap/Passes/PassPlugin.h): the
+  /// library reads nothing of it; the plugin finds its regions again by
+  /// their section names (and keeps its invariant from them).
+  PluginCode,
 };
 
 /// The section name of a region of \p Purpose with section flags \p Flags
 /// (SHF_*): `.hotswap.text` for stubs; `.hotswap.swap.text`, `.data`,
-/// `.rodata` or `.bss` (NOBITS) for an image.
+/// `.rodata` or `.bss` (NOBITS) for an image; `.hotswap.plugin.text`,
+/// `.data` or `.rodata` for a plugin's.
 llvm::StringRef regionSectionName(CodePurpose Purpose, uint64_t Flags,
                                   bool NoBits = false);
 

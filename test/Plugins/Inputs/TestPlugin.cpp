@@ -6,7 +6,8 @@
 //      test-fail, test-throw, test-crash (a pass that returns an error,
 //      throws, crashes), test-never-holds (its invariant never holds),
 //      print<test-sections> (an analysis of its own), test-count-insns
-//      (decoded code, from the code analysis), alias test-marks
+//      (decoded code, from the code analysis), test-place (loaded code
+//      through the Code layer), alias test-marks
 //   1  API version 999
 //   2  its registration throws
 //   3  registers 'test-mark' twice, dropping the Error it gets back
@@ -16,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hotswap/Code/CodeAppender.h"
 #include "hotswap/Pass/AnalysisManager.h"
 #include "hotswap/Passes/CodeAnalysis.h"
 #include "hotswap/Passes/PassPlugin.h"
@@ -169,6 +171,34 @@ public:
   }
 };
 
+/// Places 16 bytes of s_endpgm (gfx9-11 encoding) in a loaded region of
+/// its own through CodeAppender: in the run's one appended PT_LOAD.
+class TestPlacePass : public PassInfoMixin<TestPlacePass> {
+public:
+  static constexpr StringLiteral Name = "test-place";
+  static constexpr StringLiteral Invariant =
+      "the object has a .hotswap.plugin.text region";
+  Expected<bool> isSatisfied(Object &Obj, AnalysisManager &,
+                             PassContext &) override {
+    return Obj.findSection(".hotswap.plugin.text") != nullptr;
+  }
+  Expected<PreservedAnalyses> run(Object &Obj, AnalysisManager &,
+                                  PassContext &Ctx) override {
+    std::vector<uint8_t> Bytes;
+    for (int I = 0; I < 4; ++I)
+      Bytes.insert(Bytes.end(), {0x00, 0x00, 0x81, 0xbf});
+    code::CodeAppender Appender(Obj);
+    Expected<Section &> S =
+        Appender.append(code::CodePurpose::PluginCode, 256, ELF::SHF_EXECINSTR,
+                        std::move(Bytes));
+    if (!S)
+      return S.takeError();
+    Ctx.Stats.add(Name, "regions", "regions placed");
+    // New code in a new segment: no analysis of the old code changed.
+    return PreservedAnalyses::changedPreservingAll();
+  }
+};
+
 Error registerPasses(PassBuilder &PB) {
 #if TEST_PLUGIN_VARIANT == 2
   throw std::runtime_error("thrown by the registration");
@@ -193,7 +223,9 @@ Error registerPasses(PassBuilder &PB) {
            {"test-never-holds", "change the object, invariant never holds",
             &TestNeverHoldsPass::create},
            {"test-count-insns", "count decoded instructions",
-            &TestCountInsns::create}})
+            &TestCountInsns::create},
+           {"test-place", "place code through the Code layer",
+            &TestPlacePass::create}})
     if (Error E = PB.registerPass(Name, Desc, Factory))
       return E;
   if (Error E = PB.registerAnalysisPrinter(
