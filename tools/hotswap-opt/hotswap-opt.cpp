@@ -103,7 +103,12 @@ static void onCrash(int Sig, siginfo_t *Info, void *Context) {
   Put("': pass '");
   Put(P->Pass);
   Put("' crashed (");
-  Put(strsignal(Sig)); // glibc's table; no allocation
+  // strsignal may translate and allocate: the C locale's names.
+  Put(Sig == SIGSEGV  ? "Segmentation fault"
+      : Sig == SIGBUS ? "Bus error"
+      : Sig == SIGILL ? "Illegal instruction"
+      : Sig == SIGFPE ? "Floating point exception"
+                      : "Aborted");
   Put(")\n");
   _exit(1);
 }
