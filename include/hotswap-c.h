@@ -32,7 +32,7 @@ extern "C" {
 /* Version of this interface. Incremented when a function is added; existing
    functions keep their signature and meaning within a major library
    version. */
-#define HOTSWAP_C_API_VERSION 2
+#define HOTSWAP_C_API_VERSION 3
 
 /* The library version, "MAJOR.MINOR.PATCH" (static storage). */
 const char *hotswap_version(void);
@@ -67,6 +67,19 @@ void hotswap_options_set_warning_callback(hotswap_options_t options,
 
 /* The outcome of a run: either output bytes or an error message. */
 typedef struct hotswap_result *hotswap_result_t;
+
+/* Loads the pass plugin at `path` (a shared object exporting
+   hotswapGetPassPluginInfo, see hotswap/Passes/PassPlugin.h) and makes its
+   passes usable in the pipelines run with `options`; as hotswap-opt
+   -load-pass-plugin. Returns a result whose hotswap_result_succeeded says
+   whether it loaded and registered; on failure hotswap_result_get_error
+   says why, naming the plugin ("'PATH': ..."), and nothing of it is
+   registered. The plugin stays loaded until the process ends. The program
+   must export the library's symbols to the plugin (linked with
+   -rdynamic / ENABLE_EXPORTS, not -static). Returns NULL only if memory is
+   exhausted. Since C API 3. */
+hotswap_result_t hotswap_options_load_pass_plugin(hotswap_options_t options,
+                                                  const char *path);
 
 /* What an input is, detected from its content. Since C API 2. */
 typedef enum hotswap_input_kind {

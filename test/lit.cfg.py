@@ -94,6 +94,8 @@ config.substitutions.append(("%rewrite_host", '"%s" -passes=trampoline,stub-syms
                              % tools["hotswap-opt"]))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%src_root", config.hotswap_src_root))
+# test/Plugins: the pass plugins of test/CMakeLists.txt (libNAME.so).
+config.substitutions.append(("%plugins", os.path.join(config.hotswap_obj_root, "test-plugins")))
 
 config.environment["PATH"] = os.pathsep.join(
     [config.hotswap_tools_dir, llvm_bin, config.environment.get("PATH", "")])

@@ -287,15 +287,17 @@ TEST(PassBuilderTest, RegisterRejectsTakenAndInvalidNames) {
   for (const char *Taken : {"stub-syms", "verify", "trampoline"}) {
     Error E = PB.registerPass(Taken, "", factoryFor(Taken));
     ASSERT_TRUE(bool(E));
-    EXPECT_EQ(toString(std::move(E)),
-              "pass name '" + std::string(Taken) + "' is already registered");
+    EXPECT_EQ(toString(std::move(E)), "pass name '" + std::string(Taken) +
+                                          "' is already registered (built in)");
   }
   ASSERT_FALSE(errorToBool(PB.registerPass("mine", "", factoryFor("mine"))));
   Error Dup = PB.registerPass("mine", "", factoryFor("mine"));
-  EXPECT_EQ(toString(std::move(Dup)), "pass name 'mine' is already registered");
+  // The message says who took the name (a plugin: PassPluginTest).
+  EXPECT_EQ(toString(std::move(Dup)),
+            "pass name 'mine' is already registered by the embedding program");
   Error DupAlias = PB.registerAlias("mine", "verify", "");
   EXPECT_EQ(toString(std::move(DupAlias)),
-            "pass name 'mine' is already registered");
+            "pass name 'mine' is already registered by the embedding program");
   for (const char *Bad : {"", "a,b", "a<b>", "a b"}) {
     Error E = PB.registerPass(Bad, "", factoryFor("x"));
     EXPECT_EQ(toString(std::move(E)),

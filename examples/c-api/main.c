@@ -1,12 +1,13 @@
 /* examples/c-api/main.c - Using libhotswap from C.
  *
  * Usage: c-api-example [--strict] [--verify-each] [--keep-going]
- *                      IN OUT PIPELINE
+ *                      [--load-pass-plugin=PATH]... IN OUT PIPELINE
  *
  * Reads IN (a code object, an offload bundle or a HIP host binary), runs
  * PIPELINE on it through hotswap-c.h, says what the input was and how many
  * code objects changed, writes OUT. Warnings
  * are printed as "warning: ..." and counted through the callback's user data;
+ * pass plugins are loaded into the options before the run;
  * an error is printed as "error: ..." (exit 1, OUT not written). */
 
 #include "hotswap-c.h"
@@ -54,6 +55,8 @@ int main(int argc, char **argv) {
   hotswap_options_t options;
   hotswap_result_t result;
   FILE *f;
+  const char *plugins[16];
+  int num_plugins = 0, i;
 
   for (; argi < argc && argv[argi][0] == '-' && argv[argi][1] == '-'; ++argi) {
     if (strcmp(argv[argi], "--strict") == 0)
@@ -62,12 +65,16 @@ int main(int argc, char **argv) {
       verify_each = 1;
     else if (strcmp(argv[argi], "--keep-going") == 0)
       keep_going = 1;
+    else if (strncmp(argv[argi], "--load-pass-plugin=", 19) == 0 &&
+             num_plugins < 16)
+      plugins[num_plugins++] = argv[argi] + 19;
     else
       break;
   }
   if (argc - argi != 3) {
     fprintf(stderr, "usage: c-api-example [--strict] [--verify-each] "
-                    "[--keep-going] IN OUT PIPELINE\n");
+                    "[--keep-going] [--load-pass-plugin=PATH]... "
+                    "IN OUT PIPELINE\n");
     return 1;
   }
   in = argv[argi];
@@ -92,6 +99,20 @@ int main(int argc, char **argv) {
   hotswap_options_set_verify_each(options, verify_each);
   hotswap_options_set_keep_going(options, keep_going);
   hotswap_options_set_warning_callback(options, on_warning, &warnings);
+  for (i = 0; i < num_plugins; ++i) {
+    /* The plugin binds to this program's libhotswap: it is linked with
+       ENABLE_EXPORTS (CMakeLists.txt). */
+    result = hotswap_options_load_pass_plugin(options, plugins[i]);
+    if (!result || !hotswap_result_succeeded(result)) {
+      printf("error: %s\n",
+             result ? hotswap_result_get_error(result) : "out of memory");
+      hotswap_result_destroy(result);
+      hotswap_options_destroy(options);
+      free(input);
+      return 1;
+    }
+    hotswap_result_destroy(result);
+  }
 
   result = hotswap_run_pipeline(options, input, input_size, pipeline);
   /* The input is not needed after the call. */

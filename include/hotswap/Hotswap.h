@@ -36,6 +36,7 @@
 #include "hotswap/Pass/Statistics.h"
 #include "hotswap/Passes/Kernels.h"
 #include "hotswap/Passes/PassBuilder.h"
+#include "hotswap/Passes/PassPlugin.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 

@@ -23,6 +23,8 @@ struct hotswap_options {
   bool KeepGoing = false;
   hotswap_warning_callback Warn = nullptr;
   void *WarnData = nullptr;
+  /// Made by the first plugin loaded: the built-in passes and the plugins'.
+  std::unique_ptr<hotswap::PassBuilder> Builder;
 };
 
 struct hotswap_result {
@@ -89,6 +91,26 @@ void hotswap_options_set_warning_callback(hotswap_options_t Options,
   Options->WarnData = Callback ? UserData : nullptr;
 }
 
+hotswap_result_t hotswap_options_load_pass_plugin(hotswap_options_t Options,
+                                                  const char *Path) {
+  auto *R = new (std::nothrow) hotswap_result();
+  if (!R)
+    return nullptr;
+  if (!Options || !Path) {
+    R->Error = "invalid argument: options or path is NULL";
+    return R;
+  }
+  if (!Options->Builder)
+    Options->Builder = std::make_unique<hotswap::PassBuilder>();
+  if (Error E =
+          hotswap::loadPassPlugins(*Options->Builder, std::string(Path))) {
+    R->Error = toString(std::move(E));
+    return R;
+  }
+  R->Succeeded = true;
+  return R;
+}
+
 hotswap_result_t hotswap_run_pipeline(hotswap_options_t Options,
                                       const void *Data, size_t Size,
                                       const char *Pipeline) {
@@ -109,6 +131,7 @@ hotswap_result_t hotswap_run_pipeline(hotswap_options_t Options,
     Opts.Strict = Options->Strict;
     Opts.VerifyEach = Options->VerifyEach;
     Opts.KeepGoing = Options->KeepGoing;
+    Opts.Builder = Options->Builder.get();
     if (hotswap_warning_callback CB = Options->Warn) {
       void *UserData = Options->WarnData;
       Opts.Warn = [CB, UserData](const Twine &Msg) {

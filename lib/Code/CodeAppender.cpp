@@ -31,6 +31,12 @@ StringRef code::regionSectionName(CodePurpose Purpose, uint64_t Flags,
     if (Flags & ELF::SHF_WRITE)
       return ".hotswap.swap.data";
     return ".hotswap.swap.rodata";
+  case CodePurpose::PluginCode:
+    if (Flags & ELF::SHF_EXECINSTR)
+      return ".hotswap.plugin.text";
+    if (Flags & ELF::SHF_WRITE)
+      return ".hotswap.plugin.data";
+    return ".hotswap.plugin.rodata";
   }
   llvm_unreachable("bad code purpose");
 }

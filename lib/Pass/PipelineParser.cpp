@@ -13,13 +13,30 @@ using namespace hotswap;
 
 Error PipelineParser::add(Kind K, StringRef Name, StringRef Description,
                           PassFactory Factory, StringRef Expansion) {
+  auto Fail = [&](const Twine &Msg) {
+    if (Scope && Scope->FirstError.empty())
+      Scope->FirstError = Msg.str();
+    return makeError(Msg);
+  };
   if (Name.empty() || Name.find_first_of(",<> ") != StringRef::npos)
-    return makeError("invalid pass name '" + Name + "'");
+    return Fail("invalid pass name '" + Name + "'");
   StringMap<size_t> &Names = K == Kind::Analysis ? AnalysisByName : ByName;
-  if (Names.count(Name))
-    return makeError("pass name '" + Name + "' is already registered");
-  Entries.push_back(
-      {Name.str(), Description.str(), K, std::move(Factory), Expansion.str()});
+  if (Names.count(Name)) {
+    const Entry &Taken = Entries[Names.lookup(Name)];
+    return Fail((K == Kind::Analysis ? "analysis name '" : "pass name '") +
+                Name + "' is already registered" +
+                (Taken.Origin.empty() ? " (built in)" : " by " + Taken.Origin));
+  }
+  std::string Origin;
+  if (Scope) {
+    Origin = Scope->Origin;
+    if (Factory && Scope->Wrap)
+      Factory = Scope->Wrap(Name, std::move(Factory));
+  } else if (K == Kind::Custom || BuiltinsDone) {
+    Origin = "the embedding program";
+  }
+  Entries.push_back({Name.str(), Description.str(), K, std::move(Factory),
+                     Expansion.str(), std::move(Origin)});
   Names[Name] = Entries.size() - 1;
   return Error::success();
 }
@@ -150,7 +167,7 @@ void PipelineParser::printPassNames(raw_ostream &OS) const {
   auto PrintSection = [&](StringRef Title, Kind K) {
     OS << Title << ":\n";
     for (const Entry &E : Entries) {
-      if (E.K != K)
+      if (E.K != K || !E.Origin.empty())
         continue;
       std::string N = K == Kind::Analysis ? "print<" + E.Name + ">" : E.Name;
       OS << "  " << left_justify(N, 20) << " " << E.Description;
@@ -163,11 +180,24 @@ void PipelineParser::printPassNames(raw_ostream &OS) const {
   PrintSection("Pipeline aliases", Kind::Alias);
   PrintSection("Check passes", Kind::Check);
   PrintSection("Analyses (print<name>)", Kind::Analysis);
-  bool AnyCustom = false;
+  // Then what the embedding program and each plugin registered, in the
+  // order of registration, under who registered it.
+  std::vector<StringRef> Origins;
   for (const Entry &E : Entries)
-    AnyCustom |= E.K == Kind::Custom;
-  if (AnyCustom)
-    PrintSection("Registered by the embedding program", Kind::Custom);
+    if (!E.Origin.empty() && !llvm::is_contained(Origins, E.Origin))
+      Origins.push_back(E.Origin);
+  for (StringRef O : Origins) {
+    OS << "Registered by " << O << ":\n";
+    for (const Entry &E : Entries) {
+      if (E.Origin != O)
+        continue;
+      std::string N = E.K == Kind::Analysis ? "print<" + E.Name + ">" : E.Name;
+      OS << "  " << left_justify(N, 20) << " " << E.Description;
+      if (E.K == Kind::Alias)
+        OS << " (= " << E.Expansion << ")";
+      OS << "\n";
+    }
+  }
 }
 
 Expected<std::string> hotswap::regexParam(StringRef Key, StringRef Value) {

@@ -74,4 +74,5 @@ PassBuilder::PassBuilder() {
 #define HOTSWAP_ALIAS(NAME, PIPELINE, DESCRIPTION)                             \
   cantFail(registerAlias(NAME, PIPELINE, DESCRIPTION));
 #include "BuiltinPasses.def"
+  finishBuiltins();
 }

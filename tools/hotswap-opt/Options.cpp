@@ -97,6 +97,10 @@ static cl::opt<bool> PrintAfterAll(
     cl::desc("Print what every pass changed (sections, segments, symbols, "
              "bytes rewritten in place)"),
     cl::cat(Cat));
+static cl::list<std::string> LoadPassPlugins(
+    "load-pass-plugin",
+    cl::desc("Load passes from a plugin shared object (repeatable)"),
+    cl::value_desc("path"), cl::cat(Cat));
 static cl::list<std::string>
     PrintAfter("print-after", cl::desc("Print what the named pass changed"),
                cl::value_desc("pass"), cl::CommaSeparated, cl::cat(Cat));
@@ -203,6 +207,7 @@ detach hard links (other names keep the old bytes).
   C.DisableOutput = DisableOutput;
   C.Passes = Passes;
   C.PrintPasses = PrintPasses;
+  C.PassPlugins.assign(LoadPassPlugins.begin(), LoadPassPlugins.end());
   C.PrintPipelinePasses = PrintPipelinePasses;
   C.DebugPassManager = DebugPM;
   C.PrintAfterAll = PrintAfterAll;

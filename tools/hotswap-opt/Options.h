@@ -31,6 +31,8 @@ struct DriverConfig {
 
   std::string Passes;
   bool PrintPasses = false;
+  /// -load-pass-plugin, in order.
+  std::vector<std::string> PassPlugins;
   bool PrintPipelinePasses = false;
 
   bool DebugPassManager = false;

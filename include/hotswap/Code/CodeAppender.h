@@ -50,6 +50,10 @@ enum class CodePurpose : uint8_t {
   /// Relocated copies of kernels and the prefetch guard after them
   /// (clone-kernels).
   Clones,
+  /// Code or data a pass plugin adds (hotswap/Passes/PassPlugin.h): the
+  /// library reads nothing of it; the plugin finds its regions again by
+  /// their section names (and keeps its invariant from them).
+  PluginCode,
 };
 
 /// The section of kernels' copies.
@@ -58,7 +62,7 @@ inline constexpr llvm::StringLiteral CloneSectionName = ".hotswap.clone.text";
 /// The section name of a region of \p Purpose with section flags \p Flags
 /// (SHF_*): `.hotswap.text` for stubs; `.hotswap.swap.text`, `.data`,
 /// `.rodata` or `.bss` (NOBITS) for an image; `.hotswap.clone.text` for
-/// copies.
+/// copies; `.hotswap.plugin.text`, `.data` or `.rodata` for a plugin's.
 llvm::StringRef regionSectionName(CodePurpose Purpose, uint64_t Flags,
                                   bool NoBits = false);
 

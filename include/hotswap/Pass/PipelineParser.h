@@ -77,6 +77,30 @@ public:
                             llvm::StringRef Description) {
     return add(Kind::Alias, Name, Description, nullptr, Pipeline);
   }
+  /// Makes `print<Name>` usable: \p Factory makes a pass that prints an
+  /// analysis of the embedding program or plugin (it gets the parameters
+  /// written inside `print<Name<...>>`, none so far: reject any).
+  llvm::Error registerAnalysisPrinter(llvm::StringRef Name,
+                                      llvm::StringRef Description,
+                                      PassFactory Factory) {
+    return add(Kind::Analysis, Name, Description, std::move(Factory), "");
+  }
+
+  /// Who registers names while it is set (a pass plugin: PassPlugin sets
+  /// it around the plugin's registration callback): --print-passes lists
+  /// them under Origin, each factory is replaced by Wrap(Name, Factory),
+  /// and the first registration that fails is kept in FirstError even when
+  /// the registrant ignores the Error it got back.
+  struct RegistrationScope {
+    std::string Origin;
+    std::function<PassFactory(llvm::StringRef Name, PassFactory)> Wrap;
+    std::string FirstError;
+  };
+  /// Sets (or, with null, clears) the current scope; returns the previous.
+  RegistrationScope *setRegistrationScope(RegistrationScope *S) {
+    std::swap(S, Scope);
+    return S;
+  }
 
   /// Parses \p Text once (each pass is made once to check its
   /// parameters).
@@ -93,6 +117,9 @@ protected:
   /// \p Factory ignores its (always empty) parameters.
   llvm::Error add(Kind K, llvm::StringRef Name, llvm::StringRef Description,
                   PassFactory Factory, llvm::StringRef Expansion);
+  /// What is registered from now on (outside a RegistrationScope) is the
+  /// embedding program's, not built in (PassBuilder, after its own).
+  void finishBuiltins() { BuiltinsDone = true; }
 
 private:
   struct Entry {
@@ -101,6 +128,7 @@ private:
     Kind K;
     PassFactory Factory;   // everything but aliases
     std::string Expansion; // aliases
+    std::string Origin;    // empty: built in; else who registered it
   };
   llvm::Error parseInto(PipelinePlan &Plan, llvm::StringRef Text,
                         llvm::StringRef Whole, size_t Base,
@@ -108,6 +136,8 @@ private:
   std::vector<Entry> Entries;
   llvm::StringMap<size_t> ByName;
   llvm::StringMap<size_t> AnalysisByName;
+  RegistrationScope *Scope = nullptr;
+  bool BuiltinsDone = false;
 };
 
 } // namespace hotswap
