@@ -93,21 +93,23 @@ Expected<bool> CloneKernelsPass::holds(Object &Obj, KernelsAnalysis::Result &R,
   std::vector<size_t> Cands = candidates(Obj, R, nullptr);
   if (Cands.empty())
     return true;
-  // Kernels that cannot be cloned stay as they are: the invariant holds
-  // when no candidate can.
+  // Kernels whose code cannot be followed stay as they are: the invariant
+  // holds when no candidate's graph is editable (the cheap part of what
+  // the relocator refuses; the run says why of the rest).
   auto CA = AM.getResult<CodeAnalysis>(Obj);
   if (!CA)
     return CA.takeError();
-  std::vector<size_t> Functions;
   for (size_t I : Cands)
     if (const CodeFunction *F =
-            CA->functions().startingAt(R.Kernels[I].CodeEntry))
-      Functions.push_back(CA->functions().indexOf(*F));
-  llvm::sort(Functions);
-  Functions.erase(llvm::unique(Functions), Functions.end());
-  for (const ClonePlan &P : planClones(*CA, Functions, 0))
-    if (P.Code)
-      return false;
+            CA->functions().startingAt(R.Kernels[I].CodeEntry)) {
+      size_t FI = CA->functions().indexOf(*F);
+      bool Kept = CA->isComputed(FI);
+      bool Editable = CA->cfg(FI).editable();
+      if (!Kept)
+        CA->invalidate(FI);
+      if (Editable)
+        return false;
+    }
   return true;
 }
 
@@ -191,8 +193,6 @@ CloneKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   for (const ClonePlan *P : Placed) {
     const CodeFunction &F = M.Functions[P->Function];
     const Relocated &C = *P->Code;
-    FunctionCFG G = buildCFG(CA->mc(), F, CA->bytes(F), M);
-    std::vector<std::pair<uint64_t, uint64_t>> OffsetMap = cloneOffsetMap(G, C);
     for (size_t I : KernelsOf[P->Function]) {
       const KernelInfo &K = R.Kernels[I];
       amdgpu::KernelDescriptor KD = K.KD;
@@ -219,7 +219,7 @@ CloneKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
         Ctx.Stats.add(name(), "symbols", "<kernel>.clone symbols added");
       }
       Records.push_back({K.Name, F.Begin, F.size(), C.Base, C.Bytes.size(),
-                         OffsetMap, C.insertedRanges()});
+                         P->OffsetMap, C.insertedRanges()});
       Ctx.Stats.add(name(), "cloned", "kernels cloned");
     }
     Ctx.Stats.add(name(), "copies", "copies of code placed");

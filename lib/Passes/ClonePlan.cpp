@@ -56,6 +56,7 @@ std::vector<ClonePlan> hotswap::planClones(CodeAnalysis::Result &R,
     P.Refusal = std::move(RR.Refusal);
     if (RR.Code) {
       At = alignTo(At + RR.Code->Bytes.size(), CloneAlign);
+      P.OffsetMap = cloneOffsetMap(K.G, *RR.Code);
       P.Code = std::move(RR.Code);
     }
     Plans.push_back(std::move(P));

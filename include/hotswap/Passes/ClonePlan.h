@@ -38,6 +38,8 @@ struct ClonePlan {
   code::RelocationRefusal Refusal;
   /// What the proof found wrong with the copy (empty: proven).
   std::vector<std::string> Problems;
+  /// The copy's offset map (cloneOffsetMap), when there is a copy.
+  std::vector<std::pair<uint64_t, uint64_t>> OffsetMap;
 };
 
 /// Copies are aligned as kernel code is (AMDGPUUsage: 256 bytes).
