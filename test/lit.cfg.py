@@ -94,6 +94,12 @@ config.substitutions.append(("%rewrite_host", '"%s" -passes=trampoline,stub-syms
                              % tools["hotswap-opt"]))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%src_root", config.hotswap_src_root))
+# The driver is linked fully statically (release builds; sanitizer builds
+# link it dynamically): it then hands plugins to its twin
+# hotswap-opt-plugins, built and installed beside it.
+if os.path.exists(os.path.join(config.hotswap_obj_root, "bin", "hotswap-opt-plugins")):
+    config.available_features.add("static-driver")
+
 # test/Plugins: the pass plugins of test/CMakeLists.txt (libNAME.so).
 config.substitutions.append(("%plugins", os.path.join(config.hotswap_obj_root, "test-plugins")))
 
