@@ -97,8 +97,12 @@ config.substitutions.append(("%src_root", config.hotswap_src_root))
 # The driver is linked fully statically (release builds; sanitizer builds
 # link it dynamically): it then hands plugins to its twin
 # hotswap-opt-plugins, built and installed beside it.
-if os.path.exists(os.path.join(config.hotswap_obj_root, "bin", "hotswap-opt-plugins")):
+# %plugin_driver is the driver that loads plugins: the twin, or the driver.
+_twin = os.path.join(config.hotswap_obj_root, "bin", "hotswap-opt-plugins")
+if os.path.exists(_twin):
     config.available_features.add("static-driver")
+config.substitutions.append(("%plugin_driver", _twin if os.path.exists(_twin)
+                             else os.path.join(config.hotswap_obj_root, "bin", "hotswap-opt")))
 
 # test/Plugins: the pass plugins of test/CMakeLists.txt (libNAME.so).
 config.substitutions.append(("%plugins", os.path.join(config.hotswap_obj_root, "test-plugins")))
