@@ -120,10 +120,22 @@ TEST(PassBuilderTest, RejectsWithExactMessages) {
       {"verify,print<callgraph>",
        "invalid pipeline 'verify,print<callgraph>': unknown analysis "
        "'callgraph' in 'print<...>' (known: kernels, provenance, cfg, "
-       "liveness, clones) (at column 8)"},
+       "liveness, clones, sites) (at column 8)"},
       {"print<cfg;x>", "invalid pipeline 'print<cfg;x>': print<cfg>: unknown "
                        "parameter 'x' (known: only=REGEX, insns) (at column "
                        "1)"},
+      {"patch-insns<where=before;insert=r.s>",
+       "invalid pipeline 'patch-insns<where=before;insert=r.s>': pass "
+       "'patch-insns': exactly one of match=REGEX and at=OFFSET selects the "
+       "sites (at column 1)"},
+      {"patch-insns<match=x;where=inside;insert=r.s>",
+       "invalid pipeline 'patch-insns<match=x;where=inside;insert=r.s>': pass "
+       "'patch-insns': where=inside is not one of before, after, replace (at "
+       "column 1)"},
+      {"patch-insns<match=x;where=after>",
+       "invalid pipeline 'patch-insns<match=x;where=after>': pass "
+       "'patch-insns': insert=FILE is required: the assembly to place at each "
+       "site (at column 1)"},
       {"verify-code<insns>",
        "invalid pipeline 'verify-code<insns>': pass 'verify-code': unknown "
        "parameter 'insns' (known: only=REGEX) (at column 1)"},
@@ -187,17 +199,24 @@ std::vector<std::string> listedPasses(const PassBuilder &PB) {
 TEST(PassBuilderTest, PrintPipelineRoundTripsEveryRegisteredPass) {
   PassBuilder PB;
   std::vector<std::string> Listed = listedPasses(PB);
-  EXPECT_EQ(Listed, (std::vector<std::string>{
-                        "synth-trampolines", "patch-descriptors", "stub-syms",
-                        "clone-kernels", "swap-kernels", "realign-shdrs",
-                        "restore", "trampoline", "verify", "verify-code",
-                        "print<kernels>", "print<provenance>", "print<cfg>",
-                        "print<liveness>", "print<clones>"}));
+  EXPECT_EQ(Listed,
+            (std::vector<std::string>{
+                "synth-trampolines", "patch-descriptors", "stub-syms",
+                "clone-kernels", "patch-insns", "swap-kernels", "realign-shdrs",
+                "restore", "trampoline", "verify", "verify-code",
+                "print<kernels>", "print<provenance>", "print<cfg>",
+                "print<liveness>", "print<clones>", "print<sites>"}));
   std::vector<std::string> Texts;
-  // swap-kernels has a required parameter (its file is not read to parse).
+  // swap-kernels, patch-insns and print<sites> have required parameters
+  // (their files are not read to parse).
   for (const std::string &L : Listed)
-    Texts.push_back(L == "swap-kernels" ? "swap-kernels<with=/tmp/fixed.co>"
-                                        : L);
+    Texts.push_back(
+        L == "swap-kernels"   ? "swap-kernels<with=/tmp/fixed.co>"
+        : L == "patch-insns"  ? "patch-insns<match=^ds_read2;where=replace;"
+                                "insert=/tmp/r.s>"
+        : L == "print<sites>" ? "print<sites;at=0x10;where=before;insert=r.s>"
+                              : L);
+  Texts.push_back("patch-insns<at=0x1c;where=after;insert=h.s;only=^k$>");
   Texts.push_back("swap-kernels<with=fixed.co;only=^v;own-variables>");
   // The code printers' and verify-code's parameters.
   for (const char *P : {"print<cfg;only=^k$;insns>", "print<liveness;insns>",

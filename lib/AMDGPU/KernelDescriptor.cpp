@@ -247,6 +247,19 @@ unsigned KernelDescriptor::usableSGPRs(const TargetInfo &TI) const {
   return std::min(Usable, TI.AddressableSGPRs);
 }
 
+unsigned KernelDescriptor::usableVGPRs(const TargetInfo &TI) const {
+  // The encoding granule (AMDGPUUsage, GRANULATED_WORKITEM_VGPR_COUNT): 8
+  // on the gfx90a class (VGPRs and AGPRs together) and for wave32 on
+  // gfx10+, 4 otherwise. Where the hardware allocates in larger blocks the
+  // wave has more; this is what the descriptor guarantees.
+  bool Eight = TI.IsGFX90AClass || (TI.Gen >= Generation::GFX10 && isWave32());
+  unsigned Count = (vgprGranule() + 1) * (Eight ? 8 : 4);
+  // gfx90a class: AGPRs start at ACCUM_OFFSET (RSRC3 bits 0-5, in 4s).
+  if (TI.IsGFX90AClass)
+    Count = std::min(Count, ((ComputePgmRsrc3 & 0x3f) + 1) * 4);
+  return Count;
+}
+
 //===----------------------------------------------------------------------===//
 // COMPUTE_PGM_RSRC2
 //===----------------------------------------------------------------------===//

@@ -81,6 +81,23 @@ static void describe(const MCInst &MI, const MCInstrInfo &MII,
        FetchInactive(MI));
 }
 
+InsnRegs code::instructionRegs(const amdgpu::TargetMC &MC, const MCInst &MI,
+                               bool Wave32) {
+  const RegisterModel &RM = RegisterModel::get(MC.regInfo());
+  InsnRegs R;
+  RegSet Scratch = RM.emptySet();
+  auto FetchInactive = [&](const MCInst &X) {
+    return StringRef(MC.printInst(X, 0)).contains("fi:1");
+  };
+  describe(MI, MC.instrInfo(), InsnKinds::get(MC.instrInfo()), RM,
+           MC.hasFeature("gfx9-insts"), Wave32,
+           MC.hasFeature("gfx10-insts")
+               ? function_ref<bool(const MCInst &)>(FetchInactive)
+               : function_ref<bool(const MCInst &)>(),
+           R, Scratch);
+  return R;
+}
+
 static void addTo(Liveness::State &S, uint32_t Value, uint16_t Unit,
                   const RegSet &Empty) {
   for (auto &[V, Set] : S)

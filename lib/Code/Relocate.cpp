@@ -71,10 +71,32 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
       return refuse("insertion in a window",
                     "code may not be inserted before " +
                         hex(G.Insns[In.Before].Addr));
+    if (In.Replace &&
+        (In.Before >= N || In.Bytes.empty() ||
+         (I + 1 < Inserts.size() && Inserts[I + 1].Before == In.Before)))
+      return refuse("insertion in a window",
+                    "a replacement must be the last, non-empty insertion at "
+                    "an instruction");
   }
   PCRelScan Scan = findPCRelative(MC, G, Decoded);
   if (!Scan.Unknown.empty())
     return refuse("unknown PC use", Scan.Unknown.front().Message);
+  std::vector<bool> Replaced(N);
+  for (const Insertion &In : Inserts)
+    if (In.Replace) {
+      const Insn &I = G.Insns[In.Before];
+      if (I.F != Flow::Next || I.Target)
+        return refuse("replaces control flow",
+                      "the " + flowName(I.F) + " instruction at " +
+                          hex(I.Addr) + " cannot be replaced");
+      Replaced[In.Before] = true;
+    }
+  for (const PCRelIdiom &P : Scan.Idioms)
+    for (uint32_t I : {P.GetPC, P.AddLo, P.AddHi})
+      if (Replaced[I])
+        return refuse("replaces control flow",
+                      "the instruction at " + hex(G.Insns[I].Addr) +
+                          " is part of a PC-relative address");
 
   std::vector<Edit> Edits(N);
   for (size_t I = 0; I < N; ++I) {
@@ -107,7 +129,7 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
 
   std::vector<uint64_t> Sizes(N);
   for (size_t I = 0; I < N; ++I)
-    Sizes[I] = G.Insns[I].Size;
+    Sizes[I] = Replaced[I] ? 0 : G.Insns[I].Size;
   Relocated R;
   R.Base = NewBase;
   std::vector<uint64_t> Land(N + 1);
@@ -195,6 +217,8 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
         for (; NextInsert < Inserts.size() && Inserts[NextInsert].Before == I;
              ++NextInsert)
           llvm::append_range(R.Bytes, Inserts[NextInsert].Bytes);
+        if (I < N && Replaced[I])
+          continue;
         if (I < N && Edits[I].K == Edit::None)
           llvm::append_range(R.Bytes, Original(I));
         else if (I < N)

@@ -40,7 +40,8 @@ code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                       ArrayRef<MCInst> Decoded, ArrayRef<uint8_t> Bytes,
                       const FunctionMap &Map, const CodeFunction &Copy,
                       ArrayRef<uint8_t> CopyBytes,
-                      ArrayRef<std::pair<uint64_t, uint64_t>> Inserted) {
+                      ArrayRef<std::pair<uint64_t, uint64_t>> Inserted,
+                      ArrayRef<uint32_t> Replaced) {
   RelocationProofResult R;
   auto Problem = [&](const Twine &T) { R.Problems.push_back(T.str()); };
   std::vector<MCInst> CopyOps;
@@ -50,38 +51,60 @@ code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
             (C.Findings.empty() ? "" : ": " + C.Findings.front().Message));
     return R;
   }
-  // Pair the copy's instructions outside the inserted ranges with the
-  // original's, in order; note where control reaching each lands.
-  std::vector<uint32_t> Pair; // original index -> copy index
-  std::vector<uint64_t> Land; // original index -> landing address
+  // Walk the copy along the original: before each original instruction
+  // at most one inserted range (where control reaching it lands), then its
+  // copy, or nothing more when it was replaced (by what the range holds).
+  std::vector<uint32_t> Pair(G.Insns.size(), UINT32_MAX); // orig -> copy
+  std::vector<uint64_t> Land(G.Insns.size());
   DenseMap<uint32_t, uint32_t> FromCopy;
-  size_t NextRange = 0;
-  std::optional<uint64_t> RunStart;
-  for (uint32_t J = 0; J < C.Insns.size(); ++J) {
-    const Insn &In = C.Insns[J];
-    while (NextRange < Inserted.size() && Inserted[NextRange].second <= In.Addr)
-      ++NextRange;
-    bool InInserted =
-        NextRange < Inserted.size() && Inserted[NextRange].first <= In.Addr;
-    if (InInserted) {
-      if (In.end() > Inserted[NextRange].second) {
-        Problem("the instruction at " + hex(In.Addr) +
-                " runs past the end of inserted code");
+  for (size_t K = 0; K < Inserted.size(); ++K) {
+    auto [B, E] = Inserted[K];
+    if (B >= E || B < Copy.Begin || E > Copy.End ||
+        (K && Inserted[K - 1].second > B)) {
+      Problem("the inserted ranges of the copy at " + hex(Copy.Begin) +
+              " are not sorted ranges inside it");
+      return R;
+    }
+    if (!C.insnAt(B) || (E != Copy.End && !C.insnAt(E))) {
+      Problem("the inserted range " + hex(B) + "-" + hex(E) +
+              " does not begin and end at instructions");
+      return R;
+    }
+  }
+  size_t NextRange = 0, NextReplaced = 0;
+  uint64_t At = Copy.Begin;
+  for (uint32_t I = 0; I < G.Insns.size(); ++I) {
+    Land[I] = At;
+    bool HasRange =
+        NextRange < Inserted.size() && Inserted[NextRange].first == At;
+    if (HasRange)
+      At = Inserted[NextRange++].second;
+    if (NextReplaced < Replaced.size() && Replaced[NextReplaced] == I) {
+      ++NextReplaced;
+      if (!HasRange) {
+        Problem("nothing takes the place of the replaced instruction at " +
+                hex(G.Insns[I].Addr));
         return R;
       }
-      if (!RunStart)
-        RunStart = In.Addr;
       continue;
     }
-    FromCopy[J] = Pair.size();
-    Pair.push_back(J);
-    Land.push_back(RunStart.value_or(In.Addr));
-    RunStart.reset();
+    std::optional<uint32_t> J = C.insnAt(At);
+    if (!J) {
+      Problem("the copy at " + hex(Copy.Begin) + " ends before the copy of " +
+              hex(G.Insns[I].Addr));
+      return R;
+    }
+    Pair[I] = *J;
+    FromCopy[*J] = I;
+    At = C.Insns[*J].end();
   }
-  if (Pair.size() != G.Insns.size()) {
-    Problem("the copy at " + hex(Copy.Begin) + " has " + Twine(Pair.size()) +
-            " instructions outside inserted code, the original " +
-            Twine(G.Insns.size()));
+  if (NextRange < Inserted.size() && Inserted[NextRange].first == At)
+    At = Inserted[NextRange++].second;
+  if (At != Copy.End || NextRange != Inserted.size() ||
+      NextReplaced != Replaced.size()) {
+    Problem("the copy at " + hex(Copy.Begin) +
+            " holds other instructions than the original's and the "
+            "inserted ranges");
     return R;
   }
   auto ImageOf = [&](uint64_t T) -> std::optional<uint64_t> {
@@ -108,6 +131,8 @@ code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
 
   const MCInstrInfo &MII = MC.instrInfo();
   for (uint32_t I = 0; I < G.Insns.size(); ++I) {
+    if (Pair[I] == UINT32_MAX)
+      continue; // replaced
     const Insn &O = G.Insns[I], &N = C.Insns[Pair[I]];
     const MCInst &OI = Decoded[I], &NI = CopyOps[Pair[I]];
     if (O.Opcode != N.Opcode) {
@@ -162,7 +187,8 @@ code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
     ++R.PCRelChecked;
     auto It = CopyIdiomAt.find(P.GetPC);
     const PCRelIdiom *Q = It == CopyIdiomAt.end() ? nullptr : It->second;
-    if (!Q || Q->AddLo != Pair[P.AddLo] || Q->AddHi != Pair[P.AddHi]) {
+    if (!Q || Pair[P.GetPC] == UINT32_MAX || Q->AddLo != Pair[P.AddLo] ||
+        Q->AddHi != Pair[P.AddHi]) {
       Problem("the copy of s_getpc_b64 at " + hex(G.Insns[P.GetPC].Addr) +
               " is not followed by the copies of its adds");
       continue;
@@ -174,7 +200,8 @@ code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
               hex(P.Target));
   }
   if (R.Problems.empty())
-    for (uint32_t J : Pair)
-      R.InsnAddr.push_back(C.Insns[J].Addr);
+    for (uint32_t I = 0; I < Pair.size(); ++I)
+      R.InsnAddr.push_back(Pair[I] == UINT32_MAX ? Land[I]
+                                                 : C.Insns[Pair[I]].Addr);
   return R;
 }

@@ -8,6 +8,10 @@
 #include "hotswap/Code/RelocationProof.h"
 #include "hotswap/Pass/AnalysisManager.h"
 #include "hotswap/Pass/PipelineParser.h"
+#include "hotswap/Passes/CloneRecord.h"
+#include "hotswap/Passes/CodeSymbols.h"
+#include "hotswap/Passes/TargetAnalysis.h"
+#include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -33,9 +37,9 @@ hotswap::cloneOffsetMap(const FunctionCFG &G, const Relocated &C) {
   return Map;
 }
 
-std::vector<ClonePlan> hotswap::planClones(CodeAnalysis::Result &R,
-                                           ArrayRef<size_t> Functions,
-                                           uint64_t Base) {
+std::vector<ClonePlan>
+hotswap::planClones(CodeAnalysis::Result &R, ArrayRef<size_t> Functions,
+                    uint64_t Base, ArrayRef<std::vector<Insertion>> Inserts) {
   const FunctionMap &M = R.functions();
   amdgpu::TargetMC &MC = R.mc();
   std::vector<ClonePlan> Plans;
@@ -45,14 +49,26 @@ std::vector<ClonePlan> hotswap::planClones(CodeAnalysis::Result &R,
     std::vector<MCInst> Decoded;
   };
   std::vector<Kept> Graphs;
+  std::vector<std::vector<uint32_t>> ReplacedOf;
   uint64_t At = Base;
-  for (size_t I : Functions) {
+  for (size_t X = 0; X < Functions.size(); ++X) {
+    size_t I = Functions[X];
     const CodeFunction &F = M.Functions[I];
     Kept K;
     K.G = buildCFG(MC, F, R.bytes(F), M, &K.Decoded);
     ClonePlan P;
     P.Function = I;
-    RelocationResult RR = relocate(MC, K.G, K.Decoded, R.bytes(F), At);
+    ArrayRef<Insertion> Ins;
+    if (!Inserts.empty())
+      Ins = Inserts[X];
+    std::vector<uint32_t> Replaced;
+    for (const Insertion &In : Ins)
+      if (In.Replace && In.Before < K.G.Insns.size()) {
+        Replaced.push_back(In.Before);
+        P.Replaced.push_back(K.G.Insns[In.Before].Addr - F.Begin);
+      }
+    ReplacedOf.push_back(std::move(Replaced));
+    RelocationResult RR = relocate(MC, K.G, K.Decoded, R.bytes(F), At, Ins);
     P.Refusal = std::move(RR.Refusal);
     if (RR.Code) {
       At = alignTo(At + RR.Code->Bytes.size(), CloneAlign);
@@ -81,12 +97,124 @@ std::vector<ClonePlan> hotswap::planClones(CodeAnalysis::Result &R,
     if (!P.Code)
       continue;
     const CodeFunction &F = M.Functions[P.Function];
-    RelocationProofResult Proof = proveRelocation(
-        MC, Graphs[I].G, Graphs[I].Decoded, R.bytes(F), WithCopies,
-        WithCopies.Functions[Copy++], P.Code->Bytes, P.Code->insertedRanges());
+    RelocationProofResult Proof =
+        proveRelocation(MC, Graphs[I].G, Graphs[I].Decoded, R.bytes(F),
+                        WithCopies, WithCopies.Functions[Copy++], P.Code->Bytes,
+                        P.Code->insertedRanges(), ReplacedOf[I]);
     P.Problems = std::move(Proof.Problems);
   }
   return Plans;
+}
+
+/// The statistic a refusal of kind \p Kind counts in.
+static std::pair<StringRef, StringRef> refusalStat(StringRef Kind) {
+  if (Kind == "blocking finding")
+    return {"refused-finding", "kernels left alone: a blocking finding"};
+  if (Kind == "unknown PC use")
+    return {"refused-pc", "kernels left alone: the PC used otherwise"};
+  if (Kind == "branch out of reach")
+    return {"refused-reach", "kernels left alone: a branch out of reach"};
+  return {"refused-other", "kernels left alone: other reasons"};
+}
+
+Expected<size_t>
+hotswap::placeClones(Object &Obj, KernelsAnalysis::Result &R,
+                     CodeAnalysis::Result &CA, ArrayRef<ClonePlan> Plans,
+                     const DenseMap<size_t, std::vector<size_t>> &KernelsOf,
+                     uint64_t Base, StringRef PassName, PassContext &Ctx) {
+  const amdgpu::TargetInfo &T = R.Target;
+  const FunctionMap &M = CA.functions();
+
+  // Everything is decided before anything changes: refusals are warned
+  // (errors with --strict), a copy the proof does not accept fails the
+  // pass (that is a bug of the relocator, never of the input).
+  std::vector<uint8_t> Bytes;
+  std::vector<const ClonePlan *> Placed;
+  for (const ClonePlan &P : Plans) {
+    const CodeFunction &F = M.Functions[P.Function];
+    if (!P.Code) {
+      std::string Msg = "kernel '" + F.Name + "' cannot be cloned (" +
+                        P.Refusal.Kind + "): " + P.Refusal.Message;
+      if (Ctx.Strict)
+        return makeError(Msg);
+      Ctx.Warn(Msg + "; left as it is");
+      auto [Key, Desc] = refusalStat(P.Refusal.Kind);
+      Ctx.Stats.add(PassName, Key, Desc, KernelsOf.lookup(P.Function).size());
+      continue;
+    }
+    if (!P.Problems.empty())
+      return makeError("kernel '" + F.Name +
+                       "': its copy is not proven: " + P.Problems.front());
+    // Copies follow each other CloneAlign-aligned: pad to this one's
+    // address with the target's padding word.
+    while (Base + Bytes.size() < P.Code->Base)
+      for (unsigned B = 0; B < 4; ++B)
+        Bytes.push_back(static_cast<uint8_t>(T.PadWord >> (8 * B)));
+    assert(Base + Bytes.size() == P.Code->Base && "copies are word-aligned");
+    llvm::append_range(Bytes, P.Code->Bytes);
+    Placed.push_back(&P);
+  }
+  if (Placed.empty())
+    return 0;
+  // The prefetch guard LLVM itself puts after code follows the copies.
+  for (unsigned G = 0; G < T.PoolGuardBytes; G += 4)
+    for (unsigned B = 0; B < 4; ++B)
+      Bytes.push_back(static_cast<uint8_t>(T.PadWord >> (8 * B)));
+  Expected<Section &> Sec = CodeAppender(Obj).append(
+      CodePurpose::Clones, CloneAlign, ELF::SHF_EXECINSTR, std::move(Bytes));
+  if (!Sec)
+    return Sec.takeError();
+  assert(Sec->Addr == Base && "the copies moved");
+
+  std::vector<CloneRecord> Records;
+  SymbolTable *ST = Obj.symtab();
+  for (const ClonePlan *P : Placed) {
+    const CodeFunction &F = M.Functions[P->Function];
+    const Relocated &C = *P->Code;
+    for (size_t I : KernelsOf.lookup(P->Function)) {
+      const KernelInfo &K = R.Kernels[I];
+      amdgpu::KernelDescriptor KD = K.KD;
+      if (!KD.setEntryAddress(K.KDAddr, C.Base))
+        return makeError("kernel '" + K.Name + "': its copy at " + hex(C.Base) +
+                         " is not reachable from the descriptor at " +
+                         hex(K.KDAddr) + " with a signed 64-bit offset");
+      std::array<uint8_t, amdgpu::kd::Size> KDBytes;
+      KD.write(KDBytes);
+      if (Error E =
+              K.KDSection->overwrite(K.KDAddr - K.KDSection->Addr, KDBytes))
+        return prefixError("kernel '" + K.Name + "'", std::move(E));
+      if (ST) {
+        const std::string SymName = K.Name + CloneSymbolSuffix.str();
+        Symbol S;
+        S.Name = SymName; // the table keeps a copy
+        S.Binding = ELF::STB_GLOBAL;
+        S.Type = ELF::STT_FUNC;
+        S.Other = ELF::STV_DEFAULT;
+        S.Sec = &*Sec;
+        S.Value = C.Base;
+        S.Size = C.Bytes.size();
+        ST->add(std::move(S));
+        Ctx.Stats.add(PassName, "symbols", "<kernel>.clone symbols added");
+      }
+      Records.push_back({K.Name, F.Begin, F.size(), C.Base, C.Bytes.size(),
+                         P->OffsetMap, C.insertedRanges(), P->Replaced});
+      Ctx.Stats.add(PassName, "cloned", "kernels cloned");
+    }
+    Ctx.Stats.add(PassName, "copies", "copies of code placed");
+    Ctx.Stats.add(PassName, "branches", "branches encoded again",
+                  C.BranchesEncoded);
+    Ctx.Stats.add(PassName, "pc-relative", "PC-relative adds re-derived",
+                  C.PCRelAdjusted);
+  }
+  // Inserted ranges are recorded as offsets of the copy.
+  for (CloneRecord &Rec : Records)
+    for (auto &[B, E] : Rec.Inserted) {
+      B -= Rec.Clone;
+      E -= Rec.Clone;
+    }
+  if (Error E = appendCloneRecords(Obj, Records))
+    return std::move(E);
+  return Placed.size();
 }
 
 ClonePlanPrinterPass::ClonePlanPrinterPass(std::string Only)

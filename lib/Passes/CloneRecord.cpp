@@ -5,6 +5,7 @@
 
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Code/RelocationProof.h"
+#include "hotswap/Code/SiteSafety.h"
 #include "hotswap/Passes/CodeAnalysis.h"
 #include "hotswap/Passes/RecordLines.h"
 #include "hotswap/Support/Error.h"
@@ -79,6 +80,20 @@ Expected<CloneRecord> parseRecord(const json::Object &O) {
       return Ps.takeError();
     *Out = std::move(*Ps);
   }
+  if (const json::Value *V = O.get("replaced")) {
+    const json::Array *A = V->getAsArray();
+    if (!A)
+      return makeError("'replaced' is not an array");
+    for (const json::Value &E : *A) {
+      std::optional<StringRef> S = E.getAsString();
+      uint64_t N;
+      if (!S || !S->consume_front("0x") || S->getAsInteger(16, N) ||
+          (!R.Replaced.empty() && R.Replaced.back() >= N))
+        return makeError("'replaced' is not a sorted array of hexadecimal "
+                         "strings");
+      R.Replaced.push_back(N);
+    }
+  }
   return R;
 }
 } // namespace
@@ -103,7 +118,7 @@ hotswap::readCloneRecords(const Object &Obj) {
 
 Error hotswap::appendCloneRecords(Object &Obj, ArrayRef<CloneRecord> Records) {
   std::vector<json::Object> Lines;
-  for (const CloneRecord &R : Records)
+  for (const CloneRecord &R : Records) {
     Lines.push_back(json::Object{{"kernel", R.Kernel},
                                  {"code", hex(R.Code)},
                                  {"size", hex(R.Size)},
@@ -111,6 +126,13 @@ Error hotswap::appendCloneRecords(Object &Obj, ArrayRef<CloneRecord> Records) {
                                  {"clone_size", hex(R.CloneSize)},
                                  {"map", pairsJSON(R.Map)},
                                  {"inserted", pairsJSON(R.Inserted)}});
+    if (!R.Replaced.empty()) {
+      json::Array A;
+      for (uint64_t Off : R.Replaced)
+        A.push_back(hex(Off));
+      Lines.back()["replaced"] = std::move(A);
+    }
+  }
   return appendRecordLines(Obj, CloneRecordSectionName, Lines,
                            "cloned kernels");
 }
@@ -122,6 +144,62 @@ const CloneRecord *hotswap::currentClone(ArrayRef<CloneRecord> Records,
     if (R.Kernel == K.Name && R.Clone == K.CodeEntry)
       Found = &R;
   return Found;
+}
+
+/// The checks of every range of code inserted into \p K's copy (whose
+/// bytes are \p CopyBytes from \p CopyBase), against the seam of the
+/// original instruction of \p G it precedes or replaces.
+static void verifyInsertedCode(const amdgpu::TargetMC &MC,
+                               const KernelsAnalysis::Result &R,
+                               const KernelInfo &K, const code::FunctionCFG &G,
+                               ArrayRef<MCInst> Decoded,
+                               ArrayRef<uint8_t> CopyBytes, uint64_t CopyBase,
+                               ArrayRef<std::pair<uint64_t, uint64_t>> Inserted,
+                               ArrayRef<uint32_t> Replaced,
+                               ArrayRef<uint64_t> InsnAddr, VerifyProblems &P) {
+  bool Wave32 = R.Target.Gen >= amdgpu::Generation::GFX10 && K.KD.isWave32();
+  code::Liveness L =
+      code::computeLiveness(MC, G, Decoded, code::FunctionKind::Kernel, Wave32);
+  code::WaitCounts WC = code::computeWaitCounts(
+      MC, G, Decoded, code::FunctionKind::Kernel, R.Target.Gen);
+  const code::RegisterModel &RM = code::RegisterModel::get(MC.regInfo());
+  code::RegisterLimits Limits{K.KD.usableSGPRs(R.Target),
+                              K.KD.usableVGPRs(R.Target)};
+  // The original instruction each range lands before: control reaching it
+  // arrives at the range's start.
+  size_t NextRange = 0;
+  for (uint32_t I = 0; I < G.Insns.size() && NextRange < Inserted.size(); ++I) {
+    bool IsReplaced = llvm::is_contained(Replaced, I);
+    // The range before I ends at I's copy; one replacing I starts where
+    // control reaching I lands (the proof's address of I).
+    if (IsReplaced ? Inserted[NextRange].first != InsnAddr[I]
+                   : Inserted[NextRange].second != InsnAddr[I])
+      continue;
+    auto [B, E] = Inserted[NextRange++];
+    code::SiteWhere W =
+        IsReplaced ? code::SiteWhere::Replace : code::SiteWhere::Before;
+    std::string Why = code::siteRefusal(G, I, W);
+    if (!Why.empty()) {
+      P.push_back("cloned kernel '" + K.Name + "': code inserted at " + hex(B) +
+                  " " + (IsReplaced ? "replaces" : "precedes") +
+                  " the instruction at " + hex(G.Insns[I].Addr) + ": " + Why);
+      continue;
+    }
+    code::SiteRegisters Regs = code::siteRegisters(RM, G, L, WC, I, W, Limits);
+    for (const code::BodyProblem &BP :
+         code::checkBody(MC, CopyBytes.slice(B - CopyBase, E - B), Wave32,
+                         WC.Set, Regs.Writable))
+      P.push_back(
+          "cloned kernel '" + K.Name + "': code inserted at " + hex(B) + " (" +
+          code::siteWhereName(W).str() + " " + hex(G.Insns[I].Addr) + "): " +
+          (BP.Insn ? "instruction " + std::to_string(*BP.Insn + 1) + ": "
+                   : std::string()) +
+          BP.Message);
+  }
+  if (NextRange != Inserted.size())
+    P.push_back("cloned kernel '" + K.Name + "': code inserted at " +
+                hex(Inserted[NextRange].first) +
+                " precedes no original instruction");
 }
 
 void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
@@ -175,12 +253,28 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
     std::vector<std::pair<uint64_t, uint64_t>> Inserted;
     for (auto [B, E] : Rec->Inserted)
       Inserted.push_back({Rec->Clone + B, Rec->Clone + E});
+    std::vector<uint32_t> Replaced;
+    for (uint64_t Off : Rec->Replaced) {
+      std::optional<uint32_t> I = G.insnAt(Rec->Code + Off);
+      if (!I) {
+        P.push_back("cloned kernel '" + K.Name +
+                    "': its record replaces offset " + hex(Off) +
+                    ", where no instruction starts");
+        break;
+      }
+      Replaced.push_back(*I);
+    }
+    if (Replaced.size() != Rec->Replaced.size())
+      continue;
     code::RelocationProofResult Proof = code::proveRelocation(
-        **MC, G, Decoded, *Orig, Map, C, *CopyBytes, Inserted);
+        **MC, G, Decoded, *Orig, Map, C, *CopyBytes, Inserted, Replaced);
     for (const std::string &Pr : Proof.Problems)
       P.push_back("cloned kernel '" + K.Name + "': " + Pr);
     if (!Proof.proven())
       continue;
+    if (!Inserted.empty())
+      verifyInsertedCode(**MC, R, K, G, Decoded, *CopyBytes, Rec->Clone,
+                         Inserted, Replaced, Proof.InsnAddr, P);
     for (size_t I = 0; I < G.Insns.size(); ++I) {
       uint64_t Off = G.Insns[I].Addr - Rec->Code;
       std::optional<uint64_t> Mapped = Rec->cloneOffset(Off);

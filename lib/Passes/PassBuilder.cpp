@@ -8,6 +8,7 @@
 #include "hotswap/Passes/CodePrinters.h"
 #include "hotswap/Passes/Kernels.h"
 #include "hotswap/Passes/PatchDescriptors.h"
+#include "hotswap/Passes/PatchInsns.h"
 #include "hotswap/Passes/Provenance.h"
 #include "hotswap/Passes/RealignShdrs.h"
 #include "hotswap/Passes/Restore.h"

@@ -106,6 +106,10 @@ struct KernelDescriptor {
   /// min(allocatedSGPRs - SGPRGranuleExtra, AddressableSGPRs), on gfx10+
   /// AddressableSGPRs.
   unsigned usableSGPRs(const TargetInfo &TI) const;
+  /// Highest VGPR number + 1 the kernel's allocation is sure to hold
+  /// (the granule times its encoding granule; on the gfx90a class not past
+  /// ACCUM_OFFSET, where the AGPRs begin).
+  unsigned usableVGPRs(const TargetInfo &TI) const;
   /// @}
 
   /// \name COMPUTE_PGM_RSRC2 and the initial SGPR layout

@@ -69,6 +69,11 @@ struct InsnRegs {
   bool CrossLane = false;
 };
 
+/// What \p MI reads and writes, as liveness counts it (calls aside: a
+/// call's UsesAll is set by the graph, not here).
+InsnRegs instructionRegs(const amdgpu::TargetMC &MC, const llvm::MCInst &MI,
+                         bool Wave32);
+
 struct Liveness {
   /// Per block: live at its start and at its end (in any lanes).
   std::vector<RegSet> LiveIn, LiveOut;

@@ -24,8 +24,10 @@
 // A function is refused, with a reason and a kind to count it by, when it
 // has a blocking finding (CFG.h), a PC-relative value used otherwise, a
 // branch whose new distance does not fit its 16 bits (branch relaxation
-// is not built yet), an insertion inside a window (CFG.h), or an
-// instruction LLVM MC does not encode back to its bytes.
+// is not built yet), an insertion inside a window (CFG.h), a replaced
+// instruction that is a branch, a call, the end of a block or part of a
+// PC-relative idiom, or an instruction LLVM MC does not encode back to
+// its bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,16 +56,20 @@ class TargetMC;
 namespace code {
 
 /// Bytes to place before instruction \p Before (an index of
-/// FunctionCFG::Insns; Insns.size() for after the last).
+/// FunctionCFG::Insns; Insns.size() for after the last), or, with
+/// \p Replace, in its place: the instruction itself is then not copied
+/// (control that reached it runs the bytes, then what followed it).
 struct Insertion {
   uint32_t Before = 0;
   std::vector<uint8_t> Bytes;
+  bool Replace = false;
 };
 
 struct Relocated {
   uint64_t Base = 0;
   std::vector<uint8_t> Bytes;
-  /// The new address of each original instruction.
+  /// The new address of each original instruction (of one replaced: the
+  /// end of what replaced it).
   std::vector<uint64_t> InsnAddr;
   /// Where control that reached original instruction I arrives in the
   /// copy: the start of what was inserted before it, else InsnAddr[I]
@@ -84,7 +90,8 @@ struct Relocated {
 
 /// Why a function cannot be relocated: \p Kind, a short fixed phrase to
 /// count refusals by ("blocking finding", "unknown PC use", "branch out of
-/// reach", "insertion in a window", "does not re-encode"), and \p Message,
+/// reach", "insertion in a window", "replaces control flow", "does not
+/// re-encode"), and \p Message,
 /// the details.
 struct RelocationRefusal {
   std::string Kind;

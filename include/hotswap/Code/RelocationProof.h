@@ -6,9 +6,11 @@
 // is decoded and its graph built again, and
 //
 //   * its instructions, once the inserted ranges are left out, are the
-//     original's one for one (a bijection of instruction starts), each
-//     with the same opcode, and byte for byte the same unless it is a
-//     direct branch or call or an add of a PC-relative idiom;
+//     original's one for one (a bijection of instruction starts), but for
+//     the replaced ones, each with the same opcode, and byte for byte the
+//     same unless it is a direct branch or call or an add of a PC-relative
+//     idiom; before each original instruction at most one inserted range,
+//     and a replaced instruction has one in its place;
 //   * every direct branch or call reaches the image of its original
 //     target (a target outside the function: the same address);
 //   * every PC-relative idiom is found again at the image of the
@@ -49,7 +51,8 @@ namespace code {
 struct RelocationProofResult {
   /// Why the copy is not the original moved; empty when it is.
   std::vector<std::string> Problems;
-  /// The copy's address of each original instruction (when proven).
+  /// The copy's address of each original instruction (when proven; of a
+  /// replaced one, the start of what took its place).
   std::vector<uint64_t> InsnAddr;
   unsigned BranchesChecked = 0, PCRelChecked = 0;
 
@@ -59,14 +62,18 @@ struct RelocationProofResult {
 /// Proves that \p Copy (whose bytes are \p CopyBytes) is the function of
 /// graph \p G (instructions with operands \p Decoded, bytes \p Bytes)
 /// moved to Copy.Begin, with code inserted at \p Inserted (address ranges
-/// [first, second) of the copy, sorted). \p Map holds both functions
-/// (and tells calls from stray branches, as for buildCFG).
+/// [first, second) of the copy, sorted, as Relocated::insertedRanges()
+/// gives them) and the original instructions \p Replaced (indices,
+/// sorted) replaced by the range before where their copy would be. \p Map
+/// holds both functions (and tells calls from stray branches, as for
+/// buildCFG).
 RelocationProofResult
 proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                 llvm::ArrayRef<llvm::MCInst> Decoded,
                 llvm::ArrayRef<uint8_t> Bytes, const FunctionMap &Map,
                 const CodeFunction &Copy, llvm::ArrayRef<uint8_t> CopyBytes,
-                llvm::ArrayRef<std::pair<uint64_t, uint64_t>> Inserted = {});
+                llvm::ArrayRef<std::pair<uint64_t, uint64_t>> Inserted = {},
+                llvm::ArrayRef<uint32_t> Replaced = {});
 
 } // namespace code
 } // namespace hotswap

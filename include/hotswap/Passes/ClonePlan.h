@@ -20,6 +20,7 @@
 #include "hotswap/Pass/Pass.h"
 #include "hotswap/Passes/CodeAnalysis.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/Regex.h"
 
@@ -40,6 +41,8 @@ struct ClonePlan {
   std::vector<std::string> Problems;
   /// The copy's offset map (cloneOffsetMap), when there is a copy.
   std::vector<std::pair<uint64_t, uint64_t>> OffsetMap;
+  /// Offsets in the original of the instructions inserted code replaces.
+  std::vector<uint64_t> Replaced;
 };
 
 /// Copies are aligned as kernel code is (AMDGPUUsage: 256 bytes).
@@ -47,10 +50,25 @@ inline constexpr uint64_t CloneAlign = 256;
 
 /// Plans a copy of each function \p Functions names (indices of \p R's
 /// function map, kernels), the first at \p Base, each next one
-/// CloneAlign-aligned after the one before, and proves each.
-std::vector<ClonePlan> planClones(CodeAnalysis::Result &R,
-                                  llvm::ArrayRef<size_t> Functions,
-                                  uint64_t Base);
+/// CloneAlign-aligned after the one before, and proves each; with
+/// \p Inserts (one list per function, or none) code inserted into each.
+std::vector<ClonePlan>
+planClones(CodeAnalysis::Result &R, llvm::ArrayRef<size_t> Functions,
+           uint64_t Base,
+           llvm::ArrayRef<std::vector<code::Insertion>> Inserts = {});
+
+/// Places the copies of \p Plans (planned from \p Base, the address the
+/// run's appended code starts at) in one `.hotswap.clone.text` section,
+/// enters each copy from the descriptors of its kernels (\p KernelsOf:
+/// function -> indices of \p R's kernels), adds `<kernel>.clone` symbols
+/// and `.hotswap.clones` records. A refused plan is warned of (an error
+/// with --strict), in statistics of \p PassName; a copy not proven is an
+/// error, before anything changes. Returns how many copies were placed.
+llvm::Expected<size_t>
+placeClones(Object &Obj, KernelsAnalysis::Result &R, CodeAnalysis::Result &CA,
+            llvm::ArrayRef<ClonePlan> Plans,
+            const llvm::DenseMap<size_t, std::vector<size_t>> &KernelsOf,
+            uint64_t Base, llvm::StringRef PassName, PassContext &Ctx);
 
 /// The offset map of a copy (CloneRecord::Map): (original offset, copy
 /// offset) wherever the distance between them changes.

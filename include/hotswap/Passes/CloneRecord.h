@@ -15,8 +15,11 @@
 //
 // verifyClones() is verify's part for cloned kernels: for each kernel that
 // runs the copy of its last record, the proof of code::proveRelocation
-// (made from the bytes, not from the record), and the record's offset map
-// equal to what the proof found.
+// (made from the bytes, not from the record), the record's offset map
+// equal to what the proof found, and, for every inserted range (code
+// patch-insns put there), the checks of code::checkBody against the seam
+// before the original instruction it precedes or replaces
+// (code::siteRegisters, from the original's liveness and counters).
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,6 +56,9 @@ struct CloneRecord {
   std::vector<std::pair<uint64_t, uint64_t>> Map;
   /// Copy offsets [first, second) of inserted code.
   std::vector<std::pair<uint64_t, uint64_t>> Inserted;
+  /// Original offsets of the instructions replaced by inserted code (the
+  /// range where each would be), sorted. Absent in the line when empty.
+  std::vector<uint64_t> Replaced;
 
   /// The copy's offset of original offset \p Off (an instruction start),
   /// by the map; nullopt outside the original.

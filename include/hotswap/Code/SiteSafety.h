@@ -1,0 +1,105 @@
+//===- hotswap/Code/SiteSafety.h - Code inserted at one instruction -*- C++
+//-*-===//
+//
+// What code inserted at one instruction of a function (a site) may do
+// without changing what the function computes, and the check of one body
+// of such code against it. The pass that inserts (patch-insns) and verify
+// ask the same questions of the same analyses, verify from the bytes of
+// the original alone.
+//
+// A site is an instruction and where the code goes: before it (control
+// reaching the instruction runs the body first), after it (only for an
+// instruction that falls through to one no branch targets: the body then
+// runs exactly when the instruction did), or in its place (the body must
+// do what the instruction did: that part is the author's; only the
+// registers are checked).
+//
+// The registers a body may write at a seam: those no later instruction
+// reads (Liveness.h), no load in flight still writes (WaitCounts.h), inside
+// the kernel's allocation (SGPRs and VGPRs below the descriptor's counts;
+// never AGPRs), and, in place of an instruction, what that instruction
+// writes. SCC, VCC, EXEC and M0 are registers like the others: a body
+// writes them only where they are dead.
+//
+// The body itself must be straight-line code (no branch, call, return,
+// trap, end of program or read of the PC: control leaves it at its end,
+// where the instruction's next one, or the instruction, continues), and
+// every memory operation it issues must be waited for inside it with a
+// wait for 0 on the counters it counts on, so that no guest wait counts
+// it.
+//
+// Not checked yet: hazards between the body and the instructions around
+// it (gfx9 VALU SGPR write -> VMEM read, gfx10 LDS/branch/VMEM, gfx11 VALU
+// mask write, gfx12 s_wait_alu dependencies). A body that needs wait
+// states must carry them itself; print<sites> and the README say so.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_CODE_SITESAFETY_H
+#define HOTSWAP_CODE_SITESAFETY_H
+
+#include "hotswap/Code/CFG.h"
+#include "hotswap/Code/Liveness.h"
+#include "hotswap/Code/Registers.h"
+#include "hotswap/Code/WaitCounts.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hotswap {
+namespace amdgpu {
+class TargetMC;
+} // namespace amdgpu
+namespace code {
+
+enum class SiteWhere : uint8_t { Before, After, Replace };
+/// "before", "after", "replace".
+llvm::StringRef siteWhereName(SiteWhere W);
+std::optional<SiteWhere> parseSiteWhere(llvm::StringRef S);
+
+/// The registers a kernel's allocation is sure to hold.
+struct RegisterLimits {
+  unsigned SGPRs = 0, VGPRs = 0;
+};
+
+struct SiteRegisters {
+  /// What a body at the seam may write.
+  RegSet Writable;
+  /// What it may take as scratch: Writable less everything the site's
+  /// instruction reads or writes.
+  RegSet Scratch;
+};
+
+/// Why a site cannot take code (empty: it can).
+std::string siteRefusal(const FunctionCFG &G, uint32_t I, SiteWhere W);
+
+/// The registers of the seam of site (\p I, \p W) of \p G, whose liveness
+/// is \p L and counters \p WC. The site must be one siteRefusal accepts.
+SiteRegisters siteRegisters(const RegisterModel &RM, const FunctionCFG &G,
+                            const Liveness &L, const WaitCounts &WC, uint32_t I,
+                            SiteWhere W, RegisterLimits Limits);
+
+struct BodyProblem {
+  /// The body instruction at fault (its index and byte offset), or the
+  /// body as a whole.
+  std::optional<uint32_t> Insn;
+  uint64_t Offset = 0;
+  std::string Message;
+};
+
+/// What is wrong with \p Body, code for a seam whose registers are
+/// \p Regs, on a target with counters \p Set (empty: nothing).
+std::vector<BodyProblem> checkBody(const amdgpu::TargetMC &MC,
+                                   llvm::ArrayRef<uint8_t> Body, bool Wave32,
+                                   const CounterSet &Set,
+                                   const RegSet &Writable);
+
+} // namespace code
+} // namespace hotswap
+
+#endif // HOTSWAP_CODE_SITESAFETY_H

@@ -1,0 +1,116 @@
+//===- hotswap/Passes/PatchInsns.h - patch-insns and print<sites> -*- C++
+//-*-===//
+//
+// patch-insns<match=REGEX|at=OFFSET;where=before|after|replace;
+//             insert=FILE;only=REGEX>
+//   Requires:     a linked (ET_DYN) code object with kernels.
+//   Establishes:  at every site of the rule in every selected kernel (an
+//                 instruction whose text, as LLVM MC prints it, matches
+//                 REGEX, or the one at byte OFFSET of the kernel's code),
+//                 the assembly of FILE runs before the instruction, after
+//                 it, or in its place. The kernel runs a copy of its code
+//                 (clone-kernels' placement: code::relocate with the bodies
+//                 inserted, proven, in the run's appended segment); its
+//                 original bytes stay as they were.
+//   Placeholders: FILE may name registers the pass binds, per site, to
+//                 registers proven free there (code::siteRegisters: dead,
+//                 not written by a load in flight, inside the kernel's
+//                 allocation, not touched by the site's instruction):
+//                 %s0, %s1... SGPRs; %sp0, %sp1... aligned SGPR pairs
+//                 (s[2k:2k+1]); %v0, %v1... VGPRs. A line holding only
+//                 %orig places the site's instruction itself (where=replace
+//                 only). Comments start with ';', '#' or '//'.
+//   Checks:       each body, per site, with code::checkBody: straight-line,
+//                 writes only what the site gives, memory waited for inside.
+//                 verify checks the same again from the bytes.
+//   Records:      the `.hotswap.clones` line of each patched kernel, with
+//                 its inserted ranges and replaced instructions.
+//   Refuses:      a site inside an s_clause window or the kernarg preload
+//                 header, `after` an instruction control does not always
+//                 leave to the next or whose next is a join, `replace` of a
+//                 control-flow instruction: warned (errors with --strict),
+//                 and the kernel is patched at its other sites; a kernel
+//                 whose copy cannot be made is left as it is (warned). A
+//                 body that does not assemble, a placeholder with no free
+//                 register, a body writing what its site does not give:
+//                 one error naming FILE, the line and the site, nothing
+//                 written. A rule that matches nothing is a warning.
+//   Kernels already running a copy (cloned or patched before) and kernels
+//   entered through a stub are left alone: patch before clone-kernels and
+//   trampoline.
+//
+// print<sites;...the same parameters...>
+//   Every site of the rule, per kernel: applied (how: in the kernel's
+//   copy) with the registers bound and the body's size, or refused and why;
+//   text or JSON. Nothing changes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_PASSES_PATCHINSNS_H
+#define HOTSWAP_PASSES_PATCHINSNS_H
+
+#include "hotswap/Code/SiteSafety.h"
+#include "hotswap/Passes/KernelsPass.h"
+
+#include "llvm/Support/Regex.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hotswap {
+
+/// One rule: which instructions, where, what.
+struct PatchRule {
+  std::string Match;
+  std::optional<uint64_t> At;
+  code::SiteWhere Where = code::SiteWhere::Before;
+  std::string InsertFile;
+  std::string Only;
+
+  /// Parses "match=...;where=...;insert=...;only=..." for pass \p Pass.
+  static llvm::Expected<PatchRule> parse(llvm::StringRef Pass,
+                                         llvm::StringRef Params);
+  void print(llvm::raw_ostream &OS) const;
+};
+
+class PatchInsnsPass : public KernelsPassMixin<PatchInsnsPass> {
+public:
+  static constexpr llvm::StringLiteral Name = "patch-insns";
+  static constexpr llvm::StringLiteral Invariant =
+      "every selected kernel with a site of the rule runs its patched copy";
+
+  explicit PatchInsnsPass(PatchRule Rule);
+  static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
+  void printPipeline(llvm::raw_ostream &OS) const override;
+
+  llvm::Expected<bool> holds(Object &Obj, KernelsAnalysis::Result &R,
+                             AnalysisManager &AM, PassContext &Ctx);
+  llvm::Expected<PreservedAnalyses> runOnKernels(Object &Obj,
+                                                 KernelsAnalysis::Result &R,
+                                                 AnalysisManager &AM,
+                                                 PassContext &Ctx);
+
+private:
+  PatchRule Rule;
+};
+
+class SitesPrinterPass : public Pass {
+public:
+  explicit SitesPrinterPass(PatchRule Rule);
+  static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
+
+  llvm::StringRef name() const override { return "print<sites>"; }
+  void printPipeline(llvm::raw_ostream &OS) const override;
+  bool isTransform() const override { return false; }
+  llvm::Expected<PreservedAnalyses> run(Object &Obj, AnalysisManager &AM,
+                                        PassContext &Ctx) override;
+
+private:
+  PatchRule Rule;
+};
+
+} // namespace hotswap
+
+#endif // HOTSWAP_PASSES_PATCHINSNS_H

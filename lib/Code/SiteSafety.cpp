@@ -1,0 +1,188 @@
+//===- lib/Code/SiteSafety.cpp - Code inserted at one instruction ---------===//
+
+#include "hotswap/Code/SiteSafety.h"
+#include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Code/Decode.h"
+#include "hotswap/Support/Format.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/MC/MCInst.h"
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::code;
+
+StringRef code::siteWhereName(SiteWhere W) {
+  switch (W) {
+  case SiteWhere::Before:
+    return "before";
+  case SiteWhere::After:
+    return "after";
+  case SiteWhere::Replace:
+    return "replace";
+  }
+  return "?";
+}
+
+std::optional<SiteWhere> code::parseSiteWhere(StringRef S) {
+  return StringSwitch<std::optional<SiteWhere>>(S)
+      .Case("before", SiteWhere::Before)
+      .Case("after", SiteWhere::After)
+      .Case("replace", SiteWhere::Replace)
+      .Default(std::nullopt);
+}
+
+std::string code::siteRefusal(const FunctionCFG &G, uint32_t I, SiteWhere W) {
+  if (I >= G.Insns.size())
+    return "no such instruction";
+  const Insn &In = G.Insns[I];
+  switch (W) {
+  case SiteWhere::Before:
+    if (!G.mayInsertAt(In.Addr))
+      return "code may not be inserted before it (an s_clause window or "
+             "the kernarg preload header)";
+    return "";
+  case SiteWhere::Replace:
+    if (In.F != Flow::Next || In.Target)
+      return "it changes control flow (" + flowName(In.F).str() +
+             "): it cannot be replaced";
+    if (!G.mayInsertAt(In.Addr))
+      return "it is inside an s_clause window or the kernarg preload header";
+    return "";
+  case SiteWhere::After: {
+    if (In.F != Flow::Next)
+      return "control does not always go on to the next instruction after "
+             "it (" +
+             flowName(In.F).str() + ")";
+    if (I + 1 >= G.Insns.size())
+      return "it is the last instruction";
+    const Block &B = G.Blocks[G.blockOf(I + 1)];
+    if (B.First == I + 1)
+      return "other paths join at the next instruction (insert before it "
+             "instead)";
+    if (!G.mayInsertAt(G.Insns[I + 1].Addr))
+      return "code may not be inserted after it (an s_clause window or the "
+             "kernarg preload header)";
+    return "";
+  }
+  }
+  return "unknown placement";
+}
+
+/// What is live just before instruction \p I (I == size: after the last).
+static RegSet liveBeforeInsn(const FunctionCFG &G, const Liveness &L,
+                             uint32_t I) {
+  uint32_t B = G.blockOf(I);
+  return L.liveBefore(B)[I - G.Blocks[B].First];
+}
+
+SiteRegisters code::siteRegisters(const RegisterModel &RM, const FunctionCFG &G,
+                                  const Liveness &L, const WaitCounts &WC,
+                                  uint32_t I, SiteWhere W,
+                                  RegisterLimits Limits) {
+  RegSet Live = RM.emptySet();
+  uint32_t Seam = W == SiteWhere::After ? I + 1 : I;
+  if (W == SiteWhere::Replace) {
+    // What is live once the instruction has run.
+    uint32_t B = G.blockOf(I);
+    Live = I + 1 < G.Blocks[B].End ? liveBeforeInsn(G, L, I + 1) : L.LiveOut[B];
+  } else {
+    Live = liveBeforeInsn(G, L, Seam);
+  }
+  uint32_t SB = G.blockOf(Seam);
+  RegSet InFlight = WC.statesBefore(SB)[Seam - G.Blocks[SB].First].inFlight(RM);
+
+  SiteRegisters R;
+  R.Writable = RM.allTracked();
+  R.Writable.reset(Live);
+  R.Writable.reset(InFlight);
+  RegSet Outside = RM.emptySet();
+  RM.addSGPRs(Limits.SGPRs, 1024 - std::min(Limits.SGPRs, 1024u), Outside);
+  RM.addVGPRs(Limits.VGPRs, 1024 - std::min(Limits.VGPRs, 1024u), Outside);
+  RM.addClass(RegClass::AGPR, Outside);
+  R.Writable.reset(Outside);
+  const InsnRegs &Regs = L.regs(I);
+  RegSet Own = RM.emptySet();
+  for (auto *V : {&Regs.Uses, &Regs.ScalarDefs, &Regs.VectorDefs})
+    for (uint16_t U : *V)
+      Own.set(U);
+  if (W == SiteWhere::Replace)
+    for (auto *V : {&Regs.ScalarDefs, &Regs.VectorDefs})
+      for (uint16_t U : *V)
+        R.Writable.set(U);
+  R.Scratch = R.Writable;
+  R.Scratch.reset(Own);
+  return R;
+}
+
+std::vector<BodyProblem> code::checkBody(const amdgpu::TargetMC &MC,
+                                         ArrayRef<uint8_t> Body, bool Wave32,
+                                         const CounterSet &Set,
+                                         const RegSet &Writable) {
+  std::vector<BodyProblem> Out;
+  const RegisterModel &RM = RegisterModel::get(MC.regInfo());
+  const InsnKinds &K = InsnKinds::get(MC.instrInfo());
+  std::vector<std::pair<Insn, MCInst>> Insns;
+  DecodedRange DR =
+      decodeRange(MC, Body, 0, [&](const Insn &I, const MCInst &M) {
+        Insns.push_back({I, M});
+      });
+  if (DR.Stop) {
+    Out.push_back({std::nullopt, DR.Stop->Addr,
+                   "the bytes at +" + hex(DR.Stop->Addr) +
+                       " are not an instruction: " + DR.Stop->Reason});
+    return Out;
+  }
+  if (Insns.empty()) {
+    Out.push_back({std::nullopt, 0, "it holds no instruction"});
+    return Out;
+  }
+  // Counters an operation of the body counts on and no wait of the body
+  // has brought to 0 since, with the instruction that last counted.
+  std::array<std::optional<uint32_t>, NumCounters> Pending{};
+  for (uint32_t J = 0; J < Insns.size(); ++J) {
+    const auto &[In, MI] = Insns[J];
+    std::string Text = MC.printInst(MI, In.Addr);
+    StringRef Mnemonic = StringRef(Text).trim().split(' ').first;
+    if (In.F != Flow::Next) {
+      Out.push_back({J, In.Addr,
+                     Mnemonic.str() + " is a " + flowName(In.F).str() +
+                         " instruction: inserted code must run "
+                         "straight through"});
+      continue;
+    }
+    if (K.baseName(MI.getOpcode()).starts_with("S_GETPC")) {
+      Out.push_back({J, In.Addr, Mnemonic.str() + " reads the PC"});
+      continue;
+    }
+    InsnRegs R = instructionRegs(MC, MI, Wave32);
+    RegSet Bad = RM.emptySet();
+    for (auto *V : {&R.ScalarDefs, &R.VectorDefs})
+      for (uint16_t U : *V)
+        if (!Writable.test(U))
+          Bad.set(U);
+    if (Bad.any())
+      Out.push_back({J, In.Addr,
+                     Mnemonic.str() + " writes " + RM.format(Bad) +
+                         ", which the site does not give (live, written "
+                         "by a load in flight, or outside the "
+                         "kernel's allocation)"});
+    WaitEffect E = waitEffect(MC, MI, Set);
+    if (E.Clobbers)
+      Out.push_back(
+          {J, In.Addr, Mnemonic.str() + " leaves anything outstanding"});
+    for (const auto &[C, N] : E.Waits)
+      if (N == 0)
+        Pending[unsigned(C)].reset();
+    for (const WaitEffect::Event &Ev : E.Events)
+      Pending[unsigned(Ev.C)] = J;
+  }
+  for (unsigned C = 0; C < NumCounters; ++C)
+    if (Pending[C])
+      Out.push_back({*Pending[C], Insns[*Pending[C]].first.Addr,
+                     "the memory operation is not waited for "
+                     "(" +
+                         Set.name(Counter(C)).str() +
+                         "(0)) before the inserted code ends"});
+  return Out;
+}
