@@ -13,6 +13,8 @@
 #include "hotswap/Code/CFG.h"
 #include "hotswap/Code/PCRelative.h"
 #include "hotswap/Code/RelocationProof.h"
+#include "hotswap/Code/SiteSafety.h"
+#include "hotswap/Code/WaitCounts.h"
 #include "hotswap/Support/Format.h"
 
 #include "llvm/MC/MCInst.h"
@@ -61,10 +63,12 @@ struct AsmFunction {
   }
   /// The proof of \p Bytes as \p R's copy (its bytes, or bytes changed
   /// after): the problems found, one per line.
-  std::string prove(const Relocated &R, ArrayRef<uint8_t> Bytes) const {
+  std::string prove(const Relocated &R, ArrayRef<uint8_t> Bytes,
+                    ArrayRef<uint32_t> Replaced = {}) const {
     auto [C, Both] = copyOf(R);
-    RelocationProofResult P = proveRelocation(
-        *MC, G, Decoded, this->Bytes, Both, C, Bytes, R.insertedRanges());
+    RelocationProofResult P =
+        proveRelocation(*MC, G, Decoded, this->Bytes, Both, C, Bytes,
+                        R.insertedRanges(), Replaced);
     std::string S;
     for (const std::string &Line : P.Problems)
       S += Line + "\n";
@@ -298,6 +302,143 @@ TEST(RelocateTest, Refusals) {
   EXPECT_EQ(R.Refusal.Kind, "insertion in a window");
   R = Clause->relocateTo(Far, {{0, nops(1)}, {3, nops(1)}});
   EXPECT_TRUE(R.Code) << R.Refusal.Message;
+}
+
+TEST(RelocateTest, ReplacedInstructionsGiveWayToWhatReplacesThem) {
+  auto F = assemble("gfx90a", "s_cmp_eq_u32 s0, 0\n" // 0
+                              "s_cbranch_scc1 1\n"   // 1 -> insn 3
+                              "v_mov_b32 v0, 1\n"    // 2 replaced
+                              "v_mov_b32 v1, 2\n"    // 3 replaced
+                              "s_endpgm\n");         // 4
+  ASSERT_TRUE(F);
+  Insertion A{2, nops(2), true}, B{3, nops(3), true};
+  RelocationResult R = F->relocateTo(Far, {A, B});
+  ASSERT_TRUE(R.Code) << R.Refusal.Message;
+  const Relocated &C = *R.Code;
+  // Neither original is copied: 8 + 12 bytes take their 8.
+  EXPECT_EQ(C.Bytes.size(), F->Bytes.size() - 8 + 20);
+  EXPECT_EQ(C.LandAddr[2], Far + 0x8);
+  EXPECT_EQ(C.InsnAddr[2], Far + 0x10);
+  EXPECT_EQ(C.LandAddr[3], Far + 0x10);
+  EXPECT_EQ(C.InsnAddr[3], Far + 0x1c);
+  // The branch to the second replaced instruction lands on its body.
+  FunctionCFG G = F->graphOf(C);
+  EXPECT_EQ(G.Insns[1].Target, Far + 0x10);
+  // Two ranges, kept apart though adjacent.
+  auto Ranges = C.insertedRanges();
+  ASSERT_EQ(Ranges.size(), 2u);
+  EXPECT_EQ(Ranges[0], std::make_pair(Far + 0x8, Far + 0x10));
+  EXPECT_EQ(Ranges[1], std::make_pair(Far + 0x10, Far + 0x1c));
+  EXPECT_EQ(F->prove(C, C.Bytes, {2, 3}), "");
+  // Without the replaced instructions named, the copy is not the original.
+  EXPECT_NE(F->prove(C, C.Bytes, {}), "");
+  EXPECT_NE(F->prove(C, C.Bytes, {2}), "");
+  // A replaced instruction with no range in its place is found.
+  auto [Copy, Both] = F->copyOf(C);
+  RelocationProofResult P =
+      proveRelocation(*F->MC, F->G, F->Decoded, F->Bytes, Both, Copy, C.Bytes,
+                      {Ranges[0]}, {2, 3});
+  EXPECT_FALSE(P.proven());
+
+  // What cannot be replaced: control flow, a part of a PC-relative
+  // address, and a replacement followed by more code at the same place.
+  R = F->relocateTo(Far, {{1, nops(1), true}});
+  EXPECT_FALSE(R.Code);
+  EXPECT_EQ(R.Refusal.Kind, "replaces control flow");
+  R = F->relocateTo(Far, {{2, nops(1), true}, {2, nops(1)}});
+  EXPECT_FALSE(R.Code);
+  R = F->relocateTo(Far, {{2, {}, true}});
+  EXPECT_FALSE(R.Code);
+  auto PC = assemble("gfx90a", "s_getpc_b64 s[4:5]\n"
+                               "s_add_u32 s4, s4, 0x100\n"
+                               "s_addc_u32 s5, s5, 0\n"
+                               "s_endpgm\n");
+  ASSERT_TRUE(PC);
+  R = PC->relocateTo(Far, {{1, nops(1), true}});
+  EXPECT_FALSE(R.Code);
+  EXPECT_NE(R.Refusal.Message.find("part of a PC-relative address"),
+            std::string::npos);
+}
+
+/// The body \p Asm checked at site (\p I, \p W) of \p F: its problems.
+std::string checkAt(const AsmFunction &F, uint32_t I, SiteWhere W,
+                    StringRef Asm, RegisterLimits Limits = {102, 32}) {
+  const RegisterModel &RM = RegisterModel::get(F.MC->regInfo());
+  Liveness L =
+      computeLiveness(*F.MC, F.G, F.Decoded, FunctionKind::Kernel, false);
+  WaitCounts WC = computeWaitCounts(*F.MC, F.G, F.Decoded, FunctionKind::Kernel,
+                                    Generation::GFX9);
+  SiteRegisters Regs = siteRegisters(RM, F.G, L, WC, I, W, Limits);
+  Expected<std::vector<uint8_t>> Body = F.MC->assemble(Asm);
+  if (!Body)
+    return toString(Body.takeError());
+  std::string S;
+  for (const BodyProblem &P :
+       checkBody(*F.MC, *Body, false, WC.Set, Regs.Writable))
+    S += P.Message + "\n";
+  return S;
+}
+
+TEST(SiteSafetyTest, BodiesWriteOnlyWhatTheSeamGives) {
+  auto F = assemble("gfx90a", "s_load_dwordx2 s[2:3], s[0:1], 0x0\n" // 0
+                              "v_mov_b32 v1, 1\n"                    // 1
+                              "s_cmp_eq_u32 s4, 0\n"                 // 2
+                              "v_mov_b32 v2, 2\n"                    // 3
+                              "s_cbranch_scc1 1\n"                   // 4
+                              "v_add_u32 v0, v1, v2\n"               // 5
+                              "s_waitcnt lgkmcnt(0)\n"               // 6
+                              "v_add_u32 v3, s2, v0\n"               // 7
+                              "s_endpgm\n");                         // 8
+  ASSERT_TRUE(F);
+  // Before v_mov v2: v1 and SCC are live, v4 is not; s[2:3] is still
+  // being loaded (s3, dead, as well).
+  EXPECT_EQ(checkAt(*F, 3, SiteWhere::Before, "v_mov_b32 v4, 0"), "");
+  EXPECT_NE(
+      checkAt(*F, 3, SiteWhere::Before, "v_mov_b32 v1, 0").find("writes v1"),
+      std::string::npos);
+  EXPECT_NE(
+      checkAt(*F, 3, SiteWhere::Before, "s_add_u32 s8, s8, 1").find("scc"),
+      std::string::npos);
+  EXPECT_NE(
+      checkAt(*F, 3, SiteWhere::Before, "s_mov_b32 s3, 0").find("writes s3"),
+      std::string::npos);
+  EXPECT_EQ(checkAt(*F, 7, SiteWhere::Before, "s_mov_b32 s3, 0"), "");
+  // Beyond the allocation (32 VGPRs here) nothing is given.
+  EXPECT_NE(
+      checkAt(*F, 3, SiteWhere::Before, "v_mov_b32 v40, 0").find("writes v40"),
+      std::string::npos);
+  // After the last read of SCC, s_add may write it.
+  EXPECT_EQ(checkAt(*F, 7, SiteWhere::Before, "s_add_u32 s8, s8, 1"), "");
+  // In place of v_add: its destination (live after it) is given, as is
+  // what it reads and nothing after it does; before it, not those.
+  EXPECT_EQ(checkAt(*F, 5, SiteWhere::Replace, "v_mov_b32 v0, 0"), "");
+  EXPECT_EQ(checkAt(*F, 5, SiteWhere::Replace, "v_mov_b32 v1, 0"), "");
+  EXPECT_NE(
+      checkAt(*F, 5, SiteWhere::Before, "v_mov_b32 v1, 0").find("writes v1"),
+      std::string::npos);
+  EXPECT_NE(
+      checkAt(*F, 6, SiteWhere::Before, "v_mov_b32 v0, 0").find("writes v0"),
+      std::string::npos);
+  // Memory the body issues is waited for inside it; no control flow.
+  EXPECT_NE(checkAt(*F, 7, SiteWhere::Before, "ds_read_b32 v4, v5")
+                .find("not waited for (lgkmcnt(0))"),
+            std::string::npos);
+  EXPECT_EQ(checkAt(*F, 7, SiteWhere::Before,
+                    "ds_read_b32 v4, v5\ns_waitcnt lgkmcnt(0)"),
+            "");
+  EXPECT_NE(checkAt(*F, 7, SiteWhere::Before, "s_branch 0").find("jump"),
+            std::string::npos);
+  EXPECT_NE(checkAt(*F, 7, SiteWhere::Before, "s_getpc_b64 s[8:9]")
+                .find("reads the PC"),
+            std::string::npos);
+
+  // Where no code goes: after a branch, before a join, in place of a
+  // branch.
+  EXPECT_NE(siteRefusal(F->G, 4, SiteWhere::After), "");
+  EXPECT_NE(siteRefusal(F->G, 5, SiteWhere::After), ""); // 6 is a join
+  EXPECT_EQ(siteRefusal(F->G, 6, SiteWhere::After), "");
+  EXPECT_NE(siteRefusal(F->G, 4, SiteWhere::Replace), "");
+  EXPECT_EQ(siteRefusal(F->G, 5, SiteWhere::Replace), "");
 }
 
 } // namespace

@@ -1,0 +1,2 @@
+s_nop 0
+v_bogus v0

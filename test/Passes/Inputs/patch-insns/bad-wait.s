@@ -1,0 +1,1 @@
+ds_read_b32 %v0, %op1  // never waited for
