@@ -360,7 +360,6 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         freeIndices(RM, Regs.Scratch, RegClass::SGPR, Limits.SGPRs);
     std::vector<unsigned> FreeV =
         freeIndices(RM, Regs.Scratch, RegClass::VGPR, Limits.VGPRs);
-    StringMap<std::string> Binding;
     std::vector<bool> TakenS(Limits.SGPRs == ~0u ? 0 : 1024);
     auto TakeS = [&](unsigned I) {
       if (I >= TakenS.size())
@@ -396,25 +395,27 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
           Reg = "v" + std::to_string(FreeV[NextV++]);
         }
         if (!Reg) {
-          unsigned Line = 0;
-          for (const SourceLine &SL : Lines)
-            if (!Line && StringRef(SL.Text).contains(Name))
-              Line = SL.Number;
-          return siteError(
-              F, S, Line,
-              "no free " +
-                  Twine(K == "sp"  ? "aligned SGPR pair"
-                        : K == "s" ? "SGPR"
-                                   : "VGPR") +
-                  " for " + Name + " (the kernel's allocation holds " +
-                  Twine(K == "v" ? Limits.VGPRs : Limits.SGPRs) + " " +
-                  (K == "v" ? "VGPRs" : "SGPRs") +
-                  "; those not live here are used by the instruction or "
-                  "taken)");
+          // The site has no room for the body: refused, like a site in a
+          // window (raising the allocation is not built yet).
+          if (S.Refusal.empty())
+            S.Refusal =
+                "no free " +
+                std::string(K == "sp"  ? "aligned SGPR pair"
+                            : K == "s" ? "SGPR"
+                                       : "VGPR") +
+                " for " + Name + " (the kernel's allocation holds " +
+                std::to_string(K == "v" ? Limits.VGPRs : Limits.SGPRs) + " " +
+                (K == "v" ? "VGPRs" : "SGPRs") +
+                "; the others are live here, used by the instruction or "
+                "taken)";
+          continue;
         }
-        Binding[Name] = *Reg;
         S.Bound.push_back({Name, *Reg});
       }
+    if (!S.Refusal.empty()) {
+      S.Bound.clear();
+      continue;
+    }
     // Assemble line by line, so that each byte has its line.
     std::vector<std::pair<uint64_t, unsigned>> LineAt; // offset -> line
     for (const SourceLine &SL : Lines) {

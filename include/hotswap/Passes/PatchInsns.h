@@ -29,10 +29,11 @@
 //                 header, `after` an instruction control does not always
 //                 leave to the next or whose next is a join, `replace` of a
 //                 control-flow instruction: warned (errors with --strict),
-//                 and the kernel is patched at its other sites; a kernel
+//                 and the kernel is patched at its other sites; so is a
+//                 site where a placeholder finds no free register; a kernel
 //                 whose copy cannot be made is left as it is (warned). A
-//                 body that does not assemble, a placeholder with no free
-//                 register, a body writing what its site does not give:
+//                 body that does not assemble, a body writing what its
+//                 site does not give:
 //                 one error naming FILE, the line and the site, nothing
 //                 written. A rule that matches nothing is a warning.
 //   Kernels already running a copy (cloned or patched before) and kernels
