@@ -194,6 +194,21 @@ std::vector<unsigned> freeIndices(const RegisterModel &RM, const RegSet &Set,
   return Out;
 }
 
+/// The letters every text \p RE matches must start with: after a leading
+/// '^', the run of [a-z0-9_] up to the first other character (less one when
+/// that is a quantifier); empty when \p RE has an alternative ('|') or no
+/// anchor. A mnemonic that does not start with them cannot match.
+std::string literalMnemonicPrefix(StringRef RE) {
+  if (!RE.consume_front("^") || RE.contains('|'))
+    return "";
+  size_t N = 0;
+  while (N < RE.size() && (isLower(RE[N]) || isDigit(RE[N]) || RE[N] == '_'))
+    ++N;
+  if (N < RE.size() && StringRef("?*{").contains(RE[N]))
+    N = N ? N - 1 : 0;
+  return RE.take_front(N).str();
+}
+
 /// Everything one run of the rule needs, shared by the pass and the
 /// printer.
 class SitePlanner {
@@ -202,8 +217,10 @@ public:
               CodeAnalysis::Result &CA, const amdgpu::TargetInfo &T)
       : Rule(Rule), Lines(Lines), P(findPlaceholders(Lines)), CA(CA), T(T),
         RM(RegisterModel::get(CA.mc().regInfo())) {
-    if (!Rule.Match.empty())
+    if (!Rule.Match.empty()) {
       MatchRE.emplace(Rule.Match);
+      MnemonicPrefix = literalMnemonicPrefix(Rule.Match);
+    }
   }
 
   /// The sites of function \p FI, entered by kernels \p Kernels.
@@ -228,6 +245,11 @@ private:
   const amdgpu::TargetInfo &T;
   const RegisterModel &RM;
   std::optional<Regex> MatchRE;
+  /// What every matching instruction's mnemonic starts with (empty: no
+  /// such prefix is known), and each opcode's mnemonic: instructions whose
+  /// mnemonic cannot match are not printed.
+  std::string MnemonicPrefix;
+  DenseMap<unsigned, std::string> Mnemonics;
   StringMap<std::vector<uint8_t>> Assembled;
 };
 
@@ -320,6 +342,16 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     uint64_t Off = G.Insns[I].Addr - F.Begin;
     if (Rule.At ? Off != *Rule.At : false)
       continue;
+    if (!MnemonicPrefix.empty()) {
+      auto [It, New] = Mnemonics.try_emplace(Decoded[I].getOpcode());
+      if (New)
+        It->second = StringRef(MC.printInst(Decoded[I], G.Insns[I].Addr))
+                         .trim()
+                         .split(' ')
+                         .first.str();
+      if (!StringRef(It->second).starts_with(MnemonicPrefix))
+        continue;
+    }
     std::string Text =
         StringRef(MC.printInst(Decoded[I], G.Insns[I].Addr)).trim().str();
     if (MatchRE && !MatchRE->match(Text))
@@ -547,7 +579,13 @@ planAllSites(Object &Obj, const PatchRule &Rule, KernelsAnalysis::Result &R,
 // patch-insns
 //===----------------------------------------------------------------------===//
 
+struct PatchInsnsPass::Planned {
+  const Object *For = nullptr;
+  std::vector<KernelSites> Sites;
+};
+
 PatchInsnsPass::PatchInsnsPass(PatchRule R) : Rule(std::move(R)) {}
+PatchInsnsPass::~PatchInsnsPass() = default;
 
 Expected<std::unique_ptr<Pass>> PatchInsnsPass::create(StringRef Params) {
   Expected<PatchRule> R = PatchRule::parse(Name, Params);
@@ -579,8 +617,12 @@ Expected<bool> PatchInsnsPass::holds(Object &Obj, KernelsAnalysis::Result &R,
       planAllSites(Obj, Rule, R, *CA, nullptr, Name);
   if (!All)
     return All.takeError();
-  if (!All->empty())
+  if (!All->empty()) {
+    Plan = std::make_unique<Planned>();
+    Plan->For = &Obj;
+    Plan->Sites = std::move(*All);
     return false;
+  }
   // Nothing to patch: the rule was applied before (a selected kernel runs
   // a copy), or it matches nothing, which the run warns of.
   for (const KernelInfo &K : R.Kernels)
@@ -597,8 +639,12 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   auto CA = AM.getResult<CodeAnalysis>(Obj);
   if (!CA)
     return CA.takeError();
+  // The plan holds() made for this object, else a new one (the stubbed
+  // kernels it leaves out are warned of by this one).
+  std::unique_ptr<Planned> Mine = std::move(Plan);
   Expected<std::vector<KernelSites>> All =
-      planAllSites(Obj, Rule, R, *CA, &Ctx, name());
+      Mine && Mine->For == &Obj ? std::move(Mine->Sites)
+                                : planAllSites(Obj, Rule, R, *CA, &Ctx, name());
   if (!All)
     return All.takeError();
   size_t Matched = 0;

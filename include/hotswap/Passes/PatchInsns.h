@@ -93,8 +93,14 @@ public:
                                                  AnalysisManager &AM,
                                                  PassContext &Ctx);
 
+  ~PatchInsnsPass() override;
+
 private:
   PatchRule Rule;
+  /// The sites holds() found, for the run that follows it on the same
+  /// object (planning decodes every candidate kernel: done once).
+  struct Planned;
+  std::unique_ptr<Planned> Plan;
 };
 
 class SitesPrinterPass : public Pass {
