@@ -682,7 +682,6 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     Functions.push_back(KS.Function);
     Inserts.push_back(std::move(Ins));
     KernelsOf[KS.Function] = KS.Kernels;
-    Ctx.Stats.add(name(), "sites", "sites patched", KS.applied());
   }
   if (Matched == 0) {
     Ctx.Warn("the rule matches no instruction of the selected kernels");
@@ -698,6 +697,11 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       placeClones(Obj, R, *CA, Plans, KernelsOf, *Base, name(), Ctx);
   if (!Placed)
     return Placed.takeError();
+  for (const ClonePlan &P : Plans)
+    if (P.Code)
+      for (const KernelSites &KS : *All)
+        if (KS.Function == P.Function)
+          Ctx.Stats.add(name(), "sites", "sites patched", KS.applied());
   if (*Placed == 0)
     return PreservedAnalyses::all();
   PreservedAnalyses PA = PreservedAnalyses::none();
