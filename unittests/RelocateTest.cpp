@@ -374,7 +374,7 @@ std::string checkAt(const AsmFunction &F, uint32_t I, SiteWhere W,
     return toString(Body.takeError());
   std::string S;
   for (const BodyProblem &P :
-       checkBody(*F.MC, *Body, false, WC.Set, Regs.Writable))
+       checkBody(*F.MC, *Body, false, WC.Set, Regs.Writable, Regs.InFlight))
     S += P.Message + "\n";
   return S;
 }
@@ -425,6 +425,21 @@ TEST(SiteSafetyTest, BodiesWriteOnlyWhatTheSeamGives) {
             std::string::npos);
   EXPECT_EQ(checkAt(*F, 7, SiteWhere::Before,
                     "ds_read_b32 v4, v5\ns_waitcnt lgkmcnt(0)"),
+            "");
+  // A register a load still writes is neither read nor written: the
+  // guest's in flight at the seam, the body's own before its wait.
+  EXPECT_NE(checkAt(*F, 3, SiteWhere::Before, "s_mov_b32 s8, s2")
+                .find("reads or writes s2 while a load still writes it"),
+            std::string::npos);
+  EXPECT_EQ(checkAt(*F, 7, SiteWhere::Before, "s_mov_b32 s8, s2"), "");
+  EXPECT_NE(checkAt(*F, 7, SiteWhere::Before,
+                    "ds_read_b32 v4, v5\nv_mov_b32 v6, v4\n"
+                    "s_waitcnt lgkmcnt(0)")
+                .find("reads or writes v4 while a load still writes it"),
+            std::string::npos);
+  EXPECT_EQ(checkAt(*F, 7, SiteWhere::Before,
+                    "ds_read_b32 v4, v5\ns_waitcnt lgkmcnt(0)\n"
+                    "v_mov_b32 v6, v4"),
             "");
   EXPECT_NE(checkAt(*F, 7, SiteWhere::Before, "s_branch 0").find("jump"),
             std::string::npos);

@@ -57,9 +57,14 @@ def main():
                 ([a.tool, "-passes=patch-insns<%s>" % a.rule, out, "-o",
                   again], "rerun"),
                 (["cmp", "-s", out, again], "fixed point"),
-                ([a.tool, "-passes=restore", out, "-o", back], "restore"),
-                (["cmp", "-s", obj, back], "restored exactly"),
             ]
+            if s["applied"]:
+                steps += [
+                    ([a.tool, "-passes=restore", out, "-o", back], "restore"),
+                    (["cmp", "-s", obj, back], "restored exactly"),
+                ]
+            else:  # nothing applied: nothing changed
+                steps.append((["cmp", "-s", obj, out], "unchanged"))
             ok = True
             for cmd, what in steps:
                 r = run(cmd)

@@ -112,13 +112,15 @@ SiteRegisters code::siteRegisters(const RegisterModel &RM, const FunctionCFG &G,
         R.Writable.set(U);
   R.Scratch = R.Writable;
   R.Scratch.reset(Own);
+  R.InFlight = std::move(InFlight);
   return R;
 }
 
 std::vector<BodyProblem> code::checkBody(const amdgpu::TargetMC &MC,
                                          ArrayRef<uint8_t> Body, bool Wave32,
                                          const CounterSet &Set,
-                                         const RegSet &Writable) {
+                                         const RegSet &Writable,
+                                         const RegSet &InFlight) {
   std::vector<BodyProblem> Out;
   const RegisterModel &RM = RegisterModel::get(MC.regInfo());
   const InsnKinds &K = InsnKinds::get(MC.instrInfo());
@@ -140,6 +142,9 @@ std::vector<BodyProblem> code::checkBody(const amdgpu::TargetMC &MC,
   // Counters an operation of the body counts on and no wait of the body
   // has brought to 0 since, with the instruction that last counted.
   std::array<std::optional<uint32_t>, NumCounters> Pending{};
+  // The registers those operations still write, per counter.
+  std::array<RegSet, NumCounters> PendingRegs;
+  PendingRegs.fill(RM.emptySet());
   for (uint32_t J = 0; J < Insns.size(); ++J) {
     const auto &[In, MI] = Insns[J];
     std::string Text = MC.printInst(MI, In.Addr);
@@ -156,6 +161,22 @@ std::vector<BodyProblem> code::checkBody(const amdgpu::TargetMC &MC,
       continue;
     }
     InsnRegs R = instructionRegs(MC, MI, Wave32);
+    // A register a load still writes: the guest's (in flight at the seam)
+    // or the body's own, not waited for yet.
+    RegSet Racing = RM.emptySet();
+    for (auto *V : {&R.Uses, &R.ScalarDefs, &R.VectorDefs})
+      for (uint16_t U : *V) {
+        bool Own = false;
+        for (const RegSet &P : PendingRegs)
+          Own |= P.test(U);
+        if (Own || InFlight.test(U))
+          Racing.set(U);
+      }
+    if (Racing.any())
+      Out.push_back({J, In.Addr,
+                     Mnemonic.str() + " reads or writes " + RM.format(Racing) +
+                         " while a load still writes it (wait for it "
+                         "first)"});
     RegSet Bad = RM.emptySet();
     for (auto *V : {&R.ScalarDefs, &R.VectorDefs})
       for (uint16_t U : *V)
@@ -172,10 +193,16 @@ std::vector<BodyProblem> code::checkBody(const amdgpu::TargetMC &MC,
       Out.push_back(
           {J, In.Addr, Mnemonic.str() + " leaves anything outstanding"});
     for (const auto &[C, N] : E.Waits)
-      if (N == 0)
+      if (N == 0) {
         Pending[unsigned(C)].reset();
-    for (const WaitEffect::Event &Ev : E.Events)
+        PendingRegs[unsigned(C)].reset();
+      }
+    for (const WaitEffect::Event &Ev : E.Events) {
       Pending[unsigned(Ev.C)] = J;
+      if (!Ev.NoDests)
+        for (uint16_t U : E.Dests)
+          PendingRegs[unsigned(Ev.C)].set(U);
+    }
   }
   for (unsigned C = 0; C < NumCounters; ++C)
     if (Pending[C])

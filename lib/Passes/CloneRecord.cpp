@@ -188,7 +188,7 @@ static void verifyInsertedCode(const amdgpu::TargetMC &MC,
     code::SiteRegisters Regs = code::siteRegisters(RM, G, L, WC, I, W, Limits);
     for (const code::BodyProblem &BP :
          code::checkBody(MC, CopyBytes.slice(B - CopyBase, E - B), Wave32,
-                         WC.Set, Regs.Writable))
+                         WC.Set, Regs.Writable, Regs.InFlight))
       P.push_back(
           "cloned kernel '" + K.Name + "': code inserted at " + hex(B) + " (" +
           code::siteWhereName(W).str() + " " + hex(G.Insns[I].Addr) + "): " +

@@ -102,6 +102,8 @@ struct SitePlan {
   /// Why the site takes no code (empty: it does).
   std::string Refusal;
   std::vector<uint8_t> Body;
+  /// Which body of the file (1-based; 0 when it has one).
+  unsigned Alternative = 0;
   /// Placeholder -> register, in the order of first use.
   std::vector<std::pair<std::string, std::string>> Bound;
 };
@@ -132,8 +134,17 @@ Expected<std::vector<SourceLine>> readRuleFile(StringRef Path) {
     if (!L.empty())
       Out.push_back({N + 1, L.str()});
   }
-  if (Out.empty())
-    return makeError("'" + Path + "': holds no instruction");
+  bool Empty = true;
+  for (const SourceLine &L : Out) {
+    if (L.Text == "%else" && Empty)
+      return makeError("'" + Path + "' line " + Twine(L.Number) +
+                       ": %else follows no instruction");
+    Empty = L.Text == "%else";
+  }
+  if (Empty)
+    return makeError("'" + Path + "': " +
+                     (Out.empty() ? "holds no instruction"
+                                  : "%else is followed by no instruction"));
   return Out;
 }
 
@@ -170,6 +181,27 @@ Placeholders findPlaceholders(ArrayRef<SourceLine> Lines) {
     }
   }
   return P;
+}
+
+/// One body of a rule's file: the file holds one, or several separated by
+/// lines `%else`, tried in order at each site.
+struct Alternative {
+  std::vector<SourceLine> Lines;
+  Placeholders P;
+};
+
+std::vector<Alternative> alternatives(ArrayRef<SourceLine> Lines) {
+  std::vector<Alternative> Out(1);
+  for (const SourceLine &L : Lines) {
+    if (L.Text == "%else") {
+      Out.emplace_back();
+      continue;
+    }
+    Out.back().Lines.push_back(L);
+  }
+  for (Alternative &A : Out)
+    A.P = findPlaceholders(A.Lines);
+  return Out;
 }
 
 /// Indices of class \p C (SGPR or VGPR) all of whose units are in \p Set,
@@ -215,7 +247,7 @@ class SitePlanner {
 public:
   SitePlanner(const PatchRule &Rule, ArrayRef<SourceLine> Lines,
               CodeAnalysis::Result &CA, const amdgpu::TargetInfo &T)
-      : Rule(Rule), Lines(Lines), P(findPlaceholders(Lines)), CA(CA), T(T),
+      : Rule(Rule), Alts(alternatives(Lines)), CA(CA), T(T),
         RM(RegisterModel::get(CA.mc().regInfo())) {
     if (!Rule.Match.empty()) {
       MatchRE.emplace(Rule.Match);
@@ -239,8 +271,7 @@ private:
   }
 
   const PatchRule &Rule;
-  ArrayRef<SourceLine> Lines;
-  Placeholders P;
+  std::vector<Alternative> Alts;
   CodeAnalysis::Result &CA;
   const amdgpu::TargetInfo &T;
   const RegisterModel &RM;
@@ -381,130 +412,153 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     S.Refusal = siteRefusal(G, S.Insn, Rule.Where);
     if (!S.Refusal.empty())
       continue;
-    if (P.Orig && Rule.Where != SiteWhere::Replace)
-      return makeError("'" + Rule.InsertFile +
-                       "': %orig places the site's instruction, which only "
-                       "where=replace leaves out");
     SiteRegisters Regs =
         siteRegisters(RM, G, L, WC, S.Insn, Rule.Where, Limits);
-    // Bind: pairs first (they need alignment), then single SGPRs, VGPRs.
-    std::vector<unsigned> FreeS =
-        freeIndices(RM, Regs.Scratch, RegClass::SGPR, Limits.SGPRs);
-    std::vector<unsigned> FreeV =
-        freeIndices(RM, Regs.Scratch, RegClass::VGPR, Limits.VGPRs);
-    std::vector<bool> TakenS(Limits.SGPRs == ~0u ? 0 : 1024);
-    auto TakeS = [&](unsigned I) {
-      if (I >= TakenS.size())
-        TakenS.resize(I + 1);
-      TakenS[I] = true;
-    };
-    auto IsTakenS = [&](unsigned I) { return I < TakenS.size() && TakenS[I]; };
-    size_t NextV = 0;
-    for (StringRef Kind : {"sp", "s", "v"})
-      for (const auto &[K, N] : P.Uses) {
-        if (K != Kind)
-          continue;
-        std::string Name = "%" + K + std::to_string(N);
-        std::optional<std::string> Reg;
-        if (K == "sp") {
-          for (unsigned I : FreeS)
-            if (I % 2 == 0 && !IsTakenS(I) && !IsTakenS(I + 1) &&
-                llvm::is_contained(FreeS, I + 1)) {
-              TakeS(I);
-              TakeS(I + 1);
-              Reg =
-                  "s[" + std::to_string(I) + ":" + std::to_string(I + 1) + "]";
-              break;
-            }
-        } else if (K == "s") {
-          for (unsigned I : FreeS)
-            if (!IsTakenS(I)) {
-              TakeS(I);
-              Reg = "s" + std::to_string(I);
-              break;
-            }
-        } else if (NextV < FreeV.size()) {
-          Reg = "v" + std::to_string(FreeV[NextV++]);
-        }
-        if (!Reg) {
-          // The site has no room for the body: refused, like a site in a
-          // window (raising the allocation is not built yet).
-          if (S.Refusal.empty())
-            S.Refusal =
-                "no free " +
-                std::string(K == "sp"  ? "aligned SGPR pair"
-                            : K == "s" ? "SGPR"
-                                       : "VGPR") +
-                " for " + Name + " (the kernel's allocation holds " +
-                std::to_string(K == "v" ? Limits.VGPRs : Limits.SGPRs) + " " +
-                (K == "v" ? "VGPRs" : "SGPRs") +
-                "; the others are live here, used by the instruction or "
-                "taken)";
-          continue;
-        }
-        S.Bound.push_back({Name, *Reg});
-      }
-    if (!S.Refusal.empty()) {
-      S.Bound.clear();
-      continue;
-    }
-    // Assemble line by line, so that each byte has its line.
-    std::vector<std::pair<uint64_t, unsigned>> LineAt; // offset -> line
-    for (const SourceLine &SL : Lines) {
-      LineAt.push_back({S.Body.size(), SL.Number});
-      if (SL.Text == "%orig") {
-        const Insn &In = G.Insns[S.Insn];
-        llvm::append_range(S.Body, Bytes.slice(In.Addr - F.Begin, In.Size));
-        continue;
-      }
-      // Longest names first: %sp1 before %s1.
-      std::string Text = SL.Text;
-      std::vector<std::pair<std::string, std::string>> ByLength = S.Bound;
-      llvm::sort(ByLength, [](const auto &A, const auto &B) {
-        return A.first.size() > B.first.size();
-      });
-      for (const auto &[Name, Reg] : ByLength)
-        for (size_t At = Text.find(Name); At != std::string::npos;
-             At = Text.find(Name, At + Reg.size())) {
-          // %s1 must not match the start of %s12.
-          size_t End = At + Name.size();
-          if (End < Text.size() && isDigit(Text[End])) {
-            At += 1;
+    // The first alternative of the file that binds and passes the checks
+    // here; none binding is a refusal, none passing an error.
+    std::string NoRoom;
+    std::optional<std::pair<unsigned, std::string>> FirstProblem;
+    bool Fits = false;
+    for (const Alternative &Alt : Alts) {
+      if (Alt.P.Orig && Rule.Where != SiteWhere::Replace)
+        return makeError("'" + Rule.InsertFile +
+                         "': %orig places the site's instruction, which only "
+                         "where=replace leaves out");
+      bool Bound = true;
+      // Bind: pairs first (they need alignment), then single SGPRs, VGPRs.
+      std::vector<unsigned> FreeS =
+          freeIndices(RM, Regs.Scratch, RegClass::SGPR, Limits.SGPRs);
+      std::vector<unsigned> FreeV =
+          freeIndices(RM, Regs.Scratch, RegClass::VGPR, Limits.VGPRs);
+      std::vector<bool> TakenS(Limits.SGPRs == ~0u ? 0 : 1024);
+      auto TakeS = [&](unsigned I) {
+        if (I >= TakenS.size())
+          TakenS.resize(I + 1);
+        TakenS[I] = true;
+      };
+      auto IsTakenS = [&](unsigned I) {
+        return I < TakenS.size() && TakenS[I];
+      };
+      size_t NextV = 0;
+      for (StringRef Kind : {"sp", "s", "v"})
+        for (const auto &[K, N] : Alt.P.Uses) {
+          if (K != Kind)
+            continue;
+          std::string Name = "%" + K + std::to_string(N);
+          std::optional<std::string> Reg;
+          if (K == "sp") {
+            for (unsigned I : FreeS)
+              if (I % 2 == 0 && !IsTakenS(I) && !IsTakenS(I + 1) &&
+                  llvm::is_contained(FreeS, I + 1)) {
+                TakeS(I);
+                TakeS(I + 1);
+                Reg = "s[" + std::to_string(I) + ":" + std::to_string(I + 1) +
+                      "]";
+                break;
+              }
+          } else if (K == "s") {
+            for (unsigned I : FreeS)
+              if (!IsTakenS(I)) {
+                TakeS(I);
+                Reg = "s" + std::to_string(I);
+                break;
+              }
+          } else if (NextV < FreeV.size()) {
+            Reg = "v" + std::to_string(FreeV[NextV++]);
+          }
+          if (!Reg) {
+            // The site has no room for the body: refused, like a site in a
+            // window (raising the allocation is not built yet).
+            if (NoRoom.empty())
+              NoRoom = "no free " +
+                       std::string(K == "sp"  ? "aligned SGPR pair"
+                                   : K == "s" ? "SGPR"
+                                              : "VGPR") +
+                       " for " + Name + " (the kernel's allocation holds " +
+                       std::to_string(K == "v" ? Limits.VGPRs : Limits.SGPRs) +
+                       " " + (K == "v" ? "VGPRs" : "SGPRs") +
+                       "; the others are live here, used by the instruction or "
+                       "taken)";
+            Bound = false;
             continue;
           }
-          Text.replace(At, Name.size(), Reg);
+          S.Bound.push_back({Name, *Reg});
         }
-      if (Error E = substituteOperands(Text, Decoded[S.Insn]))
-        return siteError(F, S, SL.Number, toString(std::move(E)));
-      if (StringRef(Text).contains('%'))
-        return siteError(F, S, SL.Number,
-                         "'" + Text +
-                             "' names a placeholder the pass does "
-                             "not know (%sN, %spN, %vN, %orig)");
-      Expected<std::vector<uint8_t>> B = assembleLine(Text);
-      if (!B) {
-        // The assembler saw one line: its own line number says nothing.
-        std::string Msg = toString(B.takeError());
-        StringRef M = Msg;
-        if (size_t At = M.find("line 1: "); At != StringRef::npos)
-          Msg = (M.take_front(At) + M.drop_front(At + 8)).str();
-        return siteError(F, S, SL.Number,
-                         "'" + Text + "': " + StringRef(Msg).trim());
+      if (!Bound) {
+        S.Bound.clear();
+        continue;
       }
-      llvm::append_range(S.Body, *B);
+      // Assemble line by line, so that each byte has its line.
+      std::vector<std::pair<uint64_t, unsigned>> LineAt; // offset -> line
+      for (const SourceLine &SL : Alt.Lines) {
+        LineAt.push_back({S.Body.size(), SL.Number});
+        if (SL.Text == "%orig") {
+          const Insn &In = G.Insns[S.Insn];
+          llvm::append_range(S.Body, Bytes.slice(In.Addr - F.Begin, In.Size));
+          continue;
+        }
+        // Longest names first: %sp1 before %s1.
+        std::string Text = SL.Text;
+        std::vector<std::pair<std::string, std::string>> ByLength = S.Bound;
+        llvm::sort(ByLength, [](const auto &A, const auto &B) {
+          return A.first.size() > B.first.size();
+        });
+        for (const auto &[Name, Reg] : ByLength)
+          for (size_t At = Text.find(Name); At != std::string::npos;
+               At = Text.find(Name, At + Reg.size())) {
+            // %s1 must not match the start of %s12.
+            size_t End = At + Name.size();
+            if (End < Text.size() && isDigit(Text[End])) {
+              At += 1;
+              continue;
+            }
+            Text.replace(At, Name.size(), Reg);
+          }
+        if (Error E = substituteOperands(Text, Decoded[S.Insn]))
+          return siteError(F, S, SL.Number, toString(std::move(E)));
+        if (StringRef(Text).contains('%'))
+          return siteError(F, S, SL.Number,
+                           "'" + Text +
+                               "' names a placeholder the pass does "
+                               "not know (%sN, %spN, %vN, %orig)");
+        Expected<std::vector<uint8_t>> B = assembleLine(Text);
+        if (!B) {
+          // The assembler saw one line: its own line number says nothing.
+          std::string Msg = toString(B.takeError());
+          StringRef M = Msg;
+          if (size_t At = M.find("line 1: "); At != StringRef::npos)
+            Msg = (M.take_front(At) + M.drop_front(At + 8)).str();
+          return siteError(F, S, SL.Number,
+                           "'" + Text + "': " + StringRef(Msg).trim());
+        }
+        llvm::append_range(S.Body, *B);
+      }
+      auto LineOf = [&](uint64_t Off) {
+        unsigned Line = LineAt.front().second;
+        for (auto [O, N] : LineAt)
+          if (O <= Off)
+            Line = N;
+        return Line;
+      };
+      std::vector<BodyProblem> Problems =
+          checkBody(MC, S.Body, F.Wave32, WC.Set, Regs.Writable, Regs.InFlight);
+      if (Problems.empty()) {
+        Fits = true;
+        if (Alts.size() > 1)
+          S.Alternative = &Alt - Alts.data() + 1;
+        break;
+      }
+      if (!FirstProblem)
+        FirstProblem.emplace(LineOf(Problems.front().Offset),
+                             Problems.front().Message);
+      S.Body.clear();
+      S.Bound.clear();
     }
-    auto LineOf = [&](uint64_t Off) {
-      unsigned Line = LineAt.front().second;
-      for (auto [O, N] : LineAt)
-        if (O <= Off)
-          Line = N;
-      return Line;
-    };
-    std::vector<BodyProblem> Problems =
-        checkBody(MC, S.Body, F.Wave32, WC.Set, Regs.Writable);
-    if (!Problems.empty())
-      return siteError(F, S, LineOf(Problems.front().Offset),
-                       Problems.front().Message);
+    if (Fits)
+      continue;
+    if (FirstProblem)
+      return siteError(F, S, FirstProblem->first, FirstProblem->second);
+    S.Refusal = NoRoom;
   }
   return KS;
 }
@@ -761,6 +815,8 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
         }
         OS << "applied in the kernel's copy, " << siteWhereName(Rule.Where)
            << ", " << S.Body.size() << " bytes";
+        if (S.Alternative)
+          OS << ", alternative " << S.Alternative;
         for (const auto &[Name, Reg] : S.Bound)
           OS << ", " << Name << "=" << Reg;
         OS << "\n";
@@ -780,6 +836,8 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       } else {
         O["applied"] = "clone";
         O["bytes"] = int64_t(S.Body.size());
+        if (S.Alternative)
+          O["alternative"] = int64_t(S.Alternative);
         json::Object B;
         for (const auto &[Name, Reg] : S.Bound)
           B[Name] = Reg;

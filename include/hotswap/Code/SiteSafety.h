@@ -23,10 +23,11 @@
 //
 // The body itself must be straight-line code (no branch, call, return,
 // trap, end of program or read of the PC: control leaves it at its end,
-// where the instruction's next one, or the instruction, continues), and
-// every memory operation it issues must be waited for inside it with a
-// wait for 0 on the counters it counts on, so that no guest wait counts
-// it.
+// where the instruction's next one, or the instruction, continues), must
+// not touch a register a load still writes (the guest's, in flight at the
+// seam, or its own before it waits), and every memory operation it issues
+// must be waited for inside it with a wait for 0 on the counters it counts
+// on, so that no guest wait counts it.
 //
 // Not checked yet: hazards between the body and the instructions around
 // it (gfx9 VALU SGPR write -> VMEM read, gfx10 LDS/branch/VMEM, gfx11 VALU
@@ -73,6 +74,9 @@ struct SiteRegisters {
   /// What it may take as scratch: Writable less everything the site's
   /// instruction reads or writes.
   RegSet Scratch;
+  /// What loads still in flight at the seam write: a body neither reads
+  /// nor writes them.
+  RegSet InFlight;
 };
 
 /// Why a site cannot take code (empty: it can).
@@ -92,12 +96,16 @@ struct BodyProblem {
   std::string Message;
 };
 
-/// What is wrong with \p Body, code for a seam whose registers are
-/// \p Regs, on a target with counters \p Set (empty: nothing).
+/// What is wrong with \p Body, code for a seam where it may write
+/// \p Writable and loads still write \p InFlight, on a target with
+/// counters \p Set (empty: nothing). Also a problem: an instruction of the
+/// body that reads or writes a register one of the body's own loads still
+/// writes (not waited for yet).
 std::vector<BodyProblem> checkBody(const amdgpu::TargetMC &MC,
                                    llvm::ArrayRef<uint8_t> Body, bool Wave32,
                                    const CounterSet &Set,
-                                   const RegSet &Writable);
+                                   const RegSet &Writable,
+                                   const RegSet &InFlight);
 
 } // namespace code
 } // namespace hotswap

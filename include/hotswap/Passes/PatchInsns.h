@@ -17,11 +17,16 @@
 //                 not written by a load in flight, inside the kernel's
 //                 allocation, not touched by the site's instruction):
 //                 %s0, %s1... SGPRs; %sp0, %sp1... aligned SGPR pairs
-//                 (s[2k:2k+1]); %v0, %v1... VGPRs. A line holding only
-//                 %orig places the site's instruction itself (where=replace
-//                 only). Comments start with ';', '#' or '//'.
+//                 (s[2k:2k+1]); %v0, %v1... VGPRs; %opN (%opN.K) operand
+//                 N of the site's instruction (register K of a tuple). A
+//                 line holding only %orig places the site's instruction
+//                 itself (where=replace only). Lines `%else` separate
+//                 alternative bodies: the first that binds and passes the
+//                 checks at a site is used. Comments start with ';', '#'
+//                 or '//'.
 //   Checks:       each body, per site, with code::checkBody: straight-line,
-//                 writes only what the site gives, memory waited for inside.
+//                 writes only what the site gives, touches no register a
+//                 load still writes, memory waited for inside.
 //                 verify checks the same again from the bytes.
 //   Records:      the `.hotswap.clones` line of each patched kernel, with
 //                 its inserted ranges and replaced instructions.

@@ -1,0 +1,2 @@
+%else
+s_nop 0
