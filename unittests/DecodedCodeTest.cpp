@@ -537,6 +537,30 @@ TEST(WaitCountsTest, CallsAndDeviceEntriesAreUnknown) {
   EXPECT_EQ(D->waitsAt(Generation::GFX9, 0x1004), "none");
 }
 
+// Alignment padding before a loop never runs: the loop header's state is
+// what the paths that reach it bring, not unknown. Other unreachable code
+// still starts unknown.
+TEST(WaitCountsTest, PaddingBeforeALoopGivesItNothing) {
+  auto F = build("gfx1030",
+                 "s_load_dword s2, s[0:1], 0x0\n" // 0x1000
+                 "s_branch 1\n"                   // 0x1008
+                 "s_nop 0\n"                      // 0x100c pad
+                 "s_sub_u32 s3, s3, 1\n"          // 0x1010 loop
+                 "s_cbranch_scc1 -2\n"            // 0x1014
+                 "s_endpgm\n",                    // 0x1018
+                 FunctionKind::Kernel, true);
+  ASSERT_TRUE(F);
+  EXPECT_EQ(F->waitsAt(Generation::GFX10, 0x1010), "lgkmcnt<=1 unordered s2");
+  auto U = build("gfx1030",
+                 "s_branch 1\n"      // 0x1000
+                 "v_mov_b32 v0, 0\n" // 0x1004 unreachable
+                 "s_endpgm\n",       // 0x1008
+                 FunctionKind::Kernel, true);
+  ASSERT_TRUE(U);
+  EXPECT_NE(U->waitsAt(Generation::GFX10, 0x1008).find("unknown"),
+            std::string::npos);
+}
+
 std::string windows(const FunctionCFG &G) {
   std::string S;
   for (const CodeWindow &W : G.Windows)

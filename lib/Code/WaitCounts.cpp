@@ -466,8 +466,11 @@ void WaitCounts::solve() {
   W.In.assign(NB, WaitState());
   std::vector<bool> Seen(NB, false);
   std::vector<uint32_t> Work;
+  // Alignment padding (unreachable s_nop runs) never runs: it gives its
+  // successor (a loop header) nothing, where other unreachable code might
+  // be reached in ways the graph does not see and starts unknown.
   for (uint32_t B = 0; B < NB; ++B)
-    if (B == 0 || !G.Blocks[B].Reachable) {
+    if (B == 0 || (!G.Blocks[B].Reachable && !G.Blocks[B].Padding)) {
       if (B != 0 || Kind != FunctionKind::Kernel)
         W.In[B] = Unknown;
       Seen[B] = true;

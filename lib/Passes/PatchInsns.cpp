@@ -414,6 +414,11 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       continue;
     SiteRegisters Regs =
         siteRegisters(RM, G, L, WC, S.Insn, Rule.Where, Limits);
+    if (Regs.InFlight == RM.allTracked()) {
+      S.Refusal = "what loads still write here is not known (after a call, "
+                  "or a path the analysis cannot follow)";
+      continue;
+    }
     // The first alternative of the file that binds and passes the checks
     // here; none binding is a refusal, none passing an error.
     std::string NoRoom;

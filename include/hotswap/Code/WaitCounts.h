@@ -38,7 +38,9 @@
 // global wait only there; a binary does not say which).
 // A call, and a device function's entry, leave every counter
 // unknown: full, out of order, and any register possibly pending, until a
-// wait for 0. Blocks the graph does not reach start unknown too.
+// wait for 0. Blocks the graph does not reach start unknown too, but for
+// alignment padding (unreachable s_nop runs), which never runs and gives
+// the block after it (a loop header) nothing.
 //
 //===----------------------------------------------------------------------===//
 
