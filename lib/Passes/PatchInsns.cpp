@@ -676,12 +676,12 @@ Expected<bool> PatchInsnsPass::holds(Object &Obj, KernelsAnalysis::Result &R,
       planAllSites(Obj, Rule, R, *CA, nullptr, Name);
   if (!All)
     return All.takeError();
-  if (!All->empty()) {
-    Plan = std::make_unique<Planned>();
-    Plan->For = &Obj;
-    Plan->Sites = std::move(*All);
+  bool Any = !All->empty();
+  Plan = std::make_unique<Planned>();
+  Plan->For = &Obj;
+  Plan->Sites = std::move(*All);
+  if (Any)
     return false;
-  }
   // Nothing to patch: the rule was applied before (a selected kernel runs
   // a copy), or it matches nothing, which the run warns of.
   for (const KernelInfo &K : R.Kernels)
