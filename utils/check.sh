@@ -108,9 +108,15 @@ run_lit() {
     "$suite" >"$out.log" 2>&1
   if [ $? -ne 0 ]; then
     grep -E "^(FAIL|XPASS|UNRESOLVED|TIMEOUT):|fatal" "$out.log" | head -50
+    # First the lines that say why (errors, signals, a full disk), at most
+    # 12 per test: a CI log that is cut short still shows them.
+    local stars="********************"
+    awk -v s="$stars" '
+      index($0, s " TEST ") == 1 && index($0, " FAILED " s) { on = 1; n = 0; print "why " $0 }
+      on && n < 12 && /error|Error|No space|Killed|Segmentation|Abort|signal|not found|Traceback/ && !/^# (RUN|executed command)|# RUN: at line|^\+ / { print "  " $0; n++ }
+      on && $0 == s { on = 0 }' "$out.log" | head -120
     # What each failing test printed (lit -v's block), at most 80 lines
     # per test, so that a CI log alone says why.
-    local stars="********************"
     awk -v s="$stars" '
       index($0, s " TEST ") == 1 && index($0, " FAILED " s) { on = 1; n = 0 }
       on && n++ < 80 { print }
