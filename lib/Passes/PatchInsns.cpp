@@ -9,6 +9,7 @@
 #include "hotswap/Pass/PipelineParser.h"
 #include "hotswap/Passes/ClonePlan.h"
 #include "hotswap/Passes/CodeAnalysis.h"
+#include "hotswap/Passes/SitePlanner.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
@@ -83,553 +84,31 @@ void PatchRule::print(raw_ostream &OS) const {
     OS << ";only=" << Only;
 }
 
-//===----------------------------------------------------------------------===//
-// Sites
-//===----------------------------------------------------------------------===//
-
 namespace {
 
-/// One line of the rule's file, as written.
-struct SourceLine {
-  unsigned Number = 0;
-  std::string Text;
-};
-
-struct SitePlan {
-  uint32_t Insn = 0;
-  uint64_t Offset = 0;
-  std::string Text;
-  /// Why the site takes no code (empty: it does).
-  std::string Refusal;
-  std::vector<uint8_t> Body;
-  /// Which body of the file (1-based; 0 when it has one).
-  unsigned Alternative = 0;
-  /// Placeholder -> register, in the order of first use.
-  std::vector<std::pair<std::string, std::string>> Bound;
-};
-
-struct KernelSites {
-  size_t Function = 0;
-  std::vector<size_t> Kernels;
-  std::vector<SitePlan> Sites;
-  size_t applied() const {
-    return llvm::count_if(Sites,
-                          [](const SitePlan &S) { return S.Refusal.empty(); });
-  }
-};
-
-/// The file's lines with comments cut off; blank ones dropped.
-Expected<std::vector<SourceLine>> readRuleFile(StringRef Path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> B = MemoryBuffer::getFile(Path);
-  if (!B)
-    return makeError("'" + Path + "': " + B.getError().message());
-  std::vector<SourceLine> Out;
-  SmallVector<StringRef, 16> Lines;
-  (*B)->getBuffer().split(Lines, '\n');
-  for (unsigned N = 0; N < Lines.size(); ++N) {
-    StringRef L = Lines[N];
-    for (StringRef C : {";", "#", "//"})
-      L = L.split(C).first;
-    L = L.trim();
-    if (!L.empty())
-      Out.push_back({N + 1, L.str()});
-  }
-  bool Empty = true;
-  for (const SourceLine &L : Out) {
-    if (L.Text == "%else" && Empty)
-      return makeError("'" + Path + "' line " + Twine(L.Number) +
-                       ": %else follows no instruction");
-    Empty = L.Text == "%else";
-  }
-  if (Empty)
-    return makeError("'" + Path + "': " +
-                     (Out.empty() ? "holds no instruction"
-                                  : "%else is followed by no instruction"));
-  return Out;
-}
-
-/// The placeholders of \p Lines: kind ("s", "sp", "v") and number.
-struct Placeholders {
-  /// In the order of first use.
-  std::vector<std::pair<std::string, unsigned>> Uses;
-  bool Orig = false;
-};
-
-Placeholders findPlaceholders(ArrayRef<SourceLine> Lines) {
-  Placeholders P;
-  for (const SourceLine &L : Lines) {
-    StringRef T = L.Text;
-    if (T == "%orig") {
-      P.Orig = true;
-      continue;
-    }
-    for (size_t I = T.find('%'); I != StringRef::npos; I = T.find('%', I + 1)) {
-      StringRef Rest = T.drop_front(I + 1);
-      StringRef Kind = Rest.starts_with("sp")  ? "sp"
-                       : Rest.starts_with("s") ? "s"
-                       : Rest.starts_with("v") ? "v"
-                                               : "";
-      if (Kind.empty())
-        continue;
-      StringRef Digits = Rest.drop_front(Kind.size()).take_while(isDigit);
-      unsigned N;
-      if (Digits.empty() || Digits.getAsInteger(10, N))
-        continue;
-      std::pair<std::string, unsigned> U{Kind.str(), N};
-      if (!llvm::is_contained(P.Uses, U))
-        P.Uses.push_back(U);
-    }
-  }
-  return P;
-}
-
-/// One body of a rule's file: the file holds one, or several separated by
-/// lines `%else`, tried in order at each site.
-struct Alternative {
-  std::vector<SourceLine> Lines;
-  Placeholders P;
-};
-
-std::vector<Alternative> alternatives(ArrayRef<SourceLine> Lines) {
-  std::vector<Alternative> Out(1);
-  for (const SourceLine &L : Lines) {
-    if (L.Text == "%else") {
-      Out.emplace_back();
-      continue;
-    }
-    Out.back().Lines.push_back(L);
-  }
-  for (Alternative &A : Out)
-    A.P = findPlaceholders(A.Lines);
-  return Out;
-}
-
-/// Indices of class \p C (SGPR or VGPR) all of whose units are in \p Set,
-/// below \p Limit.
-std::vector<unsigned> freeIndices(const RegisterModel &RM, const RegSet &Set,
-                                  RegClass C, unsigned Limit) {
-  std::vector<unsigned> Out;
-  RegSet One = RM.emptySet();
-  for (unsigned I = 0; I < Limit; ++I) {
-    One.reset();
-    if (C == RegClass::SGPR)
-      RM.addSGPRs(I, 1, One);
-    else
-      RM.addVGPRs(I, 1, One);
-    if (One.none())
-      break;
-    RegSet Outside = One;
-    Outside.reset(Set);
-    if (Outside.none())
-      Out.push_back(I);
-  }
-  return Out;
-}
-
-/// The letters every text \p RE matches must start with: after a leading
-/// '^', the run of [a-z0-9_] up to the first other character (less one when
-/// that is a quantifier); empty when \p RE has an alternative ('|') or no
-/// anchor. A mnemonic that does not start with them cannot match.
-std::string literalMnemonicPrefix(StringRef RE) {
-  if (!RE.consume_front("^") || RE.contains('|'))
-    return "";
-  size_t N = 0;
-  while (N < RE.size() && (isLower(RE[N]) || isDigit(RE[N]) || RE[N] == '_'))
-    ++N;
-  if (N < RE.size() && StringRef("?*{").contains(RE[N]))
-    N = N ? N - 1 : 0;
-  return RE.take_front(N).str();
-}
-
-/// Everything one run of the rule needs, shared by the pass and the
-/// printer.
-class SitePlanner {
-public:
-  SitePlanner(const PatchRule &Rule, ArrayRef<SourceLine> Lines,
-              CodeAnalysis::Result &CA, const amdgpu::TargetInfo &T)
-      : Rule(Rule), Alts(alternatives(Lines)), CA(CA), T(T),
-        RM(RegisterModel::get(CA.mc().regInfo())) {
-    if (!Rule.Match.empty()) {
-      MatchRE.emplace(Rule.Match);
-      MnemonicPrefix = literalMnemonicPrefix(Rule.Match);
-    }
-  }
-
-  /// The sites of function \p FI, entered by kernels \p Kernels.
-  Expected<KernelSites> plan(size_t FI, ArrayRef<const KernelInfo *> Kernels);
-
-private:
-  Expected<std::vector<uint8_t>> assembleLine(StringRef Text);
-  /// Replaces %opN (operand N of \p MI: a register as written, or a
-  /// constant) and %opN.K (register K of a register tuple) in \p Text.
-  Error substituteOperands(std::string &Text, const MCInst &MI) const;
-  Error siteError(const CodeFunction &F, const SitePlan &S, unsigned Line,
-                  const Twine &What) const {
-    return makeError("'" + Rule.InsertFile + "' line " + Twine(Line) + ": " +
-                     What + " (site: kernel '" + F.Name + "' +" +
-                     hex(S.Offset) + ": " + S.Text + ")");
-  }
-
-  const PatchRule &Rule;
-  std::vector<Alternative> Alts;
-  CodeAnalysis::Result &CA;
-  const amdgpu::TargetInfo &T;
-  const RegisterModel &RM;
-  std::optional<Regex> MatchRE;
-  /// What every matching instruction's mnemonic starts with (empty: no
-  /// such prefix is known), and each opcode's mnemonic: instructions whose
-  /// mnemonic cannot match are not printed.
-  std::string MnemonicPrefix;
-  DenseMap<unsigned, std::string> Mnemonics;
-  StringMap<std::vector<uint8_t>> Assembled;
-};
-
-Error SitePlanner::substituteOperands(std::string &Text,
-                                      const MCInst &MI) const {
-  for (size_t At = Text.find("%op"); At != std::string::npos;
-       At = Text.find("%op", At)) {
-    StringRef Rest = StringRef(Text).drop_front(At + 3);
-    StringRef Digits = Rest.take_while(isDigit);
-    unsigned N, K = 0;
-    if (Digits.empty() || Digits.getAsInteger(10, N))
-      return makeError("'%op' must be followed by an operand number");
-    size_t Len = 3 + Digits.size();
-    bool Part = false;
-    if (Rest.drop_front(Digits.size()).starts_with(".")) {
-      StringRef KD = Rest.drop_front(Digits.size() + 1).take_while(isDigit);
-      if (KD.empty() || KD.getAsInteger(10, K))
-        return makeError("'%op" + Digits +
-                         ".' must be followed by a "
-                         "register number");
-      Len += 1 + KD.size();
-      Part = true;
-    }
-    if (N >= MI.getNumOperands())
-      return makeError("the site's instruction has no operand " + Twine(N));
-    const MCOperand &O = MI.getOperand(N);
-    std::string Value;
-    if (O.isReg() && O.getReg().isValid()) {
-      RegSet Units = RM.emptySet();
-      RM.addUnits(O.getReg(), Units);
-      RegClass C = RM.classOf(O.getReg());
-      if (!Part) {
-        Value = RM.format(Units);
-      } else if (C == RegClass::SGPR || C == RegClass::VGPR ||
-                 C == RegClass::AGPR) {
-        unsigned Lo = ~0u, Hi = 0;
-        for (unsigned U : Units.set_bits()) {
-          Lo = std::min<unsigned>(Lo, RM.unit(U).Index);
-          Hi = std::max<unsigned>(Hi, RM.unit(U).Index);
-        }
-        if (Lo + K > Hi)
-          return makeError("operand " + Twine(N) + " (" + RM.format(Units) +
-                           ") has no register " + Twine(K));
-        Value = (C == RegClass::SGPR   ? "s"
-                 : C == RegClass::VGPR ? "v"
-                                       : "a") +
-                std::to_string(Lo + K);
-      } else {
-        return makeError("operand " + Twine(N) + " (" + RM.format(Units) +
-                         ") is not an SGPR, VGPR or AGPR tuple");
-      }
-    } else if (std::optional<int64_t> V = immediateValue(O); V && !Part) {
-      Value = std::to_string(*V);
-    } else {
-      return makeError("operand " + Twine(N) +
-                       " of the site's instruction is not a register or a "
-                       "constant");
-    }
-    Text.replace(At, Len, Value);
-    At += Value.size();
-  }
-  return Error::success();
-}
-
-Expected<std::vector<uint8_t>> SitePlanner::assembleLine(StringRef Text) {
-  auto It = Assembled.find(Text);
-  if (It != Assembled.end())
-    return It->second;
-  Expected<std::vector<uint8_t>> B = CA.mc().assemble(Text);
-  if (!B)
-    return B.takeError();
-  Assembled[Text] = *B;
-  return B;
-}
-
-Expected<KernelSites> SitePlanner::plan(size_t FI,
-                                        ArrayRef<const KernelInfo *> Kernels) {
-  const FunctionMap &M = CA.functions();
-  const CodeFunction &F = M.Functions[FI];
-  amdgpu::TargetMC &MC = CA.mc();
-  KernelSites KS;
-  KS.Function = FI;
-  std::vector<MCInst> Decoded;
-  ArrayRef<uint8_t> Bytes = CA.bytes(F);
-  FunctionCFG G = buildCFG(MC, F, Bytes, M, &Decoded);
-  if (Decoded.size() != G.Insns.size())
-    return KS;
-  // The sites, before anything is computed for them.
-  for (uint32_t I = 0; I < G.Insns.size(); ++I) {
-    uint64_t Off = G.Insns[I].Addr - F.Begin;
-    if (Rule.At ? Off != *Rule.At : false)
-      continue;
-    if (!MnemonicPrefix.empty()) {
-      auto [It, New] = Mnemonics.try_emplace(Decoded[I].getOpcode());
-      if (New)
-        It->second = StringRef(MC.printInst(Decoded[I], G.Insns[I].Addr))
-                         .trim()
-                         .split(' ')
-                         .first.str();
-      if (!StringRef(It->second).starts_with(MnemonicPrefix))
-        continue;
-    }
-    std::string Text =
-        StringRef(MC.printInst(Decoded[I], G.Insns[I].Addr)).trim().str();
-    if (MatchRE && !MatchRE->match(Text))
-      continue;
-    SitePlan S;
-    S.Insn = I;
-    S.Offset = Off;
-    S.Text = std::move(Text);
-    KS.Sites.push_back(std::move(S));
-  }
-  if (KS.Sites.empty())
-    return KS;
-  for (const CodeFinding &Fd : G.Findings)
-    if (Fd.Blocking) {
-      for (SitePlan &S : KS.Sites)
-        S.Refusal = "the kernel's code cannot be followed: " + Fd.Message;
-      return KS;
-    }
-  Liveness L = computeLiveness(MC, G, Decoded, F.Kind, F.Wave32);
-  WaitCounts WC = computeWaitCounts(MC, G, Decoded, F.Kind, CA.generation());
-  RegisterLimits Limits{~0u, ~0u};
-  for (const KernelInfo *K : Kernels) {
-    Limits.SGPRs = std::min(Limits.SGPRs, K->KD.usableSGPRs(T));
-    Limits.VGPRs = std::min(Limits.VGPRs, K->KD.usableVGPRs(T));
-  }
-  for (SitePlan &S : KS.Sites) {
-    S.Refusal = siteRefusal(G, S.Insn, Rule.Where);
-    if (!S.Refusal.empty())
-      continue;
-    SiteRegisters Regs =
-        siteRegisters(RM, G, L, WC, S.Insn, Rule.Where, Limits);
-    if (Regs.InFlight == RM.allTracked()) {
-      S.Refusal = "what loads still write here is not known (after a call, "
-                  "or a path the analysis cannot follow)";
-      continue;
-    }
-    // The first alternative of the file that binds and passes the checks
-    // here; none binding is a refusal, none passing an error.
-    std::string NoRoom;
-    std::optional<std::pair<unsigned, std::string>> FirstProblem;
-    bool Fits = false;
-    for (const Alternative &Alt : Alts) {
-      if (Alt.P.Orig && Rule.Where != SiteWhere::Replace)
-        return makeError("'" + Rule.InsertFile +
-                         "': %orig places the site's instruction, which only "
-                         "where=replace leaves out");
-      bool Bound = true;
-      // Bind: pairs first (they need alignment), then single SGPRs, VGPRs.
-      std::vector<unsigned> FreeS =
-          freeIndices(RM, Regs.Scratch, RegClass::SGPR, Limits.SGPRs);
-      std::vector<unsigned> FreeV =
-          freeIndices(RM, Regs.Scratch, RegClass::VGPR, Limits.VGPRs);
-      std::vector<bool> TakenS(Limits.SGPRs == ~0u ? 0 : 1024);
-      auto TakeS = [&](unsigned I) {
-        if (I >= TakenS.size())
-          TakenS.resize(I + 1);
-        TakenS[I] = true;
-      };
-      auto IsTakenS = [&](unsigned I) {
-        return I < TakenS.size() && TakenS[I];
-      };
-      size_t NextV = 0;
-      for (StringRef Kind : {"sp", "s", "v"})
-        for (const auto &[K, N] : Alt.P.Uses) {
-          if (K != Kind)
-            continue;
-          std::string Name = "%" + K + std::to_string(N);
-          std::optional<std::string> Reg;
-          if (K == "sp") {
-            for (unsigned I : FreeS)
-              if (I % 2 == 0 && !IsTakenS(I) && !IsTakenS(I + 1) &&
-                  llvm::is_contained(FreeS, I + 1)) {
-                TakeS(I);
-                TakeS(I + 1);
-                Reg = "s[" + std::to_string(I) + ":" + std::to_string(I + 1) +
-                      "]";
-                break;
-              }
-          } else if (K == "s") {
-            for (unsigned I : FreeS)
-              if (!IsTakenS(I)) {
-                TakeS(I);
-                Reg = "s" + std::to_string(I);
-                break;
-              }
-          } else if (NextV < FreeV.size()) {
-            Reg = "v" + std::to_string(FreeV[NextV++]);
-          }
-          if (!Reg) {
-            // The site has no room for the body: refused, like a site in a
-            // window (raising the allocation is not built yet).
-            if (NoRoom.empty())
-              NoRoom = "no free " +
-                       std::string(K == "sp"  ? "aligned SGPR pair"
-                                   : K == "s" ? "SGPR"
-                                              : "VGPR") +
-                       " for " + Name + " (the kernel's allocation holds " +
-                       std::to_string(K == "v" ? Limits.VGPRs : Limits.SGPRs) +
-                       " " + (K == "v" ? "VGPRs" : "SGPRs") +
-                       "; the others are live here, used by the instruction or "
-                       "taken)";
-            Bound = false;
-            continue;
-          }
-          S.Bound.push_back({Name, *Reg});
-        }
-      if (!Bound) {
-        S.Bound.clear();
-        continue;
-      }
-      // Assemble line by line, so that each byte has its line.
-      std::vector<std::pair<uint64_t, unsigned>> LineAt; // offset -> line
-      for (const SourceLine &SL : Alt.Lines) {
-        LineAt.push_back({S.Body.size(), SL.Number});
-        if (SL.Text == "%orig") {
-          const Insn &In = G.Insns[S.Insn];
-          llvm::append_range(S.Body, Bytes.slice(In.Addr - F.Begin, In.Size));
-          continue;
-        }
-        // Longest names first: %sp1 before %s1.
-        std::string Text = SL.Text;
-        std::vector<std::pair<std::string, std::string>> ByLength = S.Bound;
-        llvm::sort(ByLength, [](const auto &A, const auto &B) {
-          return A.first.size() > B.first.size();
-        });
-        for (const auto &[Name, Reg] : ByLength)
-          for (size_t At = Text.find(Name); At != std::string::npos;
-               At = Text.find(Name, At + Reg.size())) {
-            // %s1 must not match the start of %s12.
-            size_t End = At + Name.size();
-            if (End < Text.size() && isDigit(Text[End])) {
-              At += 1;
-              continue;
-            }
-            Text.replace(At, Name.size(), Reg);
-          }
-        if (Error E = substituteOperands(Text, Decoded[S.Insn]))
-          return siteError(F, S, SL.Number, toString(std::move(E)));
-        if (StringRef(Text).contains('%'))
-          return siteError(F, S, SL.Number,
-                           "'" + Text +
-                               "' names a placeholder the pass does "
-                               "not know (%sN, %spN, %vN, %orig)");
-        Expected<std::vector<uint8_t>> B = assembleLine(Text);
-        if (!B) {
-          // The assembler saw one line: its own line number says nothing.
-          std::string Msg = toString(B.takeError());
-          StringRef M = Msg;
-          if (size_t At = M.find("line 1: "); At != StringRef::npos)
-            Msg = (M.take_front(At) + M.drop_front(At + 8)).str();
-          return siteError(F, S, SL.Number,
-                           "'" + Text + "': " + StringRef(Msg).trim());
-        }
-        llvm::append_range(S.Body, *B);
-      }
-      auto LineOf = [&](uint64_t Off) {
-        unsigned Line = LineAt.front().second;
-        for (auto [O, N] : LineAt)
-          if (O <= Off)
-            Line = N;
-        return Line;
-      };
-      std::vector<BodyProblem> Problems =
-          checkBody(MC, S.Body, F.Wave32, WC.Set, Regs.Writable, Regs.InFlight);
-      if (Problems.empty()) {
-        Fits = true;
-        if (Alts.size() > 1)
-          S.Alternative = &Alt - Alts.data() + 1;
-        break;
-      }
-      if (!FirstProblem)
-        FirstProblem.emplace(LineOf(Problems.front().Offset),
-                             Problems.front().Message);
-      S.Body.clear();
-      S.Bound.clear();
-    }
-    if (Fits)
-      continue;
-    if (FirstProblem)
-      return siteError(F, S, FirstProblem->first, FirstProblem->second);
-    S.Refusal = NoRoom;
-  }
-  return KS;
-}
-
-/// Selected kernels that run their own code (not a copy, not a stub),
-/// grouped by function; with \p Ctx, those left alone are warned of.
-std::vector<std::pair<size_t, std::vector<size_t>>>
-candidateFunctions(Object &Obj, const KernelsAnalysis::Result &R,
-                   const FunctionMap &M, const std::optional<Regex> &Only,
-                   PassContext *Ctx, StringRef PassName) {
-  std::vector<std::pair<size_t, std::vector<size_t>>> Out;
-  DenseMap<size_t, size_t> Slot;
-  for (size_t I = 0; I < R.Kernels.size(); ++I) {
-    const KernelInfo &K = R.Kernels[I];
-    if (Only && !Only->match(K.Name))
-      continue;
-    const Section *S = Obj.sectionForAddress(K.CodeEntry);
-    if (S && S->Name == CloneSectionName)
-      continue; // runs a copy already
-    if (K.hasStub() || K.PendingStub) {
-      if (Ctx) {
-        Ctx->Warn("kernel '" + K.Name + "' is entered through a stub (run " +
-                  PassName + " before trampoline); left as it is");
-        Ctx->Stats.add(PassName, "refused-stub",
-                       "kernels left alone: entered through a stub");
-      }
-      continue;
-    }
-    const CodeFunction *F = M.startingAt(K.CodeEntry);
-    if (!F)
-      continue;
-    size_t FI = M.indexOf(*F);
-    auto [It, New] = Slot.try_emplace(FI, Out.size());
-    if (New)
-      Out.push_back({FI, {}});
-    Out[It->second].second.push_back(I);
-  }
-  llvm::sort(Out);
-  return Out;
-}
-
-/// Every candidate function's sites.
-Expected<std::vector<KernelSites>>
-planAllSites(Object &Obj, const PatchRule &Rule, KernelsAnalysis::Result &R,
-             CodeAnalysis::Result &CA, PassContext *Ctx, StringRef PassName) {
-  Expected<std::vector<SourceLine>> Lines = readRuleFile(Rule.InsertFile);
+/// The rule as the site planner takes it: its file read.
+Expected<SiteRule> siteRule(const PatchRule &P) {
+  Expected<std::vector<SourceLine>> Lines = readRuleFile(P.InsertFile);
   if (!Lines)
     return Lines.takeError();
-  std::optional<Regex> Only;
-  if (!Rule.Only.empty())
-    Only.emplace(Rule.Only);
-  SitePlanner Planner(Rule, *Lines, CA, R.Target);
-  std::vector<KernelSites> Out;
-  for (auto &[FI, Kernels] :
-       candidateFunctions(Obj, R, CA.functions(), Only, Ctx, PassName)) {
-    std::vector<const KernelInfo *> Ks;
-    for (size_t I : Kernels)
-      Ks.push_back(&R.Kernels[I]);
-    Expected<KernelSites> KS = Planner.plan(FI, Ks);
-    if (!KS)
-      return KS.takeError();
-    KS->Kernels = Kernels;
-    if (!KS->Sites.empty())
-      Out.push_back(std::move(*KS));
-  }
-  return Out;
+  SiteRule R;
+  R.Select = SiteSelect::Matched;
+  R.Match = P.Match;
+  R.At = P.At;
+  R.Where = P.Where;
+  R.Only = P.Only;
+  R.BodyName = P.InsertFile;
+  R.Body = std::move(*Lines);
+  return R;
+}
+
+Expected<std::vector<KernelSites>>
+planRule(Object &Obj, const PatchRule &P, KernelsAnalysis::Result &R,
+         CodeAnalysis::Result &CA, PassContext *Ctx, StringRef PassName) {
+  Expected<SiteRule> SR = siteRule(P);
+  if (!SR)
+    return SR.takeError();
+  return planAllSites(Obj, *SR, R, CA, Ctx, PassName);
 }
 
 } // namespace
@@ -673,7 +152,7 @@ Expected<bool> PatchInsnsPass::holds(Object &Obj, KernelsAnalysis::Result &R,
     return CA.takeError();
   // Holds when no kernel that runs its own code has a site of the rule.
   Expected<std::vector<KernelSites>> All =
-      planAllSites(Obj, Rule, R, *CA, nullptr, Name);
+      planRule(Obj, Rule, R, *CA, nullptr, Name);
   if (!All)
     return All.takeError();
   bool Any = !All->empty();
@@ -684,12 +163,7 @@ Expected<bool> PatchInsnsPass::holds(Object &Obj, KernelsAnalysis::Result &R,
     return false;
   // Nothing to patch: the rule was applied before (a selected kernel runs
   // a copy), or it matches nothing, which the run warns of.
-  for (const KernelInfo &K : R.Kernels)
-    if (!Only || Only->match(K.Name))
-      if (const Section *S = Obj.sectionForAddress(K.CodeEntry);
-          S && S->Name == CloneSectionName)
-        return true;
-  return false;
+  return anySelectedKernelRunsACopy(Obj, R, Rule.Only);
 }
 
 Expected<PreservedAnalyses>
@@ -703,7 +177,7 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   std::unique_ptr<Planned> Mine = std::move(Plan);
   Expected<std::vector<KernelSites>> All =
       Mine && Mine->For == &Obj ? std::move(Mine->Sites)
-                                : planAllSites(Obj, Rule, R, *CA, &Ctx, name());
+                                : planRule(Obj, Rule, R, *CA, &Ctx, name());
   if (!All)
     return All.takeError();
   size_t Matched = 0;
@@ -796,7 +270,7 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   if (!CA)
     return CA.takeError();
   Expected<std::vector<KernelSites>> All =
-      planAllSites(Obj, Rule, *K, *CA, nullptr, "print<sites>");
+      planRule(Obj, Rule, *K, *CA, nullptr, "print<sites>");
   if (!All)
     return All.takeError();
   const FunctionMap &M = CA->functions();

@@ -1,0 +1,128 @@
+//===- hotswap/Passes/SitePlanner.h - Code inserted at sites ----*- C++ -*-===//
+//
+// What every pass that inserts code at instructions of kernels shares
+// (patch-insns, instrument): which sites a rule selects, and for each the
+// body it places there, with its placeholders bound to registers proven
+// free at the site (code::siteRegisters) and checked (code::checkBody), or
+// why the site takes none.
+//
+// A rule selects its sites one of three ways: instructions whose text (as
+// LLVM MC prints it) matches a regular expression, or that start at a byte
+// offset of the kernel's code (patch-insns); the first instruction of every
+// reachable block that is not alignment padding; or the kernel's first
+// instruction (instrument). Its body is lines of assembly, as a rule file
+// holds them (readRuleFile) or as a pass writes them, with placeholders:
+// %s0, %s1... SGPRs; %sp0, %sp1... aligned SGPR pairs; %v0, %v1... VGPRs;
+// %opN (%opN.K) operand N of the site's instruction (register K of a
+// tuple); a line `%orig` (the site's instruction, where=replace only);
+// lines `%else` between alternative bodies (the first that binds and passes
+// the checks at a site is used).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_PASSES_SITEPLANNER_H
+#define HOTSWAP_PASSES_SITEPLANNER_H
+
+#include "hotswap/Code/SiteSafety.h"
+#include "hotswap/Passes/CodeAnalysis.h"
+#include "hotswap/Passes/Kernels.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/Regex.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hotswap {
+
+class Object;
+struct PassContext;
+
+/// One line of a body, as written (its number in the file, for errors).
+struct SourceLine {
+  unsigned Number = 0;
+  std::string Text;
+};
+
+/// The lines of rule file \p Path with comments (';', '#', '//') cut off
+/// and blank ones dropped; an error for a file that holds no instruction or
+/// a misplaced `%else`.
+llvm::Expected<std::vector<SourceLine>> readRuleFile(llvm::StringRef Path);
+
+/// How a rule selects its sites.
+enum class SiteSelect : uint8_t {
+  /// Instructions matching SiteRule::Match, or the one at SiteRule::At.
+  Matched,
+  /// The first instruction of every reachable block that is not padding.
+  BlockStarts,
+  /// The kernel's first instruction.
+  KernelEntry,
+};
+
+struct SiteRule {
+  SiteSelect Select = SiteSelect::Matched;
+  std::string Match;
+  std::optional<uint64_t> At;
+  code::SiteWhere Where = code::SiteWhere::Before;
+  /// Kernels whose names match (empty: all).
+  std::string Only;
+  /// What errors call the body ("'FILE' line N: ...").
+  std::string BodyName;
+  std::vector<SourceLine> Body;
+};
+
+/// One site and what it takes.
+struct SitePlan {
+  /// The instruction (an index of the function's graph) and its offset in
+  /// the kernel's code.
+  uint32_t Insn = 0;
+  uint64_t Offset = 0;
+  std::string Text;
+  /// Why the site takes no code (empty: it does).
+  std::string Refusal;
+  std::vector<uint8_t> Body;
+  /// Which body of the rule (1-based; 0 when it has one).
+  unsigned Alternative = 0;
+  /// Placeholder -> register, in the order of first use.
+  std::vector<std::pair<std::string, std::string>> Bound;
+};
+
+/// The sites of one function and the kernels that enter it.
+struct KernelSites {
+  size_t Function = 0;
+  std::vector<size_t> Kernels;
+  std::vector<SitePlan> Sites;
+  size_t applied() const;
+};
+
+/// Selected kernels (names matching \p Only) that run their own code (not
+/// a copy, not a stub), grouped by function (an index of \p M), in
+/// function order. With \p Ctx, kernels entered through a stub are warned
+/// of and counted in statistics of \p PassName.
+std::vector<std::pair<size_t, std::vector<size_t>>>
+candidateFunctions(Object &Obj, const KernelsAnalysis::Result &R,
+                   const code::FunctionMap &M,
+                   const std::optional<llvm::Regex> &Only, PassContext *Ctx,
+                   llvm::StringRef PassName);
+
+/// Every candidate function's sites of \p Rule (functions without one are
+/// left out). A body that does not assemble or fails the checks at a site
+/// (when no alternative passes) is an error naming the line and the site.
+llvm::Expected<std::vector<KernelSites>>
+planAllSites(Object &Obj, const SiteRule &Rule, KernelsAnalysis::Result &R,
+             CodeAnalysis::Result &CA, PassContext *Ctx,
+             llvm::StringRef PassName);
+
+/// Whether a selected kernel (names matching \p Only) runs a copy of its
+/// code (`.hotswap.clone.text`): a pass that places copies has run.
+bool anySelectedKernelRunsACopy(const Object &Obj,
+                                const KernelsAnalysis::Result &R,
+                                llvm::StringRef Only);
+
+} // namespace hotswap
+
+#endif // HOTSWAP_PASSES_SITEPLANNER_H
