@@ -199,13 +199,13 @@ std::vector<std::string> listedPasses(const PassBuilder &PB) {
 TEST(PassBuilderTest, PrintPipelineRoundTripsEveryRegisteredPass) {
   PassBuilder PB;
   std::vector<std::string> Listed = listedPasses(PB);
-  EXPECT_EQ(Listed,
-            (std::vector<std::string>{
-                "synth-trampolines", "patch-descriptors", "stub-syms",
-                "clone-kernels", "patch-insns", "swap-kernels", "realign-shdrs",
-                "restore", "trampoline", "verify", "verify-code",
-                "print<kernels>", "print<provenance>", "print<cfg>",
-                "print<liveness>", "print<clones>", "print<sites>"}));
+  EXPECT_EQ(Listed, (std::vector<std::string>{
+                        "synth-trampolines", "patch-descriptors", "stub-syms",
+                        "clone-kernels", "patch-insns", "instrument",
+                        "swap-kernels", "realign-shdrs", "restore",
+                        "trampoline", "verify", "verify-code", "print<kernels>",
+                        "print<provenance>", "print<cfg>", "print<liveness>",
+                        "print<clones>", "print<sites>"}));
   std::vector<std::string> Texts;
   // swap-kernels, patch-insns and print<sites> have required parameters
   // (their files are not read to parse).

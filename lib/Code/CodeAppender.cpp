@@ -31,6 +31,8 @@ StringRef code::regionSectionName(CodePurpose Purpose, uint64_t Flags,
     if (Flags & ELF::SHF_WRITE)
       return ".hotswap.swap.data";
     return ".hotswap.swap.rodata";
+  case CodePurpose::Counters:
+    return CounterSectionName;
   case CodePurpose::PluginCode:
     if (Flags & ELF::SHF_EXECINSTR)
       return ".hotswap.plugin.text";
@@ -109,6 +111,27 @@ Expected<Section &> CodeAppender::append(CodePurpose Purpose, uint64_t Align,
   S->Addr = *Addr;
   S->AddrAlign = Align;
   S->setContents(std::move(Bytes));
+  const uint32_t SegmentFlags = segmentFlagsFor(S->Flags);
+  return place(std::move(S), SegmentFlags, Align);
+}
+
+Expected<Section &> CodeAppender::appendZeroed(CodePurpose Purpose,
+                                               uint64_t Align,
+                                               uint64_t SectionFlags,
+                                               uint64_t Size) {
+  Expected<uint64_t> Addr = nextAddress(Align);
+  if (!Addr)
+    return Addr.takeError();
+  if (Size > UINT64_MAX - *Addr)
+    return makeError("no address space left above " + hex(*Addr) + " for " +
+                     Twine(Size) + " zero bytes");
+  auto S = std::make_unique<Section>();
+  S->Flags = SectionFlags | ELF::SHF_ALLOC;
+  S->Name = regionSectionName(Purpose, S->Flags, /*NoBits=*/true).str();
+  S->Type = ELF::SHT_NOBITS;
+  S->Addr = *Addr;
+  S->AddrAlign = Align;
+  S->setNoBitsSize(Size);
   const uint32_t SegmentFlags = segmentFlagsFor(S->Flags);
   return place(std::move(S), SegmentFlags, Align);
 }

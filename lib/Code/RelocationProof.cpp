@@ -41,7 +41,7 @@ code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                       const FunctionMap &Map, const CodeFunction &Copy,
                       ArrayRef<uint8_t> CopyBytes,
                       ArrayRef<std::pair<uint64_t, uint64_t>> Inserted,
-                      ArrayRef<uint32_t> Replaced) {
+                      ArrayRef<uint32_t> Replaced, bool InsertedMayReadPC) {
   RelocationProofResult R;
   auto Problem = [&](const Twine &T) { R.Problems.push_back(T.str()); };
   std::vector<MCInst> CopyOps;
@@ -117,8 +117,14 @@ code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
 
   PCRelScan OrigScan = findPCRelative(MC, G, Decoded);
   PCRelScan CopyScan = findPCRelative(MC, C, CopyOps);
+  auto InInserted = [&](uint64_t A) {
+    return llvm::any_of(Inserted, [&](const std::pair<uint64_t, uint64_t> &R) {
+      return R.first <= A && A < R.second;
+    });
+  };
   for (const CodeFinding &F : CopyScan.Unknown)
-    Problem("in the copy, " + F.Message);
+    if (!InsertedMayReadPC || !InInserted(F.Addr))
+      Problem("in the copy, " + F.Message);
   if (!OrigScan.Unknown.empty())
     Problem("the original reads the PC in a way no copy can keep: " +
             OrigScan.Unknown.front().Message);
@@ -177,8 +183,9 @@ code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
   for (const PCRelIdiom &P : CopyScan.Idioms) {
     auto It = FromCopy.find(P.GetPC);
     if (It == FromCopy.end()) {
-      Problem("inserted code at " + hex(C.Insns[P.GetPC].Addr) +
-              " reads the PC");
+      if (!InsertedMayReadPC)
+        Problem("inserted code at " + hex(C.Insns[P.GetPC].Addr) +
+                " reads the PC");
       continue;
     }
     CopyIdiomAt[It->second] = &P;

@@ -116,11 +116,10 @@ SiteRegisters code::siteRegisters(const RegisterModel &RM, const FunctionCFG &G,
   return R;
 }
 
-std::vector<BodyProblem> code::checkBody(const amdgpu::TargetMC &MC,
-                                         ArrayRef<uint8_t> Body, bool Wave32,
-                                         const CounterSet &Set,
-                                         const RegSet &Writable,
-                                         const RegSet &InFlight) {
+std::vector<BodyProblem>
+code::checkBody(const amdgpu::TargetMC &MC, ArrayRef<uint8_t> Body, bool Wave32,
+                const CounterSet &Set, const RegSet &Writable,
+                const RegSet &InFlight, bool MayReadPC) {
   std::vector<BodyProblem> Out;
   const RegisterModel &RM = RegisterModel::get(MC.regInfo());
   const InsnKinds &K = InsnKinds::get(MC.instrInfo());
@@ -156,7 +155,7 @@ std::vector<BodyProblem> code::checkBody(const amdgpu::TargetMC &MC,
                          "straight through"});
       continue;
     }
-    if (K.baseName(MI.getOpcode()).starts_with("S_GETPC")) {
+    if (!MayReadPC && K.baseName(MI.getOpcode()).starts_with("S_GETPC")) {
       Out.push_back({J, In.Addr, Mnemonic.str() + " reads the PC"});
       continue;
     }

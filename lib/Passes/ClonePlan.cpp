@@ -39,7 +39,8 @@ hotswap::cloneOffsetMap(const FunctionCFG &G, const Relocated &C) {
 
 std::vector<ClonePlan>
 hotswap::planClones(CodeAnalysis::Result &R, ArrayRef<size_t> Functions,
-                    uint64_t Base, ArrayRef<std::vector<Insertion>> Inserts) {
+                    uint64_t Base, ArrayRef<std::vector<Insertion>> Inserts,
+                    bool InsertedMayReadPC) {
   const FunctionMap &M = R.functions();
   amdgpu::TargetMC &MC = R.mc();
   std::vector<ClonePlan> Plans;
@@ -97,10 +98,10 @@ hotswap::planClones(CodeAnalysis::Result &R, ArrayRef<size_t> Functions,
     if (!P.Code)
       continue;
     const CodeFunction &F = M.Functions[P.Function];
-    RelocationProofResult Proof =
-        proveRelocation(MC, Graphs[I].G, Graphs[I].Decoded, R.bytes(F),
-                        WithCopies, WithCopies.Functions[Copy++], P.Code->Bytes,
-                        P.Code->insertedRanges(), ReplacedOf[I]);
+    RelocationProofResult Proof = proveRelocation(
+        MC, Graphs[I].G, Graphs[I].Decoded, R.bytes(F), WithCopies,
+        WithCopies.Functions[Copy++], P.Code->Bytes, P.Code->insertedRanges(),
+        ReplacedOf[I], InsertedMayReadPC);
     P.Problems = std::move(Proof.Problems);
   }
   return Plans;

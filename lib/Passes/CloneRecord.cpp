@@ -4,9 +4,11 @@
 #include "hotswap/Passes/CloneRecord.h"
 
 #include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Code/CounterCode.h"
 #include "hotswap/Code/RelocationProof.h"
 #include "hotswap/Code/SiteSafety.h"
 #include "hotswap/Passes/CodeAnalysis.h"
+#include "hotswap/Passes/CounterRecord.h"
 #include "hotswap/Passes/RecordLines.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
@@ -149,14 +151,13 @@ const CloneRecord *hotswap::currentClone(ArrayRef<CloneRecord> Records,
 /// The checks of every range of code inserted into \p K's copy (whose
 /// bytes are \p CopyBytes from \p CopyBase), against the seam of the
 /// original instruction of \p G it precedes or replaces.
-static void verifyInsertedCode(const amdgpu::TargetMC &MC,
-                               const KernelsAnalysis::Result &R,
-                               const KernelInfo &K, const code::FunctionCFG &G,
-                               ArrayRef<MCInst> Decoded,
-                               ArrayRef<uint8_t> CopyBytes, uint64_t CopyBase,
-                               ArrayRef<std::pair<uint64_t, uint64_t>> Inserted,
-                               ArrayRef<uint32_t> Replaced,
-                               ArrayRef<uint64_t> InsnAddr, VerifyProblems &P) {
+static void verifyInsertedCode(
+    const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
+    const KernelInfo &K, const code::FunctionCFG &G, ArrayRef<MCInst> Decoded,
+    ArrayRef<uint8_t> CopyBytes, uint64_t CopyBase,
+    ArrayRef<std::pair<uint64_t, uint64_t>> Inserted,
+    ArrayRef<uint32_t> Replaced, ArrayRef<uint64_t> InsnAddr,
+    const DenseMap<uint64_t, uint64_t> &Counters, VerifyProblems &P) {
   bool Wave32 = R.Target.Gen >= amdgpu::Generation::GFX10 && K.KD.isWave32();
   code::Liveness L =
       code::computeLiveness(MC, G, Decoded, code::FunctionKind::Kernel, Wave32);
@@ -186,9 +187,24 @@ static void verifyInsertedCode(const amdgpu::TargetMC &MC,
       continue;
     }
     code::SiteRegisters Regs = code::siteRegisters(RM, G, L, WC, I, W, Limits);
-    for (const code::BodyProblem &BP :
-         code::checkBody(MC, CopyBytes.slice(B - CopyBase, E - B), Wave32,
-                         WC.Set, Regs.Writable, Regs.InFlight))
+    // Counter code (the counter map names where) reads the PC to find its
+    // counter: it must be exactly counter code, adding to its own counter.
+    ArrayRef<uint8_t> Body = CopyBytes.slice(B - CopyBase, E - B);
+    auto Counter = Counters.find(B);
+    const bool IsCounter = Counter != Counters.end();
+    if (IsCounter) {
+      Expected<uint64_t> Target = code::counterCodeTarget(MC, Body, B);
+      if (!Target)
+        P.push_back("cloned kernel '" + K.Name + "': the counter code at " +
+                    hex(B) +
+                    " is not counter code: " + toString(Target.takeError()));
+      else if (*Target != Counter->second)
+        P.push_back("cloned kernel '" + K.Name + "': the counter code at " +
+                    hex(B) + " adds to " + hex(*Target) +
+                    ", not to its counter at " + hex(Counter->second));
+    }
+    for (const code::BodyProblem &BP : code::checkBody(
+             MC, Body, Wave32, WC.Set, Regs.Writable, Regs.InFlight, IsCounter))
       P.push_back(
           "cloned kernel '" + K.Name + "': code inserted at " + hex(B) + " (" +
           code::siteWhereName(W).str() + " " + hex(G.Insns[I].Addr) + "): " +
@@ -200,6 +216,34 @@ static void verifyInsertedCode(const amdgpu::TargetMC &MC,
     P.push_back("cloned kernel '" + K.Name + "': code inserted at " +
                 hex(Inserted[NextRange].first) +
                 " precedes no original instruction");
+}
+
+/// From the counter map and `__hotswap_counters`: each counter code's
+/// address -> its counter's. An error when the map and the area disagree.
+static Error counterTargets(const Object &Obj,
+                            DenseMap<uint64_t, uint64_t> &Out) {
+  Expected<std::vector<CounterEntry>> Map = readCounterMap(Obj);
+  if (!Map)
+    return Map.takeError();
+  if (Map->empty())
+    return Error::success();
+  const SymbolTable *ST = Obj.symtab();
+  const Symbol *Area = ST ? ST->find(CounterSymbolName) : nullptr;
+  const uint64_t Need = Map->size() * CounterBytes;
+  if (!Area || !Area->Sec || !Area->Sec->isNoBits() ||
+      !(Area->Sec->Flags & ELF::SHF_WRITE) || Area->Size != Need ||
+      Area->Value < Area->Sec->Addr ||
+      Area->Value - Area->Sec->Addr > Area->Sec->size() ||
+      Area->Sec->size() - (Area->Value - Area->Sec->Addr) < Need)
+    return makeError("the counter map has " + Twine(Map->size()) +
+                     " counters, but '" + CounterSymbolName +
+                     "' is not a writable zero-filled area of " + Twine(Need) +
+                     " bytes");
+  for (const CounterEntry &E : *Map)
+    if (!Out.try_emplace(E.Code, Area->Value + E.Index * CounterBytes).second)
+      return makeError("the counter map names counter code at " + hex(E.Code) +
+                       " twice");
+  return Error::success();
 }
 
 void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
@@ -220,6 +264,10 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
   // The functions as the bytes give them now: a cloned kernel's function is
   // its copy; the original is a function through its symbol, if any.
   code::FunctionMap Map = code::findFunctions(Obj, kernelEntries(R), MC->get());
+  // Counter code -> the counter it must add to (instrument).
+  DenseMap<uint64_t, uint64_t> Counters;
+  if (Error E = counterTargets(Obj, Counters))
+    P.push_back(toString(std::move(E)));
   StringMap<const KernelInfo *> ByName;
   for (const KernelInfo &K : R.Kernels)
     ByName[K.Name] = &K;
@@ -266,15 +314,16 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
     }
     if (Replaced.size() != Rec->Replaced.size())
       continue;
-    code::RelocationProofResult Proof = code::proveRelocation(
-        **MC, G, Decoded, *Orig, Map, C, *CopyBytes, Inserted, Replaced);
+    code::RelocationProofResult Proof =
+        code::proveRelocation(**MC, G, Decoded, *Orig, Map, C, *CopyBytes,
+                              Inserted, Replaced, !Counters.empty());
     for (const std::string &Pr : Proof.Problems)
       P.push_back("cloned kernel '" + K.Name + "': " + Pr);
     if (!Proof.proven())
       continue;
     if (!Inserted.empty())
       verifyInsertedCode(**MC, R, K, G, Decoded, *CopyBytes, Rec->Clone,
-                         Inserted, Replaced, Proof.InsnAddr, P);
+                         Inserted, Replaced, Proof.InsnAddr, Counters, P);
     for (size_t I = 0; I < G.Insns.size(); ++I) {
       uint64_t Off = G.Insns[I].Addr - Rec->Code;
       std::optional<uint64_t> Mapped = Rec->cloneOffset(Off);

@@ -335,6 +335,12 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     Limits.SGPRs = std::min(Limits.SGPRs, K->KD.usableSGPRs(T));
     Limits.VGPRs = std::min(Limits.VGPRs, K->KD.usableVGPRs(T));
   }
+  // SGPRs above the allocation are free everywhere: the original code
+  // never names them. A rule may take some where the descriptor's
+  // allocation can grow (gfx6-9); its pass raises the allocation.
+  KS.SGPRsAllocated = Limits.SGPRs;
+  if (Rule.ExtraSGPRs && T.HasSGPRGranule && Limits.SGPRs != ~0u)
+    Limits.SGPRs = std::min(Limits.SGPRs + Rule.ExtraSGPRs, T.AddressableSGPRs);
   for (SitePlan &S : KS.Sites) {
     S.Refusal = siteRefusal(G, S.Insn, Rule.Where);
     if (!S.Refusal.empty())
@@ -402,15 +408,20 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
             // The site has no room for the body: refused, like a site in a
             // window (raising the allocation is not built yet).
             if (NoRoom.empty())
-              NoRoom = "no free " +
-                       std::string(K == "sp"  ? "aligned SGPR pair"
-                                   : K == "s" ? "SGPR"
-                                              : "VGPR") +
-                       " for " + Name + " (the kernel's allocation holds " +
-                       std::to_string(K == "v" ? Limits.VGPRs : Limits.SGPRs) +
-                       " " + (K == "v" ? "VGPRs" : "SGPRs") +
-                       "; the others are live here, used by the instruction or "
-                       "taken)";
+              NoRoom =
+                  "no free " +
+                  std::string(K == "sp"  ? "aligned SGPR pair"
+                              : K == "s" ? "SGPR"
+                                         : "VGPR") +
+                  " for " + Name + " (the kernel's allocation holds " +
+                  std::to_string(K == "v" ? Limits.VGPRs : KS.SGPRsAllocated) +
+                  " " + (K == "v" ? "VGPRs" : "SGPRs") +
+                  (K != "v" && Limits.SGPRs > KS.SGPRsAllocated
+                       ? ", and can grow by " +
+                             std::to_string(Limits.SGPRs - KS.SGPRsAllocated)
+                       : std::string()) +
+                  "; the others are live here, used by the instruction or "
+                  "taken)";
             Bound = false;
             continue;
           }
@@ -473,11 +484,17 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         return Line;
       };
       std::vector<BodyProblem> Problems =
-          checkBody(MC, S.Body, F.Wave32, WC.Set, Regs.Writable, Regs.InFlight);
+          checkBody(MC, S.Body, F.Wave32, WC.Set, Regs.Writable, Regs.InFlight,
+                    Rule.BodyMayReadPC);
       if (Problems.empty()) {
         Fits = true;
         if (Alts.size() > 1)
           S.Alternative = &Alt - Alts.data() + 1;
+        for (unsigned I = TakenS.size(); I-- > 0;)
+          if (TakenS[I]) {
+            KS.SGPRsUsed = std::max(KS.SGPRsUsed, I + 1);
+            break;
+          }
         break;
       }
       if (!FirstProblem)

@@ -54,15 +54,21 @@ enum class CodePurpose : uint8_t {
   /// library reads nothing of it; the plugin finds its regions again by
   /// their section names (and keeps its invariant from them).
   PluginCode,
+  /// Zero-filled counters code writes to (instrument): NOBITS, at the end
+  /// of the run's segment, which becomes writable.
+  Counters,
 };
 
 /// The section of kernels' copies.
 inline constexpr llvm::StringLiteral CloneSectionName = ".hotswap.clone.text";
+/// The section of instrument's counters.
+inline constexpr llvm::StringLiteral CounterSectionName = ".hotswap.counters";
 
 /// The section name of a region of \p Purpose with section flags \p Flags
 /// (SHF_*): `.hotswap.text` for stubs; `.hotswap.swap.text`, `.data`,
 /// `.rodata` or `.bss` (NOBITS) for an image; `.hotswap.clone.text` for
-/// copies; `.hotswap.plugin.text`, `.data` or `.rodata` for a plugin's.
+/// copies; `.hotswap.plugin.text`, `.data` or `.rodata` for a plugin's;
+/// `.hotswap.counters` for counters.
 llvm::StringRef regionSectionName(CodePurpose Purpose, uint64_t Flags,
                                   bool NoBits = false);
 
@@ -93,6 +99,12 @@ public:
                                    uint64_t SectionFlags,
                                    std::vector<uint8_t> Bytes);
 
+  /// Appends \p Size zero bytes that take no file space (a NOBITS section)
+  /// as a region of \p Purpose at nextAddress(\p Align), with section flags
+  /// \p SectionFlags (SHF_ALLOC is implied). A region with file bytes
+  /// appended after it in the same run makes them file bytes (zeros).
+  llvm::Expected<Section &> appendZeroed(CodePurpose Purpose, uint64_t Align,
+                                         uint64_t SectionFlags, uint64_t Size);
   /// Places \p Loads, an image's PT_LOADs in address order starting at
   /// \p Start (their first address aligned down to \p Align), so that each
   /// keeps its address modulo \p Align: one section per load with file

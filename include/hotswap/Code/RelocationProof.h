@@ -66,14 +66,17 @@ struct RelocationProofResult {
 /// gives them) and the original instructions \p Replaced (indices,
 /// sorted) replaced by the range before where their copy would be. \p Map
 /// holds both functions (and tells calls from stray branches, as for
-/// buildCFG).
+/// buildCFG). Inserted code that reads the PC is a problem unless
+/// \p InsertedMayReadPC: its caller checks each such range itself (as
+/// verify checks counter code, CounterCode.h).
 RelocationProofResult
 proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                 llvm::ArrayRef<llvm::MCInst> Decoded,
                 llvm::ArrayRef<uint8_t> Bytes, const FunctionMap &Map,
                 const CodeFunction &Copy, llvm::ArrayRef<uint8_t> CopyBytes,
                 llvm::ArrayRef<std::pair<uint64_t, uint64_t>> Inserted = {},
-                llvm::ArrayRef<uint32_t> Replaced = {});
+                llvm::ArrayRef<uint32_t> Replaced = {},
+                bool InsertedMayReadPC = false);
 
 } // namespace code
 } // namespace hotswap

@@ -100,12 +100,13 @@ struct BodyProblem {
 /// \p Writable and loads still write \p InFlight, on a target with
 /// counters \p Set (empty: nothing). Also a problem: an instruction of the
 /// body that reads or writes a register one of the body's own loads still
-/// writes (not waited for yet).
-std::vector<BodyProblem> checkBody(const amdgpu::TargetMC &MC,
-                                   llvm::ArrayRef<uint8_t> Body, bool Wave32,
-                                   const CounterSet &Set,
-                                   const RegSet &Writable,
-                                   const RegSet &InFlight);
+/// writes (not waited for yet). Reading the PC is a problem unless
+/// \p MayReadPC: a body whose bytes are fixed up where it is placed (and
+/// checked again there, as counter code is: CounterCode.h).
+std::vector<BodyProblem>
+checkBody(const amdgpu::TargetMC &MC, llvm::ArrayRef<uint8_t> Body, bool Wave32,
+          const CounterSet &Set, const RegSet &Writable, const RegSet &InFlight,
+          bool MayReadPC = false);
 
 } // namespace code
 } // namespace hotswap

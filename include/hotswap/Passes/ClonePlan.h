@@ -51,11 +51,14 @@ inline constexpr uint64_t CloneAlign = 256;
 /// Plans a copy of each function \p Functions names (indices of \p R's
 /// function map, kernels), the first at \p Base, each next one
 /// CloneAlign-aligned after the one before, and proves each; with
-/// \p Inserts (one list per function, or none) code inserted into each.
+/// \p Inserts (one list per function, or none) code inserted into each
+/// (code that reads the PC only with \p InsertedMayReadPC, whose caller
+/// fixes it up and checks it: code::proveRelocation).
 std::vector<ClonePlan>
 planClones(CodeAnalysis::Result &R, llvm::ArrayRef<size_t> Functions,
            uint64_t Base,
-           llvm::ArrayRef<std::vector<code::Insertion>> Inserts = {});
+           llvm::ArrayRef<std::vector<code::Insertion>> Inserts = {},
+           bool InsertedMayReadPC = false);
 
 /// Places the copies of \p Plans (planned from \p Base, the address the
 /// run's appended code starts at) in one `.hotswap.clone.text` section,

@@ -73,6 +73,12 @@ struct SiteRule {
   /// What errors call the body ("'FILE' line N: ...").
   std::string BodyName;
   std::vector<SourceLine> Body;
+  /// The body may read the PC: its pass fixes its bytes up once placed.
+  bool BodyMayReadPC = false;
+  /// SGPRs above the kernels' allocation placeholders may take (gfx6-9,
+  /// where the descriptor's allocation can grow): the pass must raise the
+  /// allocation to KernelSites::SGPRsUsed.
+  unsigned ExtraSGPRs = 0;
 };
 
 /// One site and what it takes.
@@ -96,6 +102,9 @@ struct KernelSites {
   size_t Function = 0;
   std::vector<size_t> Kernels;
   std::vector<SitePlan> Sites;
+  /// The SGPRs the kernels' descriptors allocate (usable ones), and the
+  /// highest SGPR bound at an applied site + 1 (0: none).
+  unsigned SGPRsAllocated = 0, SGPRsUsed = 0;
   size_t applied() const;
 };
 

@@ -1,0 +1,78 @@
+//===- hotswap/Passes/Instrument.h - instrument<counters> -------*- C++ -*-===//
+//
+// instrument<counters=kernel|block;only=REGEX>
+//   Requires:     a linked (ET_DYN) code object with kernels, of the gfx9
+//                 family (gfx900...gfx950: scalar atomics); kernels of
+//                 other generations are left as they are, warned of (an
+//                 error with --strict): their counter code is not built yet.
+//   Establishes:  every selected kernel runs a copy of its code (clone-kernels'
+//                 placement: code::relocate with the counter code inserted,
+//                 proven, in the run's appended segment) in which counter
+//                 code runs before the first instruction of every reachable
+//                 block (counters=block, the default; branch-only blocks
+//                 included, so before their branch), or of the first block
+//                 only (counters=kernel). Each run of it adds 1 to the
+//                 block's 64-bit counter, once per wave (not per lane):
+//
+//                   s_getpc_b64     s[a:a+1]
+//                   s_mov_b32       sc, COUNTER - (this code + 4)
+//                   s_mov_b64       s[d:d+1], 1
+//                   s_atomic_add_x2 s[d:d+1], s[a:a+1], sc
+//                   s_waitcnt       lgkmcnt(0)
+//
+//                 (28 bytes; no VGPR, EXEC, VCC, M0 or SCC written) with
+//                 registers proven free at the block's start (the site
+//                 planner, SitePlanner.h). Edge counts are not built.
+//   Records:      the counter area, `__hotswap_counters` and the counter
+//                 map (CounterRecord.h); the kernels' `.hotswap.clones`
+//                 lines.
+//   Refuses:      a block with no free registers for the counter code (or
+//                 in a window, or after a call where what loads still write
+//                 is unknown) is not counted: warned per kernel with the
+//                 count and the first reason (an error with --strict), in
+//                 statistics; a kernel whose copy cannot be made is left as
+//                 it is. Kernels already running a copy and kernels entered
+//                 through a stub are left alone: instrument before
+//                 clone-kernels, patch-insns and trampoline.
+//   Holds when the object has a counter map (instrumented before).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOTSWAP_PASSES_INSTRUMENT_H
+#define HOTSWAP_PASSES_INSTRUMENT_H
+
+#include "hotswap/Passes/KernelsPass.h"
+
+#include <memory>
+#include <string>
+
+namespace hotswap {
+
+class InstrumentPass : public KernelsPassMixin<InstrumentPass> {
+public:
+  static constexpr llvm::StringLiteral Name = "instrument";
+  static constexpr llvm::StringLiteral Invariant =
+      "the object's selected kernels count their blocks (a counter map)";
+
+  /// What is counted.
+  enum class Counts { Kernel, Block };
+
+  InstrumentPass(Counts What, std::string Only);
+  static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
+  void printPipeline(llvm::raw_ostream &OS) const override;
+
+  llvm::Expected<bool> holds(Object &Obj, KernelsAnalysis::Result &R,
+                             AnalysisManager &AM, PassContext &Ctx);
+  llvm::Expected<PreservedAnalyses> runOnKernels(Object &Obj,
+                                                 KernelsAnalysis::Result &R,
+                                                 AnalysisManager &AM,
+                                                 PassContext &Ctx);
+
+private:
+  Counts What;
+  std::string Only;
+};
+
+} // namespace hotswap
+
+#endif // HOTSWAP_PASSES_INSTRUMENT_H

@@ -1,0 +1,288 @@
+//===- lib/Passes/Instrument.cpp - instrument<counters> -------------------===//
+
+#include "hotswap/Passes/Instrument.h"
+
+#include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Code/CodeAppender.h"
+#include "hotswap/Code/CounterCode.h"
+#include "hotswap/Code/MetadataCommit.h"
+#include "hotswap/Code/Relocate.h"
+#include "hotswap/Pass/PipelineParser.h"
+#include "hotswap/Passes/ClonePlan.h"
+#include "hotswap/Passes/CodeAnalysis.h"
+#include "hotswap/Passes/CounterRecord.h"
+#include "hotswap/Passes/SitePlanner.h"
+#include "hotswap/Passes/TargetAnalysis.h"
+#include "hotswap/Support/Error.h"
+#include "hotswap/Support/Format.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <array>
+
+using namespace llvm;
+using namespace hotswap;
+using namespace hotswap::code;
+
+/// The counter code as the site planner takes it.
+static std::vector<SourceLine> counterCode() {
+  std::vector<SourceLine> Out;
+  for (const std::string &L : counterCodeLines())
+    Out.push_back({unsigned(Out.size() + 1), L});
+  return Out;
+}
+
+InstrumentPass::InstrumentPass(Counts W, std::string O)
+    : What(W), Only(std::move(O)) {}
+
+Expected<std::unique_ptr<Pass>> InstrumentPass::create(StringRef Params) {
+  Counts What = Counts::Block;
+  std::string Only;
+  SmallVector<StringRef, 4> Parts;
+  Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
+  for (StringRef P : Parts) {
+    auto [Key, Value] = P.split('=');
+    if (Key == "counters" && (Value == "kernel" || Value == "block")) {
+      What = Value == "kernel" ? Counts::Kernel : Counts::Block;
+    } else if (Key == "counters" && Value == "edge") {
+      return makeError("counters=edge is not built yet (counters=kernel or "
+                       "counters=block)");
+    } else if (Key == "only") {
+      Expected<std::string> RE = regexParam(Key, Value);
+      if (!RE)
+        return RE.takeError();
+      Only = std::move(*RE);
+    } else {
+      return makeError("unknown parameter '" + P +
+                       "' (known: counters=kernel|block, only=REGEX)");
+    }
+  }
+  return std::make_unique<InstrumentPass>(What, std::move(Only));
+}
+
+void InstrumentPass::printPipeline(raw_ostream &OS) const {
+  OS << name();
+  if (What == Counts::Block && Only.empty())
+    return;
+  OS << "<counters=" << (What == Counts::Kernel ? "kernel" : "block");
+  if (!Only.empty())
+    OS << ";only=" << Only;
+  OS << ">";
+}
+
+Expected<bool> InstrumentPass::holds(Object &Obj, KernelsAnalysis::Result &R,
+                                     AnalysisManager &AM, PassContext &Ctx) {
+  return Obj.findSection(CounterMapSectionName) != nullptr;
+}
+
+Expected<PreservedAnalyses>
+InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
+                             AnalysisManager &AM, PassContext &Ctx) {
+  if (R.Target.Gen != amdgpu::Generation::GFX9) {
+    std::string Msg = "counter code for " + R.Target.Name +
+                      " is not built yet (the gfx9 family only: scalar "
+                      "atomics); no kernel instrumented";
+    if (Ctx.Strict)
+      return makeError(Msg);
+    Ctx.Warn(Msg);
+    Ctx.Stats.add(name(), "refused-target",
+                  "code objects left alone: no counter code for the target");
+    return PreservedAnalyses::all();
+  }
+  auto CA = AM.getResult<CodeAnalysis>(Obj);
+  if (!CA)
+    return CA.takeError();
+  SiteRule Rule;
+  Rule.Select = What == Counts::Kernel ? SiteSelect::KernelEntry
+                                       : SiteSelect::BlockStarts;
+  Rule.Where = SiteWhere::Before;
+  Rule.Only = Only;
+  Rule.BodyName = "instrument's counter code";
+  Rule.Body = counterCode();
+  Rule.BodyMayReadPC = true;
+  // Where no registers are free, the counter code takes SGPRs above the
+  // allocation (gfx9: the descriptor's count grows; at most one aligned
+  // pair's worth of padding on top of the code's five).
+  Rule.ExtraSGPRs = 6;
+  Expected<std::vector<KernelSites>> All =
+      planAllSites(Obj, Rule, R, *CA, &Ctx, name());
+  if (!All)
+    return All.takeError();
+  const FunctionMap &M = CA->functions();
+
+  // Coverage: every block counted or not, and why not.
+  std::vector<size_t> Functions;
+  std::vector<std::vector<Insertion>> Inserts;
+  DenseMap<size_t, std::vector<size_t>> KernelsOf;
+  DenseMap<size_t, const KernelSites *> SitesOf;
+  for (const KernelSites &KS : *All) {
+    const std::string &Kernel = M.Functions[KS.Function].Name;
+    size_t Refused = KS.Sites.size() - KS.applied();
+    Ctx.Stats.add(name(), "blocks", "blocks seen", KS.Sites.size());
+    if (Refused) {
+      const SitePlan *First = nullptr;
+      for (const SitePlan &S : KS.Sites)
+        if (!S.Refusal.empty() && !First)
+          First = &S;
+      std::string Msg = "kernel '" + Kernel + "': " + Twine(Refused).str() +
+                        " of " + Twine(KS.Sites.size()).str() +
+                        " blocks not counted (first: +" + hex(First->Offset) +
+                        ": " + First->Refusal + ")";
+      if (Ctx.Strict)
+        return makeError(Msg);
+      Ctx.Warn(Msg);
+      Ctx.Stats.add(name(), "blocks-refused", "blocks not counted", Refused);
+      Ctx.Stats.add(name(), "kernels-partial",
+                    "kernels with blocks not counted");
+    }
+    if (!KS.applied())
+      continue;
+    std::vector<Insertion> Ins;
+    for (const SitePlan &S : KS.Sites) {
+      if (!S.Refusal.empty())
+        continue;
+      if (S.Body.size() < CounterDistanceAt + 4 ||
+          support::endian::read32le(S.Body.data() + CounterDistanceAt) !=
+              CounterDistancePlaceholder)
+        return makeError("kernel '" + Kernel + "' +" + hex(S.Offset) +
+                         ": the counter code was not assembled as expected");
+      Insertion In;
+      In.Before = S.Insn;
+      In.Bytes = S.Body;
+      Ins.push_back(std::move(In));
+    }
+    // The allocation grows to hold the registers the code took above it.
+    if (KS.SGPRsUsed > KS.SGPRsAllocated)
+      for (size_t KI : KS.Kernels) {
+        KernelInfo &K = R.Kernels[KI];
+        const unsigned Need = KS.SGPRsUsed + R.Target.SGPRGranuleExtra;
+        const unsigned Granule =
+            std::max(K.KD.sgprGranule(), (Need + 7) / 8 - 1);
+        if (Granule >= 16 || Need > 128)
+          return makeError("kernel '" + K.Name + "': " + Twine(Need) +
+                           " SGPRs do not fit its descriptor");
+        K.KD.setSGPRGranule(Granule);
+      }
+    Functions.push_back(KS.Function);
+    Inserts.push_back(std::move(Ins));
+    KernelsOf[KS.Function] = KS.Kernels;
+    SitesOf[KS.Function] = &KS;
+  }
+  if (Functions.empty()) {
+    Ctx.Warn(All->empty() ? "no selected kernel runs its own code: none "
+                            "instrumented"
+                          : "no block of the selected kernels can be counted");
+    return PreservedAnalyses::all();
+  }
+
+  Expected<uint64_t> Base = CodeAppender(Obj).nextAddress(CloneAlign);
+  if (!Base)
+    return Base.takeError();
+  std::vector<ClonePlan> Plans = planClones(*CA, Functions, *Base, Inserts,
+                                            /*InsertedMayReadPC=*/true);
+  // Where the counters will go: after the copies placeClones packs (those
+  // with a proven copy) and the prefetch guard after them.
+  uint64_t CodeEnd = 0;
+  size_t Counters = 0;
+  for (const ClonePlan &P : Plans)
+    if (P.Code && P.Problems.empty()) {
+      CodeEnd = P.Code->Base + P.Code->Bytes.size();
+      Counters += P.Code->insertedRanges().size();
+    }
+  const uint64_t CounterBase =
+      alignTo(CodeEnd + R.Target.PoolGuardBytes, CounterBytes);
+  if (Counters && CounterBase + Counters * CounterBytes - *Base > UINT32_MAX)
+    return makeError("the counters would lie more than 4 GiB from the "
+                     "counter code");
+  Expected<size_t> Placed =
+      placeClones(Obj, R, *CA, Plans, KernelsOf, *Base, name(), Ctx);
+  if (!Placed)
+    return Placed.takeError();
+  if (*Placed == 0)
+    return PreservedAnalyses::all();
+
+  CodeAppender Appender(Obj);
+  Expected<uint64_t> At = Appender.nextAddress(CounterBytes);
+  if (!At)
+    return At.takeError();
+  if (*At != CounterBase)
+    return makeError("the counters would not follow the copies at " +
+                     hex(CounterBase) + " (" + hex(*At) + ")");
+  // Each counter code gets its counter's distance, in the placed copies.
+  std::vector<CounterEntry> Map;
+  for (const ClonePlan &P : Plans) {
+    if (!P.Code)
+      continue;
+    const KernelSites &KS = *SitesOf.lookup(P.Function);
+    std::vector<std::pair<uint64_t, uint64_t>> Ranges =
+        P.Code->insertedRanges();
+    size_t K = 0;
+    for (const SitePlan &S : KS.Sites) {
+      if (!S.Refusal.empty())
+        continue;
+      if (K >= Ranges.size())
+        return makeError("kernel '" + M.Functions[P.Function].Name +
+                         "': its copy holds fewer counter codes than sites");
+      const uint64_t Code = Ranges[K++].first;
+      const uint64_t Index = Map.size();
+      const uint64_t Distance = CounterBase + Index * CounterBytes - (Code + 4);
+      Section *Sec = Obj.sectionForAddress(Code);
+      if (!Sec)
+        return makeError("no section holds the counter code at " + hex(Code));
+      std::array<uint8_t, 4> Word;
+      support::endian::write32le(Word.data(), uint32_t(Distance));
+      if (Error E = Sec->overwrite(Code + CounterDistanceAt - Sec->Addr, Word))
+        return std::move(E);
+      Map.push_back({Index, M.Functions[P.Function].Name,
+                     S.Insn == 0 ? "entry" : "block", S.Offset, Code});
+    }
+  }
+  // What the descriptors now allocate, in the metadata too (.sgpr_count),
+  // for the kernels whose copy was placed.
+  bool MetadataChanged = false;
+  for (const ClonePlan &P : Plans) {
+    if (!P.Code)
+      continue;
+    const KernelSites &KS = *SitesOf.lookup(P.Function);
+    if (KS.SGPRsUsed <= KS.SGPRsAllocated)
+      continue;
+    for (size_t KI : KS.Kernels) {
+      KernelInfo &K = R.Kernels[KI];
+      Ctx.Stats.add(name(), "sgprs-raised",
+                    "kernels whose SGPR allocation grew (occupancy may drop)");
+      const uint64_t Count = KS.SGPRsUsed + R.Target.SGPRGranuleExtra;
+      if (R.Metadata && K.MD && K.MD->SGPRCount && *K.MD->SGPRCount < Count) {
+        if (Error E = R.Metadata->setSGPRCount(K.KDSymbol, Count))
+          return prefixError("kernel '" + K.Name + "'", std::move(E));
+        MetadataChanged = true;
+      }
+    }
+  }
+  if (MetadataChanged && R.MetadataSection)
+    if (Error E = code::commitMetadata(*R.Metadata, *R.MetadataSection))
+      return std::move(E);
+  Expected<Section &> Area =
+      Appender.appendZeroed(CodePurpose::Counters, CounterBytes, ELF::SHF_WRITE,
+                            Map.size() * CounterBytes);
+  if (!Area)
+    return Area.takeError();
+  if (SymbolTable *ST = Obj.symtab()) {
+    Symbol S;
+    S.Name = CounterSymbolName; // a literal: outlives the table
+    S.Binding = ELF::STB_GLOBAL;
+    S.Type = ELF::STT_OBJECT;
+    S.Other = ELF::STV_DEFAULT;
+    S.Sec = &*Area;
+    S.Value = Area->Addr;
+    S.Size = Map.size() * CounterBytes;
+    ST->add(std::move(S));
+  }
+  if (Error E = appendCounterMap(Obj, Map))
+    return std::move(E);
+  Ctx.Stats.add(name(), "counters", "blocks counted", Map.size());
+  PreservedAnalyses PA = PreservedAnalyses::none();
+  PA.preserve<TargetAnalysis>();
+  return PA;
+}
