@@ -120,7 +120,7 @@ TEST(PassBuilderTest, RejectsWithExactMessages) {
       {"verify,print<callgraph>",
        "invalid pipeline 'verify,print<callgraph>': unknown analysis "
        "'callgraph' in 'print<...>' (known: kernels, provenance, cfg, "
-       "liveness, clones, sites) (at column 8)"},
+       "liveness, clones, sites, counters) (at column 8)"},
       {"print<cfg;x>", "invalid pipeline 'print<cfg;x>': print<cfg>: unknown "
                        "parameter 'x' (known: only=REGEX, insns) (at column "
                        "1)"},
@@ -205,7 +205,7 @@ TEST(PassBuilderTest, PrintPipelineRoundTripsEveryRegisteredPass) {
                         "swap-kernels", "realign-shdrs", "restore",
                         "trampoline", "verify", "verify-code", "print<kernels>",
                         "print<provenance>", "print<cfg>", "print<liveness>",
-                        "print<clones>", "print<sites>"}));
+                        "print<clones>", "print<sites>", "print<counters>"}));
   std::vector<std::string> Texts;
   // swap-kernels, patch-insns and print<sites> have required parameters
   // (their files are not read to parse).

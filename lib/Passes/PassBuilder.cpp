@@ -6,6 +6,7 @@
 #include "hotswap/Passes/CloneKernels.h"
 #include "hotswap/Passes/ClonePlan.h"
 #include "hotswap/Passes/CodePrinters.h"
+#include "hotswap/Passes/CountersPrinter.h"
 #include "hotswap/Passes/Instrument.h"
 #include "hotswap/Passes/Kernels.h"
 #include "hotswap/Passes/PatchDescriptors.h"
