@@ -13,23 +13,114 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <optional>
 
 using namespace llvm;
 using namespace hotswap;
 
-CountersPrinterPass::CountersPrinterPass(std::string D, std::string O)
-    : Dump(std::move(D)), Only(std::move(O)) {}
+namespace {
+/// One kernel's counters, in block order.
+struct KernelCounts {
+  StringRef Name;
+  std::vector<const CounterEntry *> Blocks;
+};
+
+/// Text for XML: the five characters XML gives meaning escaped.
+std::string xml(StringRef S) {
+  std::string Out;
+  for (char C : S)
+    switch (C) {
+    case '&':
+      Out += "&amp;";
+      break;
+    case '<':
+      Out += "&lt;";
+      break;
+    case '>':
+      Out += "&gt;";
+      break;
+    case '"':
+      Out += "&quot;";
+      break;
+    case '\'':
+      Out += "&apos;";
+      break;
+    default:
+      Out += C;
+    }
+  return Out;
+}
+
+/// A heat map of \p Counts: a row per kernel, a cell per block in the
+/// order of its code, coloured on a log scale from the coolest count to
+/// the hottest (grey: never ran); each cell's tooltip says which block and
+/// how often.
+void drawHeatMap(raw_ostream &OS, ArrayRef<KernelCounts> Kernels,
+                 ArrayRef<uint64_t> Counts) {
+  constexpr unsigned Cell = 12, Row = 18, Label = 420, Top = 40;
+  uint64_t Max = 0;
+  size_t Widest = 0;
+  for (const KernelCounts &K : Kernels) {
+    Widest = std::max(Widest, K.Blocks.size());
+    for (const CounterEntry *E : K.Blocks)
+      Max = std::max(Max, Counts[E->Index]);
+  }
+  const double LogMax = std::log1p(double(Max));
+  const unsigned W = Label + Widest * Cell + 20;
+  const unsigned H = Top + Kernels.size() * Row + 20;
+  OS << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W
+     << "\" height=\"" << H << "\" font-family=\"monospace\" "
+     << "font-size=\"11\">\n";
+  OS << "<text x=\"4\" y=\"16\" font-size=\"13\">block counts per "
+        "kernel (log scale; grey: never ran; hottest "
+     << Max << ")</text>\n";
+  for (size_t R = 0; R < Kernels.size(); ++R) {
+    const KernelCounts &K = Kernels[R];
+    const unsigned Y = Top + R * Row;
+    std::string Name = K.Name.str();
+    if (Name.size() > 60)
+      Name = Name.substr(0, 57) + "...";
+    OS << "<text x=\"4\" y=\"" << Y + Cell - 2 << "\">" << xml(Name)
+       << "</text>\n";
+    for (size_t C = 0; C < K.Blocks.size(); ++C) {
+      const CounterEntry &E = *K.Blocks[C];
+      const uint64_t N = Counts[E.Index];
+      std::string Fill = "#d0d0d0";
+      if (N) {
+        // Blue (cool) to red (hot).
+        double T = LogMax > 0 ? std::log1p(double(N)) / LogMax : 1;
+        Fill = formatv("rgb({0},{1},{2})", unsigned(40 + 215 * T),
+                       unsigned(60 + 80 * (1 - std::abs(2 * T - 1))),
+                       unsigned(255 - 215 * T))
+                   .str();
+      }
+      OS << "<rect x=\"" << Label + C * Cell << "\" y=\"" << Y << "\" width=\""
+         << Cell - 1 << "\" height=\"" << Cell << "\" fill=\"" << Fill
+         << "\"><title>" << xml(K.Name) << " +" << hex(E.Offset) << " ("
+         << E.Kind << "): " << N << "</title></rect>\n";
+    }
+  }
+  OS << "</svg>\n";
+}
+} // namespace
+
+CountersPrinterPass::CountersPrinterPass(std::string D, std::string O,
+                                         std::string S)
+    : Dump(std::move(D)), Only(std::move(O)), SVG(std::move(S)) {}
 
 Expected<std::unique_ptr<Pass>> CountersPrinterPass::create(StringRef Params) {
-  std::string Dump, Only;
+  std::string Dump, Only, SVG;
   SmallVector<StringRef, 4> Parts;
   Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
   for (StringRef P : Parts) {
     auto [Key, Value] = P.split('=');
     if (Key == "dump" && !Value.empty()) {
       Dump = Value.str();
+    } else if (Key == "svg" && !Value.empty()) {
+      SVG = Value.str();
     } else if (Key == "only") {
       Expected<std::string> RE = regexParam(Key, Value);
       if (!RE)
@@ -37,11 +128,14 @@ Expected<std::unique_ptr<Pass>> CountersPrinterPass::create(StringRef Params) {
       Only = std::move(*RE);
     } else {
       return makeError("unknown parameter '" + P +
-                       "' (known: dump=FILE, only=REGEX)");
+                       "' (known: dump=FILE, svg=FILE, only=REGEX)");
     }
   }
-  return std::make_unique<CountersPrinterPass>(std::move(Dump),
-                                               std::move(Only));
+  if (!SVG.empty() && Dump.empty())
+    return makeError("svg=FILE draws the counts of a dump: dump=FILE is "
+                     "required");
+  return std::make_unique<CountersPrinterPass>(std::move(Dump), std::move(Only),
+                                               std::move(SVG));
 }
 
 void CountersPrinterPass::printPipeline(raw_ostream &OS) const {
@@ -51,6 +145,8 @@ void CountersPrinterPass::printPipeline(raw_ostream &OS) const {
     OS << Sep << "dump=" << Dump;
   if (!Only.empty())
     OS << Sep << "only=" << Only;
+  if (!SVG.empty())
+    OS << Sep << "svg=" << SVG;
   OS << ">";
 }
 
@@ -85,10 +181,6 @@ CountersPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
     OnlyRE.emplace(Only);
 
   // Kernels in the order the map first names them.
-  struct KernelCounts {
-    StringRef Name;
-    std::vector<const CounterEntry *> Blocks;
-  };
   std::vector<KernelCounts> Kernels;
   for (const CounterEntry &E : *Map) {
     if (OnlyRE && !OnlyRE->match(E.Kernel))
@@ -102,6 +194,16 @@ CountersPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       return std::nullopt;
     return Counts[E.Index];
   };
+
+  if (!SVG.empty()) {
+    std::error_code EC;
+    raw_fd_ostream OS(SVG, EC);
+    if (EC)
+      return makeError("'" + SVG + "': " + EC.message());
+    drawHeatMap(OS, Kernels, Counts);
+    if (OS.has_error())
+      return makeError("'" + SVG + "': " + OS.error().message());
+  }
 
   if (!Ctx.JSON) {
     raw_ostream &OS = *Ctx.Out;

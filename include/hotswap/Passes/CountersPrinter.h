@@ -1,13 +1,16 @@
 //===- hotswap/Passes/CountersPrinter.h - print<counters> -------*- C++ -*-===//
 //
-// print<counters[;dump=FILE][;only=REGEX]>
+// print<counters[;dump=FILE][;only=REGEX][;svg=FILE]>
 //   What instrument counts in an object (its counter map, CounterRecord.h),
 //   per kernel and block: the block's offset in the kernel's original code,
 //   what it counts (the kernel's entry, a block) and its counter. With
 //   dump=FILE, a dump of the counter area (its bytes as a run left them:
 //   one little-endian 64-bit count per counter, as many as the map has),
 //   each block's count, and per kernel the blocks that never ran. Text or
-//   JSON (--kernels-format=json). Nothing changes.
+//   JSON (--kernels-format=json). With svg=FILE (and a dump), a picture
+//   too: a heat map, a row per kernel and a cell per block, coloured by
+//   its count on a log scale, each cell's tooltip naming the block and
+//   its count. Nothing in the object changes.
 //
 //   A map that does not parse, an object without one and a dump of another
 //   size are errors.
@@ -26,7 +29,7 @@ namespace hotswap {
 
 class CountersPrinterPass : public Pass {
 public:
-  CountersPrinterPass(std::string Dump, std::string Only);
+  CountersPrinterPass(std::string Dump, std::string Only, std::string SVG);
   static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
 
   llvm::StringRef name() const override { return "print<counters>"; }
@@ -38,6 +41,7 @@ public:
 private:
   std::string Dump;
   std::string Only;
+  std::string SVG;
 };
 
 } // namespace hotswap
