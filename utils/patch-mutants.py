@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Mutation test of what verify proves about patch-insns' bodies: applies a
-rule to a code object, flips single bits in the inserted bodies, and, of
+"""Mutation test of what verify proves about inserted code: applies a
+patch-insns rule (or another pipeline that inserts code: --pipeline
+instrument) to a code object, flips single bits in the inserted code, and, of
 the mutants whose disassembly differs from the body's (the code says
 something else), counts those verify rejects (a problem other than
 provenance). Prints the figure and the first mutants that escaped.
@@ -8,6 +9,8 @@ provenance). Prints the figure and the first mutants that escaped.
   utils/patch-mutants.py --tool build/bin/hotswap-opt --mcpu gfx90a \\
       --rule 'match=^ds_read2_b32;where=replace;insert=RULE.s' OBJ \\
       [--bits-per-word 6] [--max 400] [--seed 1]
+  utils/patch-mutants.py --tool build/bin/hotswap-opt --mcpu gfx90a \\
+      --pipeline instrument OBJ
 
 Not part of CI (one verify per mutant).
 """
@@ -48,7 +51,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tool", required=True)
     ap.add_argument("--mcpu", required=True)
-    ap.add_argument("--rule", required=True)
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--rule")
+    g.add_argument("--pipeline")
     ap.add_argument("--bits-per-word", type=int, default=6)
     ap.add_argument("--max", type=int, default=400)
     ap.add_argument("--seed", type=int, default=1)
@@ -57,7 +62,8 @@ def main():
     random.seed(a.seed)
     with tempfile.TemporaryDirectory() as tmp:
         patched = os.path.join(tmp, "p.co")
-        subprocess.run([a.tool, "-passes=patch-insns<%s>" % a.rule, a.object,
+        pipeline = a.pipeline or "patch-insns<%s>" % a.rule
+        subprocess.run([a.tool, "-passes=" + pipeline, a.object,
                         "-o", patched], check=True, capture_output=True)
         data = open(patched, "rb").read()
         secs = sections(data)
