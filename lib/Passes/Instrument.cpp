@@ -34,6 +34,28 @@ static std::vector<SourceLine> counterCode() {
   return Out;
 }
 
+SiteRule hotswap::instrumentSiteRule(bool EntryOnly, StringRef Only) {
+  SiteRule Rule;
+  Rule.Select = EntryOnly ? SiteSelect::KernelEntry : SiteSelect::BlockStarts;
+  Rule.Where = SiteWhere::Before;
+  Rule.Only = Only.str();
+  Rule.BodyName = "instrument's counter code";
+  Rule.Body = counterCode();
+  Rule.BodyMayReadPC = true;
+  // Where no registers are free, the counter code takes SGPRs above the
+  // allocation (gfx9: the descriptor's count grows; at most one aligned
+  // pair's worth of padding on top of the code's five).
+  Rule.ExtraSGPRs = 6;
+  return Rule;
+}
+
+std::string hotswap::instrumentRefusal(const amdgpu::TargetInfo &T) {
+  if (T.Gen == amdgpu::Generation::GFX9)
+    return "";
+  return "counter code for " + T.Name +
+         " is not built yet (the gfx9 family only: scalar atomics)";
+}
+
 InstrumentPass::InstrumentPass(Counts W, std::string O)
     : What(W), Only(std::move(O)) {}
 
@@ -80,10 +102,8 @@ Expected<bool> InstrumentPass::holds(Object &Obj, KernelsAnalysis::Result &R,
 Expected<PreservedAnalyses>
 InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                              AnalysisManager &AM, PassContext &Ctx) {
-  if (R.Target.Gen != amdgpu::Generation::GFX9) {
-    std::string Msg = "counter code for " + R.Target.Name +
-                      " is not built yet (the gfx9 family only: scalar "
-                      "atomics); no kernel instrumented";
+  if (std::string Why = instrumentRefusal(R.Target); !Why.empty()) {
+    std::string Msg = Why + "; no kernel instrumented";
     if (Ctx.Strict)
       return makeError(Msg);
     Ctx.Warn(Msg);
@@ -94,18 +114,7 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   auto CA = AM.getResult<CodeAnalysis>(Obj);
   if (!CA)
     return CA.takeError();
-  SiteRule Rule;
-  Rule.Select = What == Counts::Kernel ? SiteSelect::KernelEntry
-                                       : SiteSelect::BlockStarts;
-  Rule.Where = SiteWhere::Before;
-  Rule.Only = Only;
-  Rule.BodyName = "instrument's counter code";
-  Rule.Body = counterCode();
-  Rule.BodyMayReadPC = true;
-  // Where no registers are free, the counter code takes SGPRs above the
-  // allocation (gfx9: the descriptor's count grows; at most one aligned
-  // pair's worth of padding on top of the code's five).
-  Rule.ExtraSGPRs = 6;
+  SiteRule Rule = instrumentSiteRule(What == Counts::Kernel, Only);
   Expected<std::vector<KernelSites>> All =
       planAllSites(Obj, Rule, R, *CA, &Ctx, name());
   if (!All)

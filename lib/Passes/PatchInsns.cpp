@@ -9,6 +9,7 @@
 #include "hotswap/Pass/PipelineParser.h"
 #include "hotswap/Passes/ClonePlan.h"
 #include "hotswap/Passes/CodeAnalysis.h"
+#include "hotswap/Passes/Instrument.h"
 #include "hotswap/Passes/SitePlanner.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 #include "hotswap/Support/Error.h"
@@ -248,7 +249,36 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
 
 SitesPrinterPass::SitesPrinterPass(PatchRule R) : Rule(std::move(R)) {}
 
+SitesPrinterPass::SitesPrinterPass(bool EntryOnly, std::string Only)
+    : InstrumentEntryOnly(EntryOnly) {
+  Rule.Only = std::move(Only);
+}
+
 Expected<std::unique_ptr<Pass>> SitesPrinterPass::create(StringRef Params) {
+  if (Params.starts_with("instrument=")) {
+    SmallVector<StringRef, 2> Parts;
+    Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
+    std::optional<bool> EntryOnly;
+    std::string Only;
+    for (StringRef P : Parts) {
+      auto [Key, Value] = P.split('=');
+      if (Key == "instrument" && (Value == "kernel" || Value == "block")) {
+        EntryOnly = Value == "kernel";
+      } else if (Key == "only") {
+        Expected<std::string> RE = regexParam(Key, Value);
+        if (!RE)
+          return RE.takeError();
+        Only = std::move(*RE);
+      } else {
+        return makeError("unknown parameter '" + P +
+                         "' (known with instrument=kernel|block: "
+                         "only=REGEX)");
+      }
+    }
+    if (!EntryOnly)
+      return makeError("instrument=kernel|block says which sites to show");
+    return std::make_unique<SitesPrinterPass>(*EntryOnly, std::move(Only));
+  }
   Expected<PatchRule> R = PatchRule::parse("print<sites>", Params);
   if (!R)
     return R.takeError();
@@ -256,6 +286,14 @@ Expected<std::unique_ptr<Pass>> SitesPrinterPass::create(StringRef Params) {
 }
 
 void SitesPrinterPass::printPipeline(raw_ostream &OS) const {
+  if (InstrumentEntryOnly) {
+    OS << "print<sites;instrument="
+       << (*InstrumentEntryOnly ? "kernel" : "block");
+    if (!Rule.Only.empty())
+      OS << ";only=" << Rule.Only;
+    OS << ">";
+    return;
+  }
   OS << "print<sites;";
   Rule.print(OS);
   OS << ">";
@@ -269,8 +307,15 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   auto CA = AM.getResult<CodeAnalysis>(Obj);
   if (!CA)
     return CA.takeError();
-  Expected<std::vector<KernelSites>> All =
-      planRule(Obj, Rule, *K, *CA, nullptr, "print<sites>");
+  Expected<std::vector<KernelSites>> All = [&]() {
+    if (!InstrumentEntryOnly)
+      return planRule(Obj, Rule, *K, *CA, nullptr, "print<sites>");
+    if (std::string Why = instrumentRefusal(K->Target); !Why.empty())
+      return Expected<std::vector<KernelSites>>(makeError(Why));
+    return planAllSites(Obj,
+                        instrumentSiteRule(*InstrumentEntryOnly, Rule.Only), *K,
+                        *CA, nullptr, "print<sites>");
+  }();
   if (!All)
     return All.takeError();
   const FunctionMap &M = CA->functions();
@@ -285,7 +330,11 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
        << " applied, " << Sites - Applied << " refused\n";
     for (const KernelSites &KS : *All) {
       OS << "kernel " << M.Functions[KS.Function].Name << ": "
-         << KS.Sites.size() << " sites\n";
+         << KS.Sites.size() << " sites";
+      if (KS.SGPRsUsed > KS.SGPRsAllocated)
+        OS << "; SGPRs above the allocation taken: it grows from "
+           << KS.SGPRsAllocated << " to " << KS.SGPRsUsed << " usable SGPRs";
+      OS << "\n";
       for (const SitePlan &S : KS.Sites) {
         OS << "  +" << hex(S.Offset) << " " << S.Text << ": ";
         if (!S.Refusal.empty()) {
@@ -324,8 +373,11 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       }
       Ss.push_back(std::move(O));
     }
-    Kernels.push_back(json::Object{{"name", M.Functions[KS.Function].Name},
-                                   {"sites", std::move(Ss)}});
+    json::Object KO{{"name", M.Functions[KS.Function].Name},
+                    {"sites", std::move(Ss)}};
+    if (KS.SGPRsUsed > KS.SGPRsAllocated)
+      KO["sgprs_grow_to"] = int64_t(KS.SGPRsUsed);
+    Kernels.push_back(std::move(KO));
   }
   json::Value V(
       json::Object{{"sites", json::Object{{"where", siteWhereName(Rule.Where)},

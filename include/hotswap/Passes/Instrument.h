@@ -42,6 +42,7 @@
 #define HOTSWAP_PASSES_INSTRUMENT_H
 
 #include "hotswap/Passes/KernelsPass.h"
+#include "hotswap/Passes/SitePlanner.h"
 
 #include <memory>
 #include <string>
@@ -72,6 +73,14 @@ private:
   Counts What;
   std::string Only;
 };
+
+/// The sites instrument counts (block starts, or the entry with
+/// \p EntryOnly) of kernels matching \p Only, with its counter code: what
+/// the pass plans and print<sites;instrument=...> shows.
+SiteRule instrumentSiteRule(bool EntryOnly, llvm::StringRef Only);
+
+/// Why instrument has no counter code for \p T (empty: it has).
+std::string instrumentRefusal(const amdgpu::TargetInfo &T);
 
 } // namespace hotswap
 

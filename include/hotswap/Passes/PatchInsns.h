@@ -49,6 +49,8 @@
 //   Every site of the rule, per kernel: applied (how: in the kernel's
 //   copy) with the registers bound and the body's size, or refused and why;
 //   text or JSON. Nothing changes.
+// print<sites;instrument=kernel|block[;only=REGEX]>
+//   The same for the sites instrument (Instrument.h) would count.
 //
 //===----------------------------------------------------------------------===//
 
@@ -111,6 +113,9 @@ private:
 class SitesPrinterPass : public Pass {
 public:
   explicit SitesPrinterPass(PatchRule Rule);
+  /// print<sites;instrument=kernel|block[;only=REGEX]>: the sites
+  /// instrument would count, and why the others are not.
+  SitesPrinterPass(bool InstrumentEntryOnly, std::string Only);
   static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
 
   llvm::StringRef name() const override { return "print<sites>"; }
@@ -121,6 +126,8 @@ public:
 
 private:
   PatchRule Rule;
+  /// Set: instrument's sites (true: the entry only), not Rule's.
+  std::optional<bool> InstrumentEntryOnly;
 };
 
 } // namespace hotswap
