@@ -143,6 +143,22 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
         return makeError(Msg);
       Ctx.Warn(Msg);
       Ctx.Stats.add(name(), "blocks-refused", "blocks not counted", Refused);
+      // By reason: no register, a window, the code cannot be followed or
+      // what is in flight is unknown.
+      for (const SitePlan &S : KS.Sites) {
+        if (S.Refusal.empty())
+          continue;
+        StringRef Why = S.Refusal;
+        if (Why.starts_with("no free"))
+          Ctx.Stats.add(name(), "blocks-refused-registers",
+                        "blocks not counted: no free SGPRs");
+        else if (Why.contains("window") || Why.contains("preload"))
+          Ctx.Stats.add(name(), "blocks-refused-window",
+                        "blocks not counted: in a window");
+        else
+          Ctx.Stats.add(name(), "blocks-refused-unknown",
+                        "blocks not counted: code or loads in flight unknown");
+      }
       Ctx.Stats.add(name(), "kernels-partial",
                     "kernels with blocks not counted");
     }
