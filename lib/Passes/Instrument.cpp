@@ -43,9 +43,11 @@ SiteRule hotswap::instrumentSiteRule(bool EntryOnly, StringRef Only) {
   Rule.Body = counterCode();
   Rule.BodyMayReadPC = true;
   // Where no registers are free, the counter code takes SGPRs above the
-  // allocation (gfx9: the descriptor's count grows; at most one aligned
-  // pair's worth of padding on top of the code's five).
-  Rule.ExtraSGPRs = 6;
+  // allocation (gfx9: the descriptor's count grows). Its five, an aligned
+  // pair's padding, and four more: the usable count is taken below the
+  // most special registers any target of the family has (6), so a kernel
+  // with fewer (gfx900 without XNACK: 4) may use what lies above it.
+  Rule.ExtraSGPRs = 10;
   return Rule;
 }
 

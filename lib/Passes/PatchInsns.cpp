@@ -307,11 +307,22 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   auto CA = AM.getResult<CodeAnalysis>(Obj);
   if (!CA)
     return CA.takeError();
+  // A target without counter code says so, in a container among others.
+  if (InstrumentEntryOnly)
+    if (std::string Why = instrumentRefusal(K->Target); !Why.empty()) {
+      if (!Ctx.JSON)
+        *Ctx.Out << "sites: none: " << Why << "\n";
+      else if (json::Value V(
+                   json::Object{{"sites", json::Object{{"refused", Why}}}});
+               Ctx.JSONOut)
+        Ctx.JSONOut->push_back(std::move(V));
+      else
+        *Ctx.Out << formatv("{0:2}", V) << "\n";
+      return PreservedAnalyses::all();
+    }
   Expected<std::vector<KernelSites>> All = [&]() {
     if (!InstrumentEntryOnly)
       return planRule(Obj, Rule, *K, *CA, nullptr, "print<sites>");
-    if (std::string Why = instrumentRefusal(K->Target); !Why.empty())
-      return Expected<std::vector<KernelSites>>(makeError(Why));
     return planAllSites(Obj,
                         instrumentSiteRule(*InstrumentEntryOnly, Rule.Only), *K,
                         *CA, nullptr, "print<sites>");
