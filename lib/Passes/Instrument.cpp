@@ -227,8 +227,10 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       placeClones(Obj, R, *CA, Plans, KernelsOf, *Base, name(), Ctx);
   if (!Placed)
     return Placed.takeError();
+  PreservedAnalyses PA = PreservedAnalyses::none();
+  PA.preserve<TargetAnalysis>();
   if (*Placed == 0)
-    return PreservedAnalyses::all();
+    return PA; // descriptors in the kernels analysis were raised
 
   CodeAppender Appender(Obj);
   Expected<uint64_t> At = Appender.nextAddress(CounterBytes);
@@ -309,7 +311,5 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   if (Error E = appendCounterMap(Obj, Map))
     return std::move(E);
   Ctx.Stats.add(name(), "counters", "blocks counted", Map.size());
-  PreservedAnalyses PA = PreservedAnalyses::none();
-  PA.preserve<TargetAnalysis>();
   return PA;
 }
