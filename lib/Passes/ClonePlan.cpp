@@ -44,19 +44,19 @@ hotswap::planClones(CodeAnalysis::Result &R, ArrayRef<size_t> Functions,
   const FunctionMap &M = R.functions();
   amdgpu::TargetMC &MC = R.mc();
   std::vector<ClonePlan> Plans;
-  // Each kernel's graph and decoded instructions, kept for the proof.
-  struct Kept {
-    FunctionCFG G;
-    std::vector<MCInst> Decoded;
-  };
-  std::vector<Kept> Graphs;
-  std::vector<std::vector<uint32_t>> ReplacedOf;
+  // The proof reads each copy as a function of its own beside the
+  // originals, in one map: a copy reaches originals (callees, data), never
+  // another copy, so the map holds the copy being proven as its last
+  // function (above every original, so the map stays in address order).
+  // Each copy is proven as soon as it is made, and its graph dropped.
+  FunctionMap WithCopy = M;
+  WithCopy.Functions.emplace_back();
   uint64_t At = Base;
   for (size_t X = 0; X < Functions.size(); ++X) {
     size_t I = Functions[X];
     const CodeFunction &F = M.Functions[I];
-    Kept K;
-    K.G = buildCFG(MC, F, R.bytes(F), M, &K.Decoded);
+    std::vector<MCInst> Decoded;
+    FunctionCFG G = buildCFG(MC, F, R.bytes(F), M, &Decoded);
     ClonePlan P;
     P.Function = I;
     ArrayRef<Insertion> Ins;
@@ -64,45 +64,28 @@ hotswap::planClones(CodeAnalysis::Result &R, ArrayRef<size_t> Functions,
       Ins = Inserts[X];
     std::vector<uint32_t> Replaced;
     for (const Insertion &In : Ins)
-      if (In.Replace && In.Before < K.G.Insns.size()) {
+      if (In.Replace && In.Before < G.Insns.size()) {
         Replaced.push_back(In.Before);
-        P.Replaced.push_back(K.G.Insns[In.Before].Addr - F.Begin);
+        P.Replaced.push_back(G.Insns[In.Before].Addr - F.Begin);
       }
-    ReplacedOf.push_back(std::move(Replaced));
-    RelocationResult RR = relocate(MC, K.G, K.Decoded, R.bytes(F), At, Ins);
+    RelocationResult RR = relocate(MC, G, Decoded, R.bytes(F), At, Ins);
     P.Refusal = std::move(RR.Refusal);
     if (RR.Code) {
       At = alignTo(At + RR.Code->Bytes.size(), CloneAlign);
-      P.OffsetMap = cloneOffsetMap(K.G, *RR.Code);
+      P.OffsetMap = cloneOffsetMap(G, *RR.Code);
       P.Code = std::move(RR.Code);
+      CodeFunction &C = WithCopy.Functions.back();
+      C = F;
+      C.Name += ".clone";
+      C.Sec = nullptr;
+      C.Begin = P.Code->Base;
+      C.End = P.Code->Base + P.Code->Bytes.size();
+      RelocationProofResult Proof = proveRelocation(
+          MC, G, Decoded, R.bytes(F), WithCopy, C, P.Code->Bytes,
+          P.Code->insertedRanges(), Replaced, InsertedMayReadPC);
+      P.Problems = std::move(Proof.Problems);
     }
     Plans.push_back(std::move(P));
-    Graphs.push_back(std::move(K));
-  }
-  // The proof reads the copies as functions of their own, beside the
-  // originals, in one map.
-  FunctionMap WithCopies = M;
-  for (const ClonePlan &P : Plans) {
-    if (!P.Code)
-      continue;
-    CodeFunction C = M.Functions[P.Function];
-    C.Name += ".clone";
-    C.Sec = nullptr;
-    C.Begin = P.Code->Base;
-    C.End = P.Code->Base + P.Code->Bytes.size();
-    WithCopies.Functions.push_back(std::move(C));
-  }
-  size_t Copy = M.Functions.size();
-  for (size_t I = 0; I < Plans.size(); ++I) {
-    ClonePlan &P = Plans[I];
-    if (!P.Code)
-      continue;
-    const CodeFunction &F = M.Functions[P.Function];
-    RelocationProofResult Proof = proveRelocation(
-        MC, Graphs[I].G, Graphs[I].Decoded, R.bytes(F), WithCopies,
-        WithCopies.Functions[Copy++], P.Code->Bytes, P.Code->insertedRanges(),
-        ReplacedOf[I], InsertedMayReadPC);
-    P.Problems = std::move(Proof.Problems);
   }
   return Plans;
 }

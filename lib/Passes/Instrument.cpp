@@ -223,6 +223,32 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   if (Counters && CounterBase + Counters * CounterBytes - *Base > UINT32_MAX)
     return makeError("the counters would lie more than 4 GiB from the "
                      "counter code");
+  // Each counter code gets its counter's distance, in the copies, before
+  // they are placed (the proof did not read it: code::proveRelocation).
+  std::vector<CounterEntry> Map;
+  for (ClonePlan &P : Plans) {
+    if (!P.Code || !P.Problems.empty())
+      continue;
+    const KernelSites &KS = *SitesOf.lookup(P.Function);
+    std::vector<std::pair<uint64_t, uint64_t>> Ranges =
+        P.Code->insertedRanges();
+    size_t K = 0;
+    for (const SitePlan &S : KS.Sites) {
+      if (!S.Refusal.empty())
+        continue;
+      if (K >= Ranges.size())
+        return makeError("kernel '" + M.Functions[P.Function].Name +
+                         "': its copy holds fewer counter codes than sites");
+      const uint64_t Code = Ranges[K++].first;
+      const uint64_t Index = Map.size();
+      const uint64_t Distance = CounterBase + Index * CounterBytes - (Code + 4);
+      support::endian::write32le(P.Code->Bytes.data() + (Code - P.Code->Base) +
+                                     CounterDistanceAt,
+                                 uint32_t(Distance));
+      Map.push_back({Index, M.Functions[P.Function].Name,
+                     S.Insn == 0 ? "entry" : "block", S.Offset, Code});
+    }
+  }
   Expected<size_t> Placed =
       placeClones(Obj, R, *CA, Plans, KernelsOf, *Base, name(), Ctx);
   if (!Placed)
@@ -239,35 +265,6 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   if (*At != CounterBase)
     return makeError("the counters would not follow the copies at " +
                      hex(CounterBase) + " (" + hex(*At) + ")");
-  // Each counter code gets its counter's distance, in the placed copies.
-  std::vector<CounterEntry> Map;
-  for (const ClonePlan &P : Plans) {
-    if (!P.Code)
-      continue;
-    const KernelSites &KS = *SitesOf.lookup(P.Function);
-    std::vector<std::pair<uint64_t, uint64_t>> Ranges =
-        P.Code->insertedRanges();
-    size_t K = 0;
-    for (const SitePlan &S : KS.Sites) {
-      if (!S.Refusal.empty())
-        continue;
-      if (K >= Ranges.size())
-        return makeError("kernel '" + M.Functions[P.Function].Name +
-                         "': its copy holds fewer counter codes than sites");
-      const uint64_t Code = Ranges[K++].first;
-      const uint64_t Index = Map.size();
-      const uint64_t Distance = CounterBase + Index * CounterBytes - (Code + 4);
-      Section *Sec = Obj.sectionForAddress(Code);
-      if (!Sec)
-        return makeError("no section holds the counter code at " + hex(Code));
-      std::array<uint8_t, 4> Word;
-      support::endian::write32le(Word.data(), uint32_t(Distance));
-      if (Error E = Sec->overwrite(Code + CounterDistanceAt - Sec->Addr, Word))
-        return std::move(E);
-      Map.push_back({Index, M.Functions[P.Function].Name,
-                     S.Insn == 0 ? "entry" : "block", S.Offset, Code});
-    }
-  }
   // What the descriptors now allocate, in the metadata too (.sgpr_count),
   // for the kernels whose copy was placed.
   bool MetadataChanged = false;
