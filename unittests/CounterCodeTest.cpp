@@ -42,10 +42,13 @@ std::unique_ptr<TargetMC> mc(StringRef MCPU) {
 /// the placeholder's, assembled.
 std::vector<uint8_t> counterCode(const TargetMC &MC, uint32_t Distance,
                                  StringRef SP0 = "s[2:3]", StringRef S0 = "s1",
-                                 StringRef SP1 = "s[8:9]") {
+                                 StringRef SP1 = "s[8:9]",
+                                 CounterUnit Unit = CounterUnit::Wave) {
   std::string Text;
-  for (std::string L : counterCodeLines()) {
-    for (auto [Name, Reg] : {std::pair<StringRef, StringRef>{"%sp0", SP0},
+  for (std::string L : counterCodeLines(Unit)) {
+    for (auto [Name, Reg] : {std::pair<StringRef, StringRef>{"%sp1.0", "s8"},
+                             {"%sp1.1", "s9"},
+                             {"%sp0", SP0},
                              {"%sp1", SP1},
                              {"%s0", S0}}) {
       size_t P = L.find(Name.str());
@@ -66,9 +69,9 @@ std::vector<uint8_t> counterCode(const TargetMC &MC, uint32_t Distance,
   return *B;
 }
 
-std::string why(Expected<uint64_t> T) {
+std::string why(Expected<CounterTarget> T) {
   if (T)
-    return "counts at " + std::to_string(*T);
+    return "counts at " + std::to_string(T->Counter);
   return toString(T.takeError());
 }
 
@@ -81,13 +84,23 @@ TEST(CounterCodeTest, TheTemplateAddsToTheCounterItsDistanceNames) {
     ASSERT_EQ(B.size(), 28u);
     // The distance is where the pass writes it.
     EXPECT_EQ(support::endian::read32le(B.data() + CounterDistanceAt), 0x53cu);
-    Expected<uint64_t> T = counterCodeTarget(*MC, B, At);
+    Expected<CounterTarget> T = counterCodeTarget(*MC, B, At);
     ASSERT_TRUE(bool(T)) << toString(T.takeError());
-    EXPECT_EQ(*T, At + 4 + 0x53c); // the PC after s_getpc_b64
+    EXPECT_EQ(T->Counter, At + 4 + 0x53c); // the PC after s_getpc_b64
+    EXPECT_EQ(T->Unit, CounterUnit::Wave);
     // The largest distance: the offset is 32-bit unsigned.
     T = counterCodeTarget(*MC, counterCode(*MC, 0xfffffff0), At);
     ASSERT_TRUE(bool(T)) << toString(T.takeError());
-    EXPECT_EQ(*T, At + 4 + 0xfffffff0);
+    EXPECT_EQ(T->Counter, At + 4 + 0xfffffff0);
+    // Counting lanes: 32 bytes, the same distance in the same place.
+    std::vector<uint8_t> L =
+        counterCode(*MC, 0x53c, "s[2:3]", "s1", "s[8:9]", CounterUnit::Lane);
+    ASSERT_EQ(L.size(), 32u);
+    EXPECT_EQ(support::endian::read32le(L.data() + CounterDistanceAt), 0x53cu);
+    T = counterCodeTarget(*MC, L, At);
+    ASSERT_TRUE(bool(T)) << toString(T.takeError());
+    EXPECT_EQ(T->Counter, At + 4 + 0x53c);
+    EXPECT_EQ(T->Unit, CounterUnit::Lane);
   }
 }
 
@@ -127,7 +140,7 @@ TEST(CounterCodeTest, OtherCodeIsNotCounterCode) {
                     "s_mov_b64 s[8:9], 1\ns_atomic_add_x2 s[8:9], s[2:3], "
                     "s1\n"),
                 At)),
-            "4 instructions, not the 5 of counter code");
+            "4 instructions, not the 5 or 6 of counter code");
   // The wait replaced.
   EXPECT_EQ(why(counterCodeTarget(
                 *MC,
@@ -162,6 +175,24 @@ TEST(CounterCodeTest, OtherCodeIsNotCounterCode) {
                 At)),
             "its atomic is 's_atomic_add_x2 s[8:9], s[2:3], s1 glc', not "
             "'s_atomic_add_x2 s[8:9], s[2:3], s1'");
+  // Lanes: the count of another mask, or a high half that is not 0.
+  EXPECT_EQ(
+      why(counterCodeTarget(*MC,
+                            Asm("s_getpc_b64 s[2:3]\ns_mov_b32 s1, 0x100\n"
+                                "s_bcnt1_i32_b64 s8, vcc\ns_mov_b32 s9, 0\n"
+                                "s_atomic_add_x2 s[8:9], s[2:3], s1\n"
+                                "s_waitcnt lgkmcnt(0)\n"),
+                            At)),
+      "its lane count is 's_bcnt1_i32_b64 s8, vcc', not "
+      "'s_bcnt1_i32_b64 s8, exec'");
+  EXPECT_EQ(
+      why(counterCodeTarget(*MC,
+                            Asm("s_getpc_b64 s[2:3]\ns_mov_b32 s1, 0x100\n"
+                                "s_bcnt1_i32_b64 s8, exec\ns_mov_b32 s9, 1\n"
+                                "s_atomic_add_x2 s[8:9], s[2:3], s1\n"
+                                "s_waitcnt lgkmcnt(0)\n"),
+                            At)),
+      "its operands are not those of counter code");
   // The distance register overwrites half of the PC.
   EXPECT_EQ(
       why(counterCodeTarget(*MC, counterCode(*MC, 0x100, "s[2:3]", "s3"), At)),

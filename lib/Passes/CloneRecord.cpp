@@ -151,13 +151,15 @@ const CloneRecord *hotswap::currentClone(ArrayRef<CloneRecord> Records,
 /// The checks of every range of code inserted into \p K's copy (whose
 /// bytes are \p CopyBytes from \p CopyBase), against the seam of the
 /// original instruction of \p G it precedes or replaces.
-static void verifyInsertedCode(
-    const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
-    const KernelInfo &K, const code::FunctionCFG &G, ArrayRef<MCInst> Decoded,
-    ArrayRef<uint8_t> CopyBytes, uint64_t CopyBase,
-    ArrayRef<std::pair<uint64_t, uint64_t>> Inserted,
-    ArrayRef<uint32_t> Replaced, ArrayRef<uint64_t> InsnAddr,
-    const DenseMap<uint64_t, uint64_t> &Counters, VerifyProblems &P) {
+static void
+verifyInsertedCode(const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
+                   const KernelInfo &K, const code::FunctionCFG &G,
+                   ArrayRef<MCInst> Decoded, ArrayRef<uint8_t> CopyBytes,
+                   uint64_t CopyBase,
+                   ArrayRef<std::pair<uint64_t, uint64_t>> Inserted,
+                   ArrayRef<uint32_t> Replaced, ArrayRef<uint64_t> InsnAddr,
+                   const DenseMap<uint64_t, code::CounterTarget> &Counters,
+                   VerifyProblems &P) {
   bool Wave32 = R.Target.Gen >= amdgpu::Generation::GFX10 && K.KD.isWave32();
   code::Liveness L =
       code::computeLiveness(MC, G, Decoded, code::FunctionKind::Kernel, Wave32);
@@ -193,15 +195,24 @@ static void verifyInsertedCode(
     auto Counter = Counters.find(B);
     const bool IsCounter = Counter != Counters.end();
     if (IsCounter) {
-      Expected<uint64_t> Target = code::counterCodeTarget(MC, Body, B);
+      Expected<code::CounterTarget> Target =
+          code::counterCodeTarget(MC, Body, B);
+      const code::CounterTarget &Want = Counter->second;
       if (!Target)
         P.push_back("cloned kernel '" + K.Name + "': the counter code at " +
                     hex(B) +
                     " is not counter code: " + toString(Target.takeError()));
-      else if (*Target != Counter->second)
+      else if (Target->Counter != Want.Counter)
         P.push_back("cloned kernel '" + K.Name + "': the counter code at " +
-                    hex(B) + " adds to " + hex(*Target) +
-                    ", not to its counter at " + hex(Counter->second));
+                    hex(B) + " adds to " + hex(Target->Counter) +
+                    ", not to its counter at " + hex(Want.Counter));
+      else if (Target->Unit != Want.Unit)
+        P.push_back(
+            "cloned kernel '" + K.Name + "': the counter code at " + hex(B) +
+            " counts " +
+            (Target->Unit == code::CounterUnit::Lane ? "lanes" : "waves") +
+            ", but the counter map says " +
+            (Want.Unit == code::CounterUnit::Lane ? "lanes" : "waves"));
     }
     for (const code::BodyProblem &BP : code::checkBody(
              MC, Body, Wave32, WC.Set, Regs.Writable, Regs.InFlight, IsCounter))
@@ -221,7 +232,7 @@ static void verifyInsertedCode(
 /// From the counter map and `__hotswap_counters`: each counter code's
 /// address -> its counter's. An error when the map and the area disagree.
 static Error counterTargets(const Object &Obj,
-                            DenseMap<uint64_t, uint64_t> &Out) {
+                            DenseMap<uint64_t, code::CounterTarget> &Out) {
   Expected<std::vector<CounterEntry>> Map = readCounterMap(Obj);
   if (!Map)
     return Map.takeError();
@@ -240,7 +251,12 @@ static Error counterTargets(const Object &Obj,
                      "' is not a writable zero-filled area of " + Twine(Need) +
                      " bytes");
   for (const CounterEntry &E : *Map)
-    if (!Out.try_emplace(E.Code, Area->Value + E.Index * CounterBytes).second)
+    if (!Out.try_emplace(
+                E.Code,
+                code::CounterTarget{Area->Value + E.Index * CounterBytes,
+                                    E.Unit == "lane" ? code::CounterUnit::Lane
+                                                     : code::CounterUnit::Wave})
+             .second)
       return makeError("the counter map names counter code at " + hex(E.Code) +
                        " twice");
   return Error::success();
@@ -265,7 +281,7 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
   // its copy; the original is a function through its symbol, if any.
   code::FunctionMap Map = code::findFunctions(Obj, kernelEntries(R), MC->get());
   // Counter code -> the counter it must add to (instrument).
-  DenseMap<uint64_t, uint64_t> Counters;
+  DenseMap<uint64_t, code::CounterTarget> Counters;
   if (Error E = counterTargets(Obj, Counters))
     P.push_back(toString(std::move(E)));
   StringMap<const KernelInfo *> ByName;

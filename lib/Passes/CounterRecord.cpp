@@ -25,6 +25,12 @@ static Expected<CounterEntry> parseEntry(const json::Object &O) {
   if (*Kind != "entry" && *Kind != "block")
     return makeError("kind '" + *Kind + "' is not entry or block");
   E.Kind = std::move(*Kind);
+  Expected<std::string> Unit = stringMember(O, "unit");
+  if (!Unit)
+    return Unit.takeError();
+  if (*Unit != "wave" && *Unit != "lane")
+    return makeError("unit '" + *Unit + "' is not wave or lane");
+  E.Unit = std::move(*Unit);
   Expected<uint64_t> Off = hexMember(O, "offset");
   if (!Off)
     return Off.takeError();
@@ -62,6 +68,7 @@ Error hotswap::appendCounterMap(Object &Obj, ArrayRef<CounterEntry> Entries) {
     Lines.push_back(json::Object{{"index", int64_t(E.Index)},
                                  {"kernel", E.Kernel},
                                  {"kind", E.Kind},
+                                 {"unit", E.Unit},
                                  {"offset", hex(E.Offset)},
                                  {"code", hex(E.Code)}});
   return appendRecordLines(Obj, CounterMapSectionName, Lines, "counters");

@@ -207,7 +207,9 @@ CountersPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
 
   if (!Ctx.JSON) {
     raw_ostream &OS = *Ctx.Out;
-    OS << "counters: " << Map->size() << " in " << Kernels.size() << " kernels";
+    OS << "counters: " << Map->size() << " in " << Kernels.size()
+       << " kernels, counting "
+       << (Map->front().Unit == "lane" ? "lanes" : "waves");
     if (!Dump.empty())
       OS << ", counts from '" << Dump << "'";
     OS << "\n";
@@ -236,6 +238,7 @@ CountersPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
     for (const CounterEntry *E : K.Blocks) {
       json::Object O{{"offset", int64_t(E->Offset)},
                      {"kind", E->Kind},
+                     {"unit", E->Unit},
                      {"counter", int64_t(E->Index)}};
       if (std::optional<uint64_t> C = CountOf(*E))
         O["count"] = *C;

@@ -27,21 +27,23 @@ using namespace hotswap;
 using namespace hotswap::code;
 
 /// The counter code as the site planner takes it.
-static std::vector<SourceLine> counterCode() {
+static std::vector<SourceLine> counterCode(CounterUnit Unit) {
   std::vector<SourceLine> Out;
-  for (const std::string &L : counterCodeLines())
+  for (const std::string &L : counterCodeLines(Unit))
     Out.push_back({unsigned(Out.size() + 1), L});
   return Out;
 }
 
-SiteRule hotswap::instrumentSiteRule(bool EntryOnly, StringRef Only) {
+SiteRule hotswap::instrumentSiteRule(bool EntryOnly, bool PerLane,
+                                     StringRef Only) {
   SiteRule Rule;
   Rule.Select = EntryOnly ? SiteSelect::KernelEntry : SiteSelect::BlockStarts;
   Rule.Where = SiteWhere::Before;
   Rule.Only = Only.str();
   Rule.BodyName = "instrument's counter code";
-  Rule.Body = counterCode();
+  Rule.Body = counterCode(PerLane ? CounterUnit::Lane : CounterUnit::Wave);
   Rule.BodyMayReadPC = true;
+  Rule.ProblemsRefuse = true;
   // Where no registers are free, the counter code takes SGPRs above the
   // allocation (gfx9: the descriptor's count grows). Its five, an aligned
   // pair's padding, and four more: the usable count is taken below the
@@ -58,11 +60,12 @@ std::string hotswap::instrumentRefusal(const amdgpu::TargetInfo &T) {
          " is not built yet (the gfx9 family only: scalar atomics)";
 }
 
-InstrumentPass::InstrumentPass(Counts W, std::string O)
-    : What(W), Only(std::move(O)) {}
+InstrumentPass::InstrumentPass(Counts W, bool L, std::string O)
+    : What(W), PerLane(L), Only(std::move(O)) {}
 
 Expected<std::unique_ptr<Pass>> InstrumentPass::create(StringRef Params) {
   Counts What = Counts::Block;
+  bool PerLane = false;
   std::string Only;
   SmallVector<StringRef, 4> Parts;
   Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
@@ -73,6 +76,8 @@ Expected<std::unique_ptr<Pass>> InstrumentPass::create(StringRef Params) {
     } else if (Key == "counters" && Value == "edge") {
       return makeError("counters=edge is not built yet (counters=kernel or "
                        "counters=block)");
+    } else if (Key == "per" && (Value == "wave" || Value == "lane")) {
+      PerLane = Value == "lane";
     } else if (Key == "only") {
       Expected<std::string> RE = regexParam(Key, Value);
       if (!RE)
@@ -80,17 +85,20 @@ Expected<std::unique_ptr<Pass>> InstrumentPass::create(StringRef Params) {
       Only = std::move(*RE);
     } else {
       return makeError("unknown parameter '" + P +
-                       "' (known: counters=kernel|block, only=REGEX)");
+                       "' (known: counters=kernel|block, per=wave|lane, "
+                       "only=REGEX)");
     }
   }
-  return std::make_unique<InstrumentPass>(What, std::move(Only));
+  return std::make_unique<InstrumentPass>(What, PerLane, std::move(Only));
 }
 
 void InstrumentPass::printPipeline(raw_ostream &OS) const {
   OS << name();
-  if (What == Counts::Block && Only.empty())
+  if (What == Counts::Block && !PerLane && Only.empty())
     return;
   OS << "<counters=" << (What == Counts::Kernel ? "kernel" : "block");
+  if (PerLane)
+    OS << ";per=lane";
   if (!Only.empty())
     OS << ";only=" << Only;
   OS << ">";
@@ -116,7 +124,7 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   auto CA = AM.getResult<CodeAnalysis>(Obj);
   if (!CA)
     return CA.takeError();
-  SiteRule Rule = instrumentSiteRule(What == Counts::Kernel, Only);
+  SiteRule Rule = instrumentSiteRule(What == Counts::Kernel, PerLane, Only);
   Expected<std::vector<KernelSites>> All =
       planAllSites(Obj, Rule, R, *CA, &Ctx, name());
   if (!All)
@@ -154,6 +162,10 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
         if (Why.starts_with("no free"))
           Ctx.Stats.add(name(), "blocks-refused-registers",
                         "blocks not counted: no free SGPRs");
+        else if (Why.starts_with("the code does not fit"))
+          Ctx.Stats.add(name(), "blocks-refused-checks",
+                        "blocks not counted: the code would write what is "
+                        "live (SCC)");
         else if (Why.contains("window") || Why.contains("preload"))
           Ctx.Stats.add(name(), "blocks-refused-window",
                         "blocks not counted: in a window");
@@ -246,7 +258,8 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                                      CounterDistanceAt,
                                  uint32_t(Distance));
       Map.push_back({Index, M.Functions[P.Function].Name,
-                     S.Insn == 0 ? "entry" : "block", S.Offset, Code});
+                     S.Insn == 0 ? "entry" : "block", PerLane ? "lane" : "wave",
+                     S.Offset, Code});
     }
   }
   Expected<size_t> Placed =

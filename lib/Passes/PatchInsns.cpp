@@ -249,8 +249,9 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
 
 SitesPrinterPass::SitesPrinterPass(PatchRule R) : Rule(std::move(R)) {}
 
-SitesPrinterPass::SitesPrinterPass(bool EntryOnly, std::string Only)
-    : InstrumentEntryOnly(EntryOnly) {
+SitesPrinterPass::SitesPrinterPass(bool EntryOnly, bool PerLane,
+                                   std::string Only)
+    : InstrumentEntryOnly(EntryOnly), InstrumentPerLane(PerLane) {
   Rule.Only = std::move(Only);
 }
 
@@ -259,11 +260,14 @@ Expected<std::unique_ptr<Pass>> SitesPrinterPass::create(StringRef Params) {
     SmallVector<StringRef, 2> Parts;
     Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
     std::optional<bool> EntryOnly;
+    bool PerLane = false;
     std::string Only;
     for (StringRef P : Parts) {
       auto [Key, Value] = P.split('=');
       if (Key == "instrument" && (Value == "kernel" || Value == "block")) {
         EntryOnly = Value == "kernel";
+      } else if (Key == "per" && (Value == "wave" || Value == "lane")) {
+        PerLane = Value == "lane";
       } else if (Key == "only") {
         Expected<std::string> RE = regexParam(Key, Value);
         if (!RE)
@@ -272,12 +276,13 @@ Expected<std::unique_ptr<Pass>> SitesPrinterPass::create(StringRef Params) {
       } else {
         return makeError("unknown parameter '" + P +
                          "' (known with instrument=kernel|block: "
-                         "only=REGEX)");
+                         "per=wave|lane, only=REGEX)");
       }
     }
     if (!EntryOnly)
       return makeError("instrument=kernel|block says which sites to show");
-    return std::make_unique<SitesPrinterPass>(*EntryOnly, std::move(Only));
+    return std::make_unique<SitesPrinterPass>(*EntryOnly, PerLane,
+                                              std::move(Only));
   }
   Expected<PatchRule> R = PatchRule::parse("print<sites>", Params);
   if (!R)
@@ -289,6 +294,8 @@ void SitesPrinterPass::printPipeline(raw_ostream &OS) const {
   if (InstrumentEntryOnly) {
     OS << "print<sites;instrument="
        << (*InstrumentEntryOnly ? "kernel" : "block");
+    if (InstrumentPerLane)
+      OS << ";per=lane";
     if (!Rule.Only.empty())
       OS << ";only=" << Rule.Only;
     OS << ">";
@@ -323,9 +330,10 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   Expected<std::vector<KernelSites>> All = [&]() {
     if (!InstrumentEntryOnly)
       return planRule(Obj, Rule, *K, *CA, nullptr, "print<sites>");
-    return planAllSites(Obj,
-                        instrumentSiteRule(*InstrumentEntryOnly, Rule.Only), *K,
-                        *CA, nullptr, "print<sites>");
+    return planAllSites(
+        Obj,
+        instrumentSiteRule(*InstrumentEntryOnly, InstrumentPerLane, Rule.Only),
+        *K, *CA, nullptr, "print<sites>");
   }();
   if (!All)
     return All.takeError();

@@ -448,14 +448,29 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         });
         for (const auto &[Name, Reg] : ByLength)
           for (size_t At = Text.find(Name); At != std::string::npos;
-               At = Text.find(Name, At + Reg.size())) {
+               At = Text.find(Name, At)) {
             // %s1 must not match the start of %s12.
             size_t End = At + Name.size();
             if (End < Text.size() && isDigit(Text[End])) {
               At += 1;
               continue;
             }
+            // %spN.0 and %spN.1: one register of the pair s[L:L+1].
+            unsigned Lo;
+            if (StringRef(Name).starts_with("%sp") && End + 1 < Text.size() &&
+                Text[End] == '.' &&
+                (Text[End + 1] == '0' || Text[End + 1] == '1') &&
+                (End + 2 == Text.size() || !isDigit(Text[End + 2])) &&
+                !StringRef(Reg).drop_front(2).take_while(isDigit).getAsInteger(
+                    10, Lo)) {
+              std::string One =
+                  "s" + std::to_string(Lo + (Text[End + 1] - '0'));
+              Text.replace(At, Name.size() + 2, One);
+              At += One.size();
+              continue;
+            }
             Text.replace(At, Name.size(), Reg);
+            At += Reg.size();
           }
         if (Error E = substituteOperands(Text, Decoded[S.Insn]))
           return siteError(F, S, SL.Number, toString(std::move(E)));
@@ -505,6 +520,10 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     }
     if (Fits)
       continue;
+    if (FirstProblem && Rule.ProblemsRefuse) {
+      S.Refusal = "the code does not fit here: " + FirstProblem->second;
+      continue;
+    }
     if (FirstProblem)
       return siteError(F, S, FirstProblem->first, FirstProblem->second);
     S.Refusal = NoRoom;

@@ -6,6 +6,7 @@ import struct
 import sys
 
 src, out = sys.argv[1], sys.argv[2]
+lane_as_wave = "--lane-as-wave" in sys.argv[3:]
 data = open(src, "rb").read()
 shoff, = struct.unpack_from("<Q", data, 0x28)
 shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
@@ -44,6 +45,19 @@ def word(addr, change):
         struct.pack_into("<I", b, at(addr), change(old))
     return patch
 
+
+def write_map(name, old, new):
+    def patch(b):
+        text = bytes(b[map_off:map_off + map_size])
+        assert old in text and len(old) == len(new)
+        b[map_off:map_off + map_size] = text.replace(old, new)
+    write(name, patch)
+
+
+if lane_as_wave:
+    # A lane-counting output whose map says it counts waves.
+    write_map("bad-unit", b'"unit":"lane"', b'"unit":"wave"')
+    sys.exit(0)
 
 # Counter 1's distance made that of counter 0 (8 bytes lower).
 write("bad-distance", word(code[1] + 8, lambda d: d - 8))

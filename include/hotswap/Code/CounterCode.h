@@ -12,6 +12,12 @@
 // 28 bytes that write five SGPRs and nothing else (no VGPR, EXEC, VCC, M0
 // or SCC) and add 1 to a 64-bit counter once per wave. The only code whose
 // bytes depend on where it is: DISTANCE is written once the code is placed.
+// Counting lanes, s_mov_b64 becomes
+//
+//   s_bcnt1_i32_b64 sd, exec          ; the active lanes (writes SCC)
+//   s_mov_b32       sd+1, 0
+//
+// (32 bytes; SCC written too).
 //
 // counterCodeTarget() is what verify checks: decoded from the bytes, the
 // code is exactly that shape, its registers apart, and it adds to the
@@ -40,16 +46,26 @@ namespace code {
 inline constexpr uint32_t CounterDistancePlaceholder = 0x7fffffff;
 inline constexpr size_t CounterDistanceAt = 8;
 
+/// What a counter counts: the waves that run the block, or their active
+/// lanes (EXEC's lanes, each run).
+enum class CounterUnit : uint8_t { Wave, Lane };
+
 /// The code as lines of assembly with the site planner's placeholders
 /// (%sp0 = s[a:a+1], %s0 = sc, %sp1 = s[d:d+1]; SitePlanner.h), the
 /// distance being CounterDistancePlaceholder.
-std::vector<std::string> counterCodeLines();
+std::vector<std::string> counterCodeLines(CounterUnit Unit = CounterUnit::Wave);
 
-/// The address of the counter that \p Bytes, counter code at \p Addr, adds
-/// 1 to; an error saying how the bytes differ from counter code.
-llvm::Expected<uint64_t> counterCodeTarget(const amdgpu::TargetMC &MC,
-                                           llvm::ArrayRef<uint8_t> Bytes,
-                                           uint64_t Addr);
+struct CounterTarget {
+  /// The counter's address.
+  uint64_t Counter = 0;
+  CounterUnit Unit = CounterUnit::Wave;
+};
+
+/// The counter that \p Bytes, counter code at \p Addr, adds to, and what
+/// it adds; an error saying how the bytes differ from counter code.
+llvm::Expected<CounterTarget> counterCodeTarget(const amdgpu::TargetMC &MC,
+                                                llvm::ArrayRef<uint8_t> Bytes,
+                                                uint64_t Addr);
 
 } // namespace code
 } // namespace hotswap

@@ -10,7 +10,8 @@
 //     bytes);
 //   * the counter map, one line per counter in `.hotswap.counters.map`
 //     (RecordLines.h): its index, the kernel, what it counts ("entry": the
-//     kernel's first block, so the kernel's dispatch waves; "block"), the
+//     kernel's first block, so the kernel's dispatch waves; "block"), in
+//     what unit ("wave", or "lane": the active lanes of each wave), the
 //     block's offset in the kernel's original code, and the address of its
 //     counter code in the copy. A reader of a dump of the area needs nothing
 //     else to say which count is which.
@@ -46,6 +47,9 @@ struct CounterEntry {
   std::string Kernel;
   /// "entry" or "block".
   std::string Kind;
+  /// What is counted: "wave" (waves that run the block) or "lane" (their
+  /// active lanes).
+  std::string Unit;
   /// The counted block's offset in the kernel's original code.
   uint64_t Offset = 0;
   /// The address of the counter code in the kernel's copy.

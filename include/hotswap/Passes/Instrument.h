@@ -1,6 +1,6 @@
 //===- hotswap/Passes/Instrument.h - instrument<counters> -------*- C++ -*-===//
 //
-// instrument<counters=kernel|block;only=REGEX>
+// instrument<counters=kernel|block;per=wave|lane;only=REGEX>
 //   Requires:     a linked (ET_DYN) code object with kernels, of the gfx9
 //                 family (gfx900...gfx950: scalar atomics); kernels of
 //                 other generations are left as they are, warned of (an
@@ -22,7 +22,10 @@
 //
 //                 (28 bytes; no VGPR, EXEC, VCC, M0 or SCC written) with
 //                 registers proven free at the block's start (the site
-//                 planner, SitePlanner.h). Edge counts are not built.
+//                 planner, SitePlanner.h). per=lane counts each wave's
+//                 active lanes instead (s_bcnt1_i32_b64 of EXEC: 32 bytes,
+//                 SCC written, so SCC must be dead at the block's start).
+//                 Edge counts are not built.
 //   Records:      the counter area, `__hotswap_counters` and the counter
 //                 map (CounterRecord.h); the kernels' `.hotswap.clones`
 //                 lines.
@@ -58,7 +61,7 @@ public:
   /// What is counted.
   enum class Counts { Kernel, Block };
 
-  InstrumentPass(Counts What, std::string Only);
+  InstrumentPass(Counts What, bool PerLane, std::string Only);
   static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
   void printPipeline(llvm::raw_ostream &OS) const override;
 
@@ -71,13 +74,14 @@ public:
 
 private:
   Counts What;
+  bool PerLane = false;
   std::string Only;
 };
 
 /// The sites instrument counts (block starts, or the entry with
 /// \p EntryOnly) of kernels matching \p Only, with its counter code: what
 /// the pass plans and print<sites;instrument=...> shows.
-SiteRule instrumentSiteRule(bool EntryOnly, llvm::StringRef Only);
+SiteRule instrumentSiteRule(bool EntryOnly, bool PerLane, llvm::StringRef Only);
 
 /// Why instrument has no counter code for \p T (empty: it has).
 std::string instrumentRefusal(const amdgpu::TargetInfo &T);

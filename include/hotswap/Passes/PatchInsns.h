@@ -49,7 +49,7 @@
 //   Every site of the rule, per kernel: applied (how: in the kernel's
 //   copy) with the registers bound and the body's size, or refused and why;
 //   text or JSON. Nothing changes.
-// print<sites;instrument=kernel|block[;only=REGEX]>
+// print<sites;instrument=kernel|block[;per=wave|lane][;only=REGEX]>
 //   The same for the sites instrument (Instrument.h) would count.
 //
 //===----------------------------------------------------------------------===//
@@ -113,9 +113,9 @@ private:
 class SitesPrinterPass : public Pass {
 public:
   explicit SitesPrinterPass(PatchRule Rule);
-  /// print<sites;instrument=kernel|block[;only=REGEX]>: the sites
-  /// instrument would count, and why the others are not.
-  SitesPrinterPass(bool InstrumentEntryOnly, std::string Only);
+  /// print<sites;instrument=kernel|block[;per=wave|lane][;only=REGEX]>: the
+  /// sites instrument would count, and why the others are not.
+  SitesPrinterPass(bool InstrumentEntryOnly, bool PerLane, std::string Only);
   static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
 
   llvm::StringRef name() const override { return "print<sites>"; }
@@ -128,6 +128,7 @@ private:
   PatchRule Rule;
   /// Set: instrument's sites (true: the entry only), not Rule's.
   std::optional<bool> InstrumentEntryOnly;
+  bool InstrumentPerLane = false;
 };
 
 } // namespace hotswap

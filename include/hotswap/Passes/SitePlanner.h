@@ -79,6 +79,10 @@ struct SiteRule {
   /// where the descriptor's allocation can grow): the pass must raise the
   /// allocation to KernelSites::SGPRsUsed.
   unsigned ExtraSGPRs = 0;
+  /// A site where no body passes the checks is refused (with the first
+  /// problem), not an error: for bodies a pass writes, which cannot be
+  /// fixed by their user (instrument's lane count writes SCC).
+  bool ProblemsRefuse = false;
 };
 
 /// One site and what it takes.
