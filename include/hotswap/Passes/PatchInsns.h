@@ -17,7 +17,8 @@
 //                 not written by a load in flight, inside the kernel's
 //                 allocation, not touched by the site's instruction):
 //                 %s0, %s1... SGPRs; %sp0, %sp1... aligned SGPR pairs
-//                 (s[2k:2k+1]); %v0, %v1... VGPRs; %opN (%opN.K) operand
+//                 (s[2k:2k+1]; %sp0.0 and %sp0.1 its registers); %v0,
+//                 %v1... VGPRs; %opN (%opN.K) operand
 //                 N of the site's instruction (register K of a tuple). A
 //                 line holding only %orig places the site's instruction
 //                 itself (where=replace only). Lines `%else` separate

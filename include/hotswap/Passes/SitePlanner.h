@@ -12,7 +12,8 @@
 // reachable block that is not alignment padding; or the kernel's first
 // instruction (instrument). Its body is lines of assembly, as a rule file
 // holds them (readRuleFile) or as a pass writes them, with placeholders:
-// %s0, %s1... SGPRs; %sp0, %sp1... aligned SGPR pairs; %v0, %v1... VGPRs;
+// %s0, %s1... SGPRs; %sp0, %sp1... aligned SGPR pairs (%sp0.0, %sp0.1 its
+// registers); %v0, %v1... VGPRs;
 // %opN (%opN.K) operand N of the site's instruction (register K of a
 // tuple); a line `%orig` (the site's instruction, where=replace only);
 // lines `%else` between alternative bodies (the first that binds and passes
