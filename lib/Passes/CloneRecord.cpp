@@ -13,6 +13,8 @@
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/MC/MCInst.h"
 
@@ -159,7 +161,7 @@ verifyInsertedCode(const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
                    ArrayRef<std::pair<uint64_t, uint64_t>> Inserted,
                    ArrayRef<uint32_t> Replaced, ArrayRef<uint64_t> InsnAddr,
                    const DenseMap<uint64_t, code::CounterTarget> &Counters,
-                   VerifyProblems &P) {
+                   DenseSet<uint64_t> &CountersSeen, VerifyProblems &P) {
   bool Wave32 = R.Target.Gen >= amdgpu::Generation::GFX10 && K.KD.isWave32();
   code::Liveness L =
       code::computeLiveness(MC, G, Decoded, code::FunctionKind::Kernel, Wave32);
@@ -195,6 +197,7 @@ verifyInsertedCode(const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
     auto Counter = Counters.find(B);
     const bool IsCounter = Counter != Counters.end();
     if (IsCounter) {
+      CountersSeen.insert(B);
       Expected<code::CounterTarget> Target =
           code::counterCodeTarget(MC, Body, B);
       const code::CounterTarget &Want = Counter->second;
@@ -269,6 +272,22 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
     P.push_back(toString(Recs.takeError()));
     return;
   }
+  // Counter code -> the counter it must add to (instrument); each must be
+  // code inserted into a copy, checked below.
+  DenseMap<uint64_t, code::CounterTarget> Counters;
+  DenseSet<uint64_t> CountersSeen;
+  if (Error E = counterTargets(Obj, Counters))
+    P.push_back(toString(std::move(E)));
+  auto Unseen = make_scope_exit([&] {
+    std::vector<uint64_t> Left;
+    for (const auto &KV : Counters)
+      if (!CountersSeen.count(KV.first))
+        Left.push_back(KV.first);
+    llvm::sort(Left);
+    for (uint64_t A : Left)
+      P.push_back("the counter map names counter code at " + hex(A) +
+                  ", where no code inserted into a kernel's copy starts");
+  });
   if (Recs->empty())
     return;
   Expected<std::unique_ptr<amdgpu::TargetMC>> MC =
@@ -280,10 +299,6 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
   // The functions as the bytes give them now: a cloned kernel's function is
   // its copy; the original is a function through its symbol, if any.
   code::FunctionMap Map = code::findFunctions(Obj, kernelEntries(R), MC->get());
-  // Counter code -> the counter it must add to (instrument).
-  DenseMap<uint64_t, code::CounterTarget> Counters;
-  if (Error E = counterTargets(Obj, Counters))
-    P.push_back(toString(std::move(E)));
   StringMap<const KernelInfo *> ByName;
   for (const KernelInfo &K : R.Kernels)
     ByName[K.Name] = &K;
@@ -339,7 +354,8 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
       continue;
     if (!Inserted.empty())
       verifyInsertedCode(**MC, R, K, G, Decoded, *CopyBytes, Rec->Clone,
-                         Inserted, Replaced, Proof.InsnAddr, Counters, P);
+                         Inserted, Replaced, Proof.InsnAddr, Counters,
+                         CountersSeen, P);
     for (size_t I = 0; I < G.Insns.size(); ++I) {
       uint64_t Off = G.Insns[I].Addr - Rec->Code;
       std::optional<uint64_t> Mapped = Rec->cloneOffset(Off);
