@@ -3,7 +3,8 @@
 // code::counterCodeTarget reads counter code from its bytes, as verify
 // does: the code the template assembles to adds to the counter its
 // distance names, and any other shape, operand or register overlap is
-// refused with a reason.
+// refused with a reason. Both forms: scalar (gfx9) and global (gfx11,
+// gfx12), and checkBody's leave for EXEC given back.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 #include "gtest/gtest.h"
 
 #include <string>
+#include <tuple>
 
 using namespace llvm;
 using namespace hotswap;
@@ -197,6 +199,197 @@ TEST(CounterCodeTest, OtherCodeIsNotCounterCode) {
   EXPECT_EQ(
       why(counterCodeTarget(*MC, counterCode(*MC, 0x100, "s[2:3]", "s3"), At)),
       "its registers overlap");
+}
+
+/// The global form for \p MCPU, bound to fixed registers (%sp0 = s[4:5],
+/// %s0 = s3, %sp1 = s[6:7], %v0 = v1, %vp0 = v[2:3]), with \p Distance.
+std::vector<uint8_t> globalCode(const TargetMC &MC, Generation Gen,
+                                uint32_t Distance, bool Wave32,
+                                CounterUnit Unit = CounterUnit::Wave) {
+  std::string Text;
+  for (std::string L :
+       counterCodeLines(CounterKind{CounterForm::Global, Unit, Wave32, Gen})) {
+    for (auto [Name, Reg] : {std::pair<StringRef, StringRef>{"%vp0.0", "v2"},
+                             {"%vp0.1", "v3"},
+                             {"%vp0", "v[2:3]"},
+                             {"%sp0", "s[4:5]"},
+                             {"%sp1", "s[6:7]"},
+                             {"%s0", "s3"},
+                             {"%v0", "v1"}})
+      for (size_t P = L.find(Name.str()); P != std::string::npos;
+           P = L.find(Name.str()))
+        L.replace(P, Name.size(), Reg.str());
+    size_t P = L.find(std::to_string(CounterDistancePlaceholder));
+    if (P != std::string::npos)
+      L.replace(P, std::to_string(CounterDistancePlaceholder).size(),
+                std::to_string(Distance));
+    Text += L + "\n";
+  }
+  Expected<std::vector<uint8_t>> B = MC.assemble(Text);
+  if (!B) {
+    ADD_FAILURE() << toString(B.takeError());
+    return {};
+  }
+  return *B;
+}
+
+TEST(CounterCodeTest, TheGlobalFormAddsToTheCounterItsDistanceNames) {
+  EXPECT_EQ(counterForm(Generation::GFX9), CounterForm::Scalar);
+  EXPECT_EQ(counterForm(Generation::GFX11), CounterForm::Global);
+  EXPECT_EQ(counterForm(Generation::GFX12), CounterForm::Global);
+  EXPECT_FALSE(counterForm(Generation::GFX10));
+  EXPECT_FALSE(counterForm(Generation::GFX125));
+  EXPECT_FALSE(counterForm(Generation::GFX8));
+  for (auto [CPU, Gen, Size] : {std::tuple<StringRef, Generation, size_t>{
+                                    "gfx1100", Generation::GFX11, 48},
+                                {"gfx1151", Generation::GFX11, 48},
+                                {"gfx1201", Generation::GFX12, 52}}) {
+    SCOPED_TRACE(CPU.str());
+    auto MC = mc(CPU);
+    ASSERT_TRUE(MC);
+    for (bool Wave32 : {true, false})
+      for (CounterUnit Unit : {CounterUnit::Wave, CounterUnit::Lane}) {
+        const CounterKind Kind{CounterForm::Global, Unit, Wave32, Gen};
+        std::vector<uint8_t> B = globalCode(*MC, Gen, 0x53c, Wave32, Unit);
+        // Counting lanes leaves out the three EXEC moves.
+        ASSERT_EQ(B.size(), Unit == CounterUnit::Wave ? Size : Size - 12);
+        const CounterLayout L = counterLayout(Kind);
+        EXPECT_EQ(support::endian::read32le(B.data() + L.DistanceAt), 0x53cu);
+        Expected<CounterTarget> T = counterCodeTarget(*MC, B, At);
+        ASSERT_TRUE(bool(T)) << toString(T.takeError());
+        EXPECT_EQ(T->Counter, At + L.PCAt + 0x53c);
+        EXPECT_EQ(T->Unit, Unit);
+        EXPECT_EQ(T->ExecLo, Wave32 && Unit == CounterUnit::Wave);
+      }
+  }
+}
+
+TEST(CounterCodeTest, TheGlobalFormGivesEXECBack) {
+  auto MC = mc("gfx1100");
+  ASSERT_TRUE(MC);
+  const RegisterModel &RM = RegisterModel::get(MC->regInfo());
+  CounterSet Set = CounterSet::of(Generation::GFX11);
+  std::vector<uint8_t> B = globalCode(*MC, Generation::GFX11, 0x100, true);
+  // What it may write: s3-s5 and v1-v3; EXEC is live.
+  RegSet Writable = RM.emptySet();
+  RM.addSGPRs(3, 3, Writable);
+  RM.addVGPRs(1, 3, Writable);
+  EXPECT_TRUE(
+      checkBody(*MC, B, true, Set, Writable, RM.emptySet(), true).empty());
+  auto Asm = [&](StringRef Text) {
+    Expected<std::vector<uint8_t>> A = MC->assemble(Text);
+    EXPECT_TRUE(bool(A)) << Text.str();
+    return A ? *A : std::vector<uint8_t>{};
+  };
+  auto Problems = [&](StringRef Text) {
+    std::string Out;
+    for (const BodyProblem &P :
+         checkBody(*MC, Asm(Text), true, Set, Writable, RM.emptySet()))
+      Out +=
+          (P.Insn ? std::to_string(*P.Insn + 1) + ": " : "") + P.Message + "\n";
+    return Out;
+  };
+  // Saved and given back: nothing wrong.
+  EXPECT_EQ(Problems("s_mov_b32 s3, exec_lo\ns_mov_b32 exec_lo, 1\n"
+                     "v_mov_b32 v1, 0\ns_mov_b32 exec_lo, s3\n"),
+            "");
+  // Not given back.
+  EXPECT_EQ(Problems("s_mov_b32 s3, exec_lo\ns_mov_b32 exec_lo, 1\n"),
+            "2: s_mov_b32 writes exec_lo, which the site does not give "
+            "(live, written by a load in flight, or outside the kernel's "
+            "allocation)\n");
+  // The copy changed before it is given back.
+  EXPECT_EQ(Problems("s_mov_b32 s3, exec_lo\ns_mov_b32 exec_lo, 1\n"
+                     "s_mov_b32 s3, 0\ns_mov_b32 exec_lo, s3\n"),
+            "2: s_mov_b32 writes exec_lo, which the site does not give "
+            "(live, written by a load in flight, or outside the kernel's "
+            "allocation)\n");
+  // Saved after it was changed: the copy is not EXEC's value.
+  EXPECT_EQ(Problems("s_mov_b32 exec_lo, 1\ns_mov_b32 s3, exec_lo\n"
+                     "s_mov_b32 exec_lo, s3\n"),
+            "1: s_mov_b32 writes exec_lo, which the site does not give "
+            "(live, written by a load in flight, or outside the kernel's "
+            "allocation)\n");
+  // Given back from another register than its copy.
+  EXPECT_EQ(Problems("s_mov_b32 s3, exec_lo\ns_mov_b32 exec_lo, 1\n"
+                     "s_mov_b32 exec_lo, s4\n"),
+            "2: s_mov_b32 writes exec_lo, which the site does not give "
+            "(live, written by a load in flight, or outside the kernel's "
+            "allocation)\n");
+}
+
+TEST(CounterCodeTest, OtherCodeIsNotGlobalCounterCode) {
+  auto MC = mc("gfx1100");
+  ASSERT_TRUE(MC);
+  auto Asm = [&](StringRef Text) {
+    Expected<std::vector<uint8_t>> B = MC->assemble(Text);
+    EXPECT_TRUE(bool(B)) << Text.str();
+    return B ? *B : std::vector<uint8_t>{};
+  };
+  const std::string Head = "s_waitcnt_depctr 0\ns_getpc_b64 s[4:5]\n"
+                           "s_mov_b32 s3, exec_lo\ns_mov_b32 exec_lo, 1\n"
+                           "v_mov_b32 v1, 0x100\n";
+  const std::string Tail = "global_atomic_add_u64 v1, v[2:3], s[4:5]\n"
+                           "s_waitcnt_vscnt null, 0\n"
+                           "s_mov_b32 exec_lo, s3\n";
+  // The template itself.
+  EXPECT_EQ(
+      why(counterCodeTarget(
+          *MC, Asm(Head + "v_mov_b32 v2, 1\nv_mov_b32 v3, 0\n" + Tail), At)),
+      "counts at " + std::to_string(At + 8 + 0x100));
+  // Data 1 in the high half.
+  EXPECT_EQ(
+      why(counterCodeTarget(
+          *MC, Asm(Head + "v_mov_b32 v2, 0\nv_mov_b32 v3, 1\n" + Tail), At)),
+      "its operands are not those of counter code");
+  // Data registers that are not a pair: the atomic adds other ones.
+  EXPECT_EQ(
+      why(counterCodeTarget(
+          *MC, Asm(Head + "v_mov_b32 v2, 1\nv_mov_b32 v7, 0\n" + Tail), At)),
+      "its atomic is 'global_atomic_add_u64 v1, v[2:3], s[4:5]', not "
+      "'global_atomic_add_u64 v1, v2 v7, s[4:5]'");
+  // An offset on the atomic: another counter.
+  EXPECT_EQ(why(counterCodeTarget(
+                *MC,
+                Asm(Head + "v_mov_b32 v2, 1\nv_mov_b32 v3, 0\n" +
+                    "global_atomic_add_u64 v1, v[2:3], s[4:5] offset:8\n"
+                    "s_waitcnt_vscnt null, 0\ns_mov_b32 exec_lo, s3\n"),
+                At)),
+            "its atomic is 'global_atomic_add_u64 v1, v[2:3], s[4:5] "
+            "offset:8', not 'global_atomic_add_u64 v1, v[2:3], s[4:5]'");
+  // Two lanes (EXEC set to 3).
+  EXPECT_EQ(
+      why(counterCodeTarget(*MC,
+                            Asm("s_waitcnt_depctr 0\ns_getpc_b64 s[4:5]\n"
+                                "s_mov_b32 s3, exec_lo\ns_mov_b32 exec_lo, 3\n"
+                                "v_mov_b32 v1, 0x100\nv_mov_b32 v2, 1\n"
+                                "v_mov_b32 v3, 0\n" +
+                                Tail),
+                            At)),
+      "instruction 4 is 's_mov_b32 exec_lo, 3', not s_mov_b32 "
+      "exec_lo, 1");
+  // The offset register is the PC's.
+  EXPECT_EQ(why(counterCodeTarget(
+                *MC,
+                Asm("s_waitcnt_depctr 0\ns_getpc_b64 s[4:5]\n"
+                    "s_mov_b32 s4, exec_lo\ns_mov_b32 exec_lo, 1\n"
+                    "v_mov_b32 v1, 0x100\nv_mov_b32 v2, 1\n"
+                    "v_mov_b32 v3, 0\n"
+                    "global_atomic_add_u64 v1, v[2:3], s[4:5]\n"
+                    "s_waitcnt_vscnt null, 0\ns_mov_b32 exec_lo, s4\n"),
+                At)),
+            "its registers overlap");
+  // A partial dependency wait.
+  EXPECT_EQ(
+      why(counterCodeTarget(
+              *MC,
+              Asm("s_waitcnt_depctr 0xfffe\ns_getpc_b64 s[4:5]\n"
+                  "s_mov_b32 s3, exec_lo\ns_mov_b32 exec_lo, 1\n"
+                  "v_mov_b32 v1, 0x100\nv_mov_b32 v2, 1\nv_mov_b32 v3, 0\n" +
+                  Tail),
+              At))
+          .substr(0, 25),
+      "its dependency wait is 's");
 }
 
 } // namespace

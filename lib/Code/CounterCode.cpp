@@ -14,19 +14,149 @@ using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::code;
 
-std::vector<std::string> code::counterCodeLines(CounterUnit Unit) {
-  std::vector<std::string> L = {"s_getpc_b64 %sp0",
-                                "s_mov_b32 %s0, " +
-                                    std::to_string(CounterDistancePlaceholder)};
-  if (Unit == CounterUnit::Wave) {
-    L.push_back("s_mov_b64 %sp1, 1");
-  } else {
-    L.push_back("s_bcnt1_i32_b64 %sp1.0, exec");
-    L.push_back("s_mov_b32 %sp1.1, 0");
+std::optional<CounterForm> code::counterForm(amdgpu::Generation Gen) {
+  switch (Gen) {
+  case amdgpu::Generation::GFX9:
+    return CounterForm::Scalar;
+  case amdgpu::Generation::GFX11:
+  case amdgpu::Generation::GFX12:
+    return CounterForm::Global;
+  default:
+    return std::nullopt;
   }
-  L.push_back("s_atomic_add_x2 %sp1, %sp0, %s0");
-  L.push_back("s_waitcnt lgkmcnt(0)");
+}
+
+std::vector<std::string> code::counterCodeLines(const CounterKind &Kind) {
+  const std::string Distance = std::to_string(CounterDistancePlaceholder);
+  std::vector<std::string> L;
+  if (Kind.Form == CounterForm::Scalar) {
+    L = {"s_getpc_b64 %sp0", "s_mov_b32 %s0, " + Distance};
+    if (Kind.Unit == CounterUnit::Wave) {
+      L.push_back("s_mov_b64 %sp1, 1");
+    } else {
+      L.push_back("s_bcnt1_i32_b64 %sp1.0, exec");
+      L.push_back("s_mov_b32 %sp1.1, 0");
+    }
+    L.push_back("s_atomic_add_x2 %sp1, %sp0, %s0");
+    L.push_back("s_waitcnt lgkmcnt(0)");
+    return L;
+  }
+  const bool Wave = Kind.Unit == CounterUnit::Wave;
+  const std::string Exec = Kind.Wave32 ? "exec_lo" : "exec";
+  const std::string Move = Kind.Wave32 ? "s_mov_b32 " : "s_mov_b64 ";
+  const std::string Copy = Kind.Wave32 ? "%s0" : "%sp1";
+  L = {"s_waitcnt_depctr 0", "s_getpc_b64 %sp0"};
+  if (Wave) {
+    L.push_back(Move + Copy + ", " + Exec);
+    L.push_back(Move + Exec + ", 1");
+  }
+  L.push_back("v_mov_b32 %v0, " + Distance);
+  L.push_back("v_mov_b32 %vp0.0, 1");
+  L.push_back("v_mov_b32 %vp0.1, 0");
+  L.push_back("global_atomic_add_u64 %v0, %vp0, %sp0");
+  L.push_back(Kind.Gen >= amdgpu::Generation::GFX12
+                  ? "s_wait_storecnt 0"
+                  : "s_waitcnt_vscnt null, 0");
+  if (Wave)
+    L.push_back(Move + Exec + ", " + Copy);
   return L;
+}
+
+CounterLayout code::counterLayout(const CounterKind &Kind) {
+  if (Kind.Form == CounterForm::Scalar)
+    return {4, CounterDistanceAt};
+  // s_waitcnt_depctr, s_getpc_b64, the two EXEC moves: 4 bytes each; the
+  // literal follows v_mov_b32's 4.
+  return {8, Kind.Unit == CounterUnit::Wave ? size_t(20) : size_t(12)};
+}
+
+/// The global form (CounterCode.h), decoded: \p Insns.
+static Expected<CounterTarget>
+globalCounterTarget(const amdgpu::TargetMC &MC,
+                    ArrayRef<std::pair<Insn, MCInst>> Insns) {
+  const RegisterModel &RM = RegisterModel::get(MC.regInfo());
+  auto Text = [&](size_t I) {
+    return StringRef(MC.printInst(Insns[I].second, Insns[I].first.Addr))
+        .trim()
+        .str();
+  };
+  auto Reg = [&](size_t I, unsigned Op) -> MCRegister {
+    const MCInst &M = Insns[I].second;
+    return Op < M.getNumOperands() && M.getOperand(Op).isReg()
+               ? M.getOperand(Op).getReg()
+               : MCRegister();
+  };
+  auto Imm = [&](size_t I, unsigned Op) -> std::optional<int64_t> {
+    const MCInst &M = Insns[I].second;
+    return Op < M.getNumOperands() ? immediateValue(M.getOperand(Op))
+                                   : std::nullopt;
+  };
+  auto Units = [&](MCRegister R) {
+    RegSet S = RM.emptySet();
+    if (R)
+      RM.addUnits(R, S);
+    return S;
+  };
+  // 7 instructions counting lanes, 10 counting waves (the EXEC moves).
+  const bool Wave = Insns.size() == 10;
+  if (Insns.size() != 7 && !Wave)
+    return makeError(Twine(Insns.size()) +
+                     " instructions, not the 7 or 10 of global counter code");
+  if (Imm(0, 0) != 0)
+    return makeError("its dependency wait is '" + Text(0) +
+                     "', not a wait for everything");
+  const MCRegister A = Reg(1, 0);
+  if (!A || !StringRef(Text(1)).starts_with("s_getpc_b64 "))
+    return makeError("instruction 2 is '" + Text(1) + "', not s_getpc_b64");
+  RegSet SA = Units(A), SE = RM.emptySet();
+  size_t At = 2;
+  bool ExecLo = false;
+  std::string Exec, Move;
+  if (Wave) {
+    // s_mov E, exec; s_mov exec, 1 ... s_mov exec, E.
+    ExecLo = StringRef(Text(2)).ends_with(", exec_lo");
+    Exec = ExecLo ? "exec_lo" : "exec";
+    Move = ExecLo ? "s_mov_b32 " : "s_mov_b64 ";
+    const MCRegister E = Reg(2, 0);
+    SE = Units(E);
+    if (!E || Text(2) != Move + RM.format(SE) + ", " + Exec)
+      return makeError("instruction 3 is '" + Text(2) +
+                       "', not a copy of EXEC");
+    if (Text(3) != Move + Exec + ", 1")
+      return makeError("instruction 4 is '" + Text(3) + "', not " + Move +
+                       Exec + ", 1");
+    if (Text(9) != Move + Exec + ", " + RM.format(SE))
+      return makeError("its last instruction is '" + Text(9) +
+                       "', not EXEC given back from " + RM.format(SE));
+    At = 4;
+  }
+  // v_mov_b32 O, DISTANCE; v_mov_b32 D, 1; v_mov_b32 D+1, 0.
+  const MCRegister O = Reg(At, 0), Lo = Reg(At + 1, 0), Hi = Reg(At + 2, 0);
+  const std::optional<int64_t> Dist = Imm(At, 1);
+  for (size_t I = At; I < At + 3; ++I)
+    if (!StringRef(Text(I)).starts_with("v_mov_b32"))
+      return makeError("instruction " + Twine(I + 1) + " is '" + Text(I) +
+                       "', not v_mov_b32");
+  if (!O || !Lo || !Hi || !Dist || Imm(At + 1, 1) != 1 || Imm(At + 2, 1) != 0)
+    return makeError("its operands are not those of counter code");
+  RegSet SO = Units(O), SD = Units(Lo);
+  SD |= Units(Hi);
+  if (SA.anyCommon(SE) || SA.anyCommon(SO) || SA.anyCommon(SD) ||
+      SE.anyCommon(SO) || SE.anyCommon(SD) || SO.anyCommon(SD))
+    return makeError("its registers overlap");
+  // The atomic: data v[d:d+1] (1, 0), offset O, base A, nothing else (no
+  // immediate offset, no return, no cache bits).
+  const std::string Want = "global_atomic_add_u64 " + RM.format(SO) + ", " +
+                           RM.format(SD) + ", " + RM.format(SA);
+  if (Text(At + 3) != Want)
+    return makeError("its atomic is '" + Text(At + 3) + "', not '" + Want +
+                     "'");
+  const std::string Wait = Text(At + 4);
+  if (Wait != "s_waitcnt_vscnt null, 0x0" && Wait != "s_wait_storecnt 0x0")
+    return makeError("its wait is '" + Wait +
+                     "', not one for its store to complete");
+  return CounterTarget{Insns[1].first.end() + uint64_t(uint32_t(*Dist)),
+                       Wave ? CounterUnit::Wave : CounterUnit::Lane, ExecLo};
 }
 
 Expected<CounterTarget> code::counterCodeTarget(const amdgpu::TargetMC &MC,
@@ -42,6 +172,9 @@ Expected<CounterTarget> code::counterCodeTarget(const amdgpu::TargetMC &MC,
   if (DR.Stop)
     return makeError("the bytes at " + hex(DR.Stop->Addr) +
                      " are not an instruction");
+  if (!Insns.empty() &&
+      K.baseName(Insns[0].second.getOpcode()).starts_with("S_WAITCNT_DEPCTR"))
+    return globalCounterTarget(MC, Insns);
   static constexpr StringLiteral WaveShape[] = {
       "S_GETPC_B64", "S_MOV_B32", "S_MOV_B64", "S_ATOMIC_ADD_X2", "S_WAITCNT"};
   static constexpr StringLiteral LaneShape[] = {"S_GETPC_B64",     "S_MOV_B32",
@@ -117,5 +250,5 @@ Expected<CounterTarget> code::counterCodeTarget(const amdgpu::TargetMC &MC,
     return makeError("its wait is '" + Text(At + 1) +
                      "', not s_waitcnt lgkmcnt(0)");
   return CounterTarget{Insns[0].first.end() + uint64_t(uint32_t(*Dist)),
-                       Lane ? CounterUnit::Lane : CounterUnit::Wave};
+                       Lane ? CounterUnit::Lane : CounterUnit::Wave, false};
 }

@@ -1,6 +1,7 @@
 //===- lib/Code/Liveness.cpp - Registers that hold needed values ----------===//
 
 #include "hotswap/Code/Liveness.h"
+#include "hotswap/Code/CallReads.h"
 
 #include "ExecMasks.h"
 
@@ -185,15 +186,16 @@ void Liveness::step(uint32_t I, State &S) const {
         Set.reset(U);
   }
   RegSet Empty(AllTracked.size());
-  if (R.UsesAll) {
+  if (R.UsesAll || R.CallReadsAt >= 0) {
+    const RegSet &Read = R.UsesAll ? AllTracked : CallSets[R.CallReadsAt];
     bool Found = false;
     for (auto &[V, Set] : S)
       if (V == AllLanes) {
-        Set |= AllTracked;
+        Set |= Read;
         Found = true;
       }
     if (!Found)
-      S.push_back({AllLanes, AllTracked});
+      S.push_back({AllLanes, Read});
   }
   for (uint16_t U : R.Uses) {
     // Scalar registers have no lanes: kept under every lane.
@@ -212,7 +214,7 @@ Liveness code::computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
 
 Liveness code::computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                                ArrayRef<MCInst> Decoded, FunctionKind Kind,
-                               bool Wave32) {
+                               bool Wave32, CallReads *Calls) {
   (void)Kind; // the entry's EXEC is the reference for kernels and functions
   const RegisterModel &RM = RegisterModel::get(MC.regInfo());
   const InsnKinds &K = InsnKinds::get(MC.instrInfo());
@@ -250,6 +252,18 @@ Liveness code::computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
     if (F == Flow::Call || F == Flow::IndirectCall)
       L.Regs[I].UsesAll = true;
   }
+  // A call into a function whose reads are known reads only those.
+  if (Calls)
+    for (const CallSite &C : G.Calls) {
+      if (!C.Target || C.Insn >= N)
+        continue;
+      std::optional<RegSet> Read = Calls->of(*C.Target);
+      if (!Read)
+        continue;
+      L.Regs[C.Insn].UsesAll = false;
+      L.Regs[C.Insn].CallReadsAt = int32_t(L.CallSets.size());
+      L.CallSets.push_back(std::move(*Read));
+    }
 
   // Forward: the EXEC value before each instruction.
   size_t NB = G.Blocks.size();

@@ -144,6 +144,24 @@ code::checkBody(const amdgpu::TargetMC &MC, ArrayRef<uint8_t> Body, bool Wave32,
   // The registers those operations still write, per counter.
   std::array<RegSet, NumCounters> PendingRegs;
   PendingRegs.fill(RM.emptySet());
+  // A register the site does not give may still be written when the body
+  // gives its value back before it ends: saved by `s_mov D, R` (R not
+  // written yet by the body) and restored by `s_mov R, D` (D not written
+  // since): EXEC, set to one lane around a memory operation. Units written
+  // and not restored yet, with the instruction that first wrote them, and
+  // the copies (D, R) that still hold R's value at the seam.
+  RegSet Displaced = RM.emptySet();
+  std::vector<uint32_t> DisplacedBy(RM.numUnits(), 0);
+  struct SavedCopy {
+    MCRegister Copy, Of;
+    RegSet CopyUnits;
+  };
+  std::vector<SavedCopy> Saved;
+  auto Units = [&](MCRegister Reg) {
+    RegSet S = RM.emptySet();
+    RM.addUnits(Reg, S);
+    return S;
+  };
   for (uint32_t J = 0; J < Insns.size(); ++J) {
     const auto &[In, MI] = Insns[J];
     std::string Text = MC.printInst(MI, In.Addr);
@@ -176,17 +194,36 @@ code::checkBody(const amdgpu::TargetMC &MC, ArrayRef<uint8_t> Body, bool Wave32,
                      Mnemonic.str() + " reads or writes " + RM.format(Racing) +
                          " while a load still writes it (wait for it "
                          "first)"});
-    RegSet Bad = RM.emptySet();
+    RegSet Defs = RM.emptySet();
     for (auto *V : {&R.ScalarDefs, &R.VectorDefs})
       for (uint16_t U : *V)
-        if (!Writable.test(U))
-          Bad.set(U);
-    if (Bad.any())
-      Out.push_back({J, In.Addr,
-                     Mnemonic.str() + " writes " + RM.format(Bad) +
-                         ", which the site does not give (live, written "
-                         "by a load in flight, or outside the "
-                         "kernel's allocation)"});
+        Defs.set(U);
+    // A move between two registers saves or restores.
+    std::optional<std::pair<MCRegister, MCRegister>> Move;
+    StringRef Base = K.baseName(MI.getOpcode());
+    if ((Base.starts_with("S_MOV_B32") || Base.starts_with("S_MOV_B64")) &&
+        MI.getNumOperands() >= 2 && MI.getOperand(0).isReg() &&
+        MI.getOperand(1).isReg() && MI.getOperand(0).getReg() &&
+        MI.getOperand(1).getReg())
+      Move.emplace(MI.getOperand(0).getReg(), MI.getOperand(1).getReg());
+    bool Restores = false;
+    if (Move)
+      for (const SavedCopy &C : Saved)
+        if (C.Copy == Move->second && C.Of == Move->first)
+          Restores = true;
+    for (auto It = Saved.begin(); It != Saved.end();)
+      It = It->CopyUnits.anyCommon(Defs) ? Saved.erase(It) : It + 1;
+    if (Restores) {
+      Displaced.reset(Defs);
+    } else {
+      for (unsigned U : Defs.set_bits())
+        if (!Writable.test(U) && !Displaced.test(U)) {
+          Displaced.set(U);
+          DisplacedBy[U] = J;
+        }
+      if (Move && !Units(Move->second).anyCommon(Displaced))
+        Saved.push_back({Move->first, Move->second, Units(Move->first)});
+    }
     WaitEffect E = waitEffect(MC, MI, Set);
     if (E.Clobbers)
       Out.push_back(
@@ -203,6 +240,27 @@ code::checkBody(const amdgpu::TargetMC &MC, ArrayRef<uint8_t> Body, bool Wave32,
           PendingRegs[unsigned(Ev.C)].set(U);
     }
   }
+  // What the body wrote and did not give back, by the instruction that
+  // first wrote it.
+  for (uint32_t J = 0; J < Insns.size() && Displaced.any(); ++J) {
+    RegSet Bad = RM.emptySet();
+    for (unsigned U : Displaced.set_bits())
+      if (DisplacedBy[U] == J)
+        Bad.set(U);
+    if (Bad.none())
+      continue;
+    Displaced.reset(Bad);
+    std::string Text = MC.printInst(Insns[J].second, Insns[J].first.Addr);
+    Out.push_back({J, Insns[J].first.Addr,
+                   StringRef(Text).trim().split(' ').first.str() + " writes " +
+                       RM.format(Bad) +
+                       ", which the site does not give (live, written "
+                       "by a load in flight, or outside the "
+                       "kernel's allocation)"});
+  }
+  llvm::stable_sort(Out, [](const BodyProblem &A, const BodyProblem &B) {
+    return A.Insn.value_or(~0u) < B.Insn.value_or(~0u);
+  });
   for (unsigned C = 0; C < NumCounters; ++C)
     if (Pending[C])
       Out.push_back({*Pending[C], Insns[*Pending[C]].first.Addr,

@@ -4,6 +4,7 @@
 #include "hotswap/Passes/CloneRecord.h"
 
 #include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Code/CallReads.h"
 #include "hotswap/Code/CounterCode.h"
 #include "hotswap/Code/RelocationProof.h"
 #include "hotswap/Code/SiteSafety.h"
@@ -161,10 +162,11 @@ verifyInsertedCode(const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
                    ArrayRef<std::pair<uint64_t, uint64_t>> Inserted,
                    ArrayRef<uint32_t> Replaced, ArrayRef<uint64_t> InsnAddr,
                    const DenseMap<uint64_t, code::CounterTarget> &Counters,
-                   DenseSet<uint64_t> &CountersSeen, VerifyProblems &P) {
+                   DenseSet<uint64_t> &CountersSeen, code::CallReads &Calls,
+                   VerifyProblems &P) {
   bool Wave32 = R.Target.Gen >= amdgpu::Generation::GFX10 && K.KD.isWave32();
-  code::Liveness L =
-      code::computeLiveness(MC, G, Decoded, code::FunctionKind::Kernel, Wave32);
+  code::Liveness L = code::computeLiveness(
+      MC, G, Decoded, code::FunctionKind::Kernel, Wave32, &Calls);
   code::WaitCounts WC = code::computeWaitCounts(
       MC, G, Decoded, code::FunctionKind::Kernel, R.Target.Gen);
   const code::RegisterModel &RM = code::RegisterModel::get(MC.regInfo());
@@ -209,6 +211,11 @@ verifyInsertedCode(const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
         P.push_back("cloned kernel '" + K.Name + "': the counter code at " +
                     hex(B) + " adds to " + hex(Target->Counter) +
                     ", not to its counter at " + hex(Want.Counter));
+      else if (Target->ExecLo && !Wave32)
+        P.push_back("cloned kernel '" + K.Name + "': the counter code at " +
+                    hex(B) +
+                    " moves only EXEC_LO, but the kernel runs in wave64 "
+                    "(the lanes of EXEC_HI would count too)");
       else if (Target->Unit != Want.Unit)
         P.push_back(
             "cloned kernel '" + K.Name + "': the counter code at " + hex(B) +
@@ -299,6 +306,10 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
   // The functions as the bytes give them now: a cloned kernel's function is
   // its copy; the original is a function through its symbol, if any.
   code::FunctionMap Map = code::findFunctions(Obj, kernelEntries(R), MC->get());
+  // What calls read, from the callees' bytes (as the planner found it).
+  code::CallReads Calls(**MC, Map, [&Obj](const code::CodeFunction &F) {
+    return Obj.bytesIfAt(F.Begin, F.End - F.Begin);
+  });
   StringMap<const KernelInfo *> ByName;
   for (const KernelInfo &K : R.Kernels)
     ByName[K.Name] = &K;
@@ -355,7 +366,7 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
     if (!Inserted.empty())
       verifyInsertedCode(**MC, R, K, G, Decoded, *CopyBytes, Rec->Clone,
                          Inserted, Replaced, Proof.InsnAddr, Counters,
-                         CountersSeen, P);
+                         CountersSeen, Calls, P);
     for (size_t I = 0; I < G.Insns.size(); ++I) {
       uint64_t Off = G.Insns[I].Addr - Rec->Code;
       std::optional<uint64_t> Mapped = Rec->cloneOffset(Off);

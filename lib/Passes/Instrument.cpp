@@ -27,37 +27,54 @@ using namespace hotswap;
 using namespace hotswap::code;
 
 /// The counter code as the site planner takes it.
-static std::vector<SourceLine> counterCode(CounterUnit Unit) {
+static std::vector<SourceLine> counterCode(const CounterKind &Kind) {
   std::vector<SourceLine> Out;
-  for (const std::string &L : counterCodeLines(Unit))
+  for (const std::string &L : counterCodeLines(Kind))
     Out.push_back({unsigned(Out.size() + 1), L});
   return Out;
 }
 
-SiteRule hotswap::instrumentSiteRule(bool EntryOnly, bool PerLane,
+/// The kind of counter code for \p T (one with a form).
+static CounterKind counterKind(const amdgpu::TargetInfo &T, bool PerLane,
+                               bool Wave32) {
+  return CounterKind{counterForm(T.Gen).value_or(CounterForm::Scalar),
+                     PerLane ? CounterUnit::Lane : CounterUnit::Wave, Wave32,
+                     T.Gen};
+}
+
+SiteRule hotswap::instrumentSiteRule(const amdgpu::TargetInfo &T,
+                                     bool EntryOnly, bool PerLane,
                                      StringRef Only) {
   SiteRule Rule;
   Rule.Select = EntryOnly ? SiteSelect::KernelEntry : SiteSelect::BlockStarts;
   Rule.Where = SiteWhere::Before;
   Rule.Only = Only.str();
   Rule.BodyName = "instrument's counter code";
-  Rule.Body = counterCode(PerLane ? CounterUnit::Lane : CounterUnit::Wave);
+  // The global form moves EXEC: its wave32 and wave64 bodies differ.
+  Rule.Body = counterCode(counterKind(T, PerLane, /*Wave32=*/true));
+  Rule.BodyWave64 = counterCode(counterKind(T, PerLane, /*Wave32=*/false));
   Rule.BodyMayReadPC = true;
   Rule.ProblemsRefuse = true;
-  // Where no registers are free, the counter code takes SGPRs above the
+  // Where no registers are free, scalar counter code takes SGPRs above the
   // allocation (gfx9: the descriptor's count grows). Its five, an aligned
   // pair's padding, and four more: the usable count is taken below the
   // most special registers any target of the family has (6), so a kernel
   // with fewer (gfx900 without XNACK: 4) may use what lies above it.
+  // (gfx10+ allocates every SGPR to every wave: none lie above.)
   Rule.ExtraSGPRs = 10;
+  // Global code takes three VGPRs (a pair among them): where the block has
+  // none free, above the allocation (its granule grows). Four: a pair's
+  // padding.
+  if (counterForm(T.Gen) == CounterForm::Global)
+    Rule.ExtraVGPRs = 4;
   return Rule;
 }
 
 std::string hotswap::instrumentRefusal(const amdgpu::TargetInfo &T) {
-  if (T.Gen == amdgpu::Generation::GFX9)
+  if (counterForm(T.Gen))
     return "";
   return "counter code for " + T.Name +
-         " is not built yet (the gfx9 family only: scalar atomics)";
+         " is not built yet (the gfx9 family, gfx11 and gfx12 only)";
 }
 
 InstrumentPass::InstrumentPass(Counts W, bool L, std::string O)
@@ -124,7 +141,10 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   auto CA = AM.getResult<CodeAnalysis>(Obj);
   if (!CA)
     return CA.takeError();
-  SiteRule Rule = instrumentSiteRule(What == Counts::Kernel, PerLane, Only);
+  SiteRule Rule =
+      instrumentSiteRule(R.Target, What == Counts::Kernel, PerLane, Only);
+  const CounterLayout Layout =
+      counterLayout(counterKind(R.Target, PerLane, /*Wave32=*/true));
   Expected<std::vector<KernelSites>> All =
       planAllSites(Obj, Rule, R, *CA, &Ctx, name());
   if (!All)
@@ -161,7 +181,7 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
         StringRef Why = S.Refusal;
         if (Why.starts_with("no free"))
           Ctx.Stats.add(name(), "blocks-refused-registers",
-                        "blocks not counted: no free SGPRs");
+                        "blocks not counted: no free registers");
         else if (Why.starts_with("the code does not fit"))
           Ctx.Stats.add(name(), "blocks-refused-checks",
                         "blocks not counted: the code would write what is "
@@ -182,8 +202,8 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     for (const SitePlan &S : KS.Sites) {
       if (!S.Refusal.empty())
         continue;
-      if (S.Body.size() < CounterDistanceAt + 4 ||
-          support::endian::read32le(S.Body.data() + CounterDistanceAt) !=
+      if (S.Body.size() < Layout.DistanceAt + 4 ||
+          support::endian::read32le(S.Body.data() + Layout.DistanceAt) !=
               CounterDistancePlaceholder)
         return makeError("kernel '" + Kernel + "' +" + hex(S.Offset) +
                          ": the counter code was not assembled as expected");
@@ -203,6 +223,21 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
           return makeError("kernel '" + K.Name + "': " + Twine(Need) +
                            " SGPRs do not fit its descriptor");
         K.KD.setSGPRGranule(Granule);
+      }
+    if (KS.VGPRsUsed > KS.VGPRsAllocated)
+      for (size_t KI : KS.Kernels) {
+        KernelInfo &K = R.Kernels[KI];
+        // The encoding's granule (KernelDescriptor::usableVGPRs): 8 for
+        // wave32 on gfx10+, 4 otherwise.
+        const unsigned Unit =
+            R.Target.Gen >= amdgpu::Generation::GFX10 && K.KD.isWave32() ? 8
+                                                                         : 4;
+        const unsigned Granule =
+            std::max(K.KD.vgprGranule(), (KS.VGPRsUsed + Unit - 1) / Unit - 1);
+        if (Granule >= 64 || KS.VGPRsUsed > 256)
+          return makeError("kernel '" + K.Name + "': " + Twine(KS.VGPRsUsed) +
+                           " VGPRs do not fit its descriptor");
+        K.KD.setVGPRGranule(Granule);
       }
     Functions.push_back(KS.Function);
     Inserts.push_back(std::move(Ins));
@@ -253,9 +288,10 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                          "': its copy holds fewer counter codes than sites");
       const uint64_t Code = Ranges[K++].first;
       const uint64_t Index = Map.size();
-      const uint64_t Distance = CounterBase + Index * CounterBytes - (Code + 4);
+      const uint64_t Distance =
+          CounterBase + Index * CounterBytes - (Code + Layout.PCAt);
       support::endian::write32le(P.Code->Bytes.data() + (Code - P.Code->Base) +
-                                     CounterDistanceAt,
+                                     Layout.DistanceAt,
                                  uint32_t(Distance));
       Map.push_back({Index, M.Functions[P.Function].Name,
                      S.Insn == 0 ? "entry" : "block", PerLane ? "lane" : "wave",
@@ -278,13 +314,28 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   if (*At != CounterBase)
     return makeError("the counters would not follow the copies at " +
                      hex(CounterBase) + " (" + hex(*At) + ")");
-  // What the descriptors now allocate, in the metadata too (.sgpr_count),
+  // What the descriptors now allocate, in the metadata too (.sgpr_count,
+  // .vgpr_count),
   // for the kernels whose copy was placed.
   bool MetadataChanged = false;
   for (const ClonePlan &P : Plans) {
     if (!P.Code)
       continue;
     const KernelSites &KS = *SitesOf.lookup(P.Function);
+    if (KS.VGPRsUsed > KS.VGPRsAllocated)
+      for (size_t KI : KS.Kernels) {
+        KernelInfo &K = R.Kernels[KI];
+        Ctx.Stats.add(name(), "vgprs-raised",
+                      "kernels whose VGPR allocation grew (occupancy may "
+                      "drop)");
+        if (R.Metadata && K.MD && K.MD->VGPRCount &&
+            *K.MD->VGPRCount < KS.VGPRsUsed) {
+          if (Error E = R.Metadata->setField(
+                  K.KDSymbol, amdgpu::KernelField::VGPRCount, KS.VGPRsUsed))
+            return prefixError("kernel '" + K.Name + "'", std::move(E));
+          MetadataChanged = true;
+        }
+      }
     if (KS.SGPRsUsed <= KS.SGPRsAllocated)
       continue;
     for (size_t KI : KS.Kernels) {

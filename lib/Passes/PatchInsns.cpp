@@ -330,10 +330,10 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   Expected<std::vector<KernelSites>> All = [&]() {
     if (!InstrumentEntryOnly)
       return planRule(Obj, Rule, *K, *CA, nullptr, "print<sites>");
-    return planAllSites(
-        Obj,
-        instrumentSiteRule(*InstrumentEntryOnly, InstrumentPerLane, Rule.Only),
-        *K, *CA, nullptr, "print<sites>");
+    return planAllSites(Obj,
+                        instrumentSiteRule(K->Target, *InstrumentEntryOnly,
+                                           InstrumentPerLane, Rule.Only),
+                        *K, *CA, nullptr, "print<sites>");
   }();
   if (!All)
     return All.takeError();
@@ -353,6 +353,9 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       if (KS.SGPRsUsed > KS.SGPRsAllocated)
         OS << "; SGPRs above the allocation taken: it grows from "
            << KS.SGPRsAllocated << " to " << KS.SGPRsUsed << " usable SGPRs";
+      if (KS.VGPRsUsed > KS.VGPRsAllocated)
+        OS << "; VGPRs above the allocation taken: it grows from "
+           << KS.VGPRsAllocated << " to " << KS.VGPRsUsed << " VGPRs";
       OS << "\n";
       for (const SitePlan &S : KS.Sites) {
         OS << "  +" << hex(S.Offset) << " " << S.Text << ": ";
@@ -396,6 +399,8 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
                     {"sites", std::move(Ss)}};
     if (KS.SGPRsUsed > KS.SGPRsAllocated)
       KO["sgprs_grow_to"] = int64_t(KS.SGPRsUsed);
+    if (KS.VGPRsUsed > KS.VGPRsAllocated)
+      KO["vgprs_grow_to"] = int64_t(KS.VGPRsUsed);
     Kernels.push_back(std::move(KO));
   }
   json::Value V(

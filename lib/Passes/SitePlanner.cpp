@@ -2,6 +2,8 @@
 
 #include "hotswap/Passes/SitePlanner.h"
 
+#include "hotswap/Code/CallReads.h"
+
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Code/CFG.h"
 #include "hotswap/Code/Decode.h"
@@ -57,7 +59,7 @@ Expected<std::vector<SourceLine>> hotswap::readRuleFile(StringRef Path) {
 
 namespace {
 
-/// The placeholders of \p Lines: kind ("s", "sp", "v") and number.
+/// The placeholders of \p Lines: kind ("s", "sp", "v", "vp") and number.
 struct Placeholders {
   /// In the order of first use.
   std::vector<std::pair<std::string, unsigned>> Uses;
@@ -74,10 +76,11 @@ Placeholders findPlaceholders(ArrayRef<SourceLine> Lines) {
     }
     for (size_t I = T.find('%'); I != StringRef::npos; I = T.find('%', I + 1)) {
       StringRef Rest = T.drop_front(I + 1);
-      StringRef Kind = Rest.starts_with("sp")  ? "sp"
-                       : Rest.starts_with("s") ? "s"
-                       : Rest.starts_with("v") ? "v"
-                                               : "";
+      StringRef Kind = Rest.starts_with("sp")   ? "sp"
+                       : Rest.starts_with("s")  ? "s"
+                       : Rest.starts_with("vp") ? "vp"
+                       : Rest.starts_with("v")  ? "v"
+                                                : "";
       if (Kind.empty())
         continue;
       StringRef Digits = Rest.drop_front(Kind.size()).take_while(isDigit);
@@ -156,7 +159,14 @@ class SitePlanner {
 public:
   SitePlanner(const SiteRule &Rule, CodeAnalysis::Result &CA,
               const amdgpu::TargetInfo &T)
-      : Rule(Rule), Alts(alternatives(Rule.Body)), CA(CA), T(T),
+      : Rule(Rule), Alts(alternatives(Rule.Body)),
+        Alts64(alternatives(Rule.BodyWave64.empty() ? Rule.Body
+                                                    : Rule.BodyWave64)),
+        CA(CA), T(T),
+        Calls(CA.mc(), CA.functions(),
+              [&CA](const CodeFunction &F) {
+                return std::optional<ArrayRef<uint8_t>>(CA.bytes(F));
+              }),
         RM(RegisterModel::get(CA.mc().regInfo())) {
     if (!Rule.Match.empty()) {
       MatchRE.emplace(Rule.Match);
@@ -180,9 +190,12 @@ private:
   }
 
   const SiteRule &Rule;
-  std::vector<Alternative> Alts;
+  /// The rule's bodies for wave32 functions and for wave64 ones.
+  std::vector<Alternative> Alts, Alts64;
   CodeAnalysis::Result &CA;
   const amdgpu::TargetInfo &T;
+  /// What calls read: a register no callee names is free before a call.
+  CallReads Calls;
   const RegisterModel &RM;
   std::optional<Regex> MatchRE;
   /// What every matching instruction's mnemonic starts with (empty: no
@@ -328,7 +341,7 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         S.Refusal = "the kernel's code cannot be followed: " + Fd.Message;
       return KS;
     }
-  Liveness L = computeLiveness(MC, G, Decoded, F.Kind, F.Wave32);
+  Liveness L = computeLiveness(MC, G, Decoded, F.Kind, F.Wave32, &Calls);
   WaitCounts WC = computeWaitCounts(MC, G, Decoded, F.Kind, CA.generation());
   RegisterLimits Limits{~0u, ~0u};
   for (const KernelInfo *K : Kernels) {
@@ -341,6 +354,10 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
   KS.SGPRsAllocated = Limits.SGPRs;
   if (Rule.ExtraSGPRs && T.HasSGPRGranule && Limits.SGPRs != ~0u)
     Limits.SGPRs = std::min(Limits.SGPRs + Rule.ExtraSGPRs, T.AddressableSGPRs);
+  // VGPRs likewise, up to the 256 a wave addresses.
+  KS.VGPRsAllocated = Limits.VGPRs;
+  if (Rule.ExtraVGPRs && !T.IsGFX90AClass && Limits.VGPRs != ~0u)
+    Limits.VGPRs = std::min(Limits.VGPRs + Rule.ExtraVGPRs, 256u);
   for (SitePlan &S : KS.Sites) {
     S.Refusal = siteRefusal(G, S.Insn, Rule.Where);
     if (!S.Refusal.empty())
@@ -357,13 +374,14 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     std::string NoRoom;
     std::optional<std::pair<unsigned, std::string>> FirstProblem;
     bool Fits = false;
-    for (const Alternative &Alt : Alts) {
+    const std::vector<Alternative> &Bodies = F.Wave32 ? Alts : Alts64;
+    for (const Alternative &Alt : Bodies) {
       if (Alt.P.Orig && Rule.Where != SiteWhere::Replace)
         return makeError("'" + Rule.BodyName +
                          "': %orig places the site's instruction, which only "
                          "where=replace leaves out");
       bool Bound = true;
-      // Bind: pairs first (they need alignment), then single SGPRs, VGPRs.
+      // Bind: pairs first (they need alignment), then single registers.
       std::vector<unsigned> FreeS =
           freeIndices(RM, Regs.Scratch, RegClass::SGPR, Limits.SGPRs);
       std::vector<unsigned> FreeV =
@@ -377,8 +395,16 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       auto IsTakenS = [&](unsigned I) {
         return I < TakenS.size() && TakenS[I];
       };
-      size_t NextV = 0;
-      for (StringRef Kind : {"sp", "s", "v"})
+      std::vector<bool> TakenV;
+      auto TakeV = [&](unsigned I) {
+        if (I >= TakenV.size())
+          TakenV.resize(I + 1);
+        TakenV[I] = true;
+      };
+      auto IsTakenV = [&](unsigned I) {
+        return I < TakenV.size() && TakenV[I];
+      };
+      for (StringRef Kind : {"sp", "vp", "s", "v"})
         for (const auto &[K, N] : Alt.P.Uses) {
           if (K != Kind)
             continue;
@@ -401,24 +427,47 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
                 Reg = "s" + std::to_string(I);
                 break;
               }
-          } else if (NextV < FreeV.size()) {
-            Reg = "v" + std::to_string(FreeV[NextV++]);
+          } else if (K == "vp") {
+            // Even-aligned, as 64-bit VGPR operands must be on the gfx90a
+            // class (and may be everywhere).
+            for (unsigned I : FreeV)
+              if (I % 2 == 0 && !IsTakenV(I) && !IsTakenV(I + 1) &&
+                  llvm::is_contained(FreeV, I + 1)) {
+                TakeV(I);
+                TakeV(I + 1);
+                Reg = "v[" + std::to_string(I) + ":" + std::to_string(I + 1) +
+                      "]";
+                break;
+              }
+          } else {
+            for (unsigned I : FreeV)
+              if (!IsTakenV(I)) {
+                TakeV(I);
+                Reg = "v" + std::to_string(I);
+                break;
+              }
           }
           if (!Reg) {
+            const bool Vector = K == "v" || K == "vp";
             // The site has no room for the body: refused, like a site in a
             // window (raising the allocation is not built yet).
             if (NoRoom.empty())
               NoRoom =
                   "no free " +
-                  std::string(K == "sp"  ? "aligned SGPR pair"
-                              : K == "s" ? "SGPR"
-                                         : "VGPR") +
+                  std::string(K == "sp"   ? "aligned SGPR pair"
+                              : K == "s"  ? "SGPR"
+                              : K == "vp" ? "aligned VGPR pair"
+                                          : "VGPR") +
                   " for " + Name + " (the kernel's allocation holds " +
-                  std::to_string(K == "v" ? Limits.VGPRs : KS.SGPRsAllocated) +
-                  " " + (K == "v" ? "VGPRs" : "SGPRs") +
-                  (K != "v" && Limits.SGPRs > KS.SGPRsAllocated
+                  std::to_string(Vector ? KS.VGPRsAllocated
+                                        : KS.SGPRsAllocated) +
+                  " " + (Vector ? "VGPRs" : "SGPRs") +
+                  (!Vector && Limits.SGPRs > KS.SGPRsAllocated
                        ? ", and can grow by " +
                              std::to_string(Limits.SGPRs - KS.SGPRsAllocated)
+                   : Vector && Limits.VGPRs > KS.VGPRsAllocated
+                       ? ", and can grow by " +
+                             std::to_string(Limits.VGPRs - KS.VGPRsAllocated)
                        : std::string()) +
                   "; the others are live here, used by the instruction or "
                   "taken)";
@@ -455,16 +504,18 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
               At += 1;
               continue;
             }
-            // %spN.0 and %spN.1: one register of the pair s[L:L+1].
+            // %spN.0 and %spN.1 (%vpN.K): one register of the pair
+            // s[L:L+1] (v[L:L+1]).
             unsigned Lo;
-            if (StringRef(Name).starts_with("%sp") && End + 1 < Text.size() &&
-                Text[End] == '.' &&
+            const bool Pair = StringRef(Name).starts_with("%sp") ||
+                              StringRef(Name).starts_with("%vp");
+            if (Pair && End + 1 < Text.size() && Text[End] == '.' &&
                 (Text[End + 1] == '0' || Text[End + 1] == '1') &&
                 (End + 2 == Text.size() || !isDigit(Text[End + 2])) &&
                 !StringRef(Reg).drop_front(2).take_while(isDigit).getAsInteger(
                     10, Lo)) {
               std::string One =
-                  "s" + std::to_string(Lo + (Text[End + 1] - '0'));
+                  Reg.substr(0, 1) + std::to_string(Lo + (Text[End + 1] - '0'));
               Text.replace(At, Name.size() + 2, One);
               At += One.size();
               continue;
@@ -478,7 +529,7 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
           return siteError(F, S, SL.Number,
                            "'" + Text +
                                "' names a placeholder the pass does "
-                               "not know (%sN, %spN, %vN, %orig)");
+                               "not know (%sN, %spN, %vN, %vpN, %orig)");
         Expected<std::vector<uint8_t>> B = assembleLine(Text);
         if (!B) {
           // The assembler saw one line: its own line number says nothing.
@@ -503,11 +554,16 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
                     Rule.BodyMayReadPC);
       if (Problems.empty()) {
         Fits = true;
-        if (Alts.size() > 1)
-          S.Alternative = &Alt - Alts.data() + 1;
+        if (Bodies.size() > 1)
+          S.Alternative = &Alt - Bodies.data() + 1;
         for (unsigned I = TakenS.size(); I-- > 0;)
           if (TakenS[I]) {
             KS.SGPRsUsed = std::max(KS.SGPRsUsed, I + 1);
+            break;
+          }
+        for (unsigned I = TakenV.size(); I-- > 0;)
+          if (TakenV[I]) {
+            KS.VGPRsUsed = std::max(KS.VGPRsUsed, I + 1);
             break;
           }
         break;

@@ -1,7 +1,9 @@
 //===- hotswap/Code/CounterCode.h - Code that counts a block ----*- C++ -*-===//
 //
 // The code instrument (hotswap/Passes/Instrument.h) inserts before a block
-// to count its runs, for targets with scalar atomics (the gfx9 family):
+// to count its runs. Two forms, by target (counterForm()).
+//
+// Scalar, for targets with scalar atomics (the gfx9 family):
 //
 //   s_getpc_b64     s[a:a+1]          ; the address after this instruction
 //   s_mov_b32       sc, DISTANCE      ; a literal: counter - that address
@@ -10,28 +12,54 @@
 //   s_waitcnt       lgkmcnt(0)
 //
 // 28 bytes that write five SGPRs and nothing else (no VGPR, EXEC, VCC, M0
-// or SCC) and add 1 to a 64-bit counter once per wave. The only code whose
-// bytes depend on where it is: DISTANCE is written once the code is placed.
-// Counting lanes, s_mov_b64 becomes
+// or SCC) and add 1 to a 64-bit counter once per wave. Counting lanes,
+// s_mov_b64 becomes
 //
 //   s_bcnt1_i32_b64 sd, exec          ; the active lanes (writes SCC)
 //   s_mov_b32       sd+1, 0
 //
 // (32 bytes; SCC written too).
 //
+// Global, for gfx11 and gfx12 (no scalar atomics): one lane adds 1 with a
+// global atomic, EXEC saved in an SGPR and given back:
+//
+//   s_waitcnt_depctr 0                ; the guest's ALU results are written
+//   s_getpc_b64      s[a:a+1]
+//   s_mov_b32        se, exec_lo      ; wave64: s_mov_b64 s[e:e+1], exec
+//   s_mov_b32        exec_lo, 1       ;         s_mov_b64 exec, 1
+//   v_mov_b32        vo, DISTANCE
+//   v_mov_b32        vd, 1
+//   v_mov_b32        vd+1, 0
+//   global_atomic_add_u64 vo, v[d:d+1], s[a:a+1]
+//   s_waitcnt_vscnt  null, 0          ; gfx12: s_wait_storecnt 0
+//   s_mov_b32        exec_lo, se      ; wave64: s_mov_b64 exec, s[e:e+1]
+//
+// 48 bytes (52 on gfx12, whose atomic is 12): three SGPRs (four in wave64)
+// and three VGPRs (lane 0 only) free at the block; SCC, VCC and M0
+// untouched, EXEC as it was. The leading dependency wait keeps the EXEC
+// change from meeting a guest ALU result still in flight (gfx11 partial
+// forwarding, gfx12 s_wait_alu). Counting lanes leaves EXEC alone: every
+// active lane adds 1 (36 bytes; 40 on gfx12).
+//
+// In both forms the only bytes that depend on where the code is are
+// DISTANCE's, written once the code is placed (counterLayout()).
+//
 // counterCodeTarget() is what verify checks: decoded from the bytes, the
-// code is exactly that shape, its registers apart, and it adds to the
-// counter it returns.
+// code is exactly one of those shapes, its registers apart, and it adds to
+// the counter it returns.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef HOTSWAP_CODE_COUNTERCODE_H
 #define HOTSWAP_CODE_COUNTERCODE_H
 
+#include "hotswap/AMDGPU/TargetInfo.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,7 +70,8 @@ class TargetMC;
 namespace code {
 
 /// The distance the code is assembled with before it is placed (a literal,
-/// never an inline constant), and where its 4 bytes are in the code.
+/// never an inline constant), and where its 4 bytes are in scalar code
+/// (counterLayout() for both forms).
 inline constexpr uint32_t CounterDistancePlaceholder = 0x7fffffff;
 inline constexpr size_t CounterDistanceAt = 8;
 
@@ -50,15 +79,45 @@ inline constexpr size_t CounterDistanceAt = 8;
 /// lanes (EXEC's lanes, each run).
 enum class CounterUnit : uint8_t { Wave, Lane };
 
+enum class CounterForm : uint8_t { Scalar, Global };
+
+/// The form of counter code for generation \p Gen; none where it is not
+/// built (gfx6-8, gfx10: their hazards around inserted memory operations
+/// are not handled; gfx1250: its VGPR bank state).
+std::optional<CounterForm> counterForm(amdgpu::Generation Gen);
+
+/// Which code: its form, unit, and for the global form the wave size and
+/// generation (the EXEC moves and the wait differ).
+struct CounterKind {
+  CounterForm Form = CounterForm::Scalar;
+  CounterUnit Unit = CounterUnit::Wave;
+  bool Wave32 = false;
+  amdgpu::Generation Gen = amdgpu::Generation::GFX9;
+};
+
 /// The code as lines of assembly with the site planner's placeholders
-/// (%sp0 = s[a:a+1], %s0 = sc, %sp1 = s[d:d+1]; SitePlanner.h), the
-/// distance being CounterDistancePlaceholder.
-std::vector<std::string> counterCodeLines(CounterUnit Unit = CounterUnit::Wave);
+/// (SitePlanner.h; scalar: %sp0 = s[a:a+1], %s0 = sc, %sp1 = s[d:d+1];
+/// global: %sp0 = s[a:a+1], %s0 or %sp1 = EXEC's copy, %v0 = vo,
+/// %vp0 = v[d:d+1]), the distance being CounterDistancePlaceholder.
+std::vector<std::string> counterCodeLines(const CounterKind &Kind);
+inline std::vector<std::string>
+counterCodeLines(CounterUnit Unit = CounterUnit::Wave) {
+  return counterCodeLines(CounterKind{CounterForm::Scalar, Unit});
+}
+
+struct CounterLayout {
+  /// The offset of the address s_getpc_b64 returns (the distance is from
+  /// there), and of the distance's 4 bytes.
+  size_t PCAt = 0, DistanceAt = 0;
+};
+CounterLayout counterLayout(const CounterKind &Kind);
 
 struct CounterTarget {
   /// The counter's address.
   uint64_t Counter = 0;
   CounterUnit Unit = CounterUnit::Wave;
+  /// Global code that moves only EXEC_LO (right only in wave32 kernels).
+  bool ExecLo = false;
 };
 
 /// The counter that \p Bytes, counter code at \p Addr, adds to, and what

@@ -58,13 +58,17 @@
 namespace hotswap {
 namespace code {
 
+class CallReads;
+
 /// The tracked register units one instruction reads and writes.
 struct InsnRegs {
   llvm::SmallVector<uint16_t, 8> Uses;
   /// Scalar defs (always end a life) and vector defs (VGPRs, AGPRs).
   llvm::SmallVector<uint16_t, 8> ScalarDefs, VectorDefs;
-  /// A call: reads every register.
+  /// A call: reads every register, or (CallReadsAt >= 0) what
+  /// Liveness::CallSets[CallReadsAt] holds.
   bool UsesAll = false;
+  int32_t CallReadsAt = -1;
   /// Reads vector registers in other lanes than its own (DPP, readlane...).
   bool CrossLane = false;
 };
@@ -101,7 +105,7 @@ struct Liveness {
 private:
   friend Liveness computeLiveness(const amdgpu::TargetMC &, const FunctionCFG &,
                                   llvm::ArrayRef<llvm::MCInst>, FunctionKind,
-                                  bool);
+                                  bool, CallReads *);
 
 public:
   /// What is live, by the EXEC value under which it is read.
@@ -120,6 +124,8 @@ private:
   bool within(uint32_t A, uint32_t B) const;
   const FunctionCFG *G = nullptr;
   std::vector<InsnRegs> Regs;
+  /// What calls whose callee is known read (InsnRegs::CallReadsAt).
+  std::vector<RegSet> CallSets;
   RegSet AllTracked;
   /// EXEC values: the parent of each (a superset), 0 (every lane) has none.
   std::vector<int32_t> ExecParent;
@@ -135,9 +141,12 @@ Liveness computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                          llvm::ArrayRef<uint8_t> Bytes, FunctionKind Kind,
                          bool Wave32);
 /// The same from \p G's instructions already decoded (buildCFG's Decoded).
+/// With \p Calls, a call whose callee it knows reads only what the callee
+/// may (CallReads.h); otherwise every register.
 Liveness computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                          llvm::ArrayRef<llvm::MCInst> Decoded,
-                         FunctionKind Kind, bool Wave32);
+                         FunctionKind Kind, bool Wave32,
+                         CallReads *Calls = nullptr);
 
 } // namespace code
 } // namespace hotswap

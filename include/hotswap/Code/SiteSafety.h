@@ -19,7 +19,10 @@
 // the kernel's allocation (SGPRs and VGPRs below the descriptor's counts;
 // never AGPRs), and, in place of an instruction, what that instruction
 // writes. SCC, VCC, EXEC and M0 are registers like the others: a body
-// writes them only where they are dead.
+// writes them only where they are dead, or gives their value back before
+// it ends: `s_mov D, R` saves R (not yet written by the body) in a
+// register D it may write, and `s_mov R, D` (D not written since) gives it
+// back (global counter code sets EXEC to one lane that way).
 //
 // The body itself must be straight-line code (no branch, call, return,
 // trap, end of program or read of the PC: control leaves it at its end,

@@ -79,9 +79,11 @@ private:
 };
 
 /// The sites instrument counts (block starts, or the entry with
-/// \p EntryOnly) of kernels matching \p Only, with its counter code: what
-/// the pass plans and print<sites;instrument=...> shows.
-SiteRule instrumentSiteRule(bool EntryOnly, bool PerLane, llvm::StringRef Only);
+/// \p EntryOnly) of kernels matching \p Only, with its counter code for
+/// target \p T (one instrumentRefusal accepts): what the pass plans and
+/// print<sites;instrument=...> shows.
+SiteRule instrumentSiteRule(const amdgpu::TargetInfo &T, bool EntryOnly,
+                            bool PerLane, llvm::StringRef Only);
 
 /// Why instrument has no counter code for \p T (empty: it has).
 std::string instrumentRefusal(const amdgpu::TargetInfo &T);

@@ -13,7 +13,8 @@
 // instruction (instrument). Its body is lines of assembly, as a rule file
 // holds them (readRuleFile) or as a pass writes them, with placeholders:
 // %s0, %s1... SGPRs; %sp0, %sp1... aligned SGPR pairs (%sp0.0, %sp0.1 its
-// registers); %v0, %v1... VGPRs;
+// registers); %v0, %v1... VGPRs; %vp0, %vp1... aligned VGPR pairs (%vp0.0,
+// %vp0.1);
 // %opN (%opN.K) operand N of the site's instruction (register K of a
 // tuple); a line `%orig` (the site's instruction, where=replace only);
 // lines `%else` between alternative bodies (the first that binds and passes
@@ -74,12 +75,19 @@ struct SiteRule {
   /// What errors call the body ("'FILE' line N: ...").
   std::string BodyName;
   std::vector<SourceLine> Body;
+  /// The body for wave64 functions, where it must differ (EXEC is a pair):
+  /// empty, Body serves both.
+  std::vector<SourceLine> BodyWave64;
   /// The body may read the PC: its pass fixes its bytes up once placed.
   bool BodyMayReadPC = false;
   /// SGPRs above the kernels' allocation placeholders may take (gfx6-9,
   /// where the descriptor's allocation can grow): the pass must raise the
   /// allocation to KernelSites::SGPRsUsed.
   unsigned ExtraSGPRs = 0;
+  /// VGPRs above the kernels' allocation placeholders may take (not on the
+  /// gfx90a class, whose AGPRs follow the VGPRs): the pass must raise the
+  /// allocation to KernelSites::VGPRsUsed.
+  unsigned ExtraVGPRs = 0;
   /// A site where no body passes the checks is refused (with the first
   /// problem), not an error: for bodies a pass writes, which cannot be
   /// fixed by their user (instrument's lane count writes SCC).
@@ -110,6 +118,8 @@ struct KernelSites {
   /// The SGPRs the kernels' descriptors allocate (usable ones), and the
   /// highest SGPR bound at an applied site + 1 (0: none).
   unsigned SGPRsAllocated = 0, SGPRsUsed = 0;
+  /// The same for VGPRs.
+  unsigned VGPRsAllocated = 0, VGPRsUsed = 0;
   size_t applied() const;
 };
 

@@ -1,0 +1,62 @@
+"""Writes copies of an instrument output for gfx11 (wave32, loop.cl; see
+instrument-global.test) with one thing of the global counter code changed
+each. The counter code is found by the counter map; its layout (CounterCode.h):
+
+  +0 s_waitcnt_depctr 0    +4 s_getpc_b64         +8 s_mov_b32 se, exec_lo
+  +12 s_mov_b32 exec_lo, 1 +16 v_mov_b32 vo, DIST (literal at +20)
+  +24 v_mov_b32 vd, 1      +28 v_mov_b32 vd+1, 0  +32 global_atomic (8)
+  +40 s_waitcnt_vscnt      +44 s_mov_b32 exec_lo, se
+"""
+import json
+import os
+import struct
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "utils"))
+import elf as elffile  # noqa: E402  (utils/elf.py)
+
+src, out = sys.argv[1], sys.argv[2]
+data = open(src, "rb").read()
+f = elffile.File(data)
+cmap = f.section(".hotswap.counters.map")
+entries = [json.loads(l) for l in f.contents(cmap).decode().splitlines() if l]
+first = int(entries[0]["code"], 16)
+
+
+def write(name, patch):
+    b = bytearray(data)
+    patch(b)
+    open(os.path.join(out, name + ".co"), "wb").write(b)
+
+
+def word(addr, change):
+    def patch(b):
+        at = f.offset_of(addr)
+        old, = struct.unpack_from("<I", b, at)
+        struct.pack_into("<I", b, at, change(old))
+    return patch
+
+
+# The distance one counter further on.
+write("bad-distance", word(first + 20, lambda w: w + 8))
+# EXEC given back from another SGPR (the copy's number + 1).
+write("bad-restore", word(first + 44, lambda w: w + 1))
+# Adding 2 (inline constant 0x82) instead of 1.
+write("bad-two", word(first + 24, lambda w: (w & ~0x1FF) | 0x82))
+# s_nop 0 (0xbf800000) where the wait for the store was.
+write("bad-nowait", word(first + 40, lambda w: 0xBF800000))
+
+
+# The kernel's descriptor says wave64 (kernel_code_properties bit 10 cleared
+# at +56): its code moves only EXEC_LO.
+def wave64(b):
+    symtab = f.section(".symtab")
+    kd = [s for s in f.symbols(symtab) if s["name"] == "loop.kd"][0]
+    at = f.offset_of(kd["value"]) + 56
+    kcp, = struct.unpack_from("<H", b, at)
+    struct.pack_into("<H", b, at, kcp & ~(1 << 10))
+
+
+write("bad-wave64", wave64)
