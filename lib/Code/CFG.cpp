@@ -101,6 +101,8 @@ struct ScalarOp {
     AddI,
     SubI,
     Mov32,
+    /// s_sext_i32_i16: gfx12 code sign-extends the PC's high half so.
+    SextI16,
     SetPC,
     SwapPC,
     Clobber
@@ -239,6 +241,11 @@ static std::optional<ScalarOp> scalarOp(const MCInst &MI, uint32_t Index,
     Binary(ScalarOp::AddI);
   } else if (N == "S_SUB_I32") {
     Binary(ScalarOp::SubI);
+  } else if (N == "S_SEXT_I32_I16" && Op.DstCount == 1) {
+    if (auto A = SrcOf(1)) {
+      Op.K = ScalarOp::SextI16;
+      Op.S[0] = *A;
+    }
   } else if (N == "S_MOV_B32" && Op.DstCount == 1) {
     if (auto A = SrcOf(1)) {
       Op.K = ScalarOp::Mov32;
@@ -319,6 +326,11 @@ static std::optional<uint64_t> apply(const ScalarOp &Op, const Insn &I,
   }
   case ScalarOp::Mov32:
     Write(A);
+    return std::nullopt;
+  case ScalarOp::SextI16:
+    Write(A ? Value(static_cast<uint32_t>(
+                  static_cast<int32_t>(static_cast<int16_t>(*A & 0xffff))))
+            : Value());
     return std::nullopt;
   case ScalarOp::Clobber:
     for (unsigned K = 0; K < Op.DstCount; ++K)

@@ -159,6 +159,16 @@ PCRelScan code::findPCRelative(const amdgpu::TargetMC &MC, const FunctionCFG &G,
             Why = (What + " at " + hex(G.Insns[J].Addr)).str();
             J = B.End;
           };
+          // gfx12 code sign-extends the high half of the PC from bit 47
+          // before the adds (s_sext_i32_i16 on it): the address, a
+          // canonical one below 2^47, does not change, and a copy in the
+          // same image has the same bit 47.
+          if (!HaveLo && NJ == "S_SEXT_I32_I16" && TJ.Writes.size() == 1 &&
+              TJ.Writes[0] == std::make_pair(N + 1, 1u) && TJ.reads(N + 1) &&
+              !TJ.reads(N)) {
+            After.step(MJ, NJ, TJ, RM);
+            continue;
+          }
           if (!HaveLo && NJ == "S_ADD_U32") {
             if (auto A = addOf(MJ, N, RM, After)) {
               P.AddLo = J;
