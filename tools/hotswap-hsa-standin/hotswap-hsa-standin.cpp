@@ -126,6 +126,9 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "a stand-in HSA runtime and application that "
                               "loads HSA_TOOLS_LIB (tests only)\n");
+  // Each line out before the tool can speak: its errors go to stderr, and
+  // a reader of both should see them where they happened.
+  outs().SetUnbuffered();
   FakeOptions Options;
   Options.Gpus = Gpus;
   Options.GpuName = GpuName;
