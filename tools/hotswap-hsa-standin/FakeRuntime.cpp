@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace hotswap_standin {
@@ -43,8 +44,11 @@ struct FakeExecutable {
 };
 
 // The HSA API has no context argument: the stand-in, like the runtime, is
-// one per process (and its application is single-threaded).
+// one per process. Applications call it from any thread (--threads): every
+// entry point holds one lock, recursive because iteration callbacks call
+// back in on the same thread.
 struct State {
+  std::recursive_mutex Lock;
   FakeOptions Options;
   std::vector<FakeAgent> Agents;
   std::map<uint64_t, std::unique_ptr<FakeExecutable>> Executables;
@@ -54,6 +58,10 @@ struct State {
 State &state() {
   static State S;
   return S;
+}
+
+std::unique_lock<std::recursive_mutex> locked() {
+  return std::unique_lock<std::recursive_mutex>(state().Lock);
 }
 
 FakeExecutable *findExecutable(hsa_executable_t E) {
@@ -70,6 +78,7 @@ const FakeAgent *findAgent(hsa_agent_t A) {
 
 hsa_status_t iterateAgents(hsa_status_t (*Callback)(hsa_agent_t, void *),
                            void *Data) {
+  auto Guard = locked();
   if (!Callback)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   for (const FakeAgent &Agent : state().Agents) {
@@ -82,6 +91,7 @@ hsa_status_t iterateAgents(hsa_status_t (*Callback)(hsa_agent_t, void *),
 
 hsa_status_t agentGetInfo(hsa_agent_t A, hsa_agent_info_t Attribute,
                           void *Value) {
+  auto Guard = locked();
   const FakeAgent *Agent = findAgent(A);
   if (!Agent)
     return HSA_STATUS_ERROR_INVALID_AGENT;
@@ -106,6 +116,7 @@ iterateAgentSymbols(hsa_executable_t E, hsa_agent_t A,
                     hsa_status_t (*Callback)(hsa_executable_t, hsa_agent_t,
                                              hsa_executable_symbol_t, void *),
                     void *Data) {
+  auto Guard = locked();
   FakeExecutable *Exec = findExecutable(E);
   if (!Exec)
     return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
@@ -129,6 +140,7 @@ iterateAgentSymbols(hsa_executable_t E, hsa_agent_t A,
 hsa_status_t symbolGetInfo(hsa_executable_symbol_t Handle,
                            hsa_executable_symbol_info_t Attribute,
                            void *Value) {
+  auto Guard = locked();
   const auto *Sym = reinterpret_cast<const FakeSymbol *>(Handle.handle);
   if (!Sym)
     return HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL;
@@ -168,6 +180,7 @@ bool isLoadedMemory(const void *P, size_t Size) {
 }
 
 hsa_status_t memoryCopy(void *Dst, const void *Src, size_t Size) {
+  auto Guard = locked();
   if (!Dst || !Src)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   if (state().Options.FailCopy)
@@ -181,6 +194,7 @@ hsa_status_t memoryCopy(void *Dst, const void *Src, size_t Size) {
 }
 
 hsa_status_t executableFreeze(hsa_executable_t E, const char *) {
+  auto Guard = locked();
   FakeExecutable *Exec = findExecutable(E);
   if (!Exec)
     return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
@@ -191,6 +205,7 @@ hsa_status_t executableFreeze(hsa_executable_t E, const char *) {
 }
 
 hsa_status_t executableDestroy(hsa_executable_t E) {
+  auto Guard = locked();
   auto It = state().Executables.find(E.handle);
   if (It == state().Executables.end())
     return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
@@ -210,6 +225,7 @@ iterateLoadedObjects(hsa_executable_t E,
                      hsa_status_t (*Callback)(hsa_executable_t,
                                               hsa_loaded_code_object_t, void *),
                      void *Data) {
+  auto Guard = locked();
   FakeExecutable *Exec = findExecutable(E);
   if (!Exec)
     return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
@@ -226,6 +242,7 @@ hsa_status_t
 loadedObjectGetInfo(hsa_loaded_code_object_t Handle,
                     hsa_ven_amd_loader_loaded_code_object_info_t Attribute,
                     void *Value) {
+  auto Guard = locked();
   const auto *Obj = reinterpret_cast<const FakeLoadedObject *>(Handle.handle);
   if (!Obj || !Value)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
@@ -257,6 +274,7 @@ loadedObjectGetInfo(hsa_loaded_code_object_t Handle,
 
 hsa_status_t getMajorExtensionTable(uint16_t Extension, uint16_t Major,
                                     size_t Length, void *Table) {
+  auto Guard = locked();
   if (state().Options.NoLoader || Extension != HSA_EXTENSION_AMD_LOADER ||
       Major != 1)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
@@ -310,6 +328,7 @@ void initFakeRuntime(const FakeOptions &Options, FakeTables &T) {
 }
 
 hsa_executable_t loadExecutable(const std::vector<CodeObjectFile> &Files) {
+  auto Guard = locked();
   State &S = state();
   auto Exec = std::make_unique<FakeExecutable>();
   for (const CodeObjectFile &File : Files)
@@ -342,6 +361,7 @@ hsa_executable_t loadExecutable(const std::vector<CodeObjectFile> &Files) {
 }
 
 unsigned runKernels(hsa_executable_t E, unsigned Index) {
+  auto Guard = locked();
   FakeExecutable *Exec = findExecutable(E);
   if (!Exec)
     return 0;

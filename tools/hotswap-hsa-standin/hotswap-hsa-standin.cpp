@@ -24,10 +24,12 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace llvm;
@@ -45,6 +47,11 @@ static cl::opt<bool>
 static cl::opt<bool>
     Together("together", cl::desc("Load every code object into one executable "
                                   "(one executable per object otherwise)"));
+static cl::opt<unsigned> Threads(
+    "threads", cl::init(1),
+    cl::desc("Load, freeze, run and destroy the executables on this many "
+             "threads at once (executable I on thread I mod N); prints a "
+             "summary instead of a line per step"));
 static cl::opt<bool> FailCopy("fail-copy",
                               cl::desc("Make hsa_memory_copy fail"));
 static cl::opt<bool> NoLoader("no-loader",
@@ -120,6 +127,33 @@ std::vector<Tool> loadTools(FakeTables &Tables) {
   return Tools;
 }
 
+/// The --threads run: each thread loads, freezes, runs and destroys its
+/// executables, as a multi-threaded application would, so that the tool's
+/// wrappers run concurrently. False when a step failed.
+bool runOnThreads(FakeTables &Tables,
+                  const std::vector<std::vector<CodeObjectFile>> &Contents) {
+  std::atomic<unsigned> Frozen{0}, Filled{0}, Destroyed{0};
+  std::vector<std::thread> Workers;
+  for (unsigned T = 0; T < Threads; ++T)
+    Workers.emplace_back([&, T] {
+      for (unsigned I = T; I < Contents.size(); I += Threads) {
+        hsa_executable_t E = loadExecutable(Contents[I]);
+        if (Tables.Core.hsa_executable_freeze_fn(E, "") == HSA_STATUS_SUCCESS)
+          ++Frozen;
+        Filled += runKernels(E, I);
+        if (!Keep &&
+            Tables.Core.hsa_executable_destroy_fn(E) == HSA_STATUS_SUCCESS)
+          ++Destroyed;
+      }
+    });
+  for (std::thread &W : Workers)
+    W.join();
+  outs() << "standin: " << Contents.size() << " executables on " << Threads
+         << " threads: " << Frozen << " frozen, " << Filled
+         << " counter areas filled, " << Destroyed << " destroyed\n";
+  return Frozen == Contents.size() && (Keep || Destroyed == Contents.size());
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -159,22 +193,27 @@ int main(int argc, char **argv) {
                     sys::path::filename(Path).str() + "'";
   }
 
-  std::vector<hsa_executable_t> Executables;
-  for (unsigned I = 0; I < Contents.size(); ++I) {
-    hsa_executable_t E = loadExecutable(Contents[I]);
-    Executables.push_back(E);
-    // Through the table: where HSA_TOOLS_LIB's tools put their wrappers.
-    hsa_status_t S = Tables.Core.hsa_executable_freeze_fn(E, "");
-    outs() << "standin: executable " << I << " (" << Names[I] << "): freeze "
-           << statusName(S) << ", " << runKernels(E, I)
-           << " counter areas filled\n";
+  if (Threads > 1) {
+    if (!runOnThreads(Tables, Contents))
+      return 1;
+  } else {
+    std::vector<hsa_executable_t> Executables;
+    for (unsigned I = 0; I < Contents.size(); ++I) {
+      hsa_executable_t E = loadExecutable(Contents[I]);
+      Executables.push_back(E);
+      // Through the table: where HSA_TOOLS_LIB's tools put their wrappers.
+      hsa_status_t S = Tables.Core.hsa_executable_freeze_fn(E, "");
+      outs() << "standin: executable " << I << " (" << Names[I] << "): freeze "
+             << statusName(S) << ", " << runKernels(E, I)
+             << " counter areas filled\n";
+    }
+    if (!Keep)
+      for (unsigned I = 0; I < Executables.size(); ++I)
+        outs() << "standin: executable " << I << ": destroy "
+               << statusName(
+                      Tables.Core.hsa_executable_destroy_fn(Executables[I]))
+               << "\n";
   }
-  if (!Keep)
-    for (unsigned I = 0; I < Executables.size(); ++I)
-      outs() << "standin: executable " << I << ": destroy "
-             << statusName(
-                    Tables.Core.hsa_executable_destroy_fn(Executables[I]))
-             << "\n";
   outs().flush();
 
   // hsa_shut_down: ROCr calls its tools' OnUnload first.
