@@ -33,6 +33,11 @@ tools = {
     # hotswap-opt).
     "hotswap-host-test": os.path.join(config.hotswap_tools_dir, "hotswap-host-test"),
 }
+# test/Runtime: the stand-in HSA runtime that loads libhotswap-counters
+# (HSA_TOOLS_LIB) as ROCr would; both are built where ROCr's headers are.
+if os.path.exists(required_tools.HSA_HEADER):
+    tools["hotswap-hsa-standin"] = os.path.join(config.hotswap_tools_dir,
+                                                "hotswap-hsa-standin")
 # The fuzz targets' replay drivers (fuzz/CMakeLists.txt; test/Fuzz).
 for _t in ("", "-bundle", "-host", "-restore", "-swap"):
     tools["hotswap-fuzz%s-replay" % _t] = os.path.join(config.hotswap_tools_dir,
@@ -103,6 +108,14 @@ if os.path.exists(_twin):
     config.available_features.add("static-driver")
 config.substitutions.append(("%plugin_driver", _twin if os.path.exists(_twin)
                              else os.path.join(config.hotswap_obj_root, "bin", "hotswap-opt")))
+
+# %counters_rt: the tools library itself (feature 'hsa-tools').
+if os.path.exists(required_tools.HSA_HEADER):
+    _counters_rt = os.path.join(config.hotswap_obj_root, "lib", "libhotswap-counters.so")
+    if not os.path.exists(_counters_rt):
+        lit_config.fatal("required library not found at %s" % _counters_rt)
+    config.available_features.add("hsa-tools")
+    config.substitutions.append(("%counters_rt", _counters_rt))
 
 # test/Plugins: the pass plugins of test/CMakeLists.txt (libNAME.so).
 config.substitutions.append(("%plugins", os.path.join(config.hotswap_obj_root, "test-plugins")))

@@ -30,6 +30,9 @@ COMGR_HEADER = "/usr/include/amd_comgr.h"
 COMGR_LIB_DIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
                   "/usr/lib64", "/usr/lib"]
 CHATTR = "/usr/bin/chattr"
+# ROCr's headers (libhsa-runtime-dev): with them the build makes
+# libhotswap-counters and its stand-in runtime (feature 'hsa-tools').
+HSA_HEADER = "/usr/include/hsa/hsa_api_trace.h"
 
 
 def llvm_tool_paths(llvm_bin):
@@ -52,4 +55,5 @@ def required_paths(llvm_bin):
     out.append(("feature 'comgr' library",
                 comgr_library() or os.path.join(COMGR_LIB_DIRS[0], "libamd_comgr.so")))
     out.append(("feature 'immutable-files' (chattr)", CHATTR))
+    out.append(("feature 'hsa-tools' header", HSA_HEADER))
     return out
