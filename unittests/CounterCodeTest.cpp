@@ -40,23 +40,18 @@ std::unique_ptr<TargetMC> mc(StringRef MCPU) {
   return std::move(*MC);
 }
 
-/// The template with its placeholders bound and \p Distance in place of
-/// the placeholder's, assembled.
-std::vector<uint8_t> counterCode(const TargetMC &MC, uint32_t Distance,
-                                 StringRef SP0 = "s[2:3]", StringRef S0 = "s1",
-                                 StringRef SP1 = "s[8:9]",
-                                 CounterUnit Unit = CounterUnit::Wave) {
+/// \p Lines with placeholders bound by \p Regs (longest names first) and
+/// \p Distance in place of the placeholder's, assembled.
+std::vector<uint8_t>
+assembleBound(const TargetMC &MC, const std::vector<std::string> &Lines,
+              ArrayRef<std::pair<StringRef, StringRef>> Regs,
+              uint32_t Distance) {
   std::string Text;
-  for (std::string L : counterCodeLines(Unit)) {
-    for (auto [Name, Reg] : {std::pair<StringRef, StringRef>{"%sp1.0", "s8"},
-                             {"%sp1.1", "s9"},
-                             {"%sp0", SP0},
-                             {"%sp1", SP1},
-                             {"%s0", S0}}) {
-      size_t P = L.find(Name.str());
-      if (P != std::string::npos)
+  for (std::string L : Lines) {
+    for (auto [Name, Reg] : Regs)
+      for (size_t P = L.find(Name.str()); P != std::string::npos;
+           P = L.find(Name.str()))
         L.replace(P, Name.size(), Reg.str());
-    }
     size_t P = L.find(std::to_string(CounterDistancePlaceholder));
     if (P != std::string::npos)
       L.replace(P, std::to_string(CounterDistancePlaceholder).size(),
@@ -69,6 +64,21 @@ std::vector<uint8_t> counterCode(const TargetMC &MC, uint32_t Distance,
     return {};
   }
   return *B;
+}
+
+/// The scalar template with its placeholders bound and \p Distance in
+/// place of the placeholder's, assembled.
+std::vector<uint8_t> counterCode(const TargetMC &MC, uint32_t Distance,
+                                 StringRef SP0 = "s[2:3]", StringRef S0 = "s1",
+                                 StringRef SP1 = "s[8:9]",
+                                 CounterUnit Unit = CounterUnit::Wave) {
+  return assembleBound(MC, counterCodeLines(Unit),
+                       {{"%sp1.0", "s8"},
+                        {"%sp1.1", "s9"},
+                        {"%sp0", SP0},
+                        {"%sp1", SP1},
+                        {"%s0", S0}},
+                       Distance);
 }
 
 std::string why(Expected<CounterTarget> T) {
@@ -201,36 +211,21 @@ TEST(CounterCodeTest, OtherCodeIsNotCounterCode) {
       "its registers overlap");
 }
 
-/// The global form for \p MCPU, bound to fixed registers (%sp0 = s[4:5],
+/// The global form for \p Gen, bound to fixed registers (%sp0 = s[4:5],
 /// %s0 = s3, %sp1 = s[6:7], %v0 = v1, %vp0 = v[2:3]), with \p Distance.
 std::vector<uint8_t> globalCode(const TargetMC &MC, Generation Gen,
                                 uint32_t Distance, bool Wave32,
                                 CounterUnit Unit = CounterUnit::Wave) {
-  std::string Text;
-  for (std::string L :
-       counterCodeLines(CounterKind{CounterForm::Global, Unit, Wave32, Gen})) {
-    for (auto [Name, Reg] : {std::pair<StringRef, StringRef>{"%vp0.0", "v2"},
-                             {"%vp0.1", "v3"},
-                             {"%vp0", "v[2:3]"},
-                             {"%sp0", "s[4:5]"},
-                             {"%sp1", "s[6:7]"},
-                             {"%s0", "s3"},
-                             {"%v0", "v1"}})
-      for (size_t P = L.find(Name.str()); P != std::string::npos;
-           P = L.find(Name.str()))
-        L.replace(P, Name.size(), Reg.str());
-    size_t P = L.find(std::to_string(CounterDistancePlaceholder));
-    if (P != std::string::npos)
-      L.replace(P, std::to_string(CounterDistancePlaceholder).size(),
-                std::to_string(Distance));
-    Text += L + "\n";
-  }
-  Expected<std::vector<uint8_t>> B = MC.assemble(Text);
-  if (!B) {
-    ADD_FAILURE() << toString(B.takeError());
-    return {};
-  }
-  return *B;
+  return assembleBound(
+      MC, counterCodeLines(CounterKind{CounterForm::Global, Unit, Wave32, Gen}),
+      {{"%vp0.0", "v2"},
+       {"%vp0.1", "v3"},
+       {"%vp0", "v[2:3]"},
+       {"%sp0", "s[4:5]"},
+       {"%sp1", "s[6:7]"},
+       {"%s0", "s3"},
+       {"%v0", "v1"}},
+      Distance);
 }
 
 TEST(CounterCodeTest, TheGlobalFormAddsToTheCounterItsDistanceNames) {

@@ -70,27 +70,43 @@ CounterLayout code::counterLayout(const CounterKind &Kind) {
   return {8, Kind.Unit == CounterUnit::Wave ? size_t(20) : size_t(12)};
 }
 
+namespace {
+/// Decoded counter code, read operand by operand.
+struct CodeReader {
+  const amdgpu::TargetMC &MC;
+  ArrayRef<std::pair<Insn, MCInst>> Insns;
+
+  /// Instruction \p I as LLVM MC prints it.
+  std::string text(size_t I) const {
+    return StringRef(MC.printInst(Insns[I].second, Insns[I].first.Addr))
+        .trim()
+        .str();
+  }
+  /// Operand \p Op of instruction \p I: a register (none if it is not).
+  MCRegister reg(size_t I, unsigned Op) const {
+    const MCInst &M = Insns[I].second;
+    return Op < M.getNumOperands() && M.getOperand(Op).isReg()
+               ? M.getOperand(Op).getReg()
+               : MCRegister();
+  }
+  /// Operand \p Op of instruction \p I: a constant (none if it is not).
+  std::optional<int64_t> imm(size_t I, unsigned Op) const {
+    const MCInst &M = Insns[I].second;
+    return Op < M.getNumOperands() ? immediateValue(M.getOperand(Op))
+                                   : std::nullopt;
+  }
+};
+} // namespace
+
 /// The global form (CounterCode.h), decoded: \p Insns.
 static Expected<CounterTarget>
 globalCounterTarget(const amdgpu::TargetMC &MC,
                     ArrayRef<std::pair<Insn, MCInst>> Insns) {
   const RegisterModel &RM = RegisterModel::get(MC.regInfo());
-  auto Text = [&](size_t I) {
-    return StringRef(MC.printInst(Insns[I].second, Insns[I].first.Addr))
-        .trim()
-        .str();
-  };
-  auto Reg = [&](size_t I, unsigned Op) -> MCRegister {
-    const MCInst &M = Insns[I].second;
-    return Op < M.getNumOperands() && M.getOperand(Op).isReg()
-               ? M.getOperand(Op).getReg()
-               : MCRegister();
-  };
-  auto Imm = [&](size_t I, unsigned Op) -> std::optional<int64_t> {
-    const MCInst &M = Insns[I].second;
-    return Op < M.getNumOperands() ? immediateValue(M.getOperand(Op))
-                                   : std::nullopt;
-  };
+  const CodeReader R{MC, Insns};
+  auto Text = [&](size_t I) { return R.text(I); };
+  auto Reg = [&](size_t I, unsigned Op) { return R.reg(I, Op); };
+  auto Imm = [&](size_t I, unsigned Op) { return R.imm(I, Op); };
   auto Units = [&](MCRegister R) {
     RegSet S = RM.emptySet();
     if (R)
@@ -193,22 +209,10 @@ Expected<CounterTarget> code::counterCodeTarget(const amdgpu::TargetMC &MC,
           "instruction " + Twine(I + 1) + " is " +
           StringRef(MC.printInst(Insns[I].second, Insns[I].first.Addr)).trim() +
           ", not " + StringRef(Shape[I]).lower());
-  auto Reg = [&](size_t I, unsigned Op) -> MCRegister {
-    const MCInst &M = Insns[I].second;
-    return Op < M.getNumOperands() && M.getOperand(Op).isReg()
-               ? M.getOperand(Op).getReg()
-               : MCRegister();
-  };
-  auto Imm = [&](size_t I, unsigned Op) -> std::optional<int64_t> {
-    const MCInst &M = Insns[I].second;
-    return Op < M.getNumOperands() ? immediateValue(M.getOperand(Op))
-                                   : std::nullopt;
-  };
-  auto Text = [&](size_t I) {
-    return StringRef(MC.printInst(Insns[I].second, Insns[I].first.Addr))
-        .trim()
-        .str();
-  };
+  const CodeReader R{MC, Insns};
+  auto Reg = [&](size_t I, unsigned Op) { return R.reg(I, Op); };
+  auto Imm = [&](size_t I, unsigned Op) { return R.imm(I, Op); };
+  auto Text = [&](size_t I) { return R.text(I); };
   MCRegister A = Reg(0, 0), C = Reg(1, 0);
   std::optional<int64_t> Dist = Imm(1, 1);
   RegSet SA = RM.emptySet(), SC = RM.emptySet(), SD = RM.emptySet();

@@ -386,69 +386,49 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
           freeIndices(RM, Regs.Scratch, RegClass::SGPR, Limits.SGPRs);
       std::vector<unsigned> FreeV =
           freeIndices(RM, Regs.Scratch, RegClass::VGPR, Limits.VGPRs);
-      std::vector<bool> TakenS(Limits.SGPRs == ~0u ? 0 : 1024);
-      auto TakeS = [&](unsigned I) {
-        if (I >= TakenS.size())
-          TakenS.resize(I + 1);
-        TakenS[I] = true;
+      // Registers taken by the body's placeholders, SGPRs and VGPRs; the
+      // lowest free register (aligned pair) of a class not taken yet.
+      std::vector<bool> TakenS, TakenV;
+      auto Take = [](std::vector<bool> &Taken, unsigned I) {
+        if (I >= Taken.size())
+          Taken.resize(I + 1);
+        Taken[I] = true;
       };
-      auto IsTakenS = [&](unsigned I) {
-        return I < TakenS.size() && TakenS[I];
+      auto IsTaken = [](const std::vector<bool> &Taken, unsigned I) {
+        return I < Taken.size() && Taken[I];
       };
-      std::vector<bool> TakenV;
-      auto TakeV = [&](unsigned I) {
-        if (I >= TakenV.size())
-          TakenV.resize(I + 1);
-        TakenV[I] = true;
-      };
-      auto IsTakenV = [&](unsigned I) {
-        return I < TakenV.size() && TakenV[I];
+      auto TakeFree = [&](const std::vector<unsigned> &Free,
+                          std::vector<bool> &Taken, char Prefix,
+                          bool Pair) -> std::optional<std::string> {
+        for (unsigned I : Free) {
+          if (IsTaken(Taken, I))
+            continue;
+          if (!Pair) {
+            Take(Taken, I);
+            return Prefix + std::to_string(I);
+          }
+          // Even-aligned: SGPR pairs must be, and 64-bit VGPR operands on
+          // the gfx90a class.
+          if (I % 2 == 0 && !IsTaken(Taken, I + 1) &&
+              llvm::is_contained(Free, I + 1)) {
+            Take(Taken, I);
+            Take(Taken, I + 1);
+            return Prefix + ("[" + std::to_string(I) + ":" +
+                             std::to_string(I + 1) + "]");
+          }
+        }
+        return std::nullopt;
       };
       for (StringRef Kind : {"sp", "vp", "s", "v"})
         for (const auto &[K, N] : Alt.P.Uses) {
           if (K != Kind)
             continue;
           std::string Name = "%" + K + std::to_string(N);
-          std::optional<std::string> Reg;
-          if (K == "sp") {
-            for (unsigned I : FreeS)
-              if (I % 2 == 0 && !IsTakenS(I) && !IsTakenS(I + 1) &&
-                  llvm::is_contained(FreeS, I + 1)) {
-                TakeS(I);
-                TakeS(I + 1);
-                Reg = "s[" + std::to_string(I) + ":" + std::to_string(I + 1) +
-                      "]";
-                break;
-              }
-          } else if (K == "s") {
-            for (unsigned I : FreeS)
-              if (!IsTakenS(I)) {
-                TakeS(I);
-                Reg = "s" + std::to_string(I);
-                break;
-              }
-          } else if (K == "vp") {
-            // Even-aligned, as 64-bit VGPR operands must be on the gfx90a
-            // class (and may be everywhere).
-            for (unsigned I : FreeV)
-              if (I % 2 == 0 && !IsTakenV(I) && !IsTakenV(I + 1) &&
-                  llvm::is_contained(FreeV, I + 1)) {
-                TakeV(I);
-                TakeV(I + 1);
-                Reg = "v[" + std::to_string(I) + ":" + std::to_string(I + 1) +
-                      "]";
-                break;
-              }
-          } else {
-            for (unsigned I : FreeV)
-              if (!IsTakenV(I)) {
-                TakeV(I);
-                Reg = "v" + std::to_string(I);
-                break;
-              }
-          }
+          const bool Vector = K == "v" || K == "vp";
+          std::optional<std::string> Reg =
+              TakeFree(Vector ? FreeV : FreeS, Vector ? TakenV : TakenS,
+                       Vector ? 'v' : 's', K.size() == 2);
           if (!Reg) {
-            const bool Vector = K == "v" || K == "vp";
             // The site has no room for the body: refused, like a site in a
             // window (raising the allocation is not built yet).
             if (NoRoom.empty())
