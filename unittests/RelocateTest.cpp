@@ -75,6 +75,34 @@ struct AsmFunction {
     return S;
   }
   std::string prove(const Relocated &R) const { return prove(R, R.Bytes); }
+
+  /// The original's seams, in a kernel holding \p SGPRs SGPRs.
+  FunctionSeams seams(Generation Gen, unsigned SGPRs = 102) const {
+    return FunctionSeams(*MC, G, Decoded, FunctionKind::Kernel, false, Gen,
+                         {SGPRs, 256});
+  }
+  /// Relocates with branches relaxed, their registers free by \p Seams.
+  RelocationResult relocateRelaxed(uint64_t NewBase,
+                                   ArrayRef<Insertion> Inserts,
+                                   FunctionSeams &Seams) const {
+    const RegisterModel &RM = RegisterModel::get(MC->regInfo());
+    return relocate(*MC, G, Decoded, Bytes, NewBase, Inserts, [&](uint32_t T) {
+      return longJumpRegisters(RM, Seams.before(T));
+    });
+  }
+  /// The proof of \p Bytes as \p R's copy, its relaxations proven by
+  /// \p Seams (none: not proven).
+  std::string proveRelaxed(const Relocated &R, ArrayRef<uint8_t> Bytes,
+                           FunctionSeams *Seams) const {
+    auto [C, Both] = copyOf(R);
+    RelocationProofResult P =
+        proveRelocation(*MC, G, Decoded, this->Bytes, Both, C, Bytes,
+                        R.insertedRanges(), {}, false, R.Relaxed, Seams);
+    std::string S;
+    for (const std::string &Line : P.Problems)
+      S += Line + "\n";
+    return S;
+  }
 };
 
 std::unique_ptr<AsmFunction> assemble(StringRef MCPU, StringRef Asm) {
@@ -289,6 +317,12 @@ TEST(RelocateTest, Refusals) {
   R = Loop->relocateTo(Far, {{1, nops(0x8000)}});
   EXPECT_FALSE(R.Code);
   EXPECT_EQ(R.Refusal.Kind, "branch out of reach");
+  // With registers for a long jump the branch is relaxed (below); with
+  // none free it is refused all the same.
+  FunctionSeams None = Loop->seams(Generation::GFX9, 0);
+  R = Loop->relocateRelaxed(Far, {{1, nops(0x8000)}}, None);
+  EXPECT_FALSE(R.Code);
+  EXPECT_NE(R.Refusal.Message.find("no registers are free"), std::string::npos);
   R = Loop->relocateTo(Far, {{1, nops(0x7ffe)}});
   EXPECT_TRUE(R.Code) << R.Refusal.Message;
 
@@ -454,6 +488,97 @@ TEST(SiteSafetyTest, BodiesWriteOnlyWhatTheSeamGives) {
   EXPECT_EQ(siteRefusal(F->G, 6, SiteWhere::After), "");
   EXPECT_NE(siteRefusal(F->G, 4, SiteWhere::Replace), "");
   EXPECT_EQ(siteRefusal(F->G, 5, SiteWhere::Replace), "");
+}
+
+TEST(RelocateTest, BranchesOutOfReachAreRelaxedToLongJumps) {
+  auto F = assemble("gfx90a", "s_cmp_eq_u32 s0, 0\n" // 0
+                              "s_cbranch_scc1 2\n"   // 1 -> insn 4
+                              "v_mov_b32 v0, 1\n"    // 2
+                              "s_branch 1\n"         // 3 -> insn 5
+                              "v_mov_b32 v0, s1\n"   // 4
+                              "s_endpgm\n");         // 5
+  ASSERT_TRUE(F);
+  // 128 KiB before insn 2 puts insn 4 out of the conditional branch's reach.
+  const std::vector<Insertion> Ins = {{2, nops(0x8000)}};
+  FunctionSeams Seams = F->seams(Generation::GFX9);
+  RelocationResult R = F->relocateRelaxed(Far, Ins, Seams);
+  ASSERT_TRUE(R.Code) << R.Refusal.Message;
+  const Relocated &C = *R.Code;
+  EXPECT_EQ(C.BranchesRelaxed, 1u);
+  // s_branch past it, then getpc, add, addc, setpc: SCC is dead at insn 4.
+  ASSERT_EQ(C.Relaxed.size(), 1u);
+  EXPECT_EQ(C.Relaxed[0], std::make_pair(Far + 8, Far + 8 + 28));
+  EXPECT_EQ(C.LandAddr[2], Far + 8 + 28);
+  EXPECT_EQ(C.Bytes.size(), F->Bytes.size() + 0x20000 + 28);
+  std::vector<MCInst> Ops;
+  FunctionCFG G = F->graphOf(C, &Ops);
+  EXPECT_TRUE(G.editable()) << findingsOf(G);
+  Expected<ReadRelaxation> RR = readRelaxation(*F->MC, G, Ops, 1, Far + 36);
+  ASSERT_TRUE(bool(RR)) << toString(RR.takeError());
+  EXPECT_EQ(RR->Entry, Far + 12);
+  EXPECT_EQ(RR->Target, C.LandAddr[4]);
+  EXPECT_EQ(RR->Regs.Pair, 2u); // s1 is read at the target; s0 goes with it
+  EXPECT_FALSE(RR->Regs.SCCCopy);
+  EXPECT_EQ(F->proveRelaxed(C, C.Bytes, &Seams), "");
+
+  // The proof reads it back: a long jump elsewhere, registers not free at
+  // the target, no analyses to prove them, no relaxation recorded.
+  std::vector<uint8_t> Bad = C.Bytes;
+  Bad[12 + 8] ^= 4; // s_add_u32's literal
+  EXPECT_NE(F->proveRelaxed(C, Bad, &Seams).find("jumps to"),
+            std::string::npos);
+  FunctionSeams Small = F->seams(Generation::GFX9, 2);
+  EXPECT_NE(F->proveRelaxed(C, C.Bytes, &Small)
+                .find("s[2:3] may not be written there"),
+            std::string::npos);
+  EXPECT_NE(F->proveRelaxed(C, C.Bytes, nullptr).find("cannot be proven free"),
+            std::string::npos);
+  EXPECT_NE(F->prove(C).find("holds other instructions"), std::string::npos);
+  // A relocator that took a live pair (s[0:1]: s1 is read at the target).
+  RelocationResult Live =
+      relocate(*F->MC, F->G, F->Decoded, F->Bytes, Far, Ins, [](uint32_t) {
+        return std::optional<LongJumpRegs>(LongJumpRegs{0, std::nullopt});
+      });
+  ASSERT_TRUE(Live.Code) << Live.Refusal.Message;
+  EXPECT_NE(F->proveRelaxed(*Live.Code, Live.Code->Bytes, &Seams)
+                .find("s1 may not be written there"),
+            std::string::npos);
+  // Without a way to find registers, the branch is still refused.
+  EXPECT_EQ(F->relocateTo(Far, Ins).Refusal.Kind, "branch out of reach");
+}
+
+TEST(RelocateTest, LongJumpsKeepSCCWhereTheTargetReadsIt) {
+  // A loop whose branch reads SCC set before it: SCC is live at the loop
+  // head, so the long jump back keeps it in an SGPR.
+  auto F = assemble("gfx1100", "s_cmp_eq_u32 s0, 0\n"     // 0
+                               "v_add_nc_u32 v0, 1, v0\n" // 1: loop head
+                               "s_cbranch_scc0 -2\n"      // 2 -> insn 1
+                               "s_endpgm\n");             // 3
+  ASSERT_TRUE(F);
+  FunctionSeams Seams = F->seams(Generation::GFX11);
+  RelocationResult R = F->relocateRelaxed(Far, {{2, nops(0x8000)}}, Seams);
+  ASSERT_TRUE(R.Code) << R.Refusal.Message;
+  const Relocated &C = *R.Code;
+  ASSERT_EQ(C.Relaxed.size(), 1u);
+  EXPECT_EQ(C.Relaxed[0].second - C.Relaxed[0].first, 4u + 32u);
+  std::vector<MCInst> Ops;
+  FunctionCFG G = F->graphOf(C, &Ops);
+  std::optional<uint32_t> Branch = G.insnAt(C.InsnAddr[2]);
+  ASSERT_TRUE(Branch);
+  Expected<ReadRelaxation> RR =
+      readRelaxation(*F->MC, G, Ops, *Branch, C.Relaxed[0].second);
+  ASSERT_TRUE(bool(RR)) << toString(RR.takeError());
+  EXPECT_EQ(RR->Target, Far + 4);
+  ASSERT_TRUE(RR->Regs.SCCCopy);
+  EXPECT_EQ(F->proveRelaxed(C, C.Bytes, &Seams), "");
+  // Without the compare that gives SCC back, SCC would change: s_cmp_lg_u32
+  // turned into s_nop is no long jump of the form.
+  std::vector<uint8_t> Bad = C.Bytes;
+  uint64_t Cmp = C.Relaxed[0].second - 8 - Far;
+  for (unsigned K = 0; K < 4; ++K)
+    Bad[Cmp + K] = nops(1)[K];
+  EXPECT_NE(F->proveRelaxed(C, Bad, &Seams).find("is not s_cmp_lg_u32"),
+            std::string::npos);
 }
 
 } // namespace

@@ -53,7 +53,8 @@ RelocationResult refuse(StringRef Kind, const Twine &Message) {
 RelocationResult code::relocate(const amdgpu::TargetMC &MC,
                                 const FunctionCFG &G, ArrayRef<MCInst> Decoded,
                                 ArrayRef<uint8_t> Bytes, uint64_t NewBase,
-                                ArrayRef<Insertion> Inserts) {
+                                ArrayRef<Insertion> Inserts,
+                                const LongJumpScratch &Scratch) {
   for (const CodeFinding &F : G.Findings)
     if (F.Blocking)
       return refuse("blocking finding", F.Message);
@@ -134,10 +135,16 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
   R.Base = NewBase;
   std::vector<uint64_t> Land(N + 1);
   std::vector<std::vector<uint8_t>> Encoded(N);
+  // Relaxed branches: the registers of each one's long jump, and the
+  // bytes after it (sizes fixed once relaxed; the code is made anew each
+  // round, for the addresses of that round).
+  std::vector<std::optional<LongJumpRegs>> Relax(N);
+  std::vector<uint64_t> Extra(N);
+  std::vector<std::vector<uint8_t>> RelaxCode(N);
   for (unsigned Round = 0;; ++Round) {
-    if (Round == 8)
+    if (Round == 64)
       return refuse("does not re-encode",
-                    "the layout does not settle after 8 rounds");
+                    "the layout does not settle after 64 rounds");
     R.InsnAddr.assign(N, 0);
     uint64_t At = NewBase;
     size_t NextInsert = 0;
@@ -148,7 +155,7 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
         At += Inserts[NextInsert].Bytes.size();
       if (I < N) {
         R.InsnAddr[I] = At;
-        At += Sizes[I];
+        At += Sizes[I] + Extra[I];
       }
     }
     // Where control that reached \p T in the original reaches in the copy.
@@ -160,7 +167,7 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
       return std::nullopt;
     };
     bool Changed = false;
-    R.BranchesEncoded = R.PCRelAdjusted = 0;
+    R.BranchesEncoded = R.PCRelAdjusted = R.BranchesRelaxed = 0;
     for (size_t I = 0; I < N; ++I) {
       const Edit &E = Edits[I];
       if (E.K == Edit::None)
@@ -172,11 +179,39 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
         if (!T)
           return refuse("blocking finding", "the branch at " + hex(In.Addr) +
                                                 " lands inside an instruction");
-        int64_t Dist = static_cast<int64_t>(*T - (R.InsnAddr[I] + Sizes[I]));
-        if (Dist % 4 || !isInt<16>(Dist / 4))
-          return refuse("branch out of reach",
-                        "the branch at " + hex(In.Addr) + " to " + hex(*T) +
-                            " does not reach from " + hex(R.InsnAddr[I]));
+        const uint64_t After = R.InsnAddr[I] + Sizes[I];
+        const bool Conditional = In.F == Flow::CondJump;
+        int64_t Dist = static_cast<int64_t>(*T - After);
+        if (!Relax[I] && (Dist % 4 || !isInt<16>(Dist / 4))) {
+          // Relaxed when the target is an instruction of the function and
+          // the client names registers for the long jump there.
+          std::optional<uint32_t> TI = G.insnAt(*In.Target);
+          if (Scratch && In.F != Flow::Call && TI)
+            Relax[I] = Scratch(*TI);
+          if (!Relax[I])
+            return refuse("branch out of reach",
+                          "the branch at " + hex(In.Addr) + " to " + hex(*T) +
+                              " does not reach from " + hex(R.InsnAddr[I]) +
+                              (Scratch && In.F != Flow::Call && TI
+                                   ? ", and no registers are free for a "
+                                     "long jump at its target"
+                                   : ""));
+          Extra[I] = relaxationSize(Conditional, *Relax[I]);
+          Changed = true;
+        }
+        if (Relax[I]) {
+          // The branch reaches the long jump right after it (after the
+          // s_branch that goes on when a conditional one is not taken).
+          Dist = Conditional ? 4 : 0;
+          Expected<std::vector<uint8_t>> Code =
+              relaxationCode(MC, Conditional, *Relax[I], After, *T);
+          if (!Code)
+            return refuse("does not re-encode",
+                          "the long jump for the branch at " + hex(In.Addr) +
+                              ": " + toString(Code.takeError()));
+          RelaxCode[I] = std::move(*Code);
+          ++R.BranchesRelaxed;
+        }
         const MCInstrDesc &D = MC.instrInfo().get(MI.getOpcode());
         for (unsigned Op = 0; Op < D.getNumOperands(); ++Op)
           if (D.operands()[Op].OperandType == MCOI::OPERAND_PCREL &&
@@ -223,6 +258,11 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
           llvm::append_range(R.Bytes, Original(I));
         else if (I < N)
           llvm::append_range(R.Bytes, Encoded[I]);
+        if (I < N && Relax[I]) {
+          uint64_t B = NewBase + R.Bytes.size();
+          llvm::append_range(R.Bytes, RelaxCode[I]);
+          R.Relaxed.push_back({B, B + RelaxCode[I].size()});
+        }
       }
       R.LandAddr = std::move(Land);
       return {std::move(R), {}};

@@ -35,13 +35,13 @@ static bool sameBut(const MCInst &A, const MCInst &B, unsigned Except) {
   return true;
 }
 
-RelocationProofResult
-code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
-                      ArrayRef<MCInst> Decoded, ArrayRef<uint8_t> Bytes,
-                      const FunctionMap &Map, const CodeFunction &Copy,
-                      ArrayRef<uint8_t> CopyBytes,
-                      ArrayRef<std::pair<uint64_t, uint64_t>> Inserted,
-                      ArrayRef<uint32_t> Replaced, bool InsertedMayReadPC) {
+RelocationProofResult code::proveRelocation(
+    const amdgpu::TargetMC &MC, const FunctionCFG &G, ArrayRef<MCInst> Decoded,
+    ArrayRef<uint8_t> Bytes, const FunctionMap &Map, const CodeFunction &Copy,
+    ArrayRef<uint8_t> CopyBytes,
+    ArrayRef<std::pair<uint64_t, uint64_t>> Inserted,
+    ArrayRef<uint32_t> Replaced, bool InsertedMayReadPC,
+    ArrayRef<std::pair<uint64_t, uint64_t>> Relaxed, FunctionSeams *Seams) {
   RelocationProofResult R;
   auto Problem = [&](const Twine &T) { R.Problems.push_back(T.str()); };
   std::vector<MCInst> CopyOps;
@@ -57,21 +57,25 @@ code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
   std::vector<uint32_t> Pair(G.Insns.size(), UINT32_MAX); // orig -> copy
   std::vector<uint64_t> Land(G.Insns.size());
   DenseMap<uint32_t, uint32_t> FromCopy;
-  for (size_t K = 0; K < Inserted.size(); ++K) {
-    auto [B, E] = Inserted[K];
-    if (B >= E || B < Copy.Begin || E > Copy.End ||
-        (K && Inserted[K - 1].second > B)) {
-      Problem("the inserted ranges of the copy at " + hex(Copy.Begin) +
-              " are not sorted ranges inside it");
-      return R;
+  for (auto [Ranges, What] :
+       {std::pair{Inserted, "inserted"}, std::pair{Relaxed, "relaxation"}})
+    for (size_t K = 0; K < Ranges.size(); ++K) {
+      auto [B, E] = Ranges[K];
+      if (B >= E || B < Copy.Begin || E > Copy.End ||
+          (K && Ranges[K - 1].second > B)) {
+        Problem("the " + Twine(What) + " ranges of the copy at " +
+                hex(Copy.Begin) + " are not sorted ranges inside it");
+        return R;
+      }
+      if (!C.insnAt(B) || (E != Copy.End && !C.insnAt(E))) {
+        Problem("the " + Twine(What) + " range " + hex(B) + "-" + hex(E) +
+                " does not begin and end at instructions");
+        return R;
+      }
     }
-    if (!C.insnAt(B) || (E != Copy.End && !C.insnAt(E))) {
-      Problem("the inserted range " + hex(B) + "-" + hex(E) +
-              " does not begin and end at instructions");
-      return R;
-    }
-  }
-  size_t NextRange = 0, NextReplaced = 0;
+  // Original branch -> the relaxation after its copy.
+  DenseMap<uint32_t, std::pair<uint64_t, uint64_t>> RelaxedOf;
+  size_t NextRange = 0, NextReplaced = 0, NextRelaxed = 0;
   uint64_t At = Copy.Begin;
   for (uint32_t I = 0; I < G.Insns.size(); ++I) {
     Land[I] = At;
@@ -97,11 +101,21 @@ code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
     Pair[I] = *J;
     FromCopy[*J] = I;
     At = C.Insns[*J].end();
+    if (NextRelaxed < Relaxed.size() && Relaxed[NextRelaxed].first == At) {
+      const Insn &O = G.Insns[I];
+      if (!O.Target || (O.F != Flow::Jump && O.F != Flow::CondJump)) {
+        Problem("the relaxation at " + hex(At) + " follows the copy of " +
+                hex(O.Addr) + ", which is no direct branch");
+        return R;
+      }
+      RelaxedOf[I] = Relaxed[NextRelaxed];
+      At = Relaxed[NextRelaxed++].second;
+    }
   }
   if (NextRange < Inserted.size() && Inserted[NextRange].first == At)
     At = Inserted[NextRange++].second;
   if (At != Copy.End || NextRange != Inserted.size() ||
-      NextReplaced != Replaced.size()) {
+      NextReplaced != Replaced.size() || NextRelaxed != Relaxed.size()) {
     Problem("the copy at " + hex(Copy.Begin) +
             " holds other instructions than the original's and the "
             "inserted ranges");
@@ -135,6 +149,37 @@ code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
     ConstantOf[P.AddHi] = P.HiOperand;
   }
 
+  // A relaxed branch: the copy \p J of original branch \p I, relaxed up
+  // to \p End, must jump to \p Want with registers free at the target.
+  const RegisterModel &RM = RegisterModel::get(MC.regInfo());
+  auto checkRelaxation = [&](uint32_t I, uint32_t J, uint64_t End,
+                             std::optional<uint64_t> Want) {
+    const Insn &O = G.Insns[I];
+    const std::string Of = "the relaxation of the branch at " +
+                           hex(C.Insns[J].Addr) + " (the copy of " +
+                           hex(O.Addr) + ")";
+    Expected<ReadRelaxation> RR = readRelaxation(MC, C, CopyOps, J, End);
+    if (!RR) {
+      Problem(Of + ": " + toString(RR.takeError()));
+      return;
+    }
+    std::optional<uint32_t> TI = G.insnAt(*O.Target);
+    if (!TI || !Want || RR->Target != *Want) {
+      Problem(Of + " jumps to " + hex(RR->Target) + ", not to the image of " +
+              hex(*O.Target) +
+              (TI ? "" : " (a branch out of the function is never relaxed)"));
+      return;
+    }
+    if (!Seams) {
+      Problem(Of + ": the registers of its long jump cannot be proven free "
+                   "without the original's analyses");
+      return;
+    }
+    std::string Why = longJumpRegsProblem(RM, Seams->before(*TI), RR->Writes);
+    if (!Why.empty())
+      Problem(Of + ": at the target " + hex(*O.Target) + ", " + Why);
+  };
+
   const MCInstrInfo &MII = MC.instrInfo();
   for (uint32_t I = 0; I < G.Insns.size(); ++I) {
     if (Pair[I] == UINT32_MAX)
@@ -150,10 +195,15 @@ code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
         (O.F == Flow::Jump || O.F == Flow::CondJump || O.F == Flow::Call)) {
       ++R.BranchesChecked;
       std::optional<uint64_t> Want = ImageOf(*O.Target);
-      if (!Want || N.Target != Want)
+      auto RIt = RelaxedOf.find(I);
+      if (RIt != RelaxedOf.end()) {
+        ++R.BranchesRelaxed;
+        checkRelaxation(I, Pair[I], RIt->second.second, Want);
+      } else if (!Want || N.Target != Want) {
         Problem("the branch at " + hex(N.Addr) + " (the copy of " +
                 hex(O.Addr) + ") does not reach the image of " +
                 hex(*O.Target));
+      }
       unsigned Offset = ~0u;
       const MCInstrDesc &D = MII.get(OI.getOpcode());
       for (unsigned Op = 0; Op < D.getNumOperands(); ++Op)
@@ -183,6 +233,11 @@ code::proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
   for (const PCRelIdiom &P : CopyScan.Idioms) {
     auto It = FromCopy.find(P.GetPC);
     if (It == FromCopy.end()) {
+      const uint64_t A = C.Insns[P.GetPC].Addr;
+      if (llvm::any_of(RelaxedOf, [&](const auto &E) {
+            return E.second.first <= A && A < E.second.second;
+          }))
+        continue; // a long jump, checked with its branch
       if (!InsertedMayReadPC)
         Problem("inserted code at " + hex(C.Insns[P.GetPC].Addr) +
                 " reads the PC");

@@ -4,6 +4,7 @@
 #include "hotswap/Passes/ClonePlan.h"
 
 #include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Code/CallReads.h"
 #include "hotswap/Code/CodeAppender.h"
 #include "hotswap/Code/RelocationProof.h"
 #include "hotswap/Pass/AnalysisManager.h"
@@ -37,12 +38,24 @@ hotswap::cloneOffsetMap(const FunctionCFG &G, const Relocated &C) {
   return Map;
 }
 
+code::RegisterLimits hotswap::kernelLimits(const KernelsAnalysis::Result &R,
+                                           ArrayRef<size_t> Kernels) {
+  RegisterLimits L{~0u, ~0u};
+  for (size_t I : Kernels) {
+    L.SGPRs = std::min(L.SGPRs, R.Kernels[I].KD.usableSGPRs(R.Target));
+    L.VGPRs = std::min(L.VGPRs, R.Kernels[I].KD.usableVGPRs(R.Target));
+  }
+  return L;
+}
+
 std::vector<ClonePlan>
 hotswap::planClones(CodeAnalysis::Result &R, ArrayRef<size_t> Functions,
                     uint64_t Base, ArrayRef<std::vector<Insertion>> Inserts,
-                    bool InsertedMayReadPC) {
+                    bool InsertedMayReadPC, ArrayRef<RegisterLimits> Limits) {
   const FunctionMap &M = R.functions();
   amdgpu::TargetMC &MC = R.mc();
+  // What calls read, for the liveness of relaxations (made on first use).
+  std::optional<CallReads> Calls;
   std::vector<ClonePlan> Plans;
   // The proof reads each copy as a function of its own beside the
   // originals, in one map: a copy reaches originals (callees, data), never
@@ -68,7 +81,24 @@ hotswap::planClones(CodeAnalysis::Result &R, ArrayRef<size_t> Functions,
         Replaced.push_back(In.Before);
         P.Replaced.push_back(G.Insns[In.Before].Addr - F.Begin);
       }
-    RelocationResult RR = relocate(MC, G, Decoded, R.bytes(F), At, Ins);
+    // Registers for long jumps: free at the target by the original's
+    // analyses, inside the allocation of every kernel of the code.
+    std::optional<FunctionSeams> Seams;
+    LongJumpScratch Scratch;
+    if (!Limits.empty() && Limits[X].SGPRs != ~0u) {
+      if (!Calls)
+        Calls.emplace(MC, M, [&R](const CodeFunction &C) {
+          return std::optional<ArrayRef<uint8_t>>(R.bytes(C));
+        });
+      Seams.emplace(MC, G, Decoded, F.Kind, F.Wave32, R.generation(), Limits[X],
+                    &*Calls);
+      Scratch = [&](uint32_t T) {
+        return longJumpRegisters(RegisterModel::get(MC.regInfo()),
+                                 Seams->before(T));
+      };
+    }
+    RelocationResult RR =
+        relocate(MC, G, Decoded, R.bytes(F), At, Ins, Scratch);
     P.Refusal = std::move(RR.Refusal);
     if (RR.Code) {
       At = alignTo(At + RR.Code->Bytes.size(), CloneAlign);
@@ -82,7 +112,8 @@ hotswap::planClones(CodeAnalysis::Result &R, ArrayRef<size_t> Functions,
       C.End = P.Code->Base + P.Code->Bytes.size();
       RelocationProofResult Proof = proveRelocation(
           MC, G, Decoded, R.bytes(F), WithCopy, C, P.Code->Bytes,
-          P.Code->insertedRanges(), Replaced, InsertedMayReadPC);
+          P.Code->insertedRanges(), Replaced, InsertedMayReadPC,
+          P.Code->Relaxed, Seams ? &*Seams : nullptr);
       P.Problems = std::move(Proof.Problems);
     }
     Plans.push_back(std::move(P));
@@ -181,7 +212,8 @@ hotswap::placeClones(Object &Obj, KernelsAnalysis::Result &R,
         Ctx.Stats.add(PassName, "symbols", "<kernel>.clone symbols added");
       }
       Records.push_back({K.Name, F.Begin, F.size(), C.Base, C.Bytes.size(),
-                         P->OffsetMap, C.insertedRanges(), P->Replaced});
+                         P->OffsetMap, C.insertedRanges(), P->Replaced,
+                         C.Relaxed});
       Ctx.Stats.add(PassName, "cloned", "kernels cloned");
     }
     Ctx.Stats.add(PassName, "copies", "copies of code placed");
@@ -189,13 +221,18 @@ hotswap::placeClones(Object &Obj, KernelsAnalysis::Result &R,
                   C.BranchesEncoded);
     Ctx.Stats.add(PassName, "pc-relative", "PC-relative adds re-derived",
                   C.PCRelAdjusted);
+    if (C.BranchesRelaxed)
+      Ctx.Stats.add(PassName, "relaxed",
+                    "branches out of reach relaxed to long jumps",
+                    C.BranchesRelaxed);
   }
-  // Inserted ranges are recorded as offsets of the copy.
+  // Inserted and relaxed ranges are recorded as offsets of the copy.
   for (CloneRecord &Rec : Records)
-    for (auto &[B, E] : Rec.Inserted) {
-      B -= Rec.Clone;
-      E -= Rec.Clone;
-    }
+    for (auto *Ranges : {&Rec.Inserted, &Rec.Relaxed})
+      for (auto &[B, E] : *Ranges) {
+        B -= Rec.Clone;
+        E -= Rec.Clone;
+      }
   if (Error E = appendCloneRecords(Obj, Records))
     return std::move(E);
   return Placed.size();
@@ -235,7 +272,18 @@ ClonePlanPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
     if (M.Functions[I].Kind == FunctionKind::Kernel &&
         (!OnlyRE || OnlyRE->match(M.Functions[I].Name)))
       Selected.push_back(I);
-  std::vector<ClonePlan> Plans = planClones(*R, Selected, *Base);
+  // Each kernel's allocation bounds the registers of long jumps.
+  auto KR = AM.getResult<KernelsAnalysis>(Obj);
+  if (!KR)
+    return KR.takeError();
+  DenseMap<uint64_t, std::vector<size_t>> ByEntry;
+  for (size_t I = 0; I < KR->Kernels.size(); ++I)
+    ByEntry[KR->Kernels[I].CodeEntry].push_back(I);
+  std::vector<RegisterLimits> Limits;
+  for (size_t FI : Selected)
+    Limits.push_back(kernelLimits(*KR, ByEntry.lookup(M.Functions[FI].Begin)));
+  std::vector<ClonePlan> Plans =
+      planClones(*R, Selected, *Base, {}, false, Limits);
 
   size_t Proven = 0, Unproven = 0;
   StringMap<size_t> Refused;
@@ -268,8 +316,10 @@ ClonePlanPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       const Relocated &C = *P.Code;
       OS << hex(F.Begin) << " -> " << hex(C.Base) << ", " << C.Bytes.size()
          << " bytes, " << C.BranchesEncoded << " branches, " << C.PCRelAdjusted
-         << " pc-relative adds, "
-         << (P.Problems.empty() ? "proven" : "NOT proven") << "\n";
+         << " pc-relative adds, ";
+      if (C.BranchesRelaxed)
+        OS << C.BranchesRelaxed << " relaxed, ";
+      OS << (P.Problems.empty() ? "proven" : "NOT proven") << "\n";
       for (const std::string &Pr : P.Problems)
         OS << "  problem: " << Pr << "\n";
     }
@@ -289,6 +339,7 @@ ClonePlanPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       K["size"] = int64_t(P.Code->Bytes.size());
       K["branches"] = P.Code->BranchesEncoded;
       K["pc_relative_adds"] = P.Code->PCRelAdjusted;
+      K["relaxed"] = P.Code->BranchesRelaxed;
       K["proven"] = P.Problems.empty();
       json::Array Problems;
       for (const std::string &Pr : P.Problems)

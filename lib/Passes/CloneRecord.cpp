@@ -6,6 +6,7 @@
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Code/CallReads.h"
 #include "hotswap/Code/CounterCode.h"
+#include "hotswap/Code/LongJump.h"
 #include "hotswap/Code/RelocationProof.h"
 #include "hotswap/Code/SiteSafety.h"
 #include "hotswap/Passes/CodeAnalysis.h"
@@ -85,6 +86,12 @@ Expected<CloneRecord> parseRecord(const json::Object &O) {
       return Ps.takeError();
     *Out = std::move(*Ps);
   }
+  if (O.get("relaxed")) {
+    auto Ps = pairsMember(O, "relaxed");
+    if (!Ps)
+      return Ps.takeError();
+    R.Relaxed = std::move(*Ps);
+  }
   if (const json::Value *V = O.get("replaced")) {
     const json::Array *A = V->getAsArray();
     if (!A)
@@ -137,6 +144,8 @@ Error hotswap::appendCloneRecords(Object &Obj, ArrayRef<CloneRecord> Records) {
         A.push_back(hex(Off));
       Lines.back()["replaced"] = std::move(A);
     }
+    if (!R.Relaxed.empty())
+      Lines.back()["relaxed"] = pairsJSON(R.Relaxed);
   }
   return appendRecordLines(Obj, CloneRecordSectionName, Lines,
                            "cloned kernels");
@@ -162,16 +171,9 @@ verifyInsertedCode(const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
                    ArrayRef<std::pair<uint64_t, uint64_t>> Inserted,
                    ArrayRef<uint32_t> Replaced, ArrayRef<uint64_t> InsnAddr,
                    const DenseMap<uint64_t, code::CounterTarget> &Counters,
-                   DenseSet<uint64_t> &CountersSeen, code::CallReads &Calls,
-                   VerifyProblems &P) {
-  bool Wave32 = R.Target.Gen >= amdgpu::Generation::GFX10 && K.KD.isWave32();
-  code::Liveness L = code::computeLiveness(
-      MC, G, Decoded, code::FunctionKind::Kernel, Wave32, &Calls);
-  code::WaitCounts WC = code::computeWaitCounts(
-      MC, G, Decoded, code::FunctionKind::Kernel, R.Target.Gen);
-  const code::RegisterModel &RM = code::RegisterModel::get(MC.regInfo());
-  code::RegisterLimits Limits{K.KD.usableSGPRs(R.Target),
-                              K.KD.usableVGPRs(R.Target)};
+                   DenseSet<uint64_t> &CountersSeen, code::FunctionSeams &Seams,
+                   bool Wave32, VerifyProblems &P) {
+  const code::WaitCounts &WC = Seams.waitCounts();
   // The original instruction each range lands before: control reaching it
   // arrives at the range's start.
   size_t NextRange = 0;
@@ -192,7 +194,7 @@ verifyInsertedCode(const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
                   " the instruction at " + hex(G.Insns[I].Addr) + ": " + Why);
       continue;
     }
-    code::SiteRegisters Regs = code::siteRegisters(RM, G, L, WC, I, W, Limits);
+    code::SiteRegisters Regs = Seams.at(I, W);
     // Counter code (the counter map names where) reads the PC to find its
     // counter: it must be exactly counter code, adding to its own counter.
     ArrayRef<uint8_t> Body = CopyBytes.slice(B - CopyBase, E - B);
@@ -356,9 +358,19 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
     }
     if (Replaced.size() != Rec->Replaced.size())
       continue;
-    code::RelocationProofResult Proof =
-        code::proveRelocation(**MC, G, Decoded, *Orig, Map, C, *CopyBytes,
-                              Inserted, Replaced, !Counters.empty());
+    std::vector<std::pair<uint64_t, uint64_t>> Relaxed;
+    for (auto [B, E] : Rec->Relaxed)
+      Relaxed.push_back({Rec->Clone + B, Rec->Clone + E});
+    // The original's seams, by its own analyses: they prove the registers
+    // of relaxations and of inserted code free.
+    const bool Wave32 =
+        R.Target.Gen >= amdgpu::Generation::GFX10 && K.KD.isWave32();
+    code::FunctionSeams Seams(
+        **MC, G, Decoded, code::FunctionKind::Kernel, Wave32, R.Target.Gen,
+        {K.KD.usableSGPRs(R.Target), K.KD.usableVGPRs(R.Target)}, &Calls);
+    code::RelocationProofResult Proof = code::proveRelocation(
+        **MC, G, Decoded, *Orig, Map, C, *CopyBytes, Inserted, Replaced,
+        !Counters.empty(), Relaxed, &Seams);
     for (const std::string &Pr : Proof.Problems)
       P.push_back("cloned kernel '" + K.Name + "': " + Pr);
     if (!Proof.proven())
@@ -366,7 +378,7 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
     if (!Inserted.empty())
       verifyInsertedCode(**MC, R, K, G, Decoded, *CopyBytes, Rec->Clone,
                          Inserted, Replaced, Proof.InsnAddr, Counters,
-                         CountersSeen, Calls, P);
+                         CountersSeen, Seams, Wave32, P);
     for (size_t I = 0; I < G.Insns.size(); ++I) {
       uint64_t Off = G.Insns[I].Addr - Rec->Code;
       std::optional<uint64_t> Mapped = Rec->cloneOffset(Off);

@@ -254,8 +254,11 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   Expected<uint64_t> Base = CodeAppender(Obj).nextAddress(CloneAlign);
   if (!Base)
     return Base.takeError();
+  std::vector<RegisterLimits> Limits;
+  for (size_t FI : Functions)
+    Limits.push_back(kernelLimits(R, KernelsOf[FI]));
   std::vector<ClonePlan> Plans = planClones(*CA, Functions, *Base, Inserts,
-                                            /*InsertedMayReadPC=*/true);
+                                            /*InsertedMayReadPC=*/true, Limits);
   // Where the counters will go: after the copies placeClones packs (those
   // with a proven copy) and the prefetch guard after them.
   uint64_t CodeEnd = 0;

@@ -226,7 +226,11 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   Expected<uint64_t> Base = CodeAppender(Obj).nextAddress(CloneAlign);
   if (!Base)
     return Base.takeError();
-  std::vector<ClonePlan> Plans = planClones(*CA, Functions, *Base, Inserts);
+  std::vector<RegisterLimits> Limits;
+  for (size_t FI : Functions)
+    Limits.push_back(kernelLimits(R, KernelsOf[FI]));
+  std::vector<ClonePlan> Plans =
+      planClones(*CA, Functions, *Base, Inserts, false, Limits);
   Expected<size_t> Placed =
       placeClones(Obj, R, *CA, Plans, KernelsOf, *Base, name(), Ctx);
   if (!Placed)

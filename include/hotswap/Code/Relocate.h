@@ -23,11 +23,18 @@
 //
 // A function is refused, with a reason and a kind to count it by, when it
 // has a blocking finding (CFG.h), a PC-relative value used otherwise, a
-// branch whose new distance does not fit its 16 bits (branch relaxation
-// is not built yet), an insertion inside a window (CFG.h), a replaced
+// branch whose new distance does not fit its 16 bits and that cannot be
+// relaxed (below), an insertion inside a window (CFG.h), a replaced
 // instruction that is a branch, a call, the end of a block or part of a
 // PC-relative idiom, or an instruction LLVM MC does not encode back to
 // its bytes.
+//
+// Branch relaxation: a branch (s_branch, s_cbranch_*) to an instruction of
+// the function whose new distance does not fit is relaxed (LongJump.h)
+// when the client names registers its long jump may write at the target
+// (the free ones of the seam before it: liveness, loads in flight, the
+// allocation). A relaxed branch stays relaxed while the layout settles.
+// Calls, and branches that leave the function, are not relaxed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,11 +42,13 @@
 #define HOTSWAP_CODE_RELOCATE_H
 
 #include "hotswap/Code/CFG.h"
+#include "hotswap/Code/LongJump.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -78,6 +87,10 @@ struct Relocated {
   /// Instructions encoded again: direct branches and calls, and the adds
   /// of PC-relative idioms.
   unsigned BranchesEncoded = 0, PCRelAdjusted = 0;
+  /// Of the branches, those relaxed, and the address ranges [first,
+  /// second) of their relaxations (right after each), in order.
+  unsigned BranchesRelaxed = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> Relaxed;
 
   /// The address ranges [first, second) of inserted code, in order.
   std::vector<std::pair<uint64_t, uint64_t>> insertedRanges() const;
@@ -98,17 +111,24 @@ struct RelocationRefusal {
   std::string Message;
 };
 
+/// The registers a long jump to instruction \p Target (an index of
+/// FunctionCFG::Insns) may write; nullopt when there are none.
+using LongJumpScratch =
+    std::function<std::optional<LongJumpRegs>(uint32_t Target)>;
+
 struct RelocationResult {
   std::optional<Relocated> Code;
   RelocationRefusal Refusal;
 };
 
 /// Relocates the function of graph \p G (instructions with operands
-/// \p Decoded) to \p NewBase, with \p Inserts (sorted by Before).
+/// \p Decoded) to \p NewBase, with \p Inserts (sorted by Before). With
+/// \p Scratch, branches out of reach are relaxed where it names registers.
 RelocationResult relocate(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                           llvm::ArrayRef<llvm::MCInst> Decoded,
                           llvm::ArrayRef<uint8_t> Bytes, uint64_t NewBase,
-                          llvm::ArrayRef<Insertion> Inserts = {});
+                          llvm::ArrayRef<Insertion> Inserts = {},
+                          const LongJumpScratch &Scratch = nullptr);
 
 } // namespace code
 } // namespace hotswap

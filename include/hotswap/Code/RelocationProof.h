@@ -17,6 +17,11 @@
 //     original's, evaluates to the image of the original's target (or the
 //     same address outside the function), and differs from it only in its
 //     constants;
+//   * a branch followed by a range the relocator says it relaxed
+//     (Relocate.h) reaches, through that range, a long jump of exactly
+//     LongJump.h's form to the image of its original target, an
+//     instruction of the function; what the long jump writes must be free
+//     at the original target by the original's own analyses;
 //   * nothing else in the copy reads the PC.
 //
 // The image of an original instruction is where control reaching it lands
@@ -30,6 +35,7 @@
 
 #include "hotswap/Code/CFG.h"
 #include "hotswap/Code/Functions.h"
+#include "hotswap/Code/LongJump.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -54,7 +60,7 @@ struct RelocationProofResult {
   /// The copy's address of each original instruction (when proven; of a
   /// replaced one, the start of what took its place).
   std::vector<uint64_t> InsnAddr;
-  unsigned BranchesChecked = 0, PCRelChecked = 0;
+  unsigned BranchesChecked = 0, PCRelChecked = 0, BranchesRelaxed = 0;
 
   bool proven() const { return Problems.empty(); }
 };
@@ -68,7 +74,11 @@ struct RelocationProofResult {
 /// holds both functions (and tells calls from stray branches, as for
 /// buildCFG). Inserted code that reads the PC is a problem unless
 /// \p InsertedMayReadPC: its caller checks each such range itself (as
-/// verify checks counter code, CounterCode.h).
+/// verify checks counter code, CounterCode.h). \p Relaxed: the ranges of
+/// the copy that hold relaxations (Relocated::Relaxed), each right after
+/// the copy of a branch; \p Seams, the seams of \p G, by which the
+/// registers of their long jumps are proven free (none: a relaxation is a
+/// problem).
 RelocationProofResult
 proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                 llvm::ArrayRef<llvm::MCInst> Decoded,
@@ -76,7 +86,9 @@ proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                 const CodeFunction &Copy, llvm::ArrayRef<uint8_t> CopyBytes,
                 llvm::ArrayRef<std::pair<uint64_t, uint64_t>> Inserted = {},
                 llvm::ArrayRef<uint32_t> Replaced = {},
-                bool InsertedMayReadPC = false);
+                bool InsertedMayReadPC = false,
+                llvm::ArrayRef<std::pair<uint64_t, uint64_t>> Relaxed = {},
+                FunctionSeams *Seams = nullptr);
 
 } // namespace code
 } // namespace hotswap

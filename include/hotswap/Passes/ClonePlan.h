@@ -17,8 +17,10 @@
 #define HOTSWAP_PASSES_CLONEPLAN_H
 
 #include "hotswap/Code/Relocate.h"
+#include "hotswap/Code/SiteSafety.h"
 #include "hotswap/Pass/Pass.h"
 #include "hotswap/Passes/CodeAnalysis.h"
+#include "hotswap/Passes/Kernels.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Error.h"
@@ -54,11 +56,22 @@ inline constexpr uint64_t CloneAlign = 256;
 /// \p Inserts (one list per function, or none) code inserted into each
 /// (code that reads the PC only with \p InsertedMayReadPC, whose caller
 /// fixes it up and checks it: code::proveRelocation).
+/// The registers every kernel of \p Kernels (indices of R.Kernels) is
+/// sure to hold: the smallest allocation among them.
+code::RegisterLimits kernelLimits(const KernelsAnalysis::Result &R,
+                                  llvm::ArrayRef<size_t> Kernels);
+
+/// Relocates and proves a copy of each of \p Functions (indices of the
+/// function map) from \p Base on, with \p Inserts (per function, when
+/// given). With \p Limits (per function: its kernels' kernelLimits), a
+/// branch out of reach is relaxed where registers are free at its target;
+/// without, it is refused.
 std::vector<ClonePlan>
 planClones(CodeAnalysis::Result &R, llvm::ArrayRef<size_t> Functions,
            uint64_t Base,
            llvm::ArrayRef<std::vector<code::Insertion>> Inserts = {},
-           bool InsertedMayReadPC = false);
+           bool InsertedMayReadPC = false,
+           llvm::ArrayRef<code::RegisterLimits> Limits = {});
 
 /// Places the copies of \p Plans (planned from \p Base, the address the
 /// run's appended code starts at) in one `.hotswap.clone.text` section,

@@ -59,6 +59,9 @@ struct CloneRecord {
   /// Original offsets of the instructions replaced by inserted code (the
   /// range where each would be), sorted. Absent in the line when empty.
   std::vector<uint64_t> Replaced;
+  /// Copy offsets [first, second) of the relaxations of branches out of
+  /// reach (LongJump.h), each right after its branch. Absent when empty.
+  std::vector<std::pair<uint64_t, uint64_t>> Relaxed;
 
   /// The copy's offset of original offset \p Off (an instruction start),
   /// by the map; nullopt outside the original.
