@@ -581,4 +581,61 @@ TEST(RelocateTest, LongJumpsKeepSCCWhereTheTargetReadsIt) {
             std::string::npos);
 }
 
+TEST(RelocateTest, FallThroughCodeRunsOnlyOnTheWayIn) {
+  auto F = assemble("gfx90a", "s_cmp_eq_u32 s0, 0\n" // 0
+                              "s_cbranch_scc1 2\n"   // 1 -> insn 4
+                              "v_mov_b32 v0, 1\n"    // 2
+                              "s_branch 1\n"         // 3 -> insn 5
+                              "v_mov_b32 v0, 2\n"    // 4
+                              "s_endpgm\n");         // 5
+  ASSERT_TRUE(F);
+  // One word on the way 1 -> 2 before the two where control reaching 2
+  // lands; one on the way 4 -> 5, which s_branch (3 -> 5) passes by.
+  Insertion Edge{2, nops(1), false, true}, Edge5{5, nops(1), false, true};
+  RelocationResult R = F->relocateTo(Far, {Edge, {2, nops(2)}, Edge5});
+  ASSERT_TRUE(R.Code) << R.Refusal.Message;
+  const Relocated &C = *R.Code;
+  ASSERT_EQ(C.FallThrough.size(), 2u);
+  EXPECT_EQ(C.FallThrough[0], std::make_pair(Far + 8, Far + 12));
+  EXPECT_EQ(C.LandAddr[2], Far + 12);
+  EXPECT_EQ(C.InsnAddr[2], Far + 20);
+  EXPECT_EQ(C.FallThrough[1], std::make_pair(Far + 32, Far + 36));
+  EXPECT_EQ(C.LandAddr[5], Far + 36);
+  std::vector<MCInst> Ops;
+  FunctionCFG G = F->graphOf(C, &Ops);
+  std::optional<uint32_t> Branch = G.insnAt(C.InsnAddr[3]);
+  ASSERT_TRUE(Branch);
+  EXPECT_EQ(G.Insns[*Branch].Target, Far + 36); // past the way-in code
+  auto Prove = [&](ArrayRef<std::pair<uint64_t, uint64_t>> Fall) {
+    auto [Copy, Both] = F->copyOf(C);
+    std::string S;
+    for (const std::string &L :
+         proveRelocation(*F->MC, F->G, F->Decoded, F->Bytes, Both, Copy,
+                         C.Bytes, C.insertedRanges(), {}, false, {}, nullptr,
+                         Fall)
+             .Problems)
+      S += L + "\n";
+    return S;
+  };
+  EXPECT_EQ(Prove(C.FallThrough), "");
+  // Taken for inserted code where control lands, it is not accepted.
+  EXPECT_NE(Prove({}), "");
+  // Only after an instruction that falls through: not after s_branch.
+  RelocationResult Bad =
+      F->relocateTo(Far, {Insertion{4, nops(1), false, true}});
+  EXPECT_FALSE(Bad.Code);
+  EXPECT_NE(Bad.Refusal.Message.find("falls through"), std::string::npos);
+  // In the copy, a way-in range after s_branch is a problem too.
+  RelocationResult Plain = F->relocateTo(Far, {{4, nops(1)}});
+  ASSERT_TRUE(Plain.Code);
+  auto [Copy, Both] = F->copyOf(*Plain.Code);
+  std::vector<std::string> P =
+      proveRelocation(*F->MC, F->G, F->Decoded, F->Bytes, Both, Copy,
+                      Plain.Code->Bytes, {}, {}, false, {}, nullptr,
+                      Plain.Code->insertedRanges())
+          .Problems;
+  ASSERT_FALSE(P.empty());
+  EXPECT_NE(P[0].find("which does not fall through"), std::string::npos);
+}
+
 } // namespace

@@ -72,6 +72,21 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
       return refuse("insertion in a window",
                     "code may not be inserted before " +
                         hex(G.Insns[In.Before].Addr));
+    if (In.FallThrough) {
+      const Flow Prev =
+          In.Before && In.Before < N ? G.Insns[In.Before - 1].F : Flow::Jump;
+      if (In.Replace || In.Bytes.empty() ||
+          (Prev != Flow::Next && Prev != Flow::CondJump && Prev != Flow::Call &&
+           Prev != Flow::IndirectCall))
+        return refuse("insertion in a window",
+                      "code on the way into the instruction at " +
+                          hex(In.Before < N ? G.Insns[In.Before].Addr : G.End) +
+                          " needs one before it that falls through");
+      if (In.Before < N && !G.mayInsertAt(G.Insns[In.Before].Addr))
+        return refuse("insertion in a window",
+                      "code may not be inserted before " +
+                          hex(G.Insns[In.Before].Addr));
+    }
     if (In.Replace &&
         (In.Before >= N || In.Bytes.empty() ||
          (I + 1 < Inserts.size() && Inserts[I + 1].Before == In.Before)))
@@ -149,10 +164,16 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
     uint64_t At = NewBase;
     size_t NextInsert = 0;
     for (size_t I = 0; I <= N; ++I) {
+      // Code on the fall-through way in first, then where control lands.
+      for (size_t K = NextInsert; K < Inserts.size() && Inserts[K].Before == I;
+           ++K)
+        if (Inserts[K].FallThrough)
+          At += Inserts[K].Bytes.size();
       Land[I] = At;
       for (; NextInsert < Inserts.size() && Inserts[NextInsert].Before == I;
            ++NextInsert)
-        At += Inserts[NextInsert].Bytes.size();
+        if (!Inserts[NextInsert].FallThrough)
+          At += Inserts[NextInsert].Bytes.size();
       if (I < N) {
         R.InsnAddr[I] = At;
         At += Sizes[I] + Extra[I];
@@ -249,9 +270,17 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
       R.Bytes.reserve(Land[N] - NewBase);
       size_t NextInsert = 0;
       for (size_t I = 0; I <= N; ++I) {
+        for (size_t K = NextInsert;
+             K < Inserts.size() && Inserts[K].Before == I; ++K)
+          if (Inserts[K].FallThrough) {
+            uint64_t B = NewBase + R.Bytes.size();
+            llvm::append_range(R.Bytes, Inserts[K].Bytes);
+            R.FallThrough.push_back({B, B + Inserts[K].Bytes.size()});
+          }
         for (; NextInsert < Inserts.size() && Inserts[NextInsert].Before == I;
              ++NextInsert)
-          llvm::append_range(R.Bytes, Inserts[NextInsert].Bytes);
+          if (!Inserts[NextInsert].FallThrough)
+            llvm::append_range(R.Bytes, Inserts[NextInsert].Bytes);
         if (I < N && Replaced[I])
           continue;
         if (I < N && Edits[I].K == Edit::None)

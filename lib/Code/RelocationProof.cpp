@@ -41,7 +41,8 @@ RelocationProofResult code::proveRelocation(
     ArrayRef<uint8_t> CopyBytes,
     ArrayRef<std::pair<uint64_t, uint64_t>> Inserted,
     ArrayRef<uint32_t> Replaced, bool InsertedMayReadPC,
-    ArrayRef<std::pair<uint64_t, uint64_t>> Relaxed, FunctionSeams *Seams) {
+    ArrayRef<std::pair<uint64_t, uint64_t>> Relaxed, FunctionSeams *Seams,
+    ArrayRef<std::pair<uint64_t, uint64_t>> FallThrough) {
   RelocationProofResult R;
   auto Problem = [&](const Twine &T) { R.Problems.push_back(T.str()); };
   std::vector<MCInst> CopyOps;
@@ -58,7 +59,8 @@ RelocationProofResult code::proveRelocation(
   std::vector<uint64_t> Land(G.Insns.size());
   DenseMap<uint32_t, uint32_t> FromCopy;
   for (auto [Ranges, What] :
-       {std::pair{Inserted, "inserted"}, std::pair{Relaxed, "relaxation"}})
+       {std::pair{Inserted, "inserted"}, std::pair{Relaxed, "relaxation"},
+        std::pair{FallThrough, "fall-through"}})
     for (size_t K = 0; K < Ranges.size(); ++K) {
       auto [B, E] = Ranges[K];
       if (B >= E || B < Copy.Begin || E > Copy.End ||
@@ -75,9 +77,21 @@ RelocationProofResult code::proveRelocation(
     }
   // Original branch -> the relaxation after its copy.
   DenseMap<uint32_t, std::pair<uint64_t, uint64_t>> RelaxedOf;
-  size_t NextRange = 0, NextReplaced = 0, NextRelaxed = 0;
+  size_t NextRange = 0, NextReplaced = 0, NextRelaxed = 0, NextFall = 0;
   uint64_t At = Copy.Begin;
   for (uint32_t I = 0; I < G.Insns.size(); ++I) {
+    if (NextFall < FallThrough.size() && FallThrough[NextFall].first == At) {
+      const Flow F = I ? G.Insns[I - 1].F : Flow::Jump;
+      if (F != Flow::Next && F != Flow::CondJump && F != Flow::Call &&
+          F != Flow::IndirectCall) {
+        Problem("the fall-through code at " + hex(At) + " follows " +
+                (I ? "the copy of " + hex(G.Insns[I - 1].Addr) +
+                         ", which does not fall through"
+                   : std::string("nothing")));
+        return R;
+      }
+      At = FallThrough[NextFall++].second;
+    }
     Land[I] = At;
     bool HasRange =
         NextRange < Inserted.size() && Inserted[NextRange].first == At;
@@ -115,7 +129,8 @@ RelocationProofResult code::proveRelocation(
   if (NextRange < Inserted.size() && Inserted[NextRange].first == At)
     At = Inserted[NextRange++].second;
   if (At != Copy.End || NextRange != Inserted.size() ||
-      NextReplaced != Replaced.size() || NextRelaxed != Relaxed.size()) {
+      NextReplaced != Replaced.size() || NextRelaxed != Relaxed.size() ||
+      NextFall != FallThrough.size()) {
     Problem("the copy at " + hex(Copy.Begin) +
             " holds other instructions than the original's and the "
             "inserted ranges");
@@ -132,9 +147,10 @@ RelocationProofResult code::proveRelocation(
   PCRelScan OrigScan = findPCRelative(MC, G, Decoded);
   PCRelScan CopyScan = findPCRelative(MC, C, CopyOps);
   auto InInserted = [&](uint64_t A) {
-    return llvm::any_of(Inserted, [&](const std::pair<uint64_t, uint64_t> &R) {
+    auto In = [&](const std::pair<uint64_t, uint64_t> &R) {
       return R.first <= A && A < R.second;
-    });
+    };
+    return llvm::any_of(Inserted, In) || llvm::any_of(FallThrough, In);
   };
   for (const CodeFinding &F : CopyScan.Unknown)
     if (!InsertedMayReadPC || !InInserted(F.Addr))

@@ -113,7 +113,7 @@ hotswap::planClones(CodeAnalysis::Result &R, ArrayRef<size_t> Functions,
       RelocationProofResult Proof = proveRelocation(
           MC, G, Decoded, R.bytes(F), WithCopy, C, P.Code->Bytes,
           P.Code->insertedRanges(), Replaced, InsertedMayReadPC,
-          P.Code->Relaxed, Seams ? &*Seams : nullptr);
+          P.Code->Relaxed, Seams ? &*Seams : nullptr, P.Code->FallThrough);
       P.Problems = std::move(Proof.Problems);
     }
     Plans.push_back(std::move(P));
@@ -213,7 +213,7 @@ hotswap::placeClones(Object &Obj, KernelsAnalysis::Result &R,
       }
       Records.push_back({K.Name, F.Begin, F.size(), C.Base, C.Bytes.size(),
                          P->OffsetMap, C.insertedRanges(), P->Replaced,
-                         C.Relaxed});
+                         C.Relaxed, C.FallThrough});
       Ctx.Stats.add(PassName, "cloned", "kernels cloned");
     }
     Ctx.Stats.add(PassName, "copies", "copies of code placed");
@@ -228,7 +228,7 @@ hotswap::placeClones(Object &Obj, KernelsAnalysis::Result &R,
   }
   // Inserted and relaxed ranges are recorded as offsets of the copy.
   for (CloneRecord &Rec : Records)
-    for (auto *Ranges : {&Rec.Inserted, &Rec.Relaxed})
+    for (auto *Ranges : {&Rec.Inserted, &Rec.Relaxed, &Rec.FallThrough})
       for (auto &[B, E] : *Ranges) {
         B -= Rec.Clone;
         E -= Rec.Clone;

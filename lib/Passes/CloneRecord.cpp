@@ -86,12 +86,16 @@ Expected<CloneRecord> parseRecord(const json::Object &O) {
       return Ps.takeError();
     *Out = std::move(*Ps);
   }
-  if (O.get("relaxed")) {
-    auto Ps = pairsMember(O, "relaxed");
-    if (!Ps)
-      return Ps.takeError();
-    R.Relaxed = std::move(*Ps);
-  }
+  for (auto [Key, Out] :
+       {std::pair<StringRef, std::vector<std::pair<uint64_t, uint64_t>> *>{
+            "relaxed", &R.Relaxed},
+        {"fallthrough", &R.FallThrough}})
+    if (O.get(Key)) {
+      auto Ps = pairsMember(O, Key);
+      if (!Ps)
+        return Ps.takeError();
+      *Out = std::move(*Ps);
+    }
   if (const json::Value *V = O.get("replaced")) {
     const json::Array *A = V->getAsArray();
     if (!A)
@@ -146,6 +150,8 @@ Error hotswap::appendCloneRecords(Object &Obj, ArrayRef<CloneRecord> Records) {
     }
     if (!R.Relaxed.empty())
       Lines.back()["relaxed"] = pairsJSON(R.Relaxed);
+    if (!R.FallThrough.empty())
+      Lines.back()["fallthrough"] = pairsJSON(R.FallThrough);
   }
   return appendRecordLines(Obj, CloneRecordSectionName, Lines,
                            "cloned kernels");
@@ -169,31 +175,14 @@ verifyInsertedCode(const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
                    ArrayRef<MCInst> Decoded, ArrayRef<uint8_t> CopyBytes,
                    uint64_t CopyBase,
                    ArrayRef<std::pair<uint64_t, uint64_t>> Inserted,
+                   ArrayRef<std::pair<uint64_t, uint64_t>> FallThrough,
                    ArrayRef<uint32_t> Replaced, ArrayRef<uint64_t> InsnAddr,
                    const DenseMap<uint64_t, code::CounterTarget> &Counters,
                    DenseSet<uint64_t> &CountersSeen, code::FunctionSeams &Seams,
                    bool Wave32, VerifyProblems &P) {
   const code::WaitCounts &WC = Seams.waitCounts();
-  // The original instruction each range lands before: control reaching it
-  // arrives at the range's start.
-  size_t NextRange = 0;
-  for (uint32_t I = 0; I < G.Insns.size() && NextRange < Inserted.size(); ++I) {
-    bool IsReplaced = llvm::is_contained(Replaced, I);
-    // The range before I ends at I's copy; one replacing I starts where
-    // control reaching I lands (the proof's address of I).
-    if (IsReplaced ? Inserted[NextRange].first != InsnAddr[I]
-                   : Inserted[NextRange].second != InsnAddr[I])
-      continue;
-    auto [B, E] = Inserted[NextRange++];
-    code::SiteWhere W =
-        IsReplaced ? code::SiteWhere::Replace : code::SiteWhere::Before;
-    std::string Why = code::siteRefusal(G, I, W);
-    if (!Why.empty()) {
-      P.push_back("cloned kernel '" + K.Name + "': code inserted at " + hex(B) +
-                  " " + (IsReplaced ? "replaces" : "precedes") +
-                  " the instruction at " + hex(G.Insns[I].Addr) + ": " + Why);
-      continue;
-    }
+  // The code of range [B, E), at the seam (I, W).
+  auto Check = [&](uint64_t B, uint64_t E, uint32_t I, code::SiteWhere W) {
     code::SiteRegisters Regs = Seams.at(I, W);
     // Counter code (the counter map names where) reads the PC to find its
     // counter: it must be exactly counter code, adding to its own counter.
@@ -234,11 +223,59 @@ verifyInsertedCode(const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
           (BP.Insn ? "instruction " + std::to_string(*BP.Insn + 1) + ": "
                    : std::string()) +
           BP.Message);
+  };
+  // The original instruction each range lands before: control reaching it
+  // arrives at the range's start.
+  size_t NextRange = 0;
+  for (uint32_t I = 0; I < G.Insns.size() && NextRange < Inserted.size(); ++I) {
+    bool IsReplaced = llvm::is_contained(Replaced, I);
+    // The range before I ends at I's copy; one replacing I starts where
+    // control reaching I lands (the proof's address of I).
+    if (IsReplaced ? Inserted[NextRange].first != InsnAddr[I]
+                   : Inserted[NextRange].second != InsnAddr[I])
+      continue;
+    auto [B, E] = Inserted[NextRange++];
+    code::SiteWhere W =
+        IsReplaced ? code::SiteWhere::Replace : code::SiteWhere::Before;
+    std::string Why = code::siteRefusal(G, I, W);
+    if (!Why.empty()) {
+      P.push_back("cloned kernel '" + K.Name + "': code inserted at " + hex(B) +
+                  " " + (IsReplaced ? "replaces" : "precedes") +
+                  " the instruction at " + hex(G.Insns[I].Addr) + ": " + Why);
+      continue;
+    }
+    Check(B, E, I, W);
   }
   if (NextRange != Inserted.size())
     P.push_back("cloned kernel '" + K.Name + "': code inserted at " +
                 hex(Inserted[NextRange].first) +
                 " precedes no original instruction");
+  // Code on the fall-through way into an instruction (the proof placed it
+  // right before where control reaching the instruction lands): checked
+  // at the seam before that instruction, whose state holds on every way in.
+  for (auto [B, E] : FallThrough) {
+    std::optional<uint32_t> At;
+    for (uint32_t I = 0; I < G.Insns.size() && !At; ++I) {
+      bool Lands = InsnAddr[I] == E;
+      for (auto [IB, IE] : Inserted)
+        Lands |= IB == E && IE == InsnAddr[I];
+      if (Lands && !llvm::is_contained(Replaced, I))
+        At = I;
+    }
+    if (!At) {
+      P.push_back("cloned kernel '" + K.Name + "': fall-through code at " +
+                  hex(B) + " precedes no original instruction");
+      continue;
+    }
+    if (std::string Why = code::siteRefusal(G, *At, code::SiteWhere::Before);
+        !Why.empty()) {
+      P.push_back("cloned kernel '" + K.Name + "': fall-through code at " +
+                  hex(B) + " precedes the instruction at " +
+                  hex(G.Insns[*At].Addr) + ": " + Why);
+      continue;
+    }
+    Check(B, E, *At, code::SiteWhere::Before);
+  }
 }
 
 /// From the counter map and `__hotswap_counters`: each counter code's
@@ -358,9 +395,11 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
     }
     if (Replaced.size() != Rec->Replaced.size())
       continue;
-    std::vector<std::pair<uint64_t, uint64_t>> Relaxed;
+    std::vector<std::pair<uint64_t, uint64_t>> Relaxed, FallThrough;
     for (auto [B, E] : Rec->Relaxed)
       Relaxed.push_back({Rec->Clone + B, Rec->Clone + E});
+    for (auto [B, E] : Rec->FallThrough)
+      FallThrough.push_back({Rec->Clone + B, Rec->Clone + E});
     // The original's seams, by its own analyses: they prove the registers
     // of relaxations and of inserted code free.
     const bool Wave32 =
@@ -370,15 +409,15 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
         {K.KD.usableSGPRs(R.Target), K.KD.usableVGPRs(R.Target)}, &Calls);
     code::RelocationProofResult Proof = code::proveRelocation(
         **MC, G, Decoded, *Orig, Map, C, *CopyBytes, Inserted, Replaced,
-        !Counters.empty(), Relaxed, &Seams);
+        !Counters.empty(), Relaxed, &Seams, FallThrough);
     for (const std::string &Pr : Proof.Problems)
       P.push_back("cloned kernel '" + K.Name + "': " + Pr);
     if (!Proof.proven())
       continue;
-    if (!Inserted.empty())
+    if (!Inserted.empty() || !FallThrough.empty())
       verifyInsertedCode(**MC, R, K, G, Decoded, *CopyBytes, Rec->Clone,
-                         Inserted, Replaced, Proof.InsnAddr, Counters,
-                         CountersSeen, Seams, Wave32, P);
+                         Inserted, FallThrough, Replaced, Proof.InsnAddr,
+                         Counters, CountersSeen, Seams, Wave32, P);
     for (size_t I = 0; I < G.Insns.size(); ++I) {
       uint64_t Off = G.Insns[I].Addr - Rec->Code;
       std::optional<uint64_t> Mapped = Rec->cloneOffset(Off);

@@ -67,11 +67,16 @@ namespace code {
 /// Bytes to place before instruction \p Before (an index of
 /// FunctionCFG::Insns; Insns.size() for after the last), or, with
 /// \p Replace, in its place: the instruction itself is then not copied
-/// (control that reached it runs the bytes, then what followed it).
+/// (control that reached it runs the bytes, then what followed it). With
+/// \p FallThrough, the bytes run only on the way from the instruction
+/// before (which must fall through: not a jump, return or end) into
+/// \p Before: they go right after that instruction (and after its
+/// relaxation), and branches to \p Before land past them (an edge's code).
 struct Insertion {
   uint32_t Before = 0;
   std::vector<uint8_t> Bytes;
   bool Replace = false;
+  bool FallThrough = false;
 };
 
 struct Relocated {
@@ -91,8 +96,11 @@ struct Relocated {
   /// second) of their relaxations (right after each), in order.
   unsigned BranchesRelaxed = 0;
   std::vector<std::pair<uint64_t, uint64_t>> Relaxed;
+  /// The address ranges of FallThrough insertions, in order.
+  std::vector<std::pair<uint64_t, uint64_t>> FallThrough;
 
-  /// The address ranges [first, second) of inserted code, in order.
+  /// The address ranges [first, second) of inserted code where control
+  /// lands (not FallThrough ones), in order.
   std::vector<std::pair<uint64_t, uint64_t>> insertedRanges() const;
 
   /// Where an original address maps to: an instruction start of the

@@ -22,6 +22,10 @@
 //     LongJump.h's form to the image of its original target, an
 //     instruction of the function; what the long jump writes must be free
 //     at the original target by the original's own analyses;
+//   * a range the relocator says runs only on the fall-through way into an
+//     instruction (Relocate.h, Insertion::FallThrough) follows the copy of
+//     the instruction before, which falls through, and precedes where
+//     control reaching the instruction lands;
 //   * nothing else in the copy reads the PC.
 //
 // The image of an original instruction is where control reaching it lands
@@ -78,7 +82,8 @@ struct RelocationProofResult {
 /// the copy that hold relaxations (Relocated::Relaxed), each right after
 /// the copy of a branch; \p Seams, the seams of \p G, by which the
 /// registers of their long jumps are proven free (none: a relaxation is a
-/// problem).
+/// problem). \p FallThrough: the ranges of fall-through-only code
+/// (Relocated::FallThrough), checked as inserted code is.
 RelocationProofResult
 proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                 llvm::ArrayRef<llvm::MCInst> Decoded,
@@ -88,7 +93,8 @@ proveRelocation(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                 llvm::ArrayRef<uint32_t> Replaced = {},
                 bool InsertedMayReadPC = false,
                 llvm::ArrayRef<std::pair<uint64_t, uint64_t>> Relaxed = {},
-                FunctionSeams *Seams = nullptr);
+                FunctionSeams *Seams = nullptr,
+                llvm::ArrayRef<std::pair<uint64_t, uint64_t>> FallThrough = {});
 
 } // namespace code
 } // namespace hotswap

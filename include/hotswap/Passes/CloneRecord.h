@@ -62,6 +62,9 @@ struct CloneRecord {
   /// Copy offsets [first, second) of the relaxations of branches out of
   /// reach (LongJump.h), each right after its branch. Absent when empty.
   std::vector<std::pair<uint64_t, uint64_t>> Relaxed;
+  /// Copy offsets of code that runs only on the fall-through way into an
+  /// instruction (an edge's counter code). Absent when empty.
+  std::vector<std::pair<uint64_t, uint64_t>> FallThrough;
 
   /// The copy's offset of original offset \p Off (an instruction start),
   /// by the map; nullopt outside the original.
