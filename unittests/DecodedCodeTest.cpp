@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/Code/CFG.h"
+#include "hotswap/Code/EdgeCounts.h"
 #include "hotswap/Code/Liveness.h"
 #include "hotswap/Code/Registers.h"
 #include "hotswap/Code/WaitCounts.h"
@@ -641,3 +642,82 @@ TEST(DecodedCodeTest, RegisterSetsFormat) {
 }
 
 } // namespace
+
+namespace {
+/// Two branches into the same two joins: a cycle of four edges that block
+/// counts alone cannot split (issue 42's edge counts).
+constexpr const char *Crossing = "s_cmp_eq_u32 s0, 0\n"      // 0: B0
+                                 "s_cbranch_scc1 4\n"        // 1: -> 6 (B3)
+                                 "s_cmp_eq_u32 s1, 0\n"      // 2: B1
+                                 "s_cbranch_scc1 4\n"        // 3: -> 8 (B4)
+                                 "v_add_u32_e32 v0, 1, v0\n" // 4: B2
+                                 "s_branch 3\n"              // 5: -> 9 (B5)
+                                 "s_cmp_eq_u32 s2, 0\n"      // 6: B3
+                                 "s_cbranch_scc1 -4\n"       // 7: -> 4 (B2)
+                                 "v_add_u32_e32 v1, 1, v1\n" // 8: B4
+                                 "s_endpgm\n";               // 9: B5
+} // namespace
+
+TEST(EdgeCountsTest, BlockCountsGiveTheEdgesOfStructuredCode) {
+  // A loop with a branch inside: every edge follows from the blocks.
+  auto F = build("gfx90a", "s_mov_b32 s0, 10\n"        // B0
+                           "s_cmp_eq_u32 s1, 0\n"      // B1: loop head
+                           "s_cbranch_scc1 1\n"        //   -> B3
+                           "v_add_u32_e32 v0, 1, v0\n" // B2
+                           "s_sub_u32 s0, s0, 1\n"     // B3
+                           "s_cbranch_scc0 -5\n"       //   -> B1
+                           "s_endpgm\n");              // B4
+  ASSERT_TRUE(F);
+  ASSERT_EQ(F->G.Blocks.size(), 5u);
+  std::vector<EdgeRef> Edges = graphEdges(F->G);
+  ASSERT_EQ(Edges.size(), 6u);
+  std::vector<bool> All(5, true);
+  EXPECT_TRUE(chooseCountedEdges(F->G, Edges, All, [](size_t) {
+                return true;
+              }).empty());
+  // 10 trips, the branch inside taken 6 times.
+  std::vector<std::optional<int64_t>> C = deriveEdgeCounts(
+      F->G, Edges, {1, 10, 4, 10, 1}, std::vector<std::optional<uint64_t>>(6));
+  std::string S;
+  for (size_t E = 0; E < Edges.size(); ++E)
+    S += std::to_string(Edges[E].From) + "->" +
+         std::to_string(F->G.Blocks[Edges[E].From].Succs[Edges[E].Succ].To) +
+         "=" + (C[E] ? std::to_string(*C[E]) : "?") + " ";
+  EXPECT_EQ(S, "0->1=1 1->3=6 1->2=4 2->3=4 3->1=9 3->4=1 ");
+  // Without B2's count, its edges stay unknown and the rest still follow
+  // where they can.
+  C = deriveEdgeCounts(F->G, Edges, {1, 10, std::nullopt, 10, 1},
+                       std::vector<std::optional<uint64_t>>(6));
+  EXPECT_TRUE(C[0] && C[4] && C[5]);
+  EXPECT_FALSE(C[1] || C[2] || C[3]);
+}
+
+TEST(EdgeCountsTest, CrossingBranchesNeedOneCountedEdge) {
+  auto F = build("gfx90a", Crossing);
+  ASSERT_TRUE(F);
+  ASSERT_EQ(F->G.Blocks.size(), 6u);
+  std::vector<EdgeRef> Edges = graphEdges(F->G);
+  ASSERT_EQ(Edges.size(), 8u);
+  std::vector<bool> All(6, true);
+  std::vector<size_t> Chosen =
+      chooseCountedEdges(F->G, Edges, All, [](size_t) { return true; });
+  // B1's fall-through edge (into B2), edge 3.
+  ASSERT_EQ(Chosen.size(), 1u);
+  EXPECT_EQ(Chosen[0], 3u);
+  EXPECT_EQ(Edges[3].From, 1u);
+  std::vector<std::optional<uint64_t>> Counted(8);
+  Counted[3] = 2;
+  std::vector<std::optional<int64_t>> C =
+      deriveEdgeCounts(F->G, Edges, {10, 6, 3, 4, 7, 10}, Counted);
+  std::vector<std::optional<int64_t>> Want = {4, 6, 4, 2, 3, 1, 3, 7};
+  EXPECT_EQ(C, Want);
+  // Without it, the cycle stays unknown.
+  C = deriveEdgeCounts(F->G, Edges, {10, 6, 3, 4, 7, 10},
+                       std::vector<std::optional<uint64_t>>(8));
+  EXPECT_FALSE(C[2] || C[3] || C[5] || C[6]);
+  // An edge the client cannot count is not chosen: another one is.
+  Chosen =
+      chooseCountedEdges(F->G, Edges, All, [](size_t E) { return E != 3; });
+  ASSERT_EQ(Chosen.size(), 1u);
+  EXPECT_EQ(Chosen[0], 6u); // B3's fall-through edge into B4
+}
