@@ -22,8 +22,8 @@ static Expected<CounterEntry> parseEntry(const json::Object &O) {
   Expected<std::string> Kind = stringMember(O, "kind");
   if (!Kind)
     return Kind.takeError();
-  if (*Kind != "entry" && *Kind != "block")
-    return makeError("kind '" + *Kind + "' is not entry or block");
+  if (*Kind != "entry" && *Kind != "block" && *Kind != "edge")
+    return makeError("kind '" + *Kind + "' is not entry, block or edge");
   E.Kind = std::move(*Kind);
   Expected<std::string> Unit = stringMember(O, "unit");
   if (!Unit)
@@ -39,6 +39,12 @@ static Expected<CounterEntry> parseEntry(const json::Object &O) {
   if (!Code)
     return Code.takeError();
   E.Code = *Code;
+  if (E.Kind == "edge") {
+    Expected<uint64_t> To = hexMember(O, "to");
+    if (!To)
+      return To.takeError();
+    E.To = *To;
+  }
   return E;
 }
 
@@ -64,12 +70,15 @@ Expected<std::vector<CounterEntry>> hotswap::readCounterMap(const Object &Obj) {
 
 Error hotswap::appendCounterMap(Object &Obj, ArrayRef<CounterEntry> Entries) {
   std::vector<json::Object> Lines;
-  for (const CounterEntry &E : Entries)
+  for (const CounterEntry &E : Entries) {
     Lines.push_back(json::Object{{"index", int64_t(E.Index)},
                                  {"kernel", E.Kernel},
                                  {"kind", E.Kind},
                                  {"unit", E.Unit},
                                  {"offset", hex(E.Offset)},
                                  {"code", hex(E.Code)}});
+    if (E.To)
+      Lines.back()["to"] = hex(*E.To);
+  }
   return appendRecordLines(Obj, CounterMapSectionName, Lines, "counters");
 }

@@ -2,7 +2,11 @@
 
 #include "hotswap/Passes/CountersPrinter.h"
 
+#include "hotswap/Code/CFG.h"
+#include "hotswap/Code/EdgeCounts.h"
 #include "hotswap/Pass/PipelineParser.h"
+#include "hotswap/Passes/CloneRecord.h"
+#include "hotswap/Passes/CodeAnalysis.h"
 #include "hotswap/Passes/CounterRecord.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
@@ -22,10 +26,24 @@ using namespace llvm;
 using namespace hotswap;
 
 namespace {
+/// One edge of a kernel's graph, as print<counters> shows it.
+struct EdgeLine {
+  uint64_t From = 0, To = 0; // block offsets in the original code
+  StringRef Kind;            // fallthrough, taken, jump, indirect
+  const CounterEntry *Counter = nullptr;
+  std::optional<int64_t> Count;
+};
+
 /// One kernel's counters, in block order.
 struct KernelCounts {
   StringRef Name;
   std::vector<const CounterEntry *> Blocks;
+  /// Edge counters (counters=edge), and every edge of the kernel's graph
+  /// when edges are shown.
+  std::vector<const CounterEntry *> EdgeCounters;
+  std::vector<EdgeLine> Edges;
+  /// Why the edges cannot be shown (empty: they can).
+  std::string NoEdges;
 };
 
 /// Text for XML: the five characters XML gives meaning escaped.
@@ -107,12 +125,95 @@ void drawHeatMap(raw_ostream &OS, ArrayRef<KernelCounts> Kernels,
 }
 } // namespace
 
+/// Every edge of each kernel of \p Kernels, from the graph of its original
+/// code (the clone record says where it is), with its counter and, with
+/// \p Counts (a dump), its count, counted or derived (EdgeCounts.h).
+static Error edgesOf(Object &Obj, AnalysisManager &AM,
+                     std::vector<KernelCounts> &Kernels,
+                     ArrayRef<uint64_t> Counts) {
+  Expected<std::vector<CloneRecord>> Recs = readCloneRecords(Obj);
+  if (!Recs)
+    return Recs.takeError();
+  auto CA = AM.getResult<CodeAnalysis>(Obj);
+  if (!CA)
+    return CA.takeError();
+  for (KernelCounts &K : Kernels) {
+    const CloneRecord *Rec = nullptr;
+    for (const CloneRecord &R : *Recs)
+      if (R.Kernel == K.Name)
+        Rec = &R;
+    std::optional<ArrayRef<uint8_t>> Bytes =
+        Rec ? Obj.bytesIfAt(Rec->Code, Rec->Size) : std::nullopt;
+    if (!Bytes) {
+      K.NoEdges = "no clone record names the kernel's original code";
+      continue;
+    }
+    if (llvm::any_of(K.Blocks,
+                     [](const CounterEntry *E) { return E->Unit != "wave"; })) {
+      K.NoEdges = "lane counts do not give edge counts";
+      continue;
+    }
+    code::CodeFunction F;
+    F.Name = K.Name.str();
+    F.Kind = code::FunctionKind::Kernel;
+    F.Begin = Rec->Code;
+    F.End = Rec->Code + Rec->Size;
+    code::FunctionCFG G = code::buildCFG(CA->mc(), F, *Bytes, CA->functions());
+    const std::vector<code::EdgeRef> All = code::graphEdges(G);
+    auto BlockAt = [&](uint64_t Off) -> std::optional<uint32_t> {
+      std::optional<uint32_t> I = G.insnAt(F.Begin + Off);
+      if (!I || G.Blocks[G.blockOf(*I)].First != *I)
+        return std::nullopt;
+      return G.blockOf(*I);
+    };
+    auto OffsetOf = [&](uint32_t B) {
+      return G.Insns[G.Blocks[B].First].Addr - F.Begin;
+    };
+    // The counts the map and the dump give (without a dump: 0, for what
+    // can be known).
+    std::vector<std::optional<uint64_t>> BlockCounts(G.Blocks.size()),
+        EdgeCounts(All.size());
+    std::vector<const CounterEntry *> CounterOf(All.size());
+    for (const CounterEntry *E : K.Blocks)
+      if (std::optional<uint32_t> B = BlockAt(E->Offset))
+        BlockCounts[*B] = Counts.empty() ? 0 : Counts[E->Index];
+    for (const CounterEntry *E : K.EdgeCounters) {
+      std::optional<uint32_t> From = BlockAt(E->Offset),
+                              To = E->To ? BlockAt(*E->To) : std::nullopt;
+      size_t X = 0;
+      for (; From && To && X < All.size(); ++X) {
+        const code::Edge &Ed = G.Blocks[All[X].From].Succs[All[X].Succ];
+        if (All[X].From == *From && Ed.To == *To &&
+            Ed.Kind == code::EdgeKind::FallThrough)
+          break;
+      }
+      if (!From || !To || X == All.size())
+        return makeError("the counter map's edge counter " + Twine(E->Index) +
+                         " of kernel '" + K.Name + "' (+" + hex(E->Offset) +
+                         " -> +" + hex(E->To.value_or(0)) +
+                         ") is no fall-through edge of its code");
+      CounterOf[X] = E;
+      EdgeCounts[X] = Counts.empty() ? 0 : Counts[E->Index];
+    }
+    std::vector<std::optional<int64_t>> Derived =
+        code::deriveEdgeCounts(G, All, BlockCounts, EdgeCounts);
+    for (size_t X = 0; X < All.size(); ++X) {
+      const code::Edge &Ed = G.Blocks[All[X].From].Succs[All[X].Succ];
+      K.Edges.push_back({OffsetOf(All[X].From), OffsetOf(Ed.To),
+                         code::edgeKindName(Ed.Kind), CounterOf[X],
+                         Derived[X]});
+    }
+  }
+  return Error::success();
+}
+
 CountersPrinterPass::CountersPrinterPass(std::string D, std::string O,
-                                         std::string S)
-    : Dump(std::move(D)), Only(std::move(O)), SVG(std::move(S)) {}
+                                         std::string S, bool E)
+    : Dump(std::move(D)), Only(std::move(O)), SVG(std::move(S)), Edges(E) {}
 
 Expected<std::unique_ptr<Pass>> CountersPrinterPass::create(StringRef Params) {
   std::string Dump, Only, SVG;
+  bool Edges = false;
   SmallVector<StringRef, 4> Parts;
   Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
   for (StringRef P : Parts) {
@@ -121,6 +222,8 @@ Expected<std::unique_ptr<Pass>> CountersPrinterPass::create(StringRef Params) {
       Dump = Value.str();
     } else if (Key == "svg" && !Value.empty()) {
       SVG = Value.str();
+    } else if (Key == "edges" && Value.empty() && !P.contains('=')) {
+      Edges = true;
     } else if (Key == "only") {
       Expected<std::string> RE = regexParam(Key, Value);
       if (!RE)
@@ -128,14 +231,14 @@ Expected<std::unique_ptr<Pass>> CountersPrinterPass::create(StringRef Params) {
       Only = std::move(*RE);
     } else {
       return makeError("unknown parameter '" + P +
-                       "' (known: dump=FILE, svg=FILE, only=REGEX)");
+                       "' (known: dump=FILE, svg=FILE, only=REGEX, edges)");
     }
   }
   if (!SVG.empty() && Dump.empty())
     return makeError("svg=FILE draws the counts of a dump: dump=FILE is "
                      "required");
   return std::make_unique<CountersPrinterPass>(std::move(Dump), std::move(Only),
-                                               std::move(SVG));
+                                               std::move(SVG), Edges);
 }
 
 void CountersPrinterPass::printPipeline(raw_ostream &OS) const {
@@ -147,6 +250,8 @@ void CountersPrinterPass::printPipeline(raw_ostream &OS) const {
     OS << Sep << "only=" << Only;
   if (!SVG.empty())
     OS << Sep << "svg=" << SVG;
+  if (Edges)
+    OS << Sep << "edges";
   OS << ">";
 }
 
@@ -186,9 +291,16 @@ CountersPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
     if (OnlyRE && !OnlyRE->match(E.Kernel))
       continue;
     if (Kernels.empty() || Kernels.back().Name != E.Kernel)
-      Kernels.push_back({E.Kernel, {}});
-    Kernels.back().Blocks.push_back(&E);
+      Kernels.push_back({E.Kernel, {}, {}, {}, {}});
+    (E.Kind == "edge" ? Kernels.back().EdgeCounters : Kernels.back().Blocks)
+        .push_back(&E);
   }
+  const bool ShowEdges = Edges || llvm::any_of(*Map, [](const CounterEntry &E) {
+                           return E.Kind == "edge";
+                         });
+  if (ShowEdges)
+    if (Error E = edgesOf(Obj, AM, Kernels, Counts))
+      return std::move(E);
   auto CountOf = [&](const CounterEntry &E) -> std::optional<uint64_t> {
     if (Counts.empty())
       return std::nullopt;
@@ -229,6 +341,30 @@ CountersPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
           OS << ": " << *C;
         OS << "\n";
       }
+      if (!ShowEdges)
+        continue;
+      if (!K.NoEdges.empty()) {
+        OS << "  edges: not shown: " << K.NoEdges << "\n";
+        continue;
+      }
+      size_t Counted = 0, Unknown = 0;
+      for (const EdgeLine &L : K.Edges) {
+        Counted += L.Counter != nullptr;
+        Unknown += !L.Count;
+      }
+      OS << "  edges: " << K.Edges.size() << ", " << Counted << " counted, "
+         << K.Edges.size() - Counted - Unknown << " derived, " << Unknown
+         << " unknown\n";
+      for (const EdgeLine &L : K.Edges) {
+        OS << formatv("  +{0,-8} -> +{1,-8} {2,-11}", hex(L.From), hex(L.To),
+                      L.Kind);
+        if (L.Count && !Counts.empty())
+          OS << " " << *L.Count;
+        OS << (L.Counter ? " (counter " + std::to_string(L.Counter->Index) + ")"
+               : L.Count ? std::string(" (derived)")
+                         : std::string(" (unknown)"))
+           << "\n";
+      }
     }
     return PreservedAnalyses::all();
   }
@@ -244,7 +380,27 @@ CountersPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
         O["count"] = *C;
       Bs.push_back(std::move(O));
     }
-    KA.push_back(json::Object{{"name", K.Name}, {"blocks", std::move(Bs)}});
+    json::Object KO{{"name", K.Name}, {"blocks", std::move(Bs)}};
+    if (ShowEdges && K.NoEdges.empty()) {
+      json::Array Es;
+      for (const EdgeLine &L : K.Edges) {
+        json::Object O{{"from", int64_t(L.From)},
+                       {"to", int64_t(L.To)},
+                       {"kind", L.Kind},
+                       {"how", L.Counter ? "counted"
+                               : L.Count ? "derived"
+                                         : "unknown"}};
+        if (L.Counter)
+          O["counter"] = int64_t(L.Counter->Index);
+        if (L.Count && !Counts.empty())
+          O["count"] = *L.Count;
+        Es.push_back(std::move(O));
+      }
+      KO["edges"] = std::move(Es);
+    } else if (ShowEdges) {
+      KO["edges_not_shown"] = K.NoEdges;
+    }
+    KA.push_back(std::move(KO));
   }
   json::Object Top{{"total", int64_t(Map->size())}, {"kernels", std::move(KA)}};
   if (!Dump.empty())

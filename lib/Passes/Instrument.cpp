@@ -5,6 +5,7 @@
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Code/CodeAppender.h"
 #include "hotswap/Code/CounterCode.h"
+#include "hotswap/Code/EdgeCounts.h"
 #include "hotswap/Code/MetadataCommit.h"
 #include "hotswap/Code/Relocate.h"
 #include "hotswap/Pass/PipelineParser.h"
@@ -88,11 +89,11 @@ Expected<std::unique_ptr<Pass>> InstrumentPass::create(StringRef Params) {
   Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
   for (StringRef P : Parts) {
     auto [Key, Value] = P.split('=');
-    if (Key == "counters" && (Value == "kernel" || Value == "block")) {
-      What = Value == "kernel" ? Counts::Kernel : Counts::Block;
-    } else if (Key == "counters" && Value == "edge") {
-      return makeError("counters=edge is not built yet (counters=kernel or "
-                       "counters=block)");
+    if (Key == "counters" &&
+        (Value == "kernel" || Value == "block" || Value == "edge")) {
+      What = Value == "kernel"  ? Counts::Kernel
+             : Value == "block" ? Counts::Block
+                                : Counts::Edge;
     } else if (Key == "per" && (Value == "wave" || Value == "lane")) {
       PerLane = Value == "lane";
     } else if (Key == "only") {
@@ -102,10 +103,14 @@ Expected<std::unique_ptr<Pass>> InstrumentPass::create(StringRef Params) {
       Only = std::move(*RE);
     } else {
       return makeError("unknown parameter '" + P +
-                       "' (known: counters=kernel|block, per=wave|lane, "
-                       "only=REGEX)");
+                       "' (known: counters=kernel|block|edge, "
+                       "per=wave|lane, only=REGEX)");
     }
   }
+  if (What == Counts::Edge && PerLane)
+    return makeError("counters=edge counts waves: lanes split at a branch "
+                     "both ways, so their edge counts cannot be derived "
+                     "(per=lane goes with counters=kernel or counters=block)");
   return std::make_unique<InstrumentPass>(What, PerLane, std::move(Only));
 }
 
@@ -113,12 +118,83 @@ void InstrumentPass::printPipeline(raw_ostream &OS) const {
   OS << name();
   if (What == Counts::Block && !PerLane && Only.empty())
     return;
-  OS << "<counters=" << (What == Counts::Kernel ? "kernel" : "block");
+  OS << "<counters="
+     << (What == Counts::Kernel  ? "kernel"
+         : What == Counts::Block ? "block"
+                                 : "edge");
   if (PerLane)
     OS << ";per=lane";
   if (!Only.empty())
     OS << ";only=" << Only;
   OS << ">";
+}
+
+Error InstrumentPass::planEdges(
+    const KernelSites &KS, std::vector<Insertion> &Ins,
+    std::vector<std::pair<uint64_t, uint64_t>> &Edges, CodeAnalysis::Result &CA,
+    PassContext &Ctx) const {
+  const CodeFunction &F = CA.functions().Functions[KS.Function];
+  const bool Kept = CA.isComputed(KS.Function);
+  const FunctionCFG &G = CA.cfg(KS.Function);
+  // Blocks whose counter code is placed; an edge into one of them can be
+  // counted with the same code (the seam before the block holds on every
+  // way in, the fall-through one too).
+  DenseMap<uint32_t, const SitePlan *> SiteAt;
+  for (const SitePlan &S : KS.Sites)
+    if (S.Refusal.empty())
+      SiteAt[S.Insn] = &S;
+  std::vector<bool> Counted(G.Blocks.size());
+  for (size_t B = 0; B < G.Blocks.size(); ++B)
+    Counted[B] =
+        G.Blocks[B].First < G.Blocks[B].End && SiteAt.count(G.Blocks[B].First);
+  const std::vector<EdgeRef> All = graphEdges(G);
+  auto Into = [&](size_t E) {
+    return G.Blocks[G.Blocks[All[E].From].Succs[All[E].Succ].To].First;
+  };
+  std::vector<size_t> Chosen = chooseCountedEdges(
+      G, All, Counted, [&](size_t E) { return SiteAt.count(Into(E)) != 0; });
+  // How many the counts will give.
+  std::vector<std::optional<uint64_t>> Blocks(G.Blocks.size()),
+      Edge(All.size());
+  for (size_t B = 0; B < Blocks.size(); ++B)
+    if (Counted[B])
+      Blocks[B] = 0;
+  for (size_t E : Chosen)
+    Edge[E] = 0;
+  std::vector<std::optional<int64_t>> Known =
+      deriveEdgeCounts(G, All, Blocks, Edge);
+  const size_t Unknown = llvm::count(Known, std::nullopt);
+  Ctx.Stats.add(name(), "edges", "edges seen", All.size());
+  Ctx.Stats.add(name(), "edges-derived", "edges derived from counts",
+                All.size() - Unknown - Chosen.size());
+  if (Unknown) {
+    Ctx.Stats.add(name(), "edges-unknown",
+                  "edges neither counted nor derived (blocks not counted)",
+                  Unknown);
+    Ctx.Warn("kernel '" + F.Name + "': " + Twine(Unknown).str() + " of " +
+             Twine(All.size()).str() +
+             " edges will be neither counted nor derived (blocks around "
+             "them are not counted)");
+  }
+  for (size_t E : Chosen) {
+    const SitePlan &S = *SiteAt.lookup(Into(E));
+    Insertion In;
+    In.Before = S.Insn;
+    In.Bytes = S.Body;
+    In.FallThrough = true;
+    Ins.push_back(std::move(In));
+    Edges.push_back(
+        {G.Insns[G.Blocks[All[E].From].First].Addr - F.Begin, S.Offset});
+  }
+  // The copy holds edge code in the order of the blocks it leads into.
+  llvm::sort(Edges,
+             [](const auto &A, const auto &B) { return A.second < B.second; });
+  llvm::stable_sort(Ins, [](const Insertion &A, const Insertion &B) {
+    return A.Before < B.Before;
+  });
+  if (!Kept)
+    CA.invalidate(KS.Function);
+  return Error::success();
 }
 
 Expected<bool> InstrumentPass::holds(Object &Obj, KernelsAnalysis::Result &R,
@@ -156,6 +232,9 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   std::vector<std::vector<Insertion>> Inserts;
   DenseMap<size_t, std::vector<size_t>> KernelsOf;
   DenseMap<size_t, const KernelSites *> SitesOf;
+  // Per function: the edges counted, (from block, to block) offsets, in
+  // the order of their code in the copy.
+  DenseMap<size_t, std::vector<std::pair<uint64_t, uint64_t>>> EdgesOf;
   for (const KernelSites &KS : *All) {
     const std::string &Kernel = M.Functions[KS.Function].Name;
     size_t Refused = KS.Sites.size() - KS.applied();
@@ -212,6 +291,9 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       In.Bytes = S.Body;
       Ins.push_back(std::move(In));
     }
+    if (What == Counts::Edge)
+      if (Error E = planEdges(KS, Ins, EdgesOf[KS.Function], *CA, Ctx))
+        return std::move(E);
     // The allocation grows to hold the registers the code took above it.
     if (KS.SGPRsUsed > KS.SGPRsAllocated)
       for (size_t KI : KS.Kernels) {
@@ -266,7 +348,7 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   for (const ClonePlan &P : Plans)
     if (P.Code && P.Problems.empty()) {
       CodeEnd = P.Code->Base + P.Code->Bytes.size();
-      Counters += P.Code->insertedRanges().size();
+      Counters += P.Code->insertedRanges().size() + P.Code->FallThrough.size();
     }
   const uint64_t CounterBase =
       alignTo(CodeEnd + R.Target.PoolGuardBytes, CounterBytes);
@@ -298,7 +380,24 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                                  uint32_t(Distance));
       Map.push_back({Index, M.Functions[P.Function].Name,
                      S.Insn == 0 ? "entry" : "block", PerLane ? "lane" : "wave",
-                     S.Offset, Code});
+                     S.Offset, Code, std::nullopt});
+    }
+    // Edge counters: the copy's fall-through code, in the same order.
+    const auto &Edges = EdgesOf[P.Function];
+    if (Edges.size() != P.Code->FallThrough.size())
+      return makeError("kernel '" + M.Functions[P.Function].Name +
+                       "': its copy holds other edge counter codes than "
+                       "planned");
+    for (size_t X = 0; X < Edges.size(); ++X) {
+      const uint64_t Code = P.Code->FallThrough[X].first;
+      const uint64_t Index = Map.size();
+      const uint64_t Distance =
+          CounterBase + Index * CounterBytes - (Code + Layout.PCAt);
+      support::endian::write32le(P.Code->Bytes.data() + (Code - P.Code->Base) +
+                                     Layout.DistanceAt,
+                                 uint32_t(Distance));
+      Map.push_back({Index, M.Functions[P.Function].Name, "edge", "wave",
+                     Edges[X].first, Code, Edges[X].second});
     }
   }
   Expected<size_t> Placed =
@@ -374,6 +473,11 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   }
   if (Error E = appendCounterMap(Obj, Map))
     return std::move(E);
-  Ctx.Stats.add(name(), "counters", "blocks counted", Map.size());
+  size_t EdgeCounters = llvm::count_if(
+      Map, [](const CounterEntry &E) { return E.Kind == "edge"; });
+  Ctx.Stats.add(name(), "counters", "blocks counted",
+                Map.size() - EdgeCounters);
+  if (What == Counts::Edge)
+    Ctx.Stats.add(name(), "edges-counted", "edges counted", EdgeCounters);
   return PA;
 }

@@ -31,6 +31,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,8 @@ inline constexpr uint64_t CounterBytes = 8;
 struct CounterEntry {
   uint64_t Index = 0;
   std::string Kernel;
-  /// "entry" or "block".
+  /// "entry", "block" or "edge" (the fall-through edge of a conditional
+  /// branch: Offset is the branch's block, To the block it falls into).
   std::string Kind;
   /// What is counted: "wave" (waves that run the block) or "lane" (their
   /// active lanes).
@@ -54,6 +56,8 @@ struct CounterEntry {
   uint64_t Offset = 0;
   /// The address of the counter code in the kernel's copy.
   uint64_t Code = 0;
+  /// An edge's target block (its offset in the original code).
+  std::optional<uint64_t> To;
 };
 
 /// The map of \p Obj, in index order (none without the section). Fails,

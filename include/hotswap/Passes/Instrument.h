@@ -25,7 +25,13 @@
 //                 planner, SitePlanner.h). per=lane counts each wave's
 //                 active lanes instead (s_bcnt1_i32_b64 of EXEC: 32 bytes,
 //                 SCC written, so SCC must be dead at the block's start).
-//                 Edge counts are not built.
+//                 counters=edge counts blocks so, and the edges flow
+//                 conservation leaves unknown (EdgeCounts.h): each such
+//                 edge, the fall-through edge of a conditional branch,
+//                 gets counter code of its own on the way into its block
+//                 (Insertion::FallThrough, the block's registers); the
+//                 others follow from the counts (print<counters>). Waves
+//                 only: per=lane does not go with counters=edge.
 //   Records:      the counter area, `__hotswap_counters` and the counter
 //                 map (CounterRecord.h); the kernels' `.hotswap.clones`
 //                 lines.
@@ -44,6 +50,8 @@
 #ifndef HOTSWAP_PASSES_INSTRUMENT_H
 #define HOTSWAP_PASSES_INSTRUMENT_H
 
+#include "hotswap/Code/Relocate.h"
+#include "hotswap/Passes/CodeAnalysis.h"
 #include "hotswap/Passes/KernelsPass.h"
 #include "hotswap/Passes/SitePlanner.h"
 
@@ -59,7 +67,7 @@ public:
       "the object's selected kernels count their blocks (a counter map)";
 
   /// What is counted.
-  enum class Counts { Kernel, Block };
+  enum class Counts { Kernel, Block, Edge };
 
   InstrumentPass(Counts What, bool PerLane, std::string Only);
   static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
@@ -73,6 +81,14 @@ public:
                                                  PassContext &Ctx);
 
 private:
+  /// counters=edge: adds to \p Ins the counter code of the edges of
+  /// \p KS's function that block counts leave unknown (EdgeCounts.h), and
+  /// to \p Edges their (from block, to block) offsets, in code order.
+  llvm::Error planEdges(const KernelSites &KS,
+                        std::vector<code::Insertion> &Ins,
+                        std::vector<std::pair<uint64_t, uint64_t>> &Edges,
+                        CodeAnalysis::Result &CA, PassContext &Ctx) const;
+
   Counts What;
   bool PerLane = false;
   std::string Only;
