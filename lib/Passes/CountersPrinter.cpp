@@ -8,10 +8,13 @@
 #include "hotswap/Passes/CloneRecord.h"
 #include "hotswap/Passes/CodeAnalysis.h"
 #include "hotswap/Passes/CounterRecord.h"
+#include "hotswap/Passes/SourceLines.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -301,6 +304,41 @@ CountersPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   if (ShowEdges)
     if (Error E = edgesOf(Obj, AM, Kernels, Counts))
       return std::move(E);
+  // Source lines, where the object has line tables: each block's first
+  // instruction in the kernel's original code (the clone record says
+  // where that is).
+  SourceLines Lines(Obj);
+  StringMap<std::pair<uint64_t, uint64_t>> CodeOf; // kernel -> code, size
+  if (!Lines.empty()) {
+    Expected<std::vector<CloneRecord>> Recs = readCloneRecords(Obj);
+    if (!Recs)
+      return Recs.takeError();
+    for (const CloneRecord &R : *Recs)
+      CodeOf[R.Kernel] = {R.Code, R.Size};
+  }
+  // A block's line: its first code with a line, up to the next block.
+  DenseMap<const CounterEntry *, std::string> LineOfBlock;
+  for (const KernelCounts &K : Kernels) {
+    auto It = CodeOf.find(K.Name);
+    if (It == CodeOf.end())
+      continue;
+    auto [Code, Size] = It->second;
+    for (size_t B = 0; B < K.Blocks.size(); ++B) {
+      uint64_t End = B + 1 < K.Blocks.size() &&
+                             K.Blocks[B + 1]->Offset > K.Blocks[B]->Offset
+                         ? K.Blocks[B + 1]->Offset
+                         : Size;
+      if (std::optional<std::string> L =
+              Lines.first(Code + K.Blocks[B]->Offset, Code + End))
+        LineOfBlock[K.Blocks[B]] = *L;
+    }
+  }
+  auto LineOf = [&](const CounterEntry &E) -> std::optional<std::string> {
+    auto It = LineOfBlock.find(&E);
+    if (It == LineOfBlock.end())
+      return std::nullopt;
+    return It->second;
+  };
   auto CountOf = [&](const CounterEntry &E) -> std::optional<uint64_t> {
     if (Counts.empty())
       return std::nullopt;
@@ -339,6 +377,8 @@ CountersPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
                       E->Index);
         if (std::optional<uint64_t> C = CountOf(*E))
           OS << ": " << *C;
+        if (std::optional<std::string> L = LineOf(*E))
+          OS << "  " << *L;
         OS << "\n";
       }
       if (!ShowEdges)
@@ -378,6 +418,8 @@ CountersPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
                      {"counter", int64_t(E->Index)}};
       if (std::optional<uint64_t> C = CountOf(*E))
         O["count"] = *C;
+      if (std::optional<std::string> L = LineOf(*E))
+        O["line"] = *L;
       Bs.push_back(std::move(O));
     }
     json::Object KO{{"name", K.Name}, {"blocks", std::move(Bs)}};

@@ -7,6 +7,7 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
+#include <functional>
 
 using namespace llvm;
 using namespace hotswap;
@@ -92,22 +93,58 @@ static cl::opt<bool>
             cl::desc("Print each pass as it runs or is skipped (and why), "
                      "and each analysis as it is computed"),
             cl::cat(Cat));
-static cl::opt<bool> PrintAfterAll(
-    "print-after-all",
-    cl::desc("Print what every pass changed (sections, segments, symbols, "
-             "bytes rewritten in place)"),
-    cl::cat(Cat));
 static cl::list<std::string> LoadPassPlugins(
     "load-pass-plugin",
     cl::desc("Load passes from a plugin shared object (repeatable)"),
     cl::value_desc("path"), cl::cat(Cat));
-static cl::list<std::string>
-    PrintAfter("print-after", cl::desc("Print what the named pass changed"),
-               cl::value_desc("pass"), cl::CommaSeparated, cl::cat(Cat));
-static cl::opt<bool>
-    TimePassesOpt("time-passes",
-                  cl::desc("Time each pass and analysis and print a report"),
-                  cl::cat(Cat));
+// -print-after, -print-after-all and -time-passes: LLVM's IR library
+// registers options of the same names (opt's), and it is linked in with
+// LLVM's DWARF reader (print<counters>' source lines). hotswap-opt then
+// takes those over, as it takes over -stats, with LLVM's types
+// (lib/IR/PrintPasses.cpp, PassTimingInfo.cpp); otherwise it registers its
+// own. Either way before the command line is parsed.
+static std::function<bool()> PrintAfterAll, TimePasses;
+static cl::list<std::string> *PrintAfter;
+
+static void adoptOrRegisterSharedOptions() {
+  const char *AllDesc = "Print what every pass changed (sections, segments, "
+                        "symbols, bytes rewritten in place)";
+  const char *OneDesc = "Print what the named pass changed";
+  const char *TimeDesc = "Time each pass and analysis and print a report";
+  auto &Reg = cl::getRegisteredOptions();
+  auto Adopt = [&](cl::Option *O, const char *Desc) {
+    O->setDescription(Desc);
+    O->setHiddenFlag(cl::NotHidden);
+    O->addCategory(Cat);
+  };
+  if (cl::Option *O = Reg.lookup("print-after-all")) {
+    Adopt(O, AllDesc);
+    auto *Opt = static_cast<cl::opt<bool> *>(O);
+    PrintAfterAll = [Opt] { return bool(*Opt); };
+  } else {
+    auto *Opt =
+        new cl::opt<bool>("print-after-all", cl::desc(AllDesc), cl::cat(Cat));
+    PrintAfterAll = [Opt] { return bool(*Opt); };
+  }
+  if (cl::Option *O = Reg.lookup("time-passes")) {
+    Adopt(O, TimeDesc);
+    auto *Opt = static_cast<cl::opt<bool, true> *>(O);
+    TimePasses = [Opt] { return bool(*Opt); };
+  } else {
+    auto *Opt =
+        new cl::opt<bool>("time-passes", cl::desc(TimeDesc), cl::cat(Cat));
+    TimePasses = [Opt] { return bool(*Opt); };
+  }
+  if (cl::Option *O = Reg.lookup("print-after")) {
+    Adopt(O, OneDesc);
+    O->setValueStr("pass");
+    PrintAfter = static_cast<cl::list<std::string> *>(O);
+  } else {
+    PrintAfter = new cl::list<std::string>("print-after", cl::desc(OneDesc),
+                                           cl::value_desc("pass"),
+                                           cl::CommaSeparated, cl::cat(Cat));
+  }
+}
 static cl::opt<bool> VerifyEach(
     "verify-each",
     cl::desc("Run 'verify' after every pass that changed the object"),
@@ -139,6 +176,7 @@ static void printVersion(raw_ostream &OS) {
 }
 
 DriverConfig hotswap::parseCommandLine(int Argc, char **Argv) {
+  adoptOrRegisterSharedOptions();
   cl::HideUnrelatedOptions(Cat);
   if (auto *O = cl::getRegisteredOptions().lookup("stats")) {
     O->setDescription("Print per-pass counters (kernels, stubs, symbols, ...)");
@@ -210,9 +248,9 @@ detach hard links (other names keep the old bytes).
   C.PassPlugins.assign(LoadPassPlugins.begin(), LoadPassPlugins.end());
   C.PrintPipelinePasses = PrintPipelinePasses;
   C.DebugPassManager = DebugPM;
-  C.PrintAfterAll = PrintAfterAll;
-  C.PrintAfter.assign(PrintAfter.begin(), PrintAfter.end());
-  C.TimePasses = TimePassesOpt;
+  C.PrintAfterAll = PrintAfterAll();
+  C.PrintAfter.assign(PrintAfter->begin(), PrintAfter->end());
+  C.TimePasses = TimePasses();
   C.VerifyEach = VerifyEach;
   C.VerifyAnalysisPreservation = VerifyAnalysisPreservation;
   C.Strict = Strict;
