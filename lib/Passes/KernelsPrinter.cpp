@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hotswap/Passes/CloneRecord.h"
 #include "hotswap/Passes/Kernels.h"
 #include "hotswap/Passes/SwapRecord.h"
 
@@ -16,6 +17,16 @@
 using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::amdgpu;
+
+namespace {
+/// What the passes that move a kernel's code recorded.
+struct Records {
+  std::vector<SwapRecord> Swaps;
+  std::vector<CloneRecord> Clones;
+  /// Why the clone records could not be read (none: they could).
+  std::optional<std::string> ClonesUnreadable;
+};
+} // namespace
 
 static StringRef stubFormName(const DecodedStub &D) {
   switch (D.Form) {
@@ -43,7 +54,7 @@ static json::Object stubJSON(const PoolStub &P) {
 
 /// print<kernels> in JSON: one kernel.
 static json::Object kernelJSON(const KernelInfo &K, const TargetInfo &T,
-                               ArrayRef<SwapRecord> Swaps) {
+                               const Records &Recs) {
   json::Object O{{"name", K.Name},
                  {"descriptor", K.KDSymbol},
                  {"descriptor_address", static_cast<int64_t>(K.KDAddr)},
@@ -63,7 +74,7 @@ static json::Object kernelJSON(const KernelInfo &K, const TargetInfo &T,
     O["stub"] = stubJSON(*K.EntryStub);
   if (K.PendingStub)
     O["pending_stub"] = stubJSON(*K.PendingStub);
-  if (const SwapRecord *Swap = currentSwap(Swaps, K))
+  if (const SwapRecord *Swap = currentSwap(Recs.Swaps, K))
     O["swapped"] = json::Object{
         {"from", Swap->From},
         {"from_md5", Swap->FromMD5},
@@ -71,6 +82,16 @@ static json::Object kernelJSON(const KernelInfo &K, const TargetInfo &T,
         {"descriptor", static_cast<int64_t>(Swap->Descriptor)},
         {"image", static_cast<int64_t>(
                       Swap->Image.empty() ? 0 : Swap->Image.front().Addr)}};
+  if (const CloneRecord *C = currentClone(Recs.Clones, K))
+    O["clone"] = json::Object{
+        {"code", static_cast<int64_t>(C->Code)},
+        {"size", static_cast<int64_t>(C->Size)},
+        {"copy", static_cast<int64_t>(C->Clone)},
+        {"copy_size", static_cast<int64_t>(C->CloneSize)},
+        {"inserted", static_cast<int64_t>(C->Inserted.size())},
+        {"replaced", static_cast<int64_t>(C->Replaced.size())},
+        {"relaxed", static_cast<int64_t>(C->Relaxed.size())},
+        {"fallthrough", static_cast<int64_t>(C->FallThrough.size())}};
   if (K.MD) {
     json::Object M;
     if (K.MD->SGPRCount)
@@ -89,7 +110,7 @@ static json::Object kernelJSON(const KernelInfo &K, const TargetInfo &T,
 
 /// print<kernels> as text: one kernel.
 static void printKernel(raw_ostream &OS, const KernelInfo &K,
-                        const TargetInfo &T, ArrayRef<SwapRecord> Swaps) {
+                        const TargetInfo &T, const Records &Recs) {
   OS << "kernel '" << K.Name << "'\n";
   OS << "  descriptor:  " << K.KDSymbol << " at " << hex(K.KDAddr) << "\n";
   OS << "  entry:       " << hex(K.Entry);
@@ -101,11 +122,24 @@ static void printKernel(raw_ostream &OS, const KernelInfo &K,
   if (K.PendingStub)
     OS << "  pool stub:   " << hex(K.PendingStub->Addr)
        << " (descriptor not yet patched)\n";
-  if (const SwapRecord *Swap = currentSwap(Swaps, K)) {
+  if (const SwapRecord *Swap = currentSwap(Recs.Swaps, K)) {
     OS << "  swapped:     code at " << hex(Swap->Code) << " from '"
        << Swap->From << "' (MD5 " << Swap->FromMD5;
     if (!Swap->Image.empty())
       OS << ", image at " << hex(Swap->Image.front().Addr);
+    OS << ")\n";
+  }
+  if (const CloneRecord *C = currentClone(Recs.Clones, K)) {
+    OS << "  copy:        runs a copy of its code at " << hex(C->Code) << " ("
+       << C->Size << " bytes) at " << hex(C->Clone) << " (" << C->CloneSize
+       << " bytes";
+    auto Count = [&](size_t N, StringRef What) {
+      if (N)
+        OS << ", " << N << " " << What;
+    };
+    Count(C->Inserted.size() + C->FallThrough.size(), "inserted ranges");
+    Count(C->Replaced.size(), "instructions replaced");
+    Count(C->Relaxed.size(), "branches relaxed");
     OS << ")\n";
   }
   OS << "  sgprs:       live-in " << K.LiveInSGPRs;
@@ -142,25 +176,31 @@ static void printKernel(raw_ostream &OS, const KernelInfo &K,
   OS << "\n";
 }
 
-/// What swap-kernels recorded. An unreadable record is verify's to fail
-/// on: the kernels are printed without it, after \p Why says what is wrong.
-static std::vector<SwapRecord> swapsOf(const Object &Obj,
-                                       std::optional<std::string> &Why) {
+/// What swap-kernels and the cloning passes recorded. An unreadable record
+/// is verify's to fail on: the kernels are printed without it, after \p Why
+/// says what is wrong.
+static Records recordsOf(const Object &Obj, std::optional<std::string> &Why) {
+  Records R;
   Expected<std::vector<SwapRecord>> Swaps = readSwapRecords(Obj);
-  if (!Swaps) {
+  if (!Swaps)
     Why = toString(Swaps.takeError());
-    return {};
-  }
-  return std::move(*Swaps);
+  else
+    R.Swaps = std::move(*Swaps);
+  Expected<std::vector<CloneRecord>> Clones = readCloneRecords(Obj);
+  if (!Clones)
+    R.ClonesUnreadable = toString(Clones.takeError());
+  else
+    R.Clones = std::move(*Clones);
+  return R;
 }
 
 json::Value KernelsAnalysis::toJSON(Result &R, Object &Obj, AnalysisManager &) {
   const TargetInfo &T = R.Target;
   std::optional<std::string> Unreadable;
-  const std::vector<SwapRecord> Swaps = swapsOf(Obj, Unreadable);
+  const Records Recs = recordsOf(Obj, Unreadable);
   json::Array Ks;
   for (const KernelInfo &K : R.Kernels)
-    Ks.push_back(kernelJSON(K, T, Swaps));
+    Ks.push_back(kernelJSON(K, T, Recs));
   json::Object O{{"target", T.targetID()},
                  {"processor", T.Name},
                  {"code_object_version", T.CodeObjectVersion},
@@ -168,6 +208,8 @@ json::Value KernelsAnalysis::toJSON(Result &R, Object &Obj, AnalysisManager &) {
                  {"kernels", std::move(Ks)}};
   if (Unreadable)
     O["swap_record_unreadable"] = std::move(*Unreadable);
+  if (Recs.ClonesUnreadable)
+    O["clone_record_unreadable"] = *Recs.ClonesUnreadable;
   return O;
 }
 
@@ -175,7 +217,7 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &,
                              raw_ostream &OS) {
   const TargetInfo &T = R.Target;
   std::optional<std::string> Unreadable;
-  const std::vector<SwapRecord> Swaps = swapsOf(Obj, Unreadable);
+  const Records Recs = recordsOf(Obj, Unreadable);
   size_t Stubbed = 0;
   for (const KernelInfo &K : R.Kernels)
     Stubbed += K.hasStub();
@@ -183,9 +225,11 @@ Error KernelsAnalysis::print(Result &R, Object &Obj, AnalysisManager &,
      << ", code object v" << T.CodeObjectVersion << ")\n";
   if (Unreadable)
     OS << "swap record: unreadable: " << *Unreadable << "\n";
+  if (Recs.ClonesUnreadable)
+    OS << "clone record: unreadable: " << *Recs.ClonesUnreadable << "\n";
   OS << "kernels: " << R.Kernels.size() << " (" << Stubbed
      << " entered through a stub)\n";
   for (const KernelInfo &K : R.Kernels)
-    printKernel(OS, K, T, Swaps);
+    printKernel(OS, K, T, Recs);
   return Error::success();
 }
