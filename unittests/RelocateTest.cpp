@@ -638,4 +638,32 @@ TEST(RelocateTest, FallThroughCodeRunsOnlyOnTheWayIn) {
   EXPECT_NE(P[0].find("which does not fall through"), std::string::npos);
 }
 
+TEST(RelocateTest, Gfx1250AddsA64BitConstantToThePC) {
+  // gfx1250's form: s_get_pc_i64, then one s_add_nc_u64 of a constant.
+  auto F =
+      assemble("gfx1250", "s_get_pc_i64 s[4:5]\n"                // 0x1004
+                          "s_add_nc_u64 s[4:5], s[4:5], 0x100\n" // -> 0x1104
+                          "s_load_b32 s6, s[4:5], 0x0\n"
+                          "s_endpgm\n");
+  ASSERT_TRUE(F);
+  PCRelScan Orig = findPCRelative(*F->MC, F->G, F->Decoded);
+  ASSERT_TRUE(Orig.Unknown.empty()) << Orig.Unknown.front().Message;
+  ASSERT_EQ(Orig.Idioms.size(), 1u);
+  EXPECT_EQ(Orig.Idioms[0].AddLo, Orig.Idioms[0].AddHi);
+  EXPECT_EQ(Orig.Idioms[0].Target, 0x1104u);
+  RelocationResult R = F->relocateTo(Far);
+  ASSERT_TRUE(R.Code) << R.Refusal.Message;
+  std::vector<MCInst> Ops;
+  FunctionCFG G = F->graphOf(*R.Code, &Ops);
+  PCRelScan Copy = findPCRelative(*F->MC, G, Ops);
+  ASSERT_EQ(Copy.Idioms.size(), 1u);
+  EXPECT_EQ(Copy.Idioms[0].Target, 0x1104u);
+  // 0x1104 - 0x200004 is negative: the literal is a 64-bit one now.
+  EXPECT_EQ(Copy.Idioms[0].Offset, uint64_t(0x1104) - (Far + 4));
+  EXPECT_EQ(F->prove(*R.Code), "");
+  std::vector<uint8_t> Bad = R.Code->Bytes;
+  Bad[8] ^= 4; // the literal's low byte
+  EXPECT_NE(F->prove(*R.Code, Bad).find("not the image of"), std::string::npos);
+}
+
 } // namespace

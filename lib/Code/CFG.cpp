@@ -103,6 +103,8 @@ struct ScalarOp {
     Mov32,
     /// s_sext_i32_i16: gfx12 code sign-extends the PC's high half so.
     SextI16,
+    /// s_add_nc_u64 (gfx1250): a pair plus a 64-bit constant, no carry out.
+    AddU64,
     SetPC,
     SwapPC,
     Clobber
@@ -246,6 +248,17 @@ static std::optional<ScalarOp> scalarOp(const MCInst &MI, uint32_t Index,
       Op.K = ScalarOp::SextI16;
       Op.S[0] = *A;
     }
+  } else if (N == "S_ADD_U64" && Op.DstCount == 2 && MI.getNumOperands() > 2 &&
+             MI.getOperand(1).isReg()) {
+    // The pair plus a constant (the form gfx1250 adds to its PC).
+    auto R = RM.sgprRange(MI.getOperand(1).getReg());
+    std::optional<int64_t> V = immediateValue(MI.getOperand(2));
+    if (R && R->second == 2 && V) {
+      Op.K = ScalarOp::AddU64;
+      Op.S[0].IsReg = true;
+      Op.S[0].Reg = R->first;
+      Op.S[1].Imm = *V;
+    }
   } else if (N == "S_MOV_B32" && Op.DstCount == 1) {
     if (auto A = SrcOf(1)) {
       Op.K = ScalarOp::Mov32;
@@ -327,6 +340,20 @@ static std::optional<uint64_t> apply(const ScalarOp &Op, const Insn &I,
   case ScalarOp::Mov32:
     Write(A);
     return std::nullopt;
+  case ScalarOp::AddU64: {
+    Value Lo = St.get(Op.S[0].Reg), Hi = St.get(Op.S[0].Reg + 1);
+    if (Lo && Hi) {
+      uint64_t V = ((uint64_t(*Hi) << 32) | *Lo) + uint64_t(Op.S[1].Imm);
+      St.set(Op.Dst, static_cast<uint32_t>(V));
+      St.set(Op.Dst + 1, static_cast<uint32_t>(V >> 32));
+    } else {
+      St.set(Op.Dst, std::nullopt);
+      St.set(Op.Dst + 1, std::nullopt);
+    }
+    if (Op.WritesSCC)
+      St.SCC.reset();
+    return std::nullopt;
+  }
   case ScalarOp::SextI16:
     Write(A ? Value(static_cast<uint32_t>(
                   static_cast<int32_t>(static_cast<int16_t>(*A & 0xffff))))

@@ -169,6 +169,22 @@ PCRelScan code::findPCRelative(const amdgpu::TargetMC &MC, const FunctionCFG &G,
             After.step(MJ, NJ, TJ, RM);
             continue;
           }
+          // gfx1250 adds a 64-bit constant to the pair in one instruction
+          // (s_add_nc_u64): both halves at once.
+          if (!HaveLo && NJ == "S_ADD_U64" && MJ.getNumOperands() > 2 &&
+              TJ.Writes.size() == 1 && TJ.Writes[0] == std::make_pair(N, 2u) &&
+              MJ.getOperand(1).isReg()) {
+            auto S = RM.sgprRange(MJ.getOperand(1).getReg());
+            std::optional<int64_t> V = immediateValue(MJ.getOperand(2));
+            if (S && *S == std::make_pair(N, 2u) && V) {
+              P.AddLo = P.AddHi = J;
+              P.LoOperand = P.HiOperand = 2;
+              Lo = static_cast<uint32_t>(*V);
+              Hi = static_cast<uint32_t>(uint64_t(*V) >> 32);
+              Done = true;
+              break;
+            }
+          }
           if (!HaveLo && NJ == "S_ADD_U32") {
             if (auto A = addOf(MJ, N, RM, After)) {
               P.AddLo = J;

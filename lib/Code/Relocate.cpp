@@ -39,7 +39,7 @@ std::vector<std::pair<uint64_t, uint64_t>> Relocated::insertedRanges() const {
 namespace {
 /// What the relocator changes in one instruction.
 struct Edit {
-  enum Kind : uint8_t { None, Branch, PCLow, PCHigh } K = None;
+  enum Kind : uint8_t { None, Branch, PCLow, PCHigh, PC64 } K = None;
   uint32_t Idiom = 0;
 };
 
@@ -124,6 +124,8 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
   for (uint32_t P = 0; P < Scan.Idioms.size(); ++P) {
     Edits[Scan.Idioms[P].AddLo] = {Edit::PCLow, P};
     Edits[Scan.Idioms[P].AddHi] = {Edit::PCHigh, P};
+    if (Scan.Idioms[P].AddLo == Scan.Idioms[P].AddHi)
+      Edits[Scan.Idioms[P].AddLo] = {Edit::PC64, P};
   }
   auto Original = [&](size_t I) {
     return Bytes.slice(G.Insns[I].Addr - G.Begin, G.Insns[I].Size);
@@ -251,7 +253,9 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
         uint32_t Half = E.K == Edit::PCLow ? static_cast<uint32_t>(Off)
                                            : static_cast<uint32_t>(Off >> 32);
         unsigned Op = E.K == Edit::PCLow ? P.LoOperand : P.HiOperand;
-        MI.getOperand(Op) = MCOperand::createImm(SignExtend64<32>(Half));
+        MI.getOperand(Op) =
+            MCOperand::createImm(E.K == Edit::PC64 ? static_cast<int64_t>(Off)
+                                                   : SignExtend64<32>(Half));
         ++R.PCRelAdjusted;
       }
       Expected<std::vector<uint8_t>> Enc = MC.encode(MI);

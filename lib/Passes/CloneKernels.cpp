@@ -52,18 +52,6 @@ CloneKernelsPass::candidates(Object &Obj, const KernelsAnalysis::Result &R,
     const Section *S = Obj.sectionForAddress(K.CodeEntry);
     if (S && S->Name == CloneSectionName)
       continue; // runs a copy already
-    if (K.hasStub() || K.PendingStub) {
-      if (Ctx) {
-        std::string Msg =
-            "kernel '" + K.Name +
-            "' cannot be cloned: it is entered through a stub (run "
-            "clone-kernels before trampoline); left as it is";
-        Ctx->Warn(Msg);
-        Ctx->Stats.add(name(), "refused-stub",
-                       "kernels left alone: entered through a stub");
-      }
-      continue;
-    }
     Out.push_back(I);
   }
   return Out;
@@ -71,14 +59,6 @@ CloneKernelsPass::candidates(Object &Obj, const KernelsAnalysis::Result &R,
 
 Expected<bool> CloneKernelsPass::holds(Object &Obj, KernelsAnalysis::Result &R,
                                        AnalysisManager &AM, PassContext &Ctx) {
-  // A selected kernel entered through a stub is never cloned, but the run
-  // says so (the pass runs, warns and changes nothing).
-  for (const KernelInfo &K : R.Kernels)
-    if ((!OnlyRE || OnlyRE->match(K.Name)) && (K.hasStub() || K.PendingStub)) {
-      const Section *S = Obj.sectionForAddress(K.CodeEntry);
-      if (!S || S->Name != CloneSectionName)
-        return false;
-    }
   std::vector<size_t> Cands = candidates(Obj, R, nullptr);
   if (Cands.empty())
     return true;
@@ -139,7 +119,7 @@ CloneKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   std::vector<ClonePlan> Plans =
       planClones(*CA, Functions, *Base, {}, false, Limits);
   Expected<size_t> Placed =
-      placeClones(Obj, R, *CA, Plans, KernelsOf, *Base, name(), Ctx);
+      placeClones(Obj, R, *CA, Plans, KernelsOf, *Base, name(), AM, Ctx);
   if (!Placed)
     return Placed.takeError();
   if (*Placed == 0)

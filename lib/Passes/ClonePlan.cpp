@@ -6,11 +6,13 @@
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Code/CallReads.h"
 #include "hotswap/Code/CodeAppender.h"
+#include "hotswap/Code/MetadataCommit.h"
 #include "hotswap/Code/RelocationProof.h"
 #include "hotswap/Pass/AnalysisManager.h"
 #include "hotswap/Pass/PipelineParser.h"
 #include "hotswap/Passes/CloneRecord.h"
 #include "hotswap/Passes/CodeSymbols.h"
+#include "hotswap/Passes/StubRetarget.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
@@ -136,7 +138,8 @@ Expected<size_t>
 hotswap::placeClones(Object &Obj, KernelsAnalysis::Result &R,
                      CodeAnalysis::Result &CA, ArrayRef<ClonePlan> Plans,
                      const DenseMap<size_t, std::vector<size_t>> &KernelsOf,
-                     uint64_t Base, StringRef PassName, PassContext &Ctx) {
+                     uint64_t Base, StringRef PassName, AnalysisManager &AM,
+                     PassContext &Ctx) {
   const amdgpu::TargetInfo &T = R.Target;
   const FunctionMap &M = CA.functions();
 
@@ -183,16 +186,43 @@ hotswap::placeClones(Object &Obj, KernelsAnalysis::Result &R,
 
   std::vector<CloneRecord> Records;
   SymbolTable *ST = Obj.symtab();
+  // A kernel entered through a stub (or about to be) keeps it: the stub is
+  // led to the copy (StubRetarget.h).
+  std::optional<StubEncoders> Encoders;
+  bool MetadataChanged = false;
   for (const ClonePlan *P : Placed) {
     const CodeFunction &F = M.Functions[P->Function];
     const Relocated &C = *P->Code;
     for (size_t I : KernelsOf.lookup(P->Function)) {
       const KernelInfo &K = R.Kernels[I];
       amdgpu::KernelDescriptor KD = K.KD;
-      if (!KD.setEntryAddress(K.KDAddr, C.Base))
-        return makeError("kernel '" + K.Name + "': its copy at " + hex(C.Base) +
+      StubEntry Enter{C.Base, std::nullopt};
+      if (const PoolStub *Stub = stubOf(K)) {
+        if (!Encoders) {
+          auto TA = AM.getResult<TargetAnalysis>(Obj);
+          if (!TA)
+            return TA.takeError();
+          Encoders.emplace(Obj, *TA);
+        }
+        Expected<StubEntry> SE = retargetStub(
+            K, *Stub, C.Base, KD, T, *Encoders, PassName, "cloned", Ctx);
+        if (!SE)
+          return SE.takeError();
+        Enter = *SE;
+      }
+      if (!KD.setEntryAddress(K.KDAddr, Enter.Entry))
+        return makeError("kernel '" + K.Name + "': its entry " +
+                         hex(Enter.Entry) +
                          " is not reachable from the descriptor at " +
                          hex(K.KDAddr) + " with a signed 64-bit offset");
+      // The stub's scratch pair in the metadata (.sgpr_count).
+      if (Enter.SGPRCountFloor && R.Metadata && K.MD && K.MD->SGPRCount &&
+          *K.MD->SGPRCount < *Enter.SGPRCountFloor) {
+        if (Error E =
+                R.Metadata->setSGPRCount(K.KDSymbol, *Enter.SGPRCountFloor))
+          return prefixError("kernel '" + K.Name + "'", std::move(E));
+        MetadataChanged = true;
+      }
       std::array<uint8_t, amdgpu::kd::Size> KDBytes;
       KD.write(KDBytes);
       if (Error E =
@@ -226,6 +256,9 @@ hotswap::placeClones(Object &Obj, KernelsAnalysis::Result &R,
                     "branches out of reach relaxed to long jumps",
                     C.BranchesRelaxed);
   }
+  if (MetadataChanged && R.MetadataSection)
+    if (Error E = code::commitMetadata(*R.Metadata, *R.MetadataSection))
+      return std::move(E);
   // Inserted and relaxed ranges are recorded as offsets of the copy.
   for (CloneRecord &Rec : Records)
     for (auto *Ranges : {&Rec.Inserted, &Rec.Relaxed, &Rec.FallThrough})

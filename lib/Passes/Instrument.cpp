@@ -401,7 +401,7 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     }
   }
   Expected<size_t> Placed =
-      placeClones(Obj, R, *CA, Plans, KernelsOf, *Base, name(), Ctx);
+      placeClones(Obj, R, *CA, Plans, KernelsOf, *Base, name(), AM, Ctx);
   if (!Placed)
     return Placed.takeError();
   PreservedAnalyses PA = PreservedAnalyses::none();

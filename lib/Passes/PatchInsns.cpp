@@ -141,13 +141,6 @@ void PatchInsnsPass::printPipeline(raw_ostream &OS) const {
 
 Expected<bool> PatchInsnsPass::holds(Object &Obj, KernelsAnalysis::Result &R,
                                      AnalysisManager &AM, PassContext &Ctx) {
-  // A stubbed kernel is warned of by the run.
-  std::optional<Regex> Only;
-  if (!Rule.Only.empty())
-    Only.emplace(Rule.Only);
-  for (const KernelInfo &K : R.Kernels)
-    if ((!Only || Only->match(K.Name)) && (K.hasStub() || K.PendingStub))
-      return false;
   auto CA = AM.getResult<CodeAnalysis>(Obj);
   if (!CA)
     return CA.takeError();
@@ -232,7 +225,7 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   std::vector<ClonePlan> Plans =
       planClones(*CA, Functions, *Base, Inserts, false, Limits);
   Expected<size_t> Placed =
-      placeClones(Obj, R, *CA, Plans, KernelsOf, *Base, name(), Ctx);
+      placeClones(Obj, R, *CA, Plans, KernelsOf, *Base, name(), AM, Ctx);
   if (!Placed)
     return Placed.takeError();
   for (const ClonePlan &P : Plans)

@@ -581,15 +581,6 @@ std::vector<std::pair<size_t, std::vector<size_t>>> hotswap::candidateFunctions(
     const Section *S = Obj.sectionForAddress(K.CodeEntry);
     if (S && S->Name == CloneSectionName)
       continue; // runs a copy already
-    if (K.hasStub() || K.PendingStub) {
-      if (Ctx) {
-        Ctx->Warn("kernel '" + K.Name + "' is entered through a stub (run " +
-                  PassName + " before trampoline); left as it is");
-        Ctx->Stats.add(PassName, "refused-stub",
-                       "kernels left alone: entered through a stub");
-      }
-      continue;
-    }
     const CodeFunction *F = M.startingAt(K.CodeEntry);
     if (!F)
       continue;

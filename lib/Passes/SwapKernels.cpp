@@ -9,6 +9,7 @@
 #include "hotswap/Code/EntryPolicy.h"
 #include "hotswap/Code/MetadataCommit.h"
 #include "hotswap/Pass/PipelineParser.h"
+#include "hotswap/Passes/StubRetarget.h"
 #include "hotswap/Passes/SwapRecord.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 #include "hotswap/Support/Error.h"
@@ -427,14 +428,6 @@ static Expected<uint64_t> appendImage(Object &Obj, const SwapReplacement &F,
   return code::CodeAppender(Obj).appendImage(Loads, F.Start, F.Align, File);
 }
 
-/// The stub a kernel enters through, or that patch-descriptors will make it
-/// enter through.
-static const PoolStub *stubOf(const KernelInfo &K) {
-  return K.EntryStub     ? &*K.EntryStub
-         : K.PendingStub ? &*K.PendingStub
-                         : nullptr;
-}
-
 /// Everything that makes a swap impossible, checked before anything
 /// changes: the kernels of \p Todo that can be swapped, with their plans. A
 /// kernel that cannot fails the pass, or with skip-incompatible is left as
@@ -548,87 +541,6 @@ static Expected<uint64_t> placeImage(Object &Obj, const SwapReplacement &F,
     return D.takeError();
   Ctx.Stats.add(SwapKernelsPass::Name, "images", "images of the file appended");
   return *D;
-}
-
-namespace {
-/// One stub encoder per stub prologue (stubs keep theirs).
-class StubEncoders {
-public:
-  StubEncoders(const Object &Obj, TargetAnalysis::Result &Target)
-      : Obj(Obj), Target(Target) {}
-  Expected<StubEncoder &> forStub(const PoolStub &S) {
-    Expected<ArrayRef<uint8_t>> P = Obj.bytesAt(S.Addr, S.Decoded.PrologueSize);
-    if (!P)
-      return P.takeError();
-    std::vector<uint8_t> Prologue(P->begin(), P->end());
-    auto It = Encoders.find(Prologue);
-    if (It != Encoders.end())
-      return *It->second;
-    TargetAnalysis::Result &TA = Target;
-    Expected<std::unique_ptr<StubEncoder>> E =
-        StubEncoder::create(TA.info(), [&TA]() { return TA.mc(); }, Prologue);
-    if (!E)
-      return E.takeError();
-    return *Encoders.emplace(std::move(Prologue), std::move(*E)).first->second;
-  }
-
-private:
-  const Object &Obj;
-  TargetAnalysis::Result &Target;
-  std::map<std::vector<uint8_t>, std::unique_ptr<StubEncoder>> Encoders;
-};
-
-/// What retargeting a kernel's stub decided for its descriptor.
-struct StubEntry {
-  uint64_t Entry;
-  /// The scratch pair's floor for the metadata .sgpr_count.
-  std::optional<uint64_t> SGPRCountFloor;
-};
-} // namespace
-
-/// Points \p Stub (kernel \p K's) at \p Code: it keeps its slot and
-/// prologue; only its jump changes, in the form it has when the new code is
-/// in reach, else in the long form on a scratch pair the replacement's
-/// descriptor \p KD allows. When the kernel already enters through it, the
-/// descriptor does so still, as patch-descriptors would have it (\p KD is
-/// adjusted); a pending stub is left to patch-descriptors.
-static Expected<StubEntry>
-retargetStub(const KernelInfo &K, const PoolStub &Stub, uint64_t Code,
-             KernelDescriptor &KD, const TargetInfo &T, StubEncoders &Encoders,
-             PassContext &Ctx) {
-  auto Bad = [&](const Twine &What) {
-    return makeError("kernel '" + K.Name + "' cannot be swapped: " + What);
-  };
-  Expected<StubEncoder &> Enc = Encoders.forStub(Stub);
-  if (!Enc)
-    return prefixError("kernel '" + K.Name + "'", Enc.takeError());
-  // A stub keeps its form while the new code is in its reach.
-  Expected<StubSpec> Spec = code::chooseStubForm(
-      T, KD, *Enc, {Stub.Addr, Code, Stub.Dual},
-      {/*AllowShort=*/Stub.Decoded.Form == StubSpec::Short});
-  if (!Spec)
-    return Bad("its stub at " + hex(Stub.Addr) +
-               " cannot reach the new code at " + hex(Code) + ": " +
-               toString(Spec.takeError()));
-  Expected<std::vector<uint8_t>> Bytes = Enc->encode(*Spec);
-  if (!Bytes)
-    return prefixError("kernel '" + K.Name + "'", Bytes.takeError());
-  if (Error E = Stub.Sec->overwrite(Stub.Addr - Stub.Sec->Addr, *Bytes))
-    return prefixError("kernel '" + K.Name + "'", std::move(E));
-  Ctx.Stats.add(SwapKernelsPass::Name, "stubs", "stubs retargeted");
-  if (!K.EntryStub)
-    return StubEntry{Code, std::nullopt};
-
-  Expected<code::EntryEffects> Effects = code::enterThroughStub(
-      T, KD, K.KDAddr, Stub.Addr, Stub.size(), Spec->Form, Spec->SGPR);
-  if (!Effects)
-    return Bad(toString(Effects.takeError()));
-  if (Effects->GranuleRaised)
-    Ctx.Stats.add(SwapKernelsPass::Name, "granule-raised",
-                  "SGPR granules raised for a stub's scratch pair");
-  Ctx.Stats.add(SwapKernelsPass::Name, "through-stub",
-                "kernels swapped through their stub");
-  return StubEntry{Stub.Addr, Effects->SGPRCountFloor};
 }
 
 /// The metadata values the runtime reads take FILE's (\p RK's), in place
@@ -746,7 +658,7 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     StubEntry Enter{Code, std::nullopt};
     if (const PoolStub *Stub = stubOf(K)) {
       Expected<StubEntry> SE =
-          retargetStub(K, *Stub, Code, KD, T, Encoders, Ctx);
+          retargetStub(K, *Stub, Code, KD, T, Encoders, name(), "swapped", Ctx);
       if (!SE)
         return SE.takeError();
       Enter = *SE;

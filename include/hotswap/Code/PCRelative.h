@@ -10,8 +10,10 @@
 //   s_addc_u32  sN+1, sN+1, hi        ;     one set in the same block
 //
 // (gfx12 spells them s_add_co_u32 / s_add_co_ci_u32; LLVM's opcodes are
-// the same). Code moved to another address computes another value with
-// the same constants: whoever moves code re-derives lo and hi so that the
+// the same), or, on gfx1250, one 64-bit add of a constant to the pair
+// (s_add_nc_u64 s[N:N+1], s[N:N+1], constant: AddLo and AddHi are then
+// the same instruction). Code moved to another address computes another value
+// with the same constants: whoever moves code re-derives lo and hi so that the
 // pair holds the same absolute target (or the image of a target that moved
 // with the code), and a proof evaluates the idiom in both places.
 //

@@ -21,9 +21,10 @@
 //   Refuses:      a kernel whose code cannot be relocated (the kind and the
 //                 reason: a blocking finding, an unknown use of the PC, a
 //                 call out of reach...) is left as it is, with a warning
-//                 (an error with --strict); so is a kernel entered through
-//                 a stub: run clone-kernels before trampoline, whose stubs
-//                 then lead to the copies.
+//                 (an error with --strict). A kernel entered through a
+//                 stub of trampoline's (or about to be) keeps it: the stub
+//                 is led to the copy (StubRetarget.h); run before
+//                 trampoline, its stubs lead to the copies anyway.
 //   Kernels that share code share one copy.
 //
 //===----------------------------------------------------------------------===//

@@ -84,7 +84,8 @@ llvm::Expected<size_t>
 placeClones(Object &Obj, KernelsAnalysis::Result &R, CodeAnalysis::Result &CA,
             llvm::ArrayRef<ClonePlan> Plans,
             const llvm::DenseMap<size_t, std::vector<size_t>> &KernelsOf,
-            uint64_t Base, llvm::StringRef PassName, PassContext &Ctx);
+            uint64_t Base, llvm::StringRef PassName, AnalysisManager &AM,
+            PassContext &Ctx);
 
 /// The offset map of a copy (CloneRecord::Map): (original offset, copy
 /// offset) wherever the distance between them changes.

@@ -40,9 +40,10 @@
 //                 is unknown) is not counted: warned per kernel with the
 //                 count and the first reason (an error with --strict), in
 //                 statistics; a kernel whose copy cannot be made is left as
-//                 it is. Kernels already running a copy and kernels entered
-//                 through a stub are left alone: instrument before
-//                 clone-kernels, patch-insns and trampoline.
+//                 it is. Kernels already running a copy are left alone:
+//                 instrument before clone-kernels and patch-insns. A
+//                 kernel entered through a stub keeps it, led to the copy
+//                 (StubRetarget.h).
 //   Holds when the object has a counter map (instrumented before).
 //
 //===----------------------------------------------------------------------===//

@@ -42,9 +42,9 @@
 //                 site does not give:
 //                 one error naming FILE, the line and the site, nothing
 //                 written. A rule that matches nothing is a warning.
-//   Kernels already running a copy (cloned or patched before) and kernels
-//   entered through a stub are left alone: patch before clone-kernels and
-//   trampoline.
+//   Kernels already running a copy (cloned or patched before) are left
+//   alone: patch before clone-kernels. A kernel entered through a stub keeps
+//   it, led to the copy (StubRetarget.h).
 //
 // print<sites;...the same parameters...>
 //   Every site of the rule, per kernel: applied (how: in the kernel's

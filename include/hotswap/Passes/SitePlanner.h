@@ -124,9 +124,8 @@ struct KernelSites {
 };
 
 /// Selected kernels (names matching \p Only) that run their own code (not
-/// a copy, not a stub), grouped by function (an index of \p M), in
-/// function order. With \p Ctx, kernels entered through a stub are warned
-/// of and counted in statistics of \p PassName.
+/// a copy; through a stub or not), grouped by function (an index of \p M),
+/// in function order.
 std::vector<std::pair<size_t, std::vector<size_t>>>
 candidateFunctions(Object &Obj, const KernelsAnalysis::Result &R,
                    const code::FunctionMap &M,
