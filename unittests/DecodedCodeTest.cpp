@@ -715,6 +715,14 @@ TEST(EdgeCountsTest, CrossingBranchesNeedOneCountedEdge) {
   C = deriveEdgeCounts(F->G, Edges, {10, 6, 3, 4, 7, 10},
                        std::vector<std::optional<uint64_t>>(8));
   EXPECT_FALSE(C[2] || C[3] || C[5] || C[6]);
+  // Counts from a dump that do not add up (or near 2^64) wrap, never
+  // overflow: the edge shows what the equations give.
+  Counted[3] = UINT64_MAX;
+  C = deriveEdgeCounts(F->G, Edges,
+                       {UINT64_MAX, 6, 3, 4, 7, std::optional<uint64_t>()},
+                       Counted);
+  ASSERT_TRUE(C[5].has_value());
+  EXPECT_EQ(*C[5], 4); // 3 - (2^64 - 1), modulo 2^64
   // An edge the client cannot count is not chosen: another one is.
   Chosen =
       chooseCountedEdges(F->G, Edges, All, [](size_t E) { return E != 3; });

@@ -61,15 +61,20 @@ code::deriveEdgeCounts(const FunctionCFG &G, ArrayRef<EdgeRef> Edges,
     Work.pop_back();
     if (Unknown[Q] != 1)
       continue;
-    int64_t Sum = 0;
+    // Counts come from a dump (a file): sums wrap instead of overflowing,
+    // and counts that do not add up show as they are.
+    uint64_t Sum = 0;
     size_t Missing = SIZE_MAX;
     for (size_t E : Eqs[Q].Edges) {
       if (Value[E])
-        Sum += *Value[E];
+        Sum += static_cast<uint64_t>(*Value[E]);
       else
         Missing = E;
     }
-    Value[Missing] = Eqs[Q].Total - Sum;
+    if (Missing == SIZE_MAX)
+      continue;
+    Value[Missing] =
+        static_cast<int64_t>(static_cast<uint64_t>(Eqs[Q].Total) - Sum);
     for (size_t R : EqsOf[Missing])
       if (--Unknown[R] == 1)
         Work.push_back(R);

@@ -362,6 +362,16 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     if (!P.Code || !P.Problems.empty())
       continue;
     const KernelSites &KS = *SitesOf.lookup(P.Function);
+    // The next counter, for the counter code at \p Code of this copy.
+    auto NextCounter = [&](uint64_t Code) {
+      const uint64_t Index = Map.size();
+      const uint64_t Distance =
+          CounterBase + Index * CounterBytes - (Code + Layout.PCAt);
+      support::endian::write32le(P.Code->Bytes.data() + (Code - P.Code->Base) +
+                                     Layout.DistanceAt,
+                                 uint32_t(Distance));
+      return Index;
+    };
     std::vector<std::pair<uint64_t, uint64_t>> Ranges =
         P.Code->insertedRanges();
     size_t K = 0;
@@ -372,12 +382,7 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
         return makeError("kernel '" + M.Functions[P.Function].Name +
                          "': its copy holds fewer counter codes than sites");
       const uint64_t Code = Ranges[K++].first;
-      const uint64_t Index = Map.size();
-      const uint64_t Distance =
-          CounterBase + Index * CounterBytes - (Code + Layout.PCAt);
-      support::endian::write32le(P.Code->Bytes.data() + (Code - P.Code->Base) +
-                                     Layout.DistanceAt,
-                                 uint32_t(Distance));
+      const uint64_t Index = NextCounter(Code);
       Map.push_back({Index, M.Functions[P.Function].Name,
                      S.Insn == 0 ? "entry" : "block", PerLane ? "lane" : "wave",
                      S.Offset, Code, std::nullopt});
@@ -390,12 +395,7 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                        "planned");
     for (size_t X = 0; X < Edges.size(); ++X) {
       const uint64_t Code = P.Code->FallThrough[X].first;
-      const uint64_t Index = Map.size();
-      const uint64_t Distance =
-          CounterBase + Index * CounterBytes - (Code + Layout.PCAt);
-      support::endian::write32le(P.Code->Bytes.data() + (Code - P.Code->Base) +
-                                     Layout.DistanceAt,
-                                 uint32_t(Distance));
+      const uint64_t Index = NextCounter(Code);
       Map.push_back({Index, M.Functions[P.Function].Name, "edge", "wave",
                      Edges[X].first, Code, Edges[X].second});
     }
