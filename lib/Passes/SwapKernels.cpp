@@ -9,6 +9,7 @@
 #include "hotswap/Code/EntryPolicy.h"
 #include "hotswap/Code/MetadataCommit.h"
 #include "hotswap/Pass/PipelineParser.h"
+#include "hotswap/Passes/CloneRecord.h"
 #include "hotswap/Passes/StubRetarget.h"
 #include "hotswap/Passes/SwapRecord.h"
 #include "hotswap/Passes/TargetAnalysis.h"
@@ -230,6 +231,27 @@ static const Symbol *swapSymbolAt(const Object &Obj, const KernelInfo &K,
 bool SwapKernelsPass::isSwapped(const Object &Obj,
                                 const KernelsAnalysis::Result &R,
                                 const KernelInfo &K, const KernelInfo &RK) {
+  // A kernel running a copy of code this file swapped in is swapped: a
+  // swap again would drop the copy (and what was inserted into it).
+  if (!CopiedSwaps) {
+    CopiedSwaps.emplace();
+    Expected<std::vector<SwapRecord>> Swaps = readSwapRecords(Obj);
+    Expected<std::vector<CloneRecord>> Clones = readCloneRecords(Obj);
+    if (Swaps && Clones) {
+      for (const KernelInfo &Each : R.Kernels)
+        if (const CloneRecord *C = currentClone(*Clones, Each))
+          for (const SwapRecord &S : *Swaps)
+            if (S.Kernel == Each.Name && S.Code == C->Code &&
+                S.FromMD5 == Repl->MD5)
+              (*CopiedSwaps)[Each.Name] = S.Code;
+    } else {
+      consumeError(Swaps.takeError()); // verify reports unreadable records
+      consumeError(Clones.takeError());
+    }
+  }
+  if (CopiedSwaps->count(K.Name))
+    return imageIntactAt(Obj, *Repl, CopiedSwaps->lookup(K.Name) - RK.CodeEntry,
+                         IntactAt);
   if (!imageIntactAt(Obj, *Repl, K.CodeEntry - RK.CodeEntry, IntactAt))
     return false;
   if (K.KD != swappedDescriptor(R.Target, RK.KD, K))
@@ -257,6 +279,7 @@ Expected<bool> SwapKernelsPass::holds(Object &Obj, KernelsAnalysis::Result &R,
   if (!F)
     return F.takeError();
   IntactAt.clear();
+  CopiedSwaps.reset();
   // A code object the file does not fit: let the precondition say why.
   if (mismatch(Obj, R))
     return false;
@@ -625,6 +648,7 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     return FOr.takeError();
   const SwapReplacement &F = *FOr;
   IntactAt.clear();
+  CopiedSwaps.reset();
   const KernelsAnalysis::Result &FR = *F.Kernels;
   const TargetInfo &T = R.Target;
   std::vector<std::pair<size_t, size_t>> Pairs = selected(R, F), Todo;

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hotswap/Passes/CloneRecord.h"
 #include "hotswap/Passes/SwapRecord.h"
 
 #include "hotswap/AMDGPU/KernelDescriptor.h"
@@ -14,6 +15,7 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <optional>
 #include <set>
 
 using namespace llvm;
@@ -127,6 +129,13 @@ void hotswap::verifySwaps(const Object &Obj, const KernelsAnalysis::Result &R,
             .push_back(&S);
   if (Recs->empty() && SwapSyms.empty())
     return;
+  // An unreadable clone record is the clone check's to report.
+  Expected<std::vector<CloneRecord>> CloneRecs = readCloneRecords(Obj);
+  std::optional<std::vector<CloneRecord>> Clones;
+  if (CloneRecs)
+    Clones = std::move(*CloneRecs);
+  else
+    consumeError(CloneRecs.takeError());
 
   StringMap<const KernelInfo *> ByName;
   for (const KernelInfo &K : R.Kernels)
@@ -148,13 +157,25 @@ void hotswap::verifySwaps(const Object &Obj, const KernelsAnalysis::Result &R,
     if (!Last)
       continue;
     const SwapRecord *Cur = currentSwap(*Recs, K);
+    // A kernel may run a copy of its swapped code (clone-kernels,
+    // patch-insns or instrument after swap-kernels): the clone check
+    // proves the copy against the swapped code, and the descriptor is the
+    // copying pass's (its entry, allocations it raised).
+    bool RunsACopy = false;
+    if (!Cur && Clones)
+      if (const CloneRecord *C = currentClone(*Clones, K);
+          C && C->Code == Last->Code) {
+        Cur = Last;
+        RunsACopy = true;
+      }
     if (!Cur) {
       P.push_back("swapped kernel '" + K.Name + "' runs the code at " +
                   hex(K.CodeEntry) + ", not the code of its last swap at " +
                   hex(Last->Code) + " (from '" + Last->From + "')");
       continue;
     }
-    checkKernel(Obj, R.Target, K, *Cur, P);
+    if (!RunsACopy)
+      checkKernel(Obj, R.Target, K, *Cur, P);
     if (!ST)
       continue;
     auto SI = SwapSyms.find(K.Name);

@@ -129,6 +129,10 @@ private:
   /// Whether FILE's image is intact at a delta, by delta, in the object as
   /// it is during one call of the pass (cleared at the start of each).
   llvm::DenseMap<uint64_t, bool> IntactAt;
+  /// Code this file swapped in that a kernel now runs a copy of (cloned,
+  /// patched or instrumented after the swap): kernel name -> that code.
+  /// Read once per run (holds, run).
+  std::optional<llvm::StringMap<uint64_t>> CopiedSwaps;
 };
 
 } // namespace hotswap
