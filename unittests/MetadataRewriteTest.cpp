@@ -40,10 +40,17 @@ TEST(MetadataRewriteTest, SetterErrors) {
   ASSERT_OK(MD);
   EXPECT_EQ(toString(MD->setSGPRCount("k", 1)),
             "metadata: no kernel with symbol 'k'");
-  EXPECT_FALSE(MD->findBySymbol("n.kd")->SGPRCount.has_value());
-  EXPECT_EQ(toString(MD->setSGPRCount("n.kd", 1)),
-            "metadata: kernel 'n.kd' has no '.sgpr_count' to change");
   EXPECT_FALSE(MD->hasPendingChanges());
+  // A key the kernel lacks is added, which only a growing rewrite can do.
+  EXPECT_FALSE(MD->findBySymbol("n.kd")->SGPRCount.has_value());
+  EXPECT_NO_ERR(MD->setSGPRCount("n.kd", 1));
+  EXPECT_TRUE(MD->hasPendingChanges());
+  Error E = MD->rewrite().takeError();
+  ASSERT_TRUE(E.isA<NoteGrowthError>());
+  handleAllErrors(std::move(E), [](const NoteGrowthError &G) {
+    EXPECT_EQ(G.Symbol, "n.kd");
+    EXPECT_EQ(G.Field, KernelField::SGPRCount);
+  });
 }
 
 TEST(MetadataRewriteTest, InPlaceFixint5To6) {
@@ -373,6 +380,150 @@ TEST(MetadataRewriteTest, EachNoteHasItsOwnPadding) {
                 " would have to grow, and it is loaded memory");
 }
 
+/// Where \p Key's \p Nth value lies in the note at \p NoteOffset of \p S.
+size_t valueIn(ArrayRef<uint8_t> S, size_t NoteOffset, StringRef Key,
+               unsigned Nth) {
+  return NoteOffset + valueOffset(S.drop_front(NoteOffset), Key, Nth);
+}
+
+TEST(MetadataRewriteTest, GrowsOnlyWhenAllowed) {
+  // No padding anywhere: a0's 127 -> 70000 needs 4 more bytes (0xce), b1's
+  // 127 -> 128 one more (0xcc). The GNU note between them moves by 4, the
+  // second note by 4 too, and grows by 4 (1 byte rounded up).
+  std::vector<size_t> Off;
+  std::vector<uint8_t> S = twoNotes(0, Off);
+  auto MD = CodeObjectMetadata::parse(S);
+  ASSERT_OK(MD);
+  EXPECT_NO_ERR(MD->setSGPRCount("a0.kd", 70000));
+  EXPECT_NO_ERR(MD->setSGPRCount("b1.kd", 128));
+  EXPECT_TRUE(MD->rewrite().takeError().isA<NoteGrowthError>());
+  Expected<NoteRewrite> R = MD->rewrite(/*AllowGrowth=*/true);
+  ASSERT_OK(R);
+  EXPECT_EQ(R->How, Method::Grown);
+  ASSERT_EQ(R->Bytes.size(), S.size() + 8);
+  EXPECT_EQ(descSize(R->Bytes, 0), descSize(S, 0) + 4);
+  EXPECT_EQ(descSize(R->Bytes, Off[1] + 4), descSize(S, Off[1]) + 1);
+  for (auto [K, V] : {std::pair<const char *, uint64_t>{"a0.kd", 70000},
+                      {"a1.kd", 20},
+                      {"b0.kd", 30},
+                      {"b1.kd", 128}})
+    EXPECT_EQ(reparsedValue(*R, K, KernelField::SGPRCount), V) << K;
+  // Every byte but the two values, where it was or moved by the growth.
+  const size_t A0 = valueIn(S, 0, ".sgpr_count", 0);
+  const size_t B1 = valueIn(S, Off[1], ".sgpr_count", 1);
+  ArrayRef<uint8_t> Old(S), New(R->Bytes);
+  EXPECT_EQ(Old.slice(0, 4), New.slice(0, 4));
+  EXPECT_EQ(Old.slice(8, A0 - 8), New.slice(8, A0 - 8));
+  EXPECT_EQ(New.slice(A0, 5), ArrayRef<uint8_t>({0xce, 0, 1, 0x11, 0x70}));
+  EXPECT_EQ(Old.slice(A0 + 1, Off[1] + 4 - (A0 + 1)),
+            New.slice(A0 + 5, Off[1] + 4 - (A0 + 1)));
+  EXPECT_EQ(New.slice(B1 + 4, 2), ArrayRef<uint8_t>({0xcc, 128}));
+  EXPECT_EQ(Old.slice(B1 + 1), New.slice(B1 + 6, Old.size() - B1 - 1));
+  // The GNU note, moved.
+  auto Notes = parseNotes(R->Bytes);
+  ASSERT_OK(Notes);
+  ASSERT_EQ(Notes->size(), 3u);
+  EXPECT_EQ((*Notes)[1].Offset, Off[1] - 20 + 4);
+  EXPECT_EQ((*Notes)[1].Desc, ArrayRef<uint8_t>({1, 2, 3, 4}));
+  EXPECT_NO_ERR(MD->verifyRewrite(R->Bytes));
+}
+
+/// A note of one kernel whose map has .name, .symbol and \p Extra more
+/// keys (".k0", ".k1", ... holding 0).
+std::vector<uint8_t> smallKernelNote(unsigned Extra) {
+  msgpack::Document D;
+  msgpack::MapDocNode M = D.getMapNode();
+  M[".name"] = D.getNode("s");
+  M[".symbol"] = D.getNode("s.kd");
+  for (unsigned I = 0; I != Extra; ++I)
+    M[D.getNode(".k" + std::to_string(I), /*Copy=*/true)] =
+        D.getNode(uint64_t(0));
+  msgpack::ArrayDocNode Kernels = D.getArrayNode();
+  Kernels.push_back(M);
+  D.getRoot().getMap(/*Convert=*/true)["amdhsa.kernels"] = Kernels;
+  std::string Blob;
+  D.writeToBlob(Blob);
+  return noteSection(Blob);
+}
+
+TEST(MetadataRewriteTest, AddsKeysWhenAllowed) {
+  // 2 keys (fixmap), 13 (fixmap to fixmap), 14 (fixmap 15 to map16 16 after
+  // two keys added).
+  for (unsigned Extra : {0u, 11u, 12u}) {
+    SCOPED_TRACE(Extra);
+    std::vector<uint8_t> S = smallKernelNote(Extra);
+    auto MD = CodeObjectMetadata::parse(S);
+    ASSERT_OK(MD);
+    EXPECT_NO_ERR(MD->setField("s.kd", KernelField::UsesDynamicStack, 1));
+    EXPECT_NO_ERR(MD->setField("s.kd", KernelField::VGPRCount, 300));
+    EXPECT_TRUE(MD->rewrite().takeError().isA<NoteGrowthError>());
+    Expected<NoteRewrite> R = MD->rewrite(/*AllowGrowth=*/true);
+    ASSERT_OK(R);
+    EXPECT_EQ(R->How, Method::Grown);
+    EXPECT_EQ(reparsedValue(*R, "s.kd", KernelField::UsesDynamicStack), 1u);
+    EXPECT_EQ(reparsedValue(*R, "s.kd", KernelField::VGPRCount), 300u);
+    // The map, read as LLVM reads it: the old keys and the two new ones.
+    auto Notes = parseNotes(R->Bytes);
+    ASSERT_OK(Notes);
+    msgpack::Document D;
+    ASSERT_TRUE(D.readFromBlob(toStringRef((*Notes)[0].Desc), false));
+    msgpack::MapDocNode K =
+        D.getRoot().getMap()["amdhsa.kernels"].getArray()[0].getMap();
+    EXPECT_EQ(K.size(), Extra + 4);
+    EXPECT_TRUE(K[".uses_dynamic_stack"].getBool());
+    EXPECT_EQ(K[".vgpr_count"].getUInt(), 300u);
+    EXPECT_EQ(K[".name"].getString(), "s");
+    EXPECT_NO_ERR(MD->verifyRewrite(R->Bytes));
+    // A wrong added key is caught.
+    std::vector<uint8_t> B = R->Bytes;
+    auto At = std::search(B.begin(), B.end(), std::begin(".uses_dyn"),
+                          std::end(".uses_dyn") - 1);
+    ASSERT_NE(At, B.end());
+    At[1] = 'U';
+    Error E = MD->verifyRewrite(B);
+    EXPECT_TRUE(bool(E));
+    consumeError(std::move(E));
+  }
+}
+
+TEST(MetadataRewriteTest, GrownSelfCheckCatchesCorruption) {
+  std::vector<size_t> Off;
+  std::vector<uint8_t> S = twoNotes(0, Off);
+  auto MD = CodeObjectMetadata::parse(S);
+  ASSERT_OK(MD);
+  EXPECT_NO_ERR(MD->setSGPRCount("a0.kd", 70000));
+  Expected<NoteRewrite> R = MD->rewrite(/*AllowGrowth=*/true);
+  ASSERT_OK(R);
+  ASSERT_EQ(R->How, Method::Grown);
+  auto Notes = parseNotes(R->Bytes);
+  ASSERT_OK(Notes);
+  const size_t Gnu = (*Notes)[1].DescOffset;
+  const size_t A0 = valueIn(R->Bytes, 0, ".sgpr_count", 0);
+  struct Case {
+    const char *What;
+    std::function<void(std::vector<uint8_t> &)> Corrupt;
+  } Cases[] = {
+      {"the moved GNU note", [&](auto &B) { B[Gnu] ^= 1; }},
+      {"a byte before the value", [&](auto &B) { B[A0 - 1] ^= 1; }},
+      {"the new value", [&](auto &B) { B[A0 + 4] ^= 1; }},
+      {"the next kernel's value",
+       [&](auto &B) { B[valueIn(B, 0, ".sgpr_count", 1)] ^= 1; }},
+      {"one note grown too far",
+       [&](auto &B) {
+         B.insert(B.begin() + (*Notes)[1].Offset, {0, 0, 0, 0});
+         B[4] += 4;
+       }},
+      {"a byte more at the end", [&](auto &B) { B.push_back(0); }},
+  };
+  for (const Case &C : Cases) {
+    std::vector<uint8_t> B = R->Bytes;
+    C.Corrupt(B);
+    Error E = MD->verifyRewrite(B);
+    EXPECT_TRUE(bool(E)) << C.What;
+    consumeError(std::move(E));
+  }
+}
+
 //===-- the rewrite self-check --------------------------------------------===//
 
 /// A two-kernel note with .sgpr_count of k1 changed, its rewrite and the
@@ -531,13 +682,17 @@ TEST(MetadataRewriteTest, SelfCheckCatchesWrongValues) {
   At[1] = '2';
   EXPECT_EQ(verifyError(*W.MD, B),
             SelfCheck + "note at offset 0x0: the kernel list differs");
-  // A shorter section.
+  // A shorter section: its last note no longer fits; a longer one.
   B = W.R.Bytes;
   B.pop_back();
   EXPECT_EQ(verifyError(*W.MD, B),
-            SelfCheck + "the section size changed from " +
-                ("0x" + utohexstr(W.R.Bytes.size(), true)) + " to " +
-                ("0x" + utohexstr(B.size(), true)));
+            SelfCheck + "note at offset 0x0: descriptor size " +
+                ("0x" + utohexstr(descSize(B), true)) +
+                " extends past end of section (size " +
+                ("0x" + utohexstr(B.size(), true)) + ")");
+  B = W.R.Bytes;
+  B.insert(B.end(), {0, 0, 0, 0});
+  EXPECT_NE(verifyError(*W.MD, B).find(SelfCheck), std::string::npos);
 }
 
 TEST(MetadataRewriteTest, SelfCheckOfSeveralNotes) {
@@ -591,8 +746,6 @@ TEST(MetadataRewriteTest, SetFieldRefusals) {
   auto MD = CodeObjectMetadata::parse(
       sectionWithSlack({{"k", 10, 3, /*WithAGPR=*/false}}, 0));
   ASSERT_OK(MD);
-  EXPECT_EQ(toString(MD->setField("k.kd", KernelField::AGPRCount, 1)),
-            "metadata: kernel 'k.kd' has no '.agpr_count' to change");
   EXPECT_EQ(toString(MD->setField("k.kd", KernelField::UsesDynamicStack, 2)),
             "metadata: kernel 'k.kd': '.uses_dynamic_stack' is a boolean, "
             "not 2");

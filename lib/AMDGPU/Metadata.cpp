@@ -114,6 +114,7 @@ Error CodeObjectMetadata::load() {
   // Kernels, note by note; a .symbol belongs to one note.
   Kernels.reserve(NumKernels);
   FieldLocs.reserve(NumKernels);
+  MapLocs.reserve(NumKernels);
   BySymbol = StringMap<unsigned>(unsigned(NumKernels));
   for (size_t I = 0; I != Read.size(); ++I) {
     for (NoteKernel &K : Read[I].Kernels) {
@@ -130,6 +131,8 @@ Error CodeObjectMetadata::load() {
         if (const std::optional<MsgPackToken> &T = K.Fields[F])
           Locs[F] = {T->Offset, uint8_t(T->Size),
                      T->Obj.Kind == msgpack::Type::Int};
+      MapLocs.push_back({K.Map.Offset, K.MapEnd, uint32_t(K.Map.Obj.Length),
+                         uint8_t(K.Map.Size)});
       Kernels.push_back(std::move(K.MD));
     }
   }

@@ -221,6 +221,8 @@ bool NoteReader::readKernel(size_t I, const MsgPackToken &Map) {
   KernelProblem = checkKernel(I, S, K);
   if (KernelProblem)
     return true;
+  K.Map = Map;
+  K.MapEnd = TS.offset();
   if (OnKernel)
     OnKernel(std::move(K));
   else

@@ -26,6 +26,10 @@ namespace amdgpu {
 struct NoteKernel {
   KernelMD MD;
   std::array<std::optional<MsgPackToken>, NumKernelFields> Fields;
+  /// The kernel's map: its header token, and the offset just past its last
+  /// value (where a key would be added).
+  MsgPackToken Map;
+  uint64_t MapEnd = 0;
 };
 
 struct NoteContents {

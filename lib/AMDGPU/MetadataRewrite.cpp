@@ -79,22 +79,60 @@ void encode(bool Signed, uint64_t V, unsigned MinSize,
     Out.push_back(uint8_t(V >> (8 * (I - 1))));
 }
 
-/// A new value and where its predecessor is encoded in a descriptor.
+/// Appends a map header for \p Length entries, at least \p MinSize bytes
+/// (fixmap 1, map16 3, map32 5).
+void encodeMapHeader(uint64_t Length, unsigned MinSize,
+                     SmallVectorImpl<uint8_t> &Out) {
+  if (MinSize <= 1 && Length <= 15) {
+    Out.push_back(uint8_t(0x80 | Length));
+    return;
+  }
+  const unsigned Size = MinSize <= 3 && Length <= 0xffff ? 3 : 5;
+  Out.push_back(Size == 3 ? 0xde : 0xdf);
+  for (unsigned I = Size - 1; I != 0; --I)
+    Out.push_back(uint8_t(Length >> (8 * (I - 1))));
+}
+
+/// One change of a descriptor: a new value over the encoding of its
+/// predecessor, a key and its value added at the end of a kernel's map
+/// (Size 0), or the header of that map with its new length.
 struct Edit {
+  enum Kinds : uint8_t { NewValue, AddKey, MapHeader };
+  Kinds Kind = NewValue;
   uint64_t Offset = 0;
   unsigned Size = 0;
   bool Signed = false;
+  /// The new value, or a MapHeader's new length.
   uint64_t Value = 0;
   const KernelMD *Kernel = nullptr;
+  /// The field changed or added (a MapHeader's: the first added).
   KernelField Field = KernelField::SGPRCount;
 
   bool isBool() const { return Field == KernelField::UsesDynamicStack; }
-  /// Whether the new value has an encoding as wide as the old one.
+  /// Whether the new encoding is as wide as the old one.
   bool fitsInPlace() const {
+    switch (Kind) {
+    case AddKey:
+      return false;
+    case MapHeader: {
+      SmallVector<uint8_t, 5> New;
+      encodeInto(New);
+      return New.size() == Size;
+    }
+    case NewValue:
+      break;
+    }
     return isBool() || fits(Signed && fits(true, Value, 9), Value, Size);
   }
-  /// Appends the new value's encoding, at least as wide as the old one.
+  /// Appends the new encoding, at least as wide as the old one.
   void encodeInto(SmallVectorImpl<uint8_t> &Out) const {
+    if (Kind == MapHeader)
+      return encodeMapHeader(Value, Size, Out);
+    if (Kind == AddKey) {
+      StringRef Key = kernelFieldKey(Field); // fixstr: at most 31 bytes
+      Out.push_back(uint8_t(0xa0 | Key.size()));
+      Out.append(Key.bytes_begin(), Key.bytes_end());
+    }
     if (isBool())
       Out.push_back(Value ? 0xc3 : 0xc2);
     else
@@ -109,7 +147,8 @@ Expected<std::vector<uint8_t>> applyEdits(ArrayRef<uint8_t> Desc,
                                           uint64_t Capacity,
                                           uint64_t NoteOffset) {
   std::vector<uint8_t> Out;
-  Out.reserve(Capacity);
+  // A value grows by 8 bytes at most.
+  Out.reserve(std::min<uint64_t>(Capacity, Desc.size() + 8 * Edits.size()));
   uint64_t Pos = 0;
   for (const Edit &E : Edits) {
     assert(E.Offset >= Pos && E.Size <= Desc.size() - E.Offset &&
@@ -139,6 +178,49 @@ std::optional<uint64_t> firstDifference(StringRef Old, uint64_t OldPos,
   return NewPos + uint64_t(BI - B.begin());
 }
 
+/// The size of what edit \p E wrote at \p Pos of \p New: one integer or
+/// boolean token holding the new value, a map header with the new length,
+/// or a string token naming the added key and its value token; an error
+/// when that is not what is there.
+Expected<uint64_t> editTokensAt(StringRef New, uint64_t Pos, const Edit &E) {
+  if (Pos > New.size())
+    return makeError("the descriptor ends before offset " + hex(Pos));
+  // One tokenizer per token: each reads one top-level object.
+  auto Token = [&](uint64_t At, MsgPackToken &T, Error &Why) {
+    MsgPackTokenizer TS(New.drop_front(At));
+    if (TS.next(T))
+      return true;
+    Why = TS.error();
+    return false;
+  };
+  MsgPackToken K, T;
+  Error Why = Error::success();
+  bool Ok;
+  if (E.Kind == Edit::MapHeader) {
+    Ok = Token(Pos, T, Why) && T.Obj.Kind == msgpack::Type::Map &&
+         T.Obj.Length == E.Value;
+  } else {
+    Ok = E.Kind != Edit::AddKey ||
+         (Token(Pos, K, Why) && K.Obj.Kind == msgpack::Type::String &&
+          K.Obj.Raw == kernelFieldKey(E.Field));
+    Ok = Ok && Token(Pos + K.Size, T, Why) &&
+         (E.isBool() ? T.Obj.Kind == msgpack::Type::Boolean &&
+                           T.Obj.Bool == (E.Value != 0)
+                     : T.asUnsigned() == E.Value);
+  }
+  if (Ok) {
+    consumeError(std::move(Why));
+    return K.Size + T.Size;
+  }
+  std::string Cause = Why ? ": " + toString(std::move(Why)) : "";
+  return makeError("msgpack token at offset " + hex(Pos) + " is not the " +
+                   (E.Kind == Edit::MapHeader ? "new map header"
+                    : E.Kind == Edit::AddKey  ? "added key and value"
+                                              : "new value") +
+                   " for '" + kernelFieldKey(E.Field) + "' of kernel '" +
+                   E.Kernel->Symbol + "'" + Cause);
+}
+
 /// Checks that \p New is \p Old with the tokens of \p Edits (at their
 /// offsets in \p Old, which are token boundaries) replaced, each by one
 /// msgpack integer token holding its new value: every other byte is equal.
@@ -150,19 +232,10 @@ Error compareWithEdits(StringRef Old, StringRef New, ArrayRef<Edit> Edits) {
       return makeError("byte at offset " + hex(*At) +
                        " differs from the original");
     NewPos += E.Offset - OldPos;
-    MsgPackTokenizer TS(New.drop_front(NewPos));
-    MsgPackToken T;
-    bool Read = TS.next(T);
-    if (!Read || (E.isBool() ? T.Obj.Kind != msgpack::Type::Boolean ||
-                                   T.Obj.Bool != (E.Value != 0)
-                             : T.asUnsigned() != E.Value)) {
-      Error Why = TS.error();
-      std::string Cause = Why ? ": " + toString(std::move(Why)) : "";
-      return makeError("msgpack token at offset " + hex(NewPos) +
-                       " is not the new '" + kernelFieldKey(E.Field) +
-                       "' of kernel '" + E.Kernel->Symbol + "'" + Cause);
-    }
-    NewPos += T.Size;
+    Expected<uint64_t> Size = editTokensAt(New, NewPos, E);
+    if (!Size)
+      return Size.takeError();
+    NewPos += *Size;
     OldPos = E.Offset + E.Size;
   }
   const uint64_t Rest = Old.size() - OldPos;
@@ -177,31 +250,50 @@ Error compareWithEdits(StringRef Old, StringRef New, ArrayRef<Edit> Edits) {
 }
 
 /// The pending edits, note by note (indexed like the notes), each in
-/// document order (the fields of a kernel are in the order of its keys).
+/// document order (the fields of a kernel are in the order of its keys; a
+/// kernel's map header before them, its added keys after them in field
+/// order).
 std::vector<std::vector<Edit>>
 pendingEdits(ArrayRef<KernelMD> Kernels, const BitVector &Pending,
              ArrayRef<std::array<MetadataValueLoc, NumKernelFields>> Locs,
-             size_t NumNotes) {
+             ArrayRef<KernelMapLoc> MapLocs, size_t NumNotes) {
   std::vector<std::vector<Edit>> ByNote(NumNotes);
+  std::optional<unsigned> HeaderOf; // the kernel whose header was added last
   for (unsigned Bit : Pending.set_bits()) {
     const unsigned I = Bit / NumKernelFields;
     const KernelField F = KernelField(Bit % NumKernelFields);
     const MetadataValueLoc &L = Locs[I][unsigned(F)];
-    assert(L.Size && "only fields the kernel has are changed");
-    ByNote[Kernels[I].Note].push_back(
-        {L.Offset, L.Size, L.Signed, *Kernels[I].get(F), &Kernels[I], F});
+    std::vector<Edit> &Edits = ByNote[Kernels[I].Note];
+    if (L.Size) {
+      Edits.push_back({Edit::NewValue, L.Offset, L.Size, L.Signed,
+                       *Kernels[I].get(F), &Kernels[I], F});
+      continue;
+    }
+    const KernelMapLoc &M = MapLocs[I];
+    if (HeaderOf != I) { // (set bits come kernel by kernel)
+      Edits.push_back(
+          {Edit::MapHeader, M.Offset, M.Size, false, M.Length, &Kernels[I], F});
+      HeaderOf = I;
+    }
+    for (Edit &E : llvm::reverse(Edits))
+      if (E.Kind == Edit::MapHeader && E.Kernel == &Kernels[I]) {
+        ++E.Value;
+        break;
+      }
+    Edits.push_back(
+        {Edit::AddKey, M.End, 0, false, *Kernels[I].get(F), &Kernels[I], F});
   }
   for (std::vector<Edit> &Edits : ByNote)
-    llvm::sort(Edits, [](const Edit &A, const Edit &B) {
+    llvm::stable_sort(Edits, [](const Edit &A, const Edit &B) {
       return A.Offset < B.Offset;
     });
   return ByNote;
 }
 
-/// Whether \p A and \p B have the same bytes in [\p Begin, \p End).
-bool sameBytes(ArrayRef<uint8_t> A, ArrayRef<uint8_t> B, uint64_t Begin,
-               uint64_t End) {
-  return A.slice(Begin, End - Begin) == B.slice(Begin, End - Begin);
+/// Whether the note headers and names at \p A and \p B (\p Size bytes
+/// from each, at least a header) are equal but for n_descsz (bytes 4 to 8).
+bool sameButDescSize(const uint8_t *A, const uint8_t *B, uint64_t Size) {
+  return std::equal(A, A + 4, B) && std::equal(A + 8, A + Size, B + 8);
 }
 
 } // namespace
@@ -219,9 +311,6 @@ Error CodeObjectMetadata::setField(StringRef Symbol, KernelField Field,
     return makeError("metadata: no kernel with symbol '" + Symbol + "'");
   const unsigned I = It->second;
   const unsigned F = unsigned(Field);
-  if (!FieldLocs[I][F].Size)
-    return makeError("metadata: kernel '" + Symbol + "' has no '" +
-                     kernelFieldKey(Field) + "' to change");
   if (Field == KernelField::UsesDynamicStack && Value > 1)
     return makeError("metadata: kernel '" + Symbol + "': '" +
                      kernelFieldKey(Field) + "' is a boolean, not " +
@@ -274,14 +363,18 @@ Error CodeObjectMetadata::setField(StringRef Symbol, KernelField Field,
   return Error::success();
 }
 
-Expected<NoteRewrite> CodeObjectMetadata::rewrite() const {
+Expected<NoteRewrite> CodeObjectMetadata::rewrite(bool AllowGrowth) const {
   NoteRewrite R;
   R.Bytes = Section;
   if (!NumPending)
     return std::move(R);
   R.How = NoteRewrite::Method::InPlace;
   const std::vector<std::vector<Edit>> ByNote =
-      pendingEdits(Kernels, Pending, FieldLocs, Notes.size());
+      pendingEdits(Kernels, Pending, FieldLocs, MapLocs, Notes.size());
+  // Descriptors that grow beyond their padding, applied last to first once
+  // every other note is written (the offsets of the notes before a grown
+  // one stay valid).
+  std::vector<std::pair<size_t, std::vector<uint8_t>>> Grown;
   for (size_t N = 0; N != Notes.size(); ++N) {
     if (ByNote[N].empty())
       continue;
@@ -299,13 +392,24 @@ Expected<NoteRewrite> CodeObjectMetadata::rewrite() const {
       continue;
     }
     Expected<std::vector<uint8_t>> Desc =
-        applyEdits(Note.Desc, ByNote[N], descriptorCapacity(Note),
+        applyEdits(Note.Desc, ByNote[N],
+                   AllowGrowth ? UINT64_MAX : descriptorCapacity(Note),
                    FileOffset + Note.Offset);
     if (!Desc)
       return Desc.takeError();
-    if (Desc->size() != Note.Desc.size())
+    if (Desc->size() > descriptorCapacity(Note)) {
+      Grown.emplace_back(N, std::move(*Desc));
+      continue;
+    }
+    if (Desc->size() != Note.Desc.size() &&
+        R.How == NoteRewrite::Method::InPlace)
       R.How = NoteRewrite::Method::PaddingSlack;
     if (Error E = replaceDescriptor(R.Bytes, Note, *Desc))
+      return make_error<MetadataSelfCheckError>(toString(std::move(E)));
+  }
+  for (auto It = Grown.rbegin(); It != Grown.rend(); ++It) {
+    R.How = NoteRewrite::Method::Grown;
+    if (Error E = resizeDescriptor(R.Bytes, NoteRefs[It->first], It->second))
       return make_error<MetadataSelfCheckError>(toString(std::move(E)));
   }
   if (Error E = verifyRewrite(R.Bytes))
@@ -320,11 +424,9 @@ Error CodeObjectMetadata::verifyRewrite(ArrayRef<uint8_t> NewSection) const {
 }
 
 Error CodeObjectMetadata::checkRewrite(ArrayRef<uint8_t> New) const {
-  // The framing: the same notes at the same offsets with the same sizes;
-  // only a changed metadata note's n_descsz, descriptor and padding differ.
-  if (New.size() != Section.size())
-    return makeError("the section size changed from " + hex(Section.size()) +
-                     " to " + hex(New.size()));
+  // The framing: the same notes in the same order with the same sizes; only
+  // a changed metadata note's n_descsz, descriptor and padding differ, and
+  // when its descriptor grew, every note after it moved by as much.
   Expected<std::vector<NoteRef>> OldNotes = parseNotes(Section);
   Expected<std::vector<NoteRef>> NewNotes = parseNotes(New);
   if (!OldNotes)
@@ -335,29 +437,36 @@ Error CodeObjectMetadata::checkRewrite(ArrayRef<uint8_t> New) const {
     return makeError("the section has " + Twine(NewNotes->size()) +
                      " notes instead of " + Twine(OldNotes->size()));
   const std::vector<std::vector<Edit>> ByNote =
-      pendingEdits(Kernels, Pending, FieldLocs, Notes.size());
+      pendingEdits(Kernels, Pending, FieldLocs, MapLocs, Notes.size());
   std::vector<NoteRef> NewMetadata;
+  uint64_t Shift = 0; // how far the notes from here on moved
   for (size_t I = 0; I != OldNotes->size(); ++I) {
     const NoteRef &O = (*OldNotes)[I], &N = (*NewNotes)[I];
     const std::string Where = "note at offset " + hex(O.Offset) + ": ";
-    if (O.Offset != N.Offset || O.Size != N.Size ||
-        O.DescOffset != N.DescOffset)
-      return makeError(Where + "the note moved or changed its size");
     size_t M = NewMetadata.size();
     const bool IsMetadata =
         M != NoteRefs.size() && NoteRefs[M].Offset == O.Offset;
+    const bool Changed = IsMetadata && !ByNote[M].empty();
+    if (N.Offset != O.Offset + Shift ||
+        N.DescOffset - N.Offset != O.DescOffset - O.Offset ||
+        (N.Size != O.Size && !(Changed && N.Size > O.Size)))
+      return makeError(Where + "the note moved or changed its size");
     if (IsMetadata)
       NewMetadata.push_back(N);
-    const uint64_t SizeField = O.Offset + 4;
     bool Same;
-    if (IsMetadata && !ByNote[M].empty())
-      Same = sameBytes(Section, New, O.Offset, SizeField) &&
-             sameBytes(Section, New, SizeField + 4, O.DescOffset);
+    if (Changed)
+      Same = sameButDescSize(Section.data() + O.Offset, New.data() + N.Offset,
+                             O.DescOffset - O.Offset);
     else
-      Same = sameBytes(Section, New, O.Offset, O.Offset + O.Size);
+      Same = ArrayRef<uint8_t>(Section).slice(O.Offset, O.Size) ==
+             New.slice(N.Offset, N.Size);
     if (!Same)
       return makeError(Where + "bytes changed outside a changed descriptor");
+    Shift += N.Size - O.Size;
   }
+  if (New.size() != Section.size() + Shift)
+    return makeError("the section has " + hex(New.size()) +
+                     " bytes instead of " + hex(Section.size() + Shift));
   if (NewMetadata.size() != Notes.size())
     return makeError("the metadata notes changed");
 

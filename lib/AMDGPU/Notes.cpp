@@ -114,6 +114,28 @@ Error replaceDescriptor(MutableArrayRef<uint8_t> Section, const NoteRef &Note,
   return Error::success();
 }
 
+Error resizeDescriptor(std::vector<uint8_t> &Section, const NoteRef &Note,
+                       ArrayRef<uint8_t> NewDesc) {
+  const uint64_t Capacity = descriptorCapacity(Note);
+  if (Note.Offset > Note.DescOffset ||
+      Note.DescOffset - Note.Offset < NoteHeaderSize ||
+      Note.DescOffset > Section.size() ||
+      Capacity > Section.size() - Note.DescOffset)
+    return noteError(Note.Offset, "extends past end of section (size " +
+                                      hex(Section.size()) + ")");
+  if (NewDesc.size() > UINT32_MAX - (NoteAlign - 1))
+    return noteError(Note.Offset, "a descriptor of " + hex(NewDesc.size()) +
+                                      " bytes does not fit n_descsz");
+  mutableRecordAt<Elf_Nhdr>(Section, Note.Offset).n_descsz =
+      static_cast<uint32_t>(NewDesc.size());
+  std::vector<uint8_t> Padded(NewDesc.begin(), NewDesc.end());
+  Padded.resize(alignTo(uint64_t(NewDesc.size()), NoteAlign), 0);
+  auto At = Section.begin() + Note.DescOffset;
+  At = Section.erase(At, At + Capacity);
+  Section.insert(At, Padded.begin(), Padded.end());
+  return Error::success();
+}
+
 void appendNote(std::vector<uint8_t> &Out, StringRef Name, uint32_t Type,
                 ArrayRef<uint8_t> Desc) {
   const uint32_t NameSize = Name.size() + 1;

@@ -33,6 +33,8 @@ StringRef code::regionSectionName(CodePurpose Purpose, uint64_t Flags,
     return ".hotswap.swap.rodata";
   case CodePurpose::Counters:
     return CounterSectionName;
+  case CodePurpose::Metadata:
+    return NoteSectionName;
   case CodePurpose::PluginCode:
     if (Flags & ELF::SHF_EXECINSTR)
       return ".hotswap.plugin.text";
@@ -107,12 +109,32 @@ Expected<Section &> CodeAppender::append(CodePurpose Purpose, uint64_t Align,
   auto S = std::make_unique<Section>();
   S->Flags = SectionFlags | ELF::SHF_ALLOC;
   S->Name = regionSectionName(Purpose, S->Flags).str();
-  S->Type = ELF::SHT_PROGBITS;
+  S->Type =
+      Purpose == CodePurpose::Metadata ? ELF::SHT_NOTE : ELF::SHT_PROGBITS;
   S->Addr = *Addr;
   S->AddrAlign = Align;
   S->setContents(std::move(Bytes));
   const uint32_t SegmentFlags = segmentFlagsFor(S->Flags);
   return place(std::move(S), SegmentFlags, Align);
+}
+
+Error CodeAppender::replace(Section &S, std::vector<uint8_t> Bytes) {
+  if (!Seg || !llvm::is_contained(Seg->Members, &S) || S.isNoBits())
+    return makeError("section '" + S.Name +
+                     "' is not a region appended in this run");
+  if (Bytes.size() != S.size()) {
+    if (Seg->Members.back() != &S)
+      return makeError("section '" + S.Name +
+                       "' cannot change its size: other regions follow it");
+    if (Bytes.size() > UINT64_MAX - S.Addr)
+      return makeError("no address space left above " + hex(S.Addr) + " for " +
+                       Twine(Bytes.size()) + " bytes");
+    const uint64_t End = S.Addr + Bytes.size() - Seg->VAddr;
+    Seg->MemSize = End;
+    Seg->FileSize = End;
+  }
+  S.setContents(std::move(Bytes));
+  return Error::success();
 }
 
 Expected<Section &> CodeAppender::appendZeroed(CodePurpose Purpose,

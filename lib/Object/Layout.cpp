@@ -102,6 +102,7 @@ private:
   Error placeNewSegments();
   void placeProgramHeaders();
   Error placeTail();
+  Error placeDescribingSegments();
   Error placeSectionHeaders();
 
   StringTableBuilder &stringTable(const Section &S);
@@ -365,6 +366,26 @@ Error LayoutBuilder::placeNewSegments() {
   return Error::success();
 }
 
+/// Segments that describe a section (Segment::Describes) take its place.
+Error LayoutBuilder::placeDescribingSegments() {
+  for (size_t PI = 0; PI < Obj.segments().size(); ++PI) {
+    const Segment &P = *Obj.segments()[PI];
+    if (!P.Describes)
+      continue;
+    const Section &S = *P.Describes;
+    if (P.Type == PT_LOAD || !S.isAlloc() || S.isNoBits() ||
+        S.index() >= Obj.sections().size() ||
+        Obj.sections()[S.index()].get() != &S)
+      return makeError("program header " + Twine(PI) +
+                       " cannot describe section '" + S.Name + "'");
+    Segment &OutP = L.Segments[PI];
+    OutP.Offset = L.SectionOffsets[S.index()];
+    OutP.VAddr = OutP.PAddr = S.Addr;
+    OutP.FileSize = OutP.MemSize = S.size();
+  }
+  return Error::success();
+}
+
 /// The program header table: inside the segment asked to hold it (PT_PHDR
 /// follows it there), else in place if it still fits in its slot (which
 /// nothing else uses: no input byte moves), else after the new segments,
@@ -496,6 +517,8 @@ Expected<Layout> LayoutBuilder::run() {
     return std::move(E);
   placeProgramHeaders();
   if (Error E = placeTail())
+    return std::move(E);
+  if (Error E = placeDescribingSegments())
     return std::move(E);
   if (Error E = placeSectionHeaders())
     return std::move(E);

@@ -290,7 +290,7 @@ bool Object::needsNewLayout() const {
       Segments.size() != InTables.PhNum)
     return true;
   for (const auto &P : Segments)
-    if (P->IsNew)
+    if (P->IsNew || P->Describes)
       return true;
   // Symbol tables only grow (SymbolTable::add): a modified one is longer.
   for (const auto &T : SymbolTables)

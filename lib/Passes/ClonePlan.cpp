@@ -6,12 +6,12 @@
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Code/CallReads.h"
 #include "hotswap/Code/CodeAppender.h"
-#include "hotswap/Code/MetadataCommit.h"
 #include "hotswap/Code/RelocationProof.h"
 #include "hotswap/Pass/AnalysisManager.h"
 #include "hotswap/Pass/PipelineParser.h"
 #include "hotswap/Passes/CloneRecord.h"
 #include "hotswap/Passes/CodeSymbols.h"
+#include "hotswap/Passes/KernelsPass.h"
 #include "hotswap/Passes/StubRetarget.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 #include "hotswap/Support/Error.h"
@@ -256,8 +256,8 @@ hotswap::placeClones(Object &Obj, KernelsAnalysis::Result &R,
                     "branches out of reach relaxed to long jumps",
                     C.BranchesRelaxed);
   }
-  if (MetadataChanged && R.MetadataSection)
-    if (Error E = code::commitMetadata(*R.Metadata, *R.MetadataSection))
+  if (MetadataChanged)
+    if (Error E = commitKernelMetadata(Obj, R, Ctx, PassName))
       return std::move(E);
   // Inserted and relaxed ranges are recorded as offsets of the copy.
   for (CloneRecord &Rec : Records)

@@ -6,12 +6,12 @@
 #include "hotswap/Code/CodeAppender.h"
 #include "hotswap/Code/CounterCode.h"
 #include "hotswap/Code/EdgeCounts.h"
-#include "hotswap/Code/MetadataCommit.h"
 #include "hotswap/Code/Relocate.h"
 #include "hotswap/Pass/PipelineParser.h"
 #include "hotswap/Passes/ClonePlan.h"
 #include "hotswap/Passes/CodeAnalysis.h"
 #include "hotswap/Passes/CounterRecord.h"
+#include "hotswap/Passes/KernelsPass.h"
 #include "hotswap/Passes/SitePlanner.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 #include "hotswap/Support/Error.h"
@@ -452,8 +452,8 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       }
     }
   }
-  if (MetadataChanged && R.MetadataSection)
-    if (Error E = code::commitMetadata(*R.Metadata, *R.MetadataSection))
+  if (MetadataChanged)
+    if (Error E = commitKernelMetadata(Obj, R, Ctx, name()))
       return std::move(E);
   Expected<Section &> Area =
       Appender.appendZeroed(CodePurpose::Counters, CounterBytes, ELF::SHF_WRITE,

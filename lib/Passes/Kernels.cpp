@@ -138,9 +138,32 @@ scanPools(const Object &Obj, const TargetInfo &TI, TargetAnalysis::Result &TA) {
   return Out;
 }
 
-/// The NT_AMDGPU_METADATA notes of the first note section with any. A note
-/// section whose bytes overlap one already read is not read again (a file
-/// may declare any number of them over the same bytes).
+/// The note sections a PT_NOTE leads to: the one it describes, or those of
+/// the input its bytes cover, in section order.
+static SmallVector<Section *, 1> sectionsOfNote(const Object &Obj,
+                                                const Segment &P) {
+  SmallVector<Section *, 1> Out;
+  if (P.Describes) {
+    for (const auto &S : Obj.sections())
+      if (S.get() == P.Describes)
+        Out.push_back(S.get());
+    return Out;
+  }
+  for (const auto &S : Obj.sections())
+    if (S->Type == ELF::SHT_NOTE && !S->isNoBits() && S->Orig &&
+        S->Orig->Size && S->Orig->Offset >= P.Offset &&
+        S->Orig->Offset - P.Offset < P.FileSize &&
+        S->Orig->Size <= P.FileSize - (S->Orig->Offset - P.Offset))
+      Out.push_back(S.get());
+  return Out;
+}
+
+/// The NT_AMDGPU_METADATA notes where the runtimes find them (COMGR,
+/// measured: test/Consumers/comgr-note-lookup.test): in the first PT_NOTE,
+/// in program header order, that leads to a note section with any; without
+/// one, in the first note section with any. A note section whose bytes
+/// overlap one already read is not read again (a file may declare any
+/// number of them over the same bytes).
 static Error readMetadata(Object &Obj, KernelsAnalysis::Result &R) {
   std::map<uint64_t, uint64_t> ReadRanges; // file offset -> end, disjoint
   auto AlreadyRead = [&](const Section &S) {
@@ -155,18 +178,31 @@ static Error readMetadata(Object &Obj, KernelsAnalysis::Result &R) {
     ReadRanges[Begin] = End;
     return false;
   };
-  for (const auto &S : Obj.sections()) {
-    if (S->Type != ELF::SHT_NOTE || S->isNoBits() || AlreadyRead(*S))
-      continue;
+  // Whether section S holds metadata (then read into R).
+  auto Read = [&](Section &S) -> Expected<bool> {
+    if (S.Type != ELF::SHT_NOTE || S.isNoBits() || AlreadyRead(S))
+      return false;
     Expected<CodeObjectMetadata> MD =
-        CodeObjectMetadata::parse(S->contents(), S->Orig ? S->Orig->Offset : 0);
+        CodeObjectMetadata::parse(S.contents(), S.Orig ? S.Orig->Offset : 0);
     if (!MD)
-      return prefixError("section '" + S->Name + "'", MD.takeError());
+      return prefixError("section '" + S.Name + "'", MD.takeError());
     if (!MD->hasMetadata())
-      continue;
+      return false;
     R.Metadata.emplace(std::move(*MD));
-    R.MetadataSection = S.get();
-    break;
+    R.MetadataSection = &S;
+    return true;
+  };
+  for (const auto &P : Obj.segments())
+    if (P->Type == ELF::PT_NOTE)
+      for (Section *S : sectionsOfNote(Obj, *P)) {
+        Expected<bool> Found = Read(*S);
+        if (!Found || *Found)
+          return Found.takeError();
+      }
+  for (const auto &S : Obj.sections()) {
+    Expected<bool> Found = Read(*S);
+    if (!Found || *Found)
+      return Found.takeError();
   }
   return Error::success();
 }

@@ -5,7 +5,7 @@
 #include "hotswap/Support/Format.h"
 
 #include "hotswap/Code/EntryPolicy.h"
-#include "hotswap/Code/MetadataCommit.h"
+#include "hotswap/Passes/KernelsPass.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 
 using namespace llvm;
@@ -84,7 +84,7 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   }
 
   if (MetadataChanged)
-    if (Error E = code::commitMetadata(*R.Metadata, *R.MetadataSection))
+    if (Error E = commitKernelMetadata(Obj, R, Ctx, name()))
       return std::move(E);
   if (Patched.empty())
     return PreservedAnalyses::all();

@@ -343,8 +343,9 @@ incompatibility(const KernelsAnalysis::Result &R, const KernelInfo &K,
 
 /// The metadata values kernel \p K takes from \p RK (.sgpr_count at least
 /// \p SGPRCountFloor), by meaning (fieldRule, fieldMeaning): nothing where
-/// the two mean the same; a resource whose key the object lacks (or FILE
-/// lacks, with no default) cannot be written in place: why, as a string.
+/// the two mean the same; a resource whose key the object lacks is added
+/// (the note is then written anew); one FILE lacks, with no default,
+/// cannot be taken: why, as a string.
 static Expected<std::vector<MetadataEdit>>
 metadataEdits(const KernelInfo &K, const KernelInfo &RK,
               std::optional<uint64_t> SGPRCountFloor, StringRef File) {
@@ -358,7 +359,9 @@ metadataEdits(const KernelInfo &K, const KernelInfo &RK,
       WantM = std::max(*WantM, *SGPRCountFloor);
     if (HaveM == WantM)
       continue;
-    if (Have && WantM) {
+    if (Rule.Role == FieldRole::Informative && !Have)
+      continue;
+    if (WantM) {
       Out.push_back({F, *WantM});
       continue;
     }
@@ -367,19 +370,9 @@ metadataEdits(const KernelInfo &K, const KernelInfo &RK,
     return makeError("metadata '" + kernelFieldKey(F) + "' is " +
                      fieldValueText(F, HaveM, !Have) + " in the code object, " +
                      fieldValueText(F, WantM, !Want) + " in '" + File +
-                     "' (a key cannot be " + (Have ? "removed" : "added") +
-                     " in place: the note is loaded memory)");
+                     "' (a key cannot be removed)");
   }
   return Out;
-}
-
-/// Why the new value of \p G (kernel \p K's, which has \p Old) does not fit.
-static std::string growthText(const NoteGrowthError &G,
-                              std::optional<uint64_t> Old) {
-  return "metadata '" + kernelFieldKey(G.Field).str() +
-         "' cannot change from " + fieldValueText(G.Field, Old) + " to " +
-         fieldValueText(G.Field, G.Value) + " in place: the note at offset " +
-         hex(G.NoteOffset) + " would have to grow, and it is loaded memory";
 }
 
 namespace {
@@ -393,13 +386,13 @@ struct SwapPlan {
 } // namespace
 
 /// Tries the metadata edits of \p Plans on a copy of the note section:
-/// informative values that do not fit are left out (SwapPlan::Left), and
-/// the plans whose resource values do not fit are taken out and returned
-/// with why (in \p Refused, in document order of the failures).
-static Error
-fitMetadata(const KernelsAnalysis::Result &R, const SwapReplacement &F,
-            std::vector<SwapPlan> &Plans,
-            std::vector<std::pair<SwapPlan, std::string>> &Refused) {
+/// informative values that do not fit in place are left out
+/// (SwapPlan::Left) while every other value fits; once a resource value
+/// does not, the note is written anew (code::commitMetadata) and every
+/// value goes in.
+static Error fitMetadata(const KernelsAnalysis::Result &R,
+                         const SwapReplacement &F,
+                         std::vector<SwapPlan> &Plans) {
   const Section &S = *R.MetadataSection;
   for (;;) {
     Expected<CodeObjectMetadata> MD =
@@ -435,9 +428,9 @@ fitMetadata(const KernelsAnalysis::Result &R, const SwapReplacement &F,
       It->Left.push_back(Growth->Field);
       continue;
     }
-    Refused.push_back(
-        {*It, growthText(*Growth, R.Kernels[It->I].MD->get(Growth->Field))});
-    Plans.erase(It);
+    for (SwapPlan &P : Plans)
+      P.Left.clear();
+    return Error::success();
   }
 }
 
@@ -518,13 +511,8 @@ planSwaps(const KernelsAnalysis::Result &R, const SwapReplacement &F,
   }
   if (Kept.empty() || !R.Metadata)
     return Kept;
-  std::vector<std::pair<SwapPlan, std::string>> Refused;
-  if (Error E = fitMetadata(R, F, Kept, Refused))
+  if (Error E = fitMetadata(R, F, Kept))
     return std::move(E);
-  // (In document order, the order of the error before.)
-  for (const auto &[P, Why] : Refused)
-    if (Error E = Refuse(R.Kernels[P.I], Why))
-      return std::move(E);
   return Kept;
 }
 
@@ -622,24 +610,6 @@ static void addSwapSymbol(Object &Obj, const KernelInfo &K,
                 "<kernel>.swap symbols added");
 }
 
-/// Writes the metadata note with the values set, the same size: one that
-/// would have to grow names the kernel and the field.
-static Error rewriteMetadataNote(KernelsAnalysis::Result &R) {
-  Error E = code::commitMetadata(*R.Metadata, *R.MetadataSection);
-  return handleErrors(std::move(E), [&](const NoteGrowthError &G) {
-    std::string Kernel = G.Symbol;
-    std::optional<uint64_t> Old;
-    for (const KernelInfo &K : R.Kernels)
-      if (K.KDSymbol == G.Symbol) {
-        Kernel = K.Name;
-        if (K.MD)
-          Old = K.MD->get(G.Field);
-      }
-    return makeError("kernel '" + Kernel +
-                     "' cannot be swapped: " + growthText(G, Old));
-  });
-}
-
 Expected<PreservedAnalyses>
 SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                               AnalysisManager &AM, PassContext &Ctx) {
@@ -705,7 +675,7 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     Ctx.Stats.add(name(), "swapped", "kernels swapped");
   }
   if (MetadataChanged)
-    if (Error E = rewriteMetadataNote(R))
+    if (Error E = commitKernelMetadata(Obj, R, Ctx, name()))
       return std::move(E);
   if (Error E = appendSwapRecords(Obj, NewRecords))
     return std::move(E);

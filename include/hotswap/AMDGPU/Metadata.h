@@ -12,10 +12,13 @@
 // setSGPRCount()) record changes, rewrite() produces the new note-section
 // bytes with every change applied, each in the note that describes the
 // kernel. The note section is
-// loaded memory, so rewrite() never changes its size: a value is written in
-// the width of the value it replaces (a small value in a wide form is legal
+// loaded memory, so rewrite() keeps its size: a value is written in the
+// width of the value it replaces (a small value in a wide form is legal
 // msgpack), or widened into the descriptor's alignment padding; when neither
-// holds it, rewrite() fails with a NoteGrowthError.
+// holds it, rewrite() fails with a NoteGrowthError. rewrite(AllowGrowth)
+// instead grows the descriptors that must grow, for a section written anew
+// elsewhere (code::commitMetadata): the notes after a grown one move, every
+// other byte stays as it was.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,9 +107,12 @@ struct NoteRewrite {
     Unchanged,    // no pending change: Bytes are the input bytes
     InPlace,      // every value kept its encoded size; all other bytes equal
     PaddingSlack, // a descriptor grew into its own alignment padding
+    Grown,        // a descriptor grew beyond its padding: the section is
+                  // larger (rewrite(AllowGrowth) only)
   };
   Method How = Method::Unchanged;
-  /// The complete new note section, as large as the old one.
+  /// The complete new note section, as large as the old one unless How is
+  /// Grown.
   std::vector<uint8_t> Bytes;
 };
 
@@ -179,6 +185,16 @@ struct MetadataValueLoc {
   bool Signed = false;
 };
 
+/// Where a kernel's map is encoded in its note's descriptor: its header
+/// (Size bytes at Offset, Length entries) and the offset just past its last
+/// value, where a key is added.
+struct KernelMapLoc {
+  uint64_t Offset = 0;
+  uint64_t End = 0;
+  uint32_t Length = 0;
+  uint8_t Size = 0;
+};
+
 class CodeObjectMetadata {
 public:
   /// Parses and validates a note section: every NT_AMDGPU_METADATA note in
@@ -215,8 +231,10 @@ public:
 
   /// Records a new value of \p Field for the kernel \p Symbol (0 or 1 for
   /// UsesDynamicStack). Setting the value it already has records nothing.
-  /// Fails on a missing note, an unknown symbol, a kernel without that key
-  /// (a key cannot be added in place) and a boolean that is not 0 or 1.
+  /// A kernel without that key gets it, at the end of its map: only a
+  /// rewrite that may grow can add it (rewrite() names it in a
+  /// NoteGrowthError otherwise). Fails on a missing note, an unknown symbol
+  /// and a boolean that is not 0 or 1.
   llvm::Error setField(llvm::StringRef Symbol, KernelField Field,
                        uint64_t Value);
   /// setField(Symbol, KernelField::SGPRCount, Value).
@@ -227,13 +245,15 @@ public:
   /// checks it with verifyRewrite() before returning. Does not modify this
   /// object. Fails with a NoteGrowthError when a value does not fit (see the
   /// file comment), naming the first kernel, in document order, whose value
-  /// does not.
-  llvm::Expected<NoteRewrite> rewrite() const;
+  /// does not. With \p AllowGrowth, a note whose new values do not fit grows
+  /// instead (NoteRewrite::Method::Grown).
+  llvm::Expected<NoteRewrite> rewrite(bool AllowGrowth = false) const;
 
   /// Checks that \p NewSection is this note section with exactly the pending
   /// changes applied, as rewrite() does before returning: the notes keep
-  /// their offsets and sizes, and only the descriptors of notes with changes
-  /// (and their n_descsz) differ; the section reads as valid metadata with
+  /// their order, names, types and sizes, but for notes with changes, whose
+  /// descriptors (and n_descsz) alone differ and may have grown, moving the
+  /// notes after them by as much; the section reads as valid metadata with
   /// the expected kernels, values, versions and targets; and each changed
   /// descriptor equals the old one byte for byte, except that the token of
   /// each changed value is one token (an integer, or a boolean
@@ -256,6 +276,8 @@ private:
   std::vector<KernelMD> Kernels;
   /// Per kernel, where each of its fields is (indexed by KernelField).
   std::vector<std::array<MetadataValueLoc, NumKernelFields>> FieldLocs;
+  /// Per kernel, where its map is.
+  std::vector<KernelMapLoc> MapLocs;
   llvm::StringMap<unsigned> BySymbol;
   /// Per kernel and field (bit Kernel * NumKernelFields + Field), whether
   /// it has a pending change (the new value is the one in Kernels). Empty

@@ -8,9 +8,11 @@
 // Every size read from the bytes is checked against the bytes that remain
 // before it is used, so no input can cause an out-of-bounds read.
 //
-// A note section is often loaded memory, so a note's descriptor may be
-// replaced only by one that keeps the note's size: the descriptor may grow
+// A note section is often loaded memory, so a note's descriptor is replaced
+// in place only by one that keeps the note's size: the descriptor may grow
 // into its own alignment padding (or shrink within it), nothing else moves.
+// A section written anew elsewhere (resizeDescriptor) may grow: the notes
+// after a grown one move by what it grew.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,6 +71,16 @@ uint64_t descriptorCapacity(const NoteRef &Note);
 llvm::Error replaceDescriptor(llvm::MutableArrayRef<uint8_t> Section,
                               const NoteRef &Note,
                               llvm::ArrayRef<uint8_t> NewDesc);
+
+/// Replaces the descriptor of \p Note (parsed from bytes laid out like
+/// \p Section) by \p NewDesc of any size: n_descsz is updated, the new
+/// descriptor is zero-padded to NoteAlign and every byte after the note
+/// moves by what it grew or shrank. Notes parsed before keep their offsets
+/// only when they lie before \p Note: resize from the last note to the
+/// first. Fails, changing nothing, when the note does not lie within
+/// \p Section or \p NewDesc does not fit n_descsz.
+llvm::Error resizeDescriptor(std::vector<uint8_t> &Section, const NoteRef &Note,
+                             llvm::ArrayRef<uint8_t> NewDesc);
 
 /// Appends one note (header, name with NUL and padding, descriptor and
 /// padding) to \p Out. Padding bytes are zero.

@@ -57,18 +57,24 @@ enum class CodePurpose : uint8_t {
   /// Zero-filled counters code writes to (instrument): NOBITS, at the end
   /// of the run's segment, which becomes writable.
   Counters,
+  /// A metadata note section written anew because the changes outgrew the
+  /// old one (code::commitMetadata): SHT_NOTE, led to by the PT_NOTE that led
+  /// to the old one.
+  Metadata,
 };
 
 /// The section of kernels' copies.
 inline constexpr llvm::StringLiteral CloneSectionName = ".hotswap.clone.text";
 /// The section of instrument's counters.
 inline constexpr llvm::StringLiteral CounterSectionName = ".hotswap.counters";
+/// The section of a metadata note written anew.
+inline constexpr llvm::StringLiteral NoteSectionName = ".hotswap.note";
 
 /// The section name of a region of \p Purpose with section flags \p Flags
 /// (SHF_*): `.hotswap.text` for stubs; `.hotswap.swap.text`, `.data`,
 /// `.rodata` or `.bss` (NOBITS) for an image; `.hotswap.clone.text` for
 /// copies; `.hotswap.plugin.text`, `.data` or `.rodata` for a plugin's;
-/// `.hotswap.counters` for counters.
+/// `.hotswap.counters` for counters; `.hotswap.note` for a metadata note.
 llvm::StringRef regionSectionName(CodePurpose Purpose, uint64_t Flags,
                                   bool NoBits = false);
 
@@ -94,7 +100,8 @@ public:
   llvm::Expected<uint64_t> nextAddress(uint64_t Align) const;
 
   /// Appends \p Bytes as a region of \p Purpose at nextAddress(\p Align),
-  /// in a section with flags \p SectionFlags (SHF_ALLOC is implied).
+  /// in a section with flags \p SectionFlags (SHF_ALLOC is implied); of
+  /// type SHT_NOTE for CodePurpose::Metadata, else SHT_PROGBITS.
   llvm::Expected<Section &> append(CodePurpose Purpose, uint64_t Align,
                                    uint64_t SectionFlags,
                                    std::vector<uint8_t> Bytes);
@@ -111,6 +118,11 @@ public:
   /// bytes, one NOBITS section for what it has beyond them. Returns the
   /// delta added to every address (modulo 2^64). \p What names the image
   /// in errors.
+  /// Replaces the bytes of \p S, a region this run appended, by \p Bytes
+  /// of any size. Only the last region of the run's segment may change its
+  /// size (nothing loaded moves); an error names \p S otherwise.
+  llvm::Error replace(Section &S, std::vector<uint8_t> Bytes);
+
   llvm::Expected<uint64_t> appendImage(llvm::ArrayRef<ImageLoad> Loads,
                                        uint64_t Start, uint64_t Align,
                                        llvm::StringRef What);

@@ -231,6 +231,12 @@ struct Segment {
   /// e_phoff: a segment holding the moved table of an executable must have
   /// the first PT_LOAD's value.
   std::optional<uint64_t> VAddrMinusOffset;
+  /// A segment that is not PT_LOAD (PT_NOTE) may describe exactly one
+  /// loaded section, wherever the layout puts it: the layout then gives it
+  /// that section's offset, address and size (p_align is kept). What leads
+  /// a reader to a note written anew (code::commitMetadata): an input
+  /// PT_NOTE keeps its place in the table and points at the new note.
+  const Section *Describes = nullptr;
 };
 
 /// ELF header fields (everything except the table positions and counts,

@@ -22,11 +22,31 @@
 #ifndef HOTSWAP_PASSES_KERNELSPASS_H
 #define HOTSWAP_PASSES_KERNELSPASS_H
 
+#include "hotswap/Code/MetadataCommit.h"
 #include "hotswap/Pass/AnalysisManager.h"
 #include "hotswap/Pass/Pass.h"
 #include "hotswap/Passes/Kernels.h"
 
 namespace hotswap {
+
+/// Writes the metadata changes pending in \p R (code::commitMetadata):
+/// R.MetadataSection follows a note written anew, which -stats counts under
+/// \p PassName. Does nothing when the object has no metadata.
+inline llvm::Error commitKernelMetadata(Object &Obj, KernelsAnalysis::Result &R,
+                                        PassContext &Ctx,
+                                        llvm::StringRef PassName) {
+  if (!R.Metadata || !R.MetadataSection)
+    return llvm::Error::success();
+  llvm::Expected<code::MetadataCommit> How =
+      code::commitMetadata(*R.Metadata, Obj, R.MetadataSection);
+  if (!How)
+    return How.takeError();
+  if (*How == code::MetadataCommit::NewNote)
+    Ctx.Stats.add(
+        PassName, "new-note",
+        "metadata notes written anew (the changes outgrew the old one)");
+  return llvm::Error::success();
+}
 
 template <typename DerivedT>
 class KernelsPassMixin : public PassInfoMixin<DerivedT> {

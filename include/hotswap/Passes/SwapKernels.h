@@ -45,12 +45,13 @@
 //                 object's; own-variables accepts that; HIP's empty
 //                 __HIP_Coordinates constants are none), a stub that cannot
 //                 serve FILE's kernel (kernarg preload differs: single vs
-//                 dual stub), a resource value that cannot be written in
-//                 place (the note would have to grow, or a key be added).
-//                 With skip-incompatible, a kernel refused for one of those
-//                 per-kernel reasons is left as it was with a warning (which
-//                 values fit the note is tried on a copy first) and the
-//                 others are swapped; --strict fails still.
+//                 dual stub), a key the note would need added
+//                 (.uses_dynamic_stack true where the note has none). A
+//                 value that outgrows its note is not refused: the note is
+//                 written anew (code::commitMetadata). With
+//                 skip-incompatible, a kernel refused for one of those
+//                 per-kernel reasons is left as it was with a warning and
+//                 the others are swapped; --strict fails still.
 //   Skipped when: every selected kernel already runs FILE's code (second
 //                 runs: byte-identical), or the object is not for FILE's
 //                 target or has none of FILE's kernels: in a container those

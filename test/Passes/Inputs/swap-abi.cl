@@ -1,6 +1,7 @@
 // Replacements for swap-orig.cl that differ from it only in what the ABI
 // lets a hot-fix change (swap-kernels-abi.test), one per -D macro: the
-// launch interface of vadd and kern2 stays swap-orig.cl's.
+// launch interface of vadd and kern2 stays swap-orig.cl's (but for
+// REQD_WG, which changes vadd's).
 #if defined(MANY_VGPRS) // vadd needs more than 127 VGPRs: .vgpr_count
                         // takes a wider msgpack integer than its old 1-byte
                         // form
@@ -36,8 +37,14 @@ __kernel void vadd(__global float *a, __global const float *b, int n) {
   if (i < n)
     a[i] += b[s[(l * 7) % 20000]];
 }
+#elif defined(REQD_WG) // vadd's launch interface changes: a required
+                       // work-group size the host must respect (refused)
+__attribute__((reqd_work_group_size(64, 1, 1)))
+__kernel void vadd(__global float *a, __global const float *b, int n) {
+  a[__builtin_amdgcn_workitem_id_x()] += b[n];
+}
 #else
-#error "one of MANY_VGPRS, MORE_LDS, GROWS"
+#error "one of MANY_VGPRS, MORE_LDS, GROWS, REQD_WG"
 #endif
 
 __kernel void kern2(__global int *p) { p[__builtin_amdgcn_workitem_id_x()] = 5; }

@@ -18,14 +18,6 @@ __attribute__((reqd_work_group_size(64, 1, 1)))
 __kernel void vadd(__global float *a, __global const float *b, int n) {
   a[__builtin_amdgcn_workitem_id_x()] += b[n];
 }
-#elif defined(SCRATCH_GROWS) // 80000 bytes of scratch: the metadata value
-                             // needs 4 bytes more than kern2's 0 has
-__kernel void kern2(__global int *p) {
-  volatile int s[20000];
-  int i = __builtin_amdgcn_workitem_id_x();
-  s[i] = 9;
-  p[i] = s[(i * 7) % 20000];
-}
 #elif defined(DYN_RELOC) // data holding an address: a dynamic relocation
 __global int G;
 __global int *P = &G;
