@@ -18,6 +18,7 @@ std::optional<CounterForm> code::counterForm(amdgpu::Generation Gen) {
   switch (Gen) {
   case amdgpu::Generation::GFX9:
     return CounterForm::Scalar;
+  case amdgpu::Generation::GFX10:
   case amdgpu::Generation::GFX11:
   case amdgpu::Generation::GFX12:
     return CounterForm::Global;
@@ -53,12 +54,19 @@ std::vector<std::string> code::counterCodeLines(const CounterKind &Kind) {
   L.push_back("v_mov_b32 %v0, " + Distance);
   L.push_back("v_mov_b32 %vp0.0, 1");
   L.push_back("v_mov_b32 %vp0.1, 0");
-  L.push_back("global_atomic_add_u64 %v0, %vp0, %sp0");
+  const bool GFX10 = Kind.Gen == amdgpu::Generation::GFX10;
+  if (GFX10) // a guest DS before a branch before the atomic: no LDS WAR
+    L.push_back("s_waitcnt_vscnt null, 0");
+  L.push_back(
+      std::string(GFX10 ? "global_atomic_add_x2" : "global_atomic_add_u64") +
+      " %v0, %vp0, %sp0");
   L.push_back(Kind.Gen >= amdgpu::Generation::GFX12
                   ? "s_wait_storecnt 0"
                   : "s_waitcnt_vscnt null, 0");
   if (Wave)
     L.push_back(Move + Exec + ", " + Copy);
+  if (GFX10) // EXEC read by the atomic and the copy: a guest v_cmpx next
+    L.push_back("s_waitcnt_depctr 0");
   return L;
 }
 
@@ -98,11 +106,13 @@ struct CodeReader {
 };
 } // namespace
 
-/// The global form (CounterCode.h), decoded: \p Insns.
+/// The global form (CounterCode.h), decoded: \p Insns; with \p Guarded
+/// (gfx10), the waits around the atomic and the final dependency wait.
 static Expected<CounterTarget>
 globalCounterTarget(const amdgpu::TargetMC &MC,
-                    ArrayRef<std::pair<Insn, MCInst>> Insns) {
+                    ArrayRef<std::pair<Insn, MCInst>> Insns, bool Guarded) {
   const RegisterModel &RM = RegisterModel::get(MC.regInfo());
+  const InsnKinds &K = InsnKinds::get(MC.instrInfo());
   const CodeReader R{MC, Insns};
   auto Text = [&](size_t I) { return R.text(I); };
   auto Reg = [&](size_t I, unsigned Op) { return R.reg(I, Op); };
@@ -113,14 +123,25 @@ globalCounterTarget(const amdgpu::TargetMC &MC,
       RM.addUnits(R, S);
     return S;
   };
-  // 7 instructions counting lanes, 10 counting waves (the EXEC moves).
-  const bool Wave = Insns.size() == 10;
-  if (Insns.size() != 7 && !Wave)
-    return makeError(Twine(Insns.size()) +
-                     " instructions, not the 7 or 10 of global counter code");
-  if (Imm(0, 0) != 0)
+  // 7 instructions counting lanes, 10 counting waves (the EXEC moves);
+  // guarded, 2 more.
+  const size_t Lanes = Guarded ? 9 : 7, Waves = Lanes + 3;
+  const bool Wave = Insns.size() == Waves;
+  if (Insns.size() != Lanes && !Wave)
+    return makeError(Twine(Insns.size()) + " instructions, not the " +
+                     Twine(Lanes) + " or " + Twine(Waves) +
+                     " of global counter code");
+  auto WaitsForAll = [&](size_t I) {
+    return K.baseName(Insns[I].second.getOpcode())
+               .starts_with("S_WAITCNT_DEPCTR") &&
+           Imm(I, 0) == 0;
+  };
+  if (!WaitsForAll(0))
     return makeError("its dependency wait is '" + Text(0) +
                      "', not a wait for everything");
+  if (Guarded && !WaitsForAll(Insns.size() - 1))
+    return makeError("its last instruction is '" + Text(Insns.size() - 1) +
+                     "', not a dependency wait for everything");
   const MCRegister A = Reg(1, 0);
   if (!A || !StringRef(Text(1)).starts_with("s_getpc_b64 "))
     return makeError("instruction 2 is '" + Text(1) + "', not s_getpc_b64");
@@ -141,8 +162,9 @@ globalCounterTarget(const amdgpu::TargetMC &MC,
     if (Text(3) != Move + Exec + ", 1")
       return makeError("instruction 4 is '" + Text(3) + "', not " + Move +
                        Exec + ", 1");
-    if (Text(9) != Move + Exec + ", " + RM.format(SE))
-      return makeError("its last instruction is '" + Text(9) +
+    const size_t Back = Insns.size() - (Guarded ? 2 : 1);
+    if (Text(Back) != Move + Exec + ", " + RM.format(SE))
+      return makeError("instruction " + Twine(Back + 1) + " is '" + Text(Back) +
                        "', not EXEC given back from " + RM.format(SE));
     At = 4;
   }
@@ -160,10 +182,19 @@ globalCounterTarget(const amdgpu::TargetMC &MC,
   if (SA.anyCommon(SE) || SA.anyCommon(SO) || SA.anyCommon(SD) ||
       SE.anyCommon(SO) || SE.anyCommon(SD) || SO.anyCommon(SD))
     return makeError("its registers overlap");
+  // Guarded: the guest's stores are done before the atomic.
+  if (Guarded) {
+    if (Text(At + 3) != "s_waitcnt_vscnt null, 0x0")
+      return makeError("instruction " + Twine(At + 4) + " is '" + Text(At + 3) +
+                       "', not s_waitcnt_vscnt null, 0x0");
+    ++At;
+  }
   // The atomic: data v[d:d+1] (1, 0), offset O, base A, nothing else (no
   // immediate offset, no return, no cache bits).
-  const std::string Want = "global_atomic_add_u64 " + RM.format(SO) + ", " +
-                           RM.format(SD) + ", " + RM.format(SA);
+  const std::string Want = std::string(Guarded ? "global_atomic_add_x2 "
+                                               : "global_atomic_add_u64 ") +
+                           RM.format(SO) + ", " + RM.format(SD) + ", " +
+                           RM.format(SA);
   if (Text(At + 3) != Want)
     return makeError("its atomic is '" + Text(At + 3) + "', not '" + Want +
                      "'");
@@ -188,9 +219,14 @@ Expected<CounterTarget> code::counterCodeTarget(const amdgpu::TargetMC &MC,
   if (DR.Stop)
     return makeError("the bytes at " + hex(DR.Stop->Addr) +
                      " are not an instruction");
+  // gfx10 (and only gfx10) has the hazards the guarded form avoids.
+  const bool GFX10 =
+      MC.hasFeature("gfx10-insts") && !MC.hasFeature("gfx11-insts");
   if (!Insns.empty() &&
       K.baseName(Insns[0].second.getOpcode()).starts_with("S_WAITCNT_DEPCTR"))
-    return globalCounterTarget(MC, Insns);
+    return globalCounterTarget(MC, Insns, GFX10);
+  if (GFX10)
+    return makeError("it is not the global form gfx10 counter code takes");
   static constexpr StringLiteral WaveShape[] = {
       "S_GETPC_B64", "S_MOV_B32", "S_MOV_B64", "S_ATOMIC_ADD_X2", "S_WAITCNT"};
   static constexpr StringLiteral LaneShape[] = {"S_GETPC_B64",     "S_MOV_B32",

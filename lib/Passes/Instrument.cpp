@@ -75,7 +75,7 @@ std::string hotswap::instrumentRefusal(const amdgpu::TargetInfo &T) {
   if (counterForm(T.Gen))
     return "";
   return "counter code for " + T.Name +
-         " is not built yet (the gfx9 family, gfx11 and gfx12 only)";
+         " is not built yet (the gfx9 family, gfx10, gfx11 and gfx12 only)";
 }
 
 InstrumentPass::InstrumentPass(Counts W, bool L, std::string O)

@@ -1,6 +1,6 @@
 """Writes copies of an instrument output for gfx11 (wave32, loop.cl; see
-instrument-global.test) with one thing of the global counter code changed
-each. The counter code is found by the counter map; its layout (CounterCode.h):
+instrument-global.test), or with "gfx10" for gfx10, with one thing of the
+global counter code changed each. The counter code is found by the counter map; its layout (CounterCode.h):
 
   +0 s_waitcnt_depctr 0    +4 s_getpc_b64         +8 s_mov_b32 se, exec_lo
   +12 s_mov_b32 exec_lo, 1 +16 v_mov_b32 vo, DIST (literal at +20)
@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import elf as elffile  # noqa: E402  (utils/elf.py)
 
 src, out = sys.argv[1], sys.argv[2]
+gfx10 = sys.argv[3:] == ["gfx10"]
 data = open(src, "rb").read()
 f = elffile.File(data)
 cmap = f.section(".hotswap.counters.map")
@@ -38,6 +39,14 @@ def word(addr, change):
         struct.pack_into("<I", b, at, change(old))
     return patch
 
+
+if gfx10:
+    # gfx10's layout: the guard at +32, the atomic at +36, its wait at +44,
+    # EXEC given back at +48, the last dependency wait at +52. s_nop 0 over
+    # the guard, and over the last wait.
+    write("gfx10-noguard", word(first + 32, lambda w: 0xBF800000))
+    write("gfx10-nolast", word(first + 52, lambda w: 0xBF800000))
+    sys.exit(0)
 
 # The distance one counter further on.
 write("bad-distance", word(first + 20, lambda w: w + 8))

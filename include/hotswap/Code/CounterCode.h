@@ -20,8 +20,9 @@
 //
 // (32 bytes; SCC written too).
 //
-// Global, for gfx11 and gfx12 (no scalar atomics): one lane adds 1 with a
-// global atomic, EXEC saved in an SGPR and given back:
+// Global, for gfx10, gfx11 and gfx12 (gfx10.3 and later have no scalar
+// atomics; gfx10.1's are not used, one form for the family): one lane adds 1
+// with a global atomic, EXEC saved in an SGPR and given back:
 //
 //   s_waitcnt_depctr 0                ; the guest's ALU results are written
 //   s_getpc_b64      s[a:a+1]
@@ -33,6 +34,15 @@
 //   global_atomic_add_u64 vo, v[d:d+1], s[a:a+1]
 //   s_waitcnt_vscnt  null, 0          ; gfx12: s_wait_storecnt 0
 //   s_mov_b32        exec_lo, se      ; wave64: s_mov_b64 exec, s[e:e+1]
+//
+// On gfx10 the atomic is global_atomic_add_x2, with two guards the
+// compiler would put there (GCNHazardRecognizer): `s_waitcnt_vscnt null, 0`
+// before it (a guest DS, a branch, then this VMEM: the LDS/branch/VMEM WAR
+// hazard) and `s_waitcnt_depctr 0` last (the atomic and the EXEC copy read
+// EXEC; a guest v_cmpx writing it next is the gfx10 v_cmpx EXEC WAR
+// hazard). The leading wait also covers the SGPRs this code writes that a
+// guest VMEM still in flight may read (VMEM to scalar write). 56 bytes, 44
+// counting lanes.
 //
 // 48 bytes (52 on gfx12, whose atomic is 12): three SGPRs (four in wave64)
 // and three VGPRs (lane 0 only) free at the block; SCC, VCC and M0
@@ -82,8 +92,8 @@ enum class CounterUnit : uint8_t { Wave, Lane };
 enum class CounterForm : uint8_t { Scalar, Global };
 
 /// The form of counter code for generation \p Gen; none where it is not
-/// built (gfx6-8, gfx10: their hazards around inserted memory operations
-/// are not handled; gfx1250: its VGPR bank state).
+/// built (gfx6-8: their hazards around inserted memory operations are not
+/// handled; gfx1250: its VGPR bank state).
 std::optional<CounterForm> counterForm(amdgpu::Generation Gen);
 
 /// Which code: its form, unit, and for the global form the wave size and
