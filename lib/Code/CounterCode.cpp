@@ -16,6 +16,8 @@ using namespace hotswap::code;
 
 std::optional<CounterForm> code::counterForm(amdgpu::Generation Gen) {
   switch (Gen) {
+  case amdgpu::Generation::GFX8:
+    return CounterForm::Flat;
   case amdgpu::Generation::GFX9:
     return CounterForm::Scalar;
   case amdgpu::Generation::GFX10:
@@ -43,6 +45,23 @@ std::vector<std::string> code::counterCodeLines(const CounterKind &Kind) {
     return L;
   }
   const bool Wave = Kind.Unit == CounterUnit::Wave;
+  if (Kind.Form == CounterForm::Flat) {
+    L = {"s_getpc_b64 %sp0", "s_add_u32 %sp0.0, %sp0.0, " + Distance,
+         "s_addc_u32 %sp0.1, %sp0.1, 0"};
+    if (Wave) {
+      L.push_back("s_mov_b64 %sp1, exec");
+      L.push_back("s_mov_b64 exec, 1");
+    }
+    L.push_back("v_mov_b32 %vp0.0, %sp0.0");
+    L.push_back("v_mov_b32 %vp0.1, %sp0.1");
+    L.push_back("v_mov_b32 %vp1.0, 1");
+    L.push_back("v_mov_b32 %vp1.1, 0");
+    L.push_back("flat_atomic_add_x2 %vp0, %vp1");
+    L.push_back("s_waitcnt vmcnt(0) lgkmcnt(0)");
+    if (Wave)
+      L.push_back("s_mov_b64 exec, %sp1");
+    return L;
+  }
   const std::string Exec = Kind.Wave32 ? "exec_lo" : "exec";
   const std::string Move = Kind.Wave32 ? "s_mov_b32 " : "s_mov_b64 ";
   const std::string Copy = Kind.Wave32 ? "%s0" : "%sp1";
@@ -73,6 +92,8 @@ std::vector<std::string> code::counterCodeLines(const CounterKind &Kind) {
 CounterLayout code::counterLayout(const CounterKind &Kind) {
   if (Kind.Form == CounterForm::Scalar)
     return {4, CounterDistanceAt};
+  if (Kind.Form == CounterForm::Flat) // s_add_u32's literal follows its 4
+    return {4, 8};
   // s_waitcnt_depctr, s_getpc_b64, the two EXEC moves: 4 bytes each; the
   // literal follows v_mov_b32's 4.
   return {8, Kind.Unit == CounterUnit::Wave ? size_t(20) : size_t(12)};
@@ -206,6 +227,97 @@ globalCounterTarget(const amdgpu::TargetMC &MC,
                        Wave ? CounterUnit::Wave : CounterUnit::Lane, ExecLo};
 }
 
+/// The flat form (CounterCode.h), decoded: \p Insns.
+static Expected<CounterTarget>
+flatCounterTarget(const amdgpu::TargetMC &MC,
+                  ArrayRef<std::pair<Insn, MCInst>> Insns) {
+  const RegisterModel &RM = RegisterModel::get(MC.regInfo());
+  const CodeReader R{MC, Insns};
+  auto Text = [&](size_t I) { return R.text(I); };
+  auto Units = [&](MCRegister Reg, MCRegister Reg2 = MCRegister()) {
+    RegSet S = RM.emptySet();
+    for (MCRegister X : {Reg, Reg2})
+      if (X)
+        RM.addUnits(X, S);
+    return S;
+  };
+  // 9 instructions counting lanes, 12 counting waves (the EXEC moves).
+  const bool Wave = Insns.size() == 12;
+  if (Insns.size() != 9 && !Wave)
+    return makeError(Twine(Insns.size()) +
+                     " instructions, not the 9 or 12 of flat counter code");
+  // s_getpc_b64 A; s_add_u32 A.lo, A.lo, DIST; s_addc_u32 A.hi, A.hi, 0.
+  const MCRegister A = R.reg(0, 0);
+  if (!A || !StringRef(Text(0)).starts_with("s_getpc_b64 "))
+    return makeError("instruction 1 is '" + Text(0) + "', not s_getpc_b64");
+  const RegSet SA = Units(A);
+  // Whether \p L and \p H are the low and the high register of a pair.
+  auto Halves = [&](MCRegister L, MCRegister H) {
+    // The number the name ends in (LLVM's "SGPR2", or "s2").
+    auto Number = [&](MCRegister Reg) -> std::optional<unsigned> {
+      if (!Reg)
+        return std::nullopt;
+      StringRef Name = MC.regName(Reg);
+      StringRef Digits =
+          Name.drop_front(Name.find_last_not_of("0123456789") + 1);
+      unsigned N;
+      if (Digits.empty() || Digits.size() == Name.size() ||
+          Digits.getAsInteger(10, N))
+        return std::nullopt;
+      return N;
+    };
+    std::optional<unsigned> NL = Number(L), NH = Number(H);
+    return NL && NH && *NH == *NL + 1;
+  };
+  const MCRegister Lo = R.reg(1, 0), Hi = R.reg(2, 0);
+  const std::optional<int64_t> Dist = R.imm(1, 2);
+  if (!Halves(Lo, Hi) || Units(Lo, Hi) != SA || !Dist ||
+      !StringRef(Text(1)).starts_with("s_add_u32 ") || R.reg(1, 1) != Lo ||
+      !StringRef(Text(2)).starts_with("s_addc_u32 ") || R.reg(2, 1) != Hi ||
+      R.imm(2, 2) != 0)
+    return makeError("instructions 2 and 3 are '" + Text(1) + "' and '" +
+                     Text(2) + "', not the counter's address");
+  size_t At = 3;
+  RegSet SE = RM.emptySet();
+  if (Wave) {
+    const MCRegister E = R.reg(3, 0);
+    SE = Units(E);
+    if (!E || Text(3) != "s_mov_b64 " + RM.format(SE) + ", exec")
+      return makeError("instruction 4 is '" + Text(3) +
+                       "', not a copy of EXEC");
+    if (Text(4) != "s_mov_b64 exec, 1")
+      return makeError("instruction 5 is '" + Text(4) +
+                       "', not s_mov_b64 exec, 1");
+    if (Text(11) != "s_mov_b64 exec, " + RM.format(SE))
+      return makeError("its last instruction is '" + Text(11) +
+                       "', not EXEC given back from " + RM.format(SE));
+    At = 5;
+  }
+  // v_mov_b32 P, A.lo; v_mov_b32 P+1, A.hi; v_mov_b32 D, 1; v_mov_b32 D+1, 0.
+  for (size_t I = At; I < At + 4; ++I)
+    if (!StringRef(Text(I)).starts_with("v_mov_b32") || !R.reg(I, 0))
+      return makeError("instruction " + Twine(I + 1) + " is '" + Text(I) +
+                       "', not v_mov_b32");
+  RegSet SP = Units(R.reg(At, 0), R.reg(At + 1, 0));
+  RegSet SD = Units(R.reg(At + 2, 0), R.reg(At + 3, 0));
+  if (R.reg(At, 1) != Lo || R.reg(At + 1, 1) != Hi || R.imm(At + 2, 1) != 1 ||
+      R.imm(At + 3, 1) != 0 || !Halves(R.reg(At, 0), R.reg(At + 1, 0)) ||
+      !Halves(R.reg(At + 2, 0), R.reg(At + 3, 0)))
+    return makeError("its operands are not those of counter code");
+  if (SA.anyCommon(SE) || SP.anyCommon(SD))
+    return makeError("its registers overlap");
+  const std::string Want =
+      "flat_atomic_add_x2 " + RM.format(SP) + ", " + RM.format(SD);
+  if (Text(At + 4) != Want)
+    return makeError("its atomic is '" + Text(At + 4) + "', not '" + Want +
+                     "'");
+  if (Text(At + 5) != "s_waitcnt vmcnt(0) lgkmcnt(0)")
+    return makeError("its wait is '" + Text(At + 5) +
+                     "', not s_waitcnt vmcnt(0) lgkmcnt(0)");
+  return CounterTarget{Insns[0].first.end() + uint64_t(uint32_t(*Dist)),
+                       Wave ? CounterUnit::Wave : CounterUnit::Lane, false};
+}
+
 Expected<CounterTarget> code::counterCodeTarget(const amdgpu::TargetMC &MC,
                                                 ArrayRef<uint8_t> Bytes,
                                                 uint64_t Addr) {
@@ -227,6 +339,9 @@ Expected<CounterTarget> code::counterCodeTarget(const amdgpu::TargetMC &MC,
     return globalCounterTarget(MC, Insns, GFX10);
   if (GFX10)
     return makeError("it is not the global form gfx10 counter code takes");
+  if (Insns.size() > 1 &&
+      K.baseName(Insns[1].second.getOpcode()).starts_with("S_ADD_U32"))
+    return flatCounterTarget(MC, Insns);
   static constexpr StringLiteral WaveShape[] = {
       "S_GETPC_B64", "S_MOV_B32", "S_MOV_B64", "S_ATOMIC_ADD_X2", "S_WAITCNT"};
   static constexpr StringLiteral LaneShape[] = {"S_GETPC_B64",     "S_MOV_B32",

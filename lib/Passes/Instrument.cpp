@@ -66,7 +66,8 @@ SiteRule hotswap::instrumentSiteRule(const amdgpu::TargetInfo &T,
   // Global code takes three VGPRs (a pair among them): where the block has
   // none free, above the allocation (its granule grows). Four: a pair's
   // padding.
-  if (counterForm(T.Gen) == CounterForm::Global)
+  if (counterForm(T.Gen) == CounterForm::Global ||
+      counterForm(T.Gen) == CounterForm::Flat)
     Rule.ExtraVGPRs = 4;
   return Rule;
 }
@@ -75,7 +76,7 @@ std::string hotswap::instrumentRefusal(const amdgpu::TargetInfo &T) {
   if (counterForm(T.Gen))
     return "";
   return "counter code for " + T.Name +
-         " is not built yet (the gfx9 family, gfx10, gfx11 and gfx12 only)";
+         " is not built yet (gfx8 to gfx12 but gfx1250)";
 }
 
 InstrumentPass::InstrumentPass(Counts W, bool L, std::string O)

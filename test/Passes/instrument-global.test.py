@@ -1,6 +1,6 @@
 """Writes copies of an instrument output for gfx11 (wave32, loop.cl; see
-instrument-global.test), or with "gfx10" for gfx10, with one thing of the
-global counter code changed each. The counter code is found by the counter map; its layout (CounterCode.h):
+instrument-global.test), or with "gfx10" for gfx10 or "flat" for gfx8's
+flat form, with one thing of the counter code changed each. The counter code is found by the counter map; its layout (CounterCode.h):
 
   +0 s_waitcnt_depctr 0    +4 s_getpc_b64         +8 s_mov_b32 se, exec_lo
   +12 s_mov_b32 exec_lo, 1 +16 v_mov_b32 vo, DIST (literal at +20)
@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import elf as elffile  # noqa: E402  (utils/elf.py)
 
 src, out = sys.argv[1], sys.argv[2]
-gfx10 = sys.argv[3:] == ["gfx10"]
+mode = sys.argv[3] if len(sys.argv) > 3 else ""
 data = open(src, "rb").read()
 f = elffile.File(data)
 cmap = f.section(".hotswap.counters.map")
@@ -40,7 +40,18 @@ def word(addr, change):
     return patch
 
 
-if gfx10:
+if mode == "flat":
+    # gfx8's flat form: s_getpc +0, s_add_u32 +4 (literal at +8), s_addc_u32
+    # +12, EXEC copied and set +16 and +20, v_mov_b32 vp, sa +24, vp+1, sa+1
+    # +28, vd, 1 +32, vd+1, 0 +36, the atomic +40 (8), the wait +48, EXEC
+    # given back +52. The address's low half moved from the high SGPR (src0,
+    # bits 0-8, one more); 2 (inline constant 0x82) added instead of 1; s_nop
+    # 0 over the wait.
+    write("flat-swapped", word(first + 24, lambda w: w + 1))
+    write("flat-two", word(first + 32, lambda w: (w & ~0x1FF) | 0x82))
+    write("flat-nowait", word(first + 48, lambda w: 0xBF800000))
+    sys.exit(0)
+if mode == "gfx10":
     # gfx10's layout: the guard at +32, the atomic at +36, its wait at +44,
     # EXEC given back at +48, the last dependency wait at +52. s_nop 0 over
     # the guard, and over the last wait.

@@ -1,7 +1,7 @@
 //===- hotswap/Code/CounterCode.h - Code that counts a block ----*- C++ -*-===//
 //
 // The code instrument (hotswap/Passes/Instrument.h) inserts before a block
-// to count its runs. Two forms, by target (counterForm()).
+// to count its runs. Three forms, by target (counterForm()).
 //
 // Scalar, for targets with scalar atomics (the gfx9 family):
 //
@@ -51,7 +51,31 @@
 // forwarding, gfx12 s_wait_alu). Counting lanes leaves EXEC alone: every
 // active lane adds 1 (36 bytes; 40 on gfx12).
 //
-// In both forms the only bytes that depend on where the code is are
+// Flat, for gfx8 (no scalar atomics, no global instructions; gfx7 would
+// take it too, but LLVM 22 does not disassemble gfx6-7 code):
+// the counter's address is built in SGPRs, moved to VGPRs, and one lane
+// adds 1 with a flat atomic:
+//
+//   s_getpc_b64        s[a:a+1]
+//   s_add_u32          sa, sa, DISTANCE   ; writes SCC
+//   s_addc_u32         sa+1, sa+1, 0
+//   s_mov_b64          s[e:e+1], exec
+//   s_mov_b64          exec, 1
+//   v_mov_b32          vp, sa
+//   v_mov_b32          vp+1, sa+1
+//   v_mov_b32          vd, 1
+//   v_mov_b32          vd+1, 0
+//   flat_atomic_add_x2 v[p:p+1], v[d:d+1]
+//   s_waitcnt          vmcnt(0) lgkmcnt(0) ; a flat operation counts in both
+//   s_mov_b64          exec, s[e:e+1]
+//
+// 56 bytes: four SGPRs, SCC and four VGPRs (lane 0 only) free at the
+// block. None of gfx8's hazards (LLVM's GCNHazardRecognizer) concerns
+// these instructions: the SMRD one is gfx6's, the VMEM ones need a VALU
+// writing an SGPR the VMEM reads or store data over 64 bits. Counting
+// lanes leaves EXEC alone (44 bytes).
+//
+// In every form the only bytes that depend on where the code is are
 // DISTANCE's, written once the code is placed (counterLayout()).
 //
 // counterCodeTarget() is what verify checks: decoded from the bytes, the
@@ -89,11 +113,11 @@ inline constexpr size_t CounterDistanceAt = 8;
 /// lanes (EXEC's lanes, each run).
 enum class CounterUnit : uint8_t { Wave, Lane };
 
-enum class CounterForm : uint8_t { Scalar, Global };
+enum class CounterForm : uint8_t { Scalar, Global, Flat };
 
 /// The form of counter code for generation \p Gen; none where it is not
-/// built (gfx6-8: their hazards around inserted memory operations are not
-/// handled; gfx1250: its VGPR bank state).
+/// built (gfx6-7: LLVM 22 does not disassemble them, so no copy is made;
+/// gfx1250: its VGPR bank state).
 std::optional<CounterForm> counterForm(amdgpu::Generation Gen);
 
 /// Which code: its form, unit, and for the global form the wave size and
