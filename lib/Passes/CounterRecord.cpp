@@ -49,36 +49,38 @@ static Expected<CounterEntry> parseEntry(const json::Object &O) {
 }
 
 Expected<std::vector<CounterEntry>> hotswap::readCounterMap(const Object &Obj) {
-  Expected<std::vector<json::Object>> Lines =
-      readRecordLines(Obj, CounterMapSectionName);
-  if (!Lines)
-    return Lines.takeError();
   std::vector<CounterEntry> Out;
-  for (size_t I = 0; I != Lines->size(); ++I) {
-    Expected<CounterEntry> E = parseEntry((*Lines)[I]);
-    if (E && E->Index != I)
-      E = makeError("counter index " + Twine(E->Index) + " where " + Twine(I) +
-                    " was expected");
-    if (!E)
-      return prefixError("section '" + CounterMapSectionName + "': line " +
-                             Twine(I + 1),
-                         E.takeError());
-    Out.push_back(std::move(*E));
-  }
+  if (Error Err = forEachRecordLine(
+          Obj, CounterMapSectionName, [&](json::Object &&O, size_t I) -> Error {
+            Expected<CounterEntry> E = parseEntry(O);
+            if (!E)
+              return E.takeError();
+            if (E->Index != I)
+              return makeError("counter index " + Twine(E->Index) + " where " +
+                               Twine(I) + " was expected");
+            Out.push_back(std::move(*E));
+            return Error::success();
+          }))
+    return std::move(Err);
   return Out;
 }
 
 Error hotswap::appendCounterMap(Object &Obj, ArrayRef<CounterEntry> Entries) {
-  std::vector<json::Object> Lines;
-  for (const CounterEntry &E : Entries) {
-    Lines.push_back(json::Object{{"index", int64_t(E.Index)},
-                                 {"kernel", E.Kernel},
-                                 {"kind", E.Kind},
-                                 {"unit", E.Unit},
-                                 {"offset", hex(E.Offset)},
-                                 {"code", hex(E.Code)}});
-    if (E.To)
-      Lines.back()["to"] = hex(*E.To);
-  }
-  return appendRecordLines(Obj, CounterMapSectionName, Lines, "counters");
+  // One line at a time: a parsed object per block of a large library takes
+  // hundreds of MB.
+  return appendRecordLines(
+      Obj, CounterMapSectionName, Entries.size(),
+      [&](size_t I) {
+        const CounterEntry &E = Entries[I];
+        json::Object O{{"index", int64_t(E.Index)},
+                       {"kernel", E.Kernel},
+                       {"kind", E.Kind},
+                       {"unit", E.Unit},
+                       {"offset", hex(E.Offset)},
+                       {"code", hex(E.Code)}};
+        if (E.To)
+          O["to"] = hex(*E.To);
+        return O;
+      },
+      "counters");
 }

@@ -28,33 +28,57 @@ Expected<std::string> hotswap::stringMember(const json::Object &O,
   return S->str();
 }
 
-Expected<std::vector<json::Object>> hotswap::readRecordLines(const Object &Obj,
-                                                             StringRef Name) {
-  std::vector<json::Object> Out;
+Error hotswap::forEachRecordLine(
+    const Object &Obj, StringRef Name,
+    function_ref<Error(json::Object &&, size_t)> Each) {
   const Section *S = Obj.findSection(Name);
   if (!S || S->isNoBits())
-    return Out;
-  SmallVector<StringRef, 8> Lines;
-  toStringRef(S->contents()).split(Lines, '\n', -1, /*KeepEmpty=*/false);
-  for (size_t I = 0; I != Lines.size(); ++I) {
+    return Error::success();
+  StringRef Rest = toStringRef(S->contents());
+  for (size_t I = 0, N = 0; !Rest.empty(); ++N) {
+    auto [Line, Next] = Rest.split('\n');
+    Rest = Next;
+    if (Line.empty())
+      continue;
     auto Bad = [&](Error E) {
-      return prefixError("section '" + Name + "': line " + Twine(I + 1),
+      return prefixError("section '" + Name + "': line " + Twine(N + 1),
                          std::move(E));
     };
-    Expected<json::Value> V = json::parse(Lines[I]);
+    Expected<json::Value> V = json::parse(Line);
     if (!V)
       return Bad(V.takeError());
     json::Object *O = V->getAsObject();
     if (!O)
       return Bad(makeError("not a JSON object"));
-    Out.push_back(std::move(*O));
+    if (Error E = Each(std::move(*O), I++))
+      return Bad(std::move(E));
   }
+  return Error::success();
+}
+
+Expected<std::vector<json::Object>> hotswap::readRecordLines(const Object &Obj,
+                                                             StringRef Name) {
+  std::vector<json::Object> Out;
+  if (Error E =
+          forEachRecordLine(Obj, Name, [&](json::Object &&O, size_t) -> Error {
+            Out.push_back(std::move(O));
+            return Error::success();
+          }))
+    return std::move(E);
   return Out;
 }
 
 Error hotswap::appendRecordLines(Object &Obj, StringRef Name,
                                  ArrayRef<json::Object> Lines, StringRef What) {
-  if (Lines.empty())
+  return appendRecordLines(
+      Obj, Name, Lines.size(), [&](size_t I) { return json::Object(Lines[I]); },
+      What);
+}
+
+Error hotswap::appendRecordLines(Object &Obj, StringRef Name, size_t Count,
+                                 function_ref<json::Object(size_t)> Line,
+                                 StringRef What) {
+  if (!Count)
     return Error::success();
   Section *S = Obj.findSection(Name);
   if (S && (S->isAlloc() || S->isNoBits()))
@@ -69,16 +93,13 @@ Error hotswap::appendRecordLines(Object &Obj, StringRef Name,
     New->AddrAlign = 1;
     S = &Obj.addSection(std::move(New));
   }
-  std::vector<uint8_t> Bytes(S->contents().begin(), S->contents().end());
+  std::string Bytes(toStringRef(S->contents()));
   if (!Bytes.empty() && Bytes.back() != '\n')
     Bytes.push_back('\n');
-  for (const json::Object &O : Lines) {
-    std::string Line;
-    raw_string_ostream OS(Line);
-    OS << json::Value(json::Object(O));
-    Bytes.insert(Bytes.end(), Line.begin(), Line.end());
-    Bytes.push_back('\n');
-  }
-  S->setContents(std::move(Bytes));
+  raw_string_ostream OS(Bytes);
+  for (size_t I = 0; I != Count; ++I)
+    OS << json::Value(Line(I)) << '\n';
+  OS.flush();
+  S->setContents(std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
   return Error::success();
 }

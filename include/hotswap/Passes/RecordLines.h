@@ -15,6 +15,7 @@
 #include "hotswap/Object/Object.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -37,12 +38,25 @@ llvm::Expected<std::string> stringMember(const llvm::json::Object &O,
 llvm::Expected<std::vector<llvm::json::Object>>
 readRecordLines(const Object &Obj, llvm::StringRef Name);
 
+/// readRecordLines one line at a time: \p Each gets each line's object and
+/// its index (from 0), and may fail (its error is named by section and
+/// line like a parse error). For records of one line per block, whose
+/// parsed objects all at once take far more memory than their text.
+llvm::Error forEachRecordLine(
+    const Object &Obj, llvm::StringRef Name,
+    llvm::function_ref<llvm::Error(llvm::json::Object &&, size_t)> Each);
+
 /// Appends \p Lines (JSON objects) to section \p Name, making it when there
 /// is none. \p What says what the records are, for the error when a
 /// section of that name is loaded or has no contents.
 llvm::Error appendRecordLines(Object &Obj, llvm::StringRef Name,
                               llvm::ArrayRef<llvm::json::Object> Lines,
                               llvm::StringRef What);
+/// The same with \p Count lines that \p Line makes one at a time.
+llvm::Error
+appendRecordLines(Object &Obj, llvm::StringRef Name, size_t Count,
+                  llvm::function_ref<llvm::json::Object(size_t)> Line,
+                  llvm::StringRef What);
 
 } // namespace hotswap
 
