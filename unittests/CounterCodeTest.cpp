@@ -232,13 +232,18 @@ TEST(CounterCodeTest, TheGlobalFormAddsToTheCounterItsDistanceNames) {
   EXPECT_EQ(counterForm(Generation::GFX9), CounterForm::Scalar);
   EXPECT_EQ(counterForm(Generation::GFX11), CounterForm::Global);
   EXPECT_EQ(counterForm(Generation::GFX12), CounterForm::Global);
-  EXPECT_FALSE(counterForm(Generation::GFX10));
+  EXPECT_EQ(counterForm(Generation::GFX10), CounterForm::Global);
+  EXPECT_EQ(counterForm(Generation::GFX8), CounterForm::Flat);
   EXPECT_FALSE(counterForm(Generation::GFX125));
-  EXPECT_FALSE(counterForm(Generation::GFX8));
+  EXPECT_FALSE(counterForm(Generation::GFX7));
+  EXPECT_FALSE(counterForm(Generation::GFX6));
+  // gfx10: two waits more (8 bytes).
   for (auto [CPU, Gen, Size] : {std::tuple<StringRef, Generation, size_t>{
                                     "gfx1100", Generation::GFX11, 48},
                                 {"gfx1151", Generation::GFX11, 48},
-                                {"gfx1201", Generation::GFX12, 52}}) {
+                                {"gfx1201", Generation::GFX12, 52},
+                                {"gfx1030", Generation::GFX10, 56},
+                                {"gfx1010", Generation::GFX10, 56}}) {
     SCOPED_TRACE(CPU.str());
     auto MC = mc(CPU);
     ASSERT_TRUE(MC);
@@ -257,6 +262,87 @@ TEST(CounterCodeTest, TheGlobalFormAddsToTheCounterItsDistanceNames) {
         EXPECT_EQ(T->ExecLo, Wave32 && Unit == CounterUnit::Wave);
       }
   }
+}
+
+/// The flat form bound to fixed registers (%sp0 = s[4:5], %sp1 = s[6:7],
+/// %vp0 = v[2:3], %vp1 = v[4:5]), with \p Distance.
+std::vector<uint8_t> flatCode(const TargetMC &MC, uint32_t Distance,
+                              CounterUnit Unit = CounterUnit::Wave) {
+  return assembleBound(MC,
+                       counterCodeLines(CounterKind{CounterForm::Flat, Unit,
+                                                    false, Generation::GFX8}),
+                       {{"%vp0.0", "v2"},
+                        {"%vp0.1", "v3"},
+                        {"%vp1.0", "v4"},
+                        {"%vp1.1", "v5"},
+                        {"%vp0", "v[2:3]"},
+                        {"%vp1", "v[4:5]"},
+                        {"%sp0.0", "s4"},
+                        {"%sp0.1", "s5"},
+                        {"%sp0", "s[4:5]"},
+                        {"%sp1", "s[6:7]"}},
+                       Distance);
+}
+
+TEST(CounterCodeTest, TheFlatFormAddsToTheCounterItsDistanceNames) {
+  auto MC = mc("gfx803");
+  ASSERT_TRUE(MC);
+  for (CounterUnit Unit : {CounterUnit::Wave, CounterUnit::Lane}) {
+    const CounterKind Kind{CounterForm::Flat, Unit, false, Generation::GFX8};
+    std::vector<uint8_t> B = flatCode(*MC, 0x2a4, Unit);
+    ASSERT_EQ(B.size(), Unit == CounterUnit::Wave ? 56u : 44u);
+    const CounterLayout L = counterLayout(Kind);
+    EXPECT_EQ(support::endian::read32le(B.data() + L.DistanceAt), 0x2a4u);
+    Expected<CounterTarget> T = counterCodeTarget(*MC, B, At);
+    ASSERT_TRUE(bool(T)) << toString(T.takeError());
+    EXPECT_EQ(T->Counter, At + L.PCAt + 0x2a4);
+    EXPECT_EQ(T->Unit, Unit);
+  }
+  auto Why = [&](StringRef Text) {
+    Expected<std::vector<uint8_t>> A = MC->assemble(Text);
+    EXPECT_TRUE(bool(A)) << Text.str();
+    Expected<CounterTarget> T =
+        counterCodeTarget(*MC, A ? *A : std::vector<uint8_t>{}, At);
+    return T ? std::string("<none>") : toString(T.takeError());
+  };
+  const std::string Head = "s_getpc_b64 s[4:5]\ns_add_u32 s4, s4, 0x100\n"
+                           "s_addc_u32 s5, s5, 0\n";
+  const std::string Tail = "flat_atomic_add_x2 v[2:3], v[4:5]\n"
+                           "s_waitcnt vmcnt(0) lgkmcnt(0)\n";
+  EXPECT_EQ(Why(Head +
+                "v_mov_b32 v2, s4\nv_mov_b32 v3, s5\nv_mov_b32 v4, 1\n"
+                "v_mov_b32 v5, 0\n" +
+                Tail),
+            "<none>");
+  // The distance added to the high half.
+  EXPECT_EQ(Why("s_getpc_b64 s[4:5]\ns_add_u32 s5, s5, 0x100\n"
+                "s_addc_u32 s4, s4, 0\nv_mov_b32 v2, s4\nv_mov_b32 v3, s5\n"
+                "v_mov_b32 v4, 1\nv_mov_b32 v5, 0\n" +
+                Tail),
+            "instructions 2 and 3 are 's_add_u32 s5, s5, 0x100' and "
+            "'s_addc_u32 s4, s4, 0', not the counter's address");
+  // The address's halves, or the data's, swapped.
+  EXPECT_EQ(Why(Head +
+                "v_mov_b32 v3, s4\nv_mov_b32 v2, s5\nv_mov_b32 v4, 1\n"
+                "v_mov_b32 v5, 0\n" +
+                Tail),
+            "its operands are not those of counter code");
+  EXPECT_EQ(Why(Head +
+                "v_mov_b32 v2, s4\nv_mov_b32 v3, s5\nv_mov_b32 v5, 1\n"
+                "v_mov_b32 v4, 0\n" +
+                Tail),
+            "its operands are not those of counter code");
+  // Address and data in one pair.
+  EXPECT_EQ(Why(Head + "v_mov_b32 v2, s4\nv_mov_b32 v3, s5\nv_mov_b32 v2, 1\n"
+                       "v_mov_b32 v3, 0\nflat_atomic_add_x2 v[2:3], v[2:3]\n"
+                       "s_waitcnt vmcnt(0) lgkmcnt(0)\n"),
+            "its registers overlap");
+  // Only vmcnt waited for.
+  EXPECT_EQ(Why(Head + "v_mov_b32 v2, s4\nv_mov_b32 v3, s5\nv_mov_b32 v4, 1\n"
+                       "v_mov_b32 v5, 0\nflat_atomic_add_x2 v[2:3], v[4:5]\n"
+                       "s_waitcnt vmcnt(0)\n"),
+            "its wait is 's_waitcnt vmcnt(0)', not s_waitcnt vmcnt(0) "
+            "lgkmcnt(0)");
 }
 
 TEST(CounterCodeTest, TheGlobalFormGivesEXECBack) {
