@@ -89,6 +89,18 @@ uint64_t descriptorCapacity(const NoteRef &Note) {
   return alignTo(uint64_t(Note.Desc.size()), NoteAlign);
 }
 
+/// That \p Note (its header, and its descriptor with padding) lies within
+/// a section of \p Size bytes.
+static Error checkWithin(const NoteRef &Note, uint64_t Size) {
+  const uint64_t Capacity = descriptorCapacity(Note);
+  if (Note.Offset > Note.DescOffset ||
+      Note.DescOffset - Note.Offset < NoteHeaderSize ||
+      Note.DescOffset > Size || Capacity > Size - Note.DescOffset)
+    return noteError(Note.Offset,
+                     "extends past end of section (size " + hex(Size) + ")");
+  return Error::success();
+}
+
 Error replaceDescriptor(MutableArrayRef<uint8_t> Section, const NoteRef &Note,
                         ArrayRef<uint8_t> NewDesc) {
   const uint64_t Capacity = descriptorCapacity(Note);
@@ -98,12 +110,8 @@ Error replaceDescriptor(MutableArrayRef<uint8_t> Section, const NoteRef &Note,
                                       "note (" +
                                       hex(Capacity) +
                                       " bytes for the descriptor)");
-  if (Note.Offset > Note.DescOffset ||
-      Note.DescOffset - Note.Offset < NoteHeaderSize ||
-      Note.DescOffset > Section.size() ||
-      Capacity > Section.size() - Note.DescOffset)
-    return noteError(Note.Offset, "extends past end of section (size " +
-                                      hex(Section.size()) + ")");
+  if (Error E = checkWithin(Note, Section.size()))
+    return E;
   // The header lies before the descriptor, inside the section.
   mutableRecordAt<Elf_Nhdr>(Section, Note.Offset).n_descsz =
       static_cast<uint32_t>(NewDesc.size());
@@ -117,12 +125,8 @@ Error replaceDescriptor(MutableArrayRef<uint8_t> Section, const NoteRef &Note,
 Error resizeDescriptor(std::vector<uint8_t> &Section, const NoteRef &Note,
                        ArrayRef<uint8_t> NewDesc) {
   const uint64_t Capacity = descriptorCapacity(Note);
-  if (Note.Offset > Note.DescOffset ||
-      Note.DescOffset - Note.Offset < NoteHeaderSize ||
-      Note.DescOffset > Section.size() ||
-      Capacity > Section.size() - Note.DescOffset)
-    return noteError(Note.Offset, "extends past end of section (size " +
-                                      hex(Section.size()) + ")");
+  if (Error E = checkWithin(Note, Section.size()))
+    return E;
   if (NewDesc.size() > UINT32_MAX - (NoteAlign - 1))
     return noteError(Note.Offset, "a descriptor of " + hex(NewDesc.size()) +
                                       " bytes does not fit n_descsz");
