@@ -97,6 +97,7 @@ private:
   Error finishStringTables();
   uint64_t outSize(const Section &S) const;
   Error checkLoadedSizes() const;
+  uint64_t tailStart() const;
   Layout keepInputLayout();
   Error placeNewSegment(size_t PI, uint64_t &MaxEnd);
   Error placeNewSegments();
@@ -113,6 +114,9 @@ private:
   uint64_t PhSize = 0;
   /// Where the next appended part goes.
   uint64_t Pos = 0;
+  /// The input's first Cut bytes stay where they are; after them, what the
+  /// output holds is laid out here (Object::allowTailRelayout).
+  uint64_t Cut = 0;
   DenseMap<const Section *, std::unique_ptr<StringTableBuilder>> Strings;
 };
 
@@ -265,6 +269,72 @@ Error LayoutBuilder::checkLoadedSizes() const {
   return Error::success();
 }
 
+/// Where the input's movable tail starts (Object::allowTailRelayout): after
+/// every byte that must stay -- the ELF header, the bytes of every program
+/// header of the input (loaded ones above all), loaded sections, padding
+/// that is not zeros -- when all that follows is non-loaded sections, the
+/// header tables and zeros. The input size when nothing can move.
+uint64_t LayoutBuilder::tailStart() const {
+  ArrayRef<uint8_t> In = Obj.input();
+  const uint64_t InSize = In.size();
+  const InputTables &T = Obj.inputTables();
+  // [Off, Off+Size) clamped to the input (the reader checked the tables).
+  auto endOf = [&](uint64_t Off, uint64_t Size) {
+    return Off >= InSize ? InSize : Off + std::min(Size, InSize - Off);
+  };
+  uint64_t Fixed = std::min<uint64_t>(sizeof(Elf_Ehdr), InSize);
+  struct Span {
+    uint64_t Offset, Size;
+  };
+  std::vector<Span> Movable;
+  if (T.PhNum && endOf(T.PhOff, uint64_t(T.PhNum) * sizeof(Elf_Phdr)) ==
+                     T.PhOff + uint64_t(T.PhNum) * sizeof(Elf_Phdr)) {
+    // The input's own program headers, whatever the model made of them.
+    for (uint16_t I = 0; I < T.PhNum; ++I) {
+      Elf_Phdr P;
+      memcpy(&P, In.data() + T.PhOff + I * sizeof(Elf_Phdr), sizeof P);
+      if (P.p_filesz)
+        Fixed = std::max(Fixed, endOf(P.p_offset, P.p_filesz));
+    }
+    Movable.push_back({T.PhOff, uint64_t(T.PhNum) * sizeof(Elf_Phdr)});
+  } else if (T.PhNum) {
+    return InSize;
+  }
+  if (T.ShNum)
+    Movable.push_back({T.ShOff, uint64_t(T.ShNum) * sizeof(Elf_Shdr)});
+  for (const auto &S : sectionsAfterNull(Obj)) {
+    if (!S->Orig || S->isNoBits() || !S->Orig->Size)
+      continue;
+    if (S->isAlloc())
+      Fixed = std::max(Fixed, endOf(S->Orig->Offset, S->Orig->Size));
+    else
+      Movable.push_back({S->Orig->Offset, S->Orig->Size});
+  }
+  llvm::sort(Movable,
+             [](const Span &A, const Span &B) { return A.Offset < B.Offset; });
+  auto zeros = [&](uint64_t From, uint64_t To) {
+    return std::all_of(In.begin() + From, In.begin() + To,
+                       [](uint8_t B) { return B == 0; });
+  };
+  uint64_t Start = Fixed, Covered = Fixed;
+  for (const Span &M : Movable) {
+    const uint64_t End = endOf(M.Offset, M.Size);
+    // Straddling what stays, or overlapping another (each moved would be a
+    // copy of its own): it stays too.
+    if (M.Offset < Start || M.Offset < Covered) {
+      Start = std::max({Start, Covered, End});
+      Covered = Start;
+      continue;
+    }
+    if (M.Offset > Covered && !zeros(Covered, M.Offset))
+      Start = M.Offset; // bytes no section holds: kept where they are
+    Covered = std::max(Covered, End);
+  }
+  if (Covered < InSize && !zeros(Covered, InSize))
+    return InSize;
+  return Start;
+}
+
 /// Nothing but bytes edited in place: every offset stays.
 Layout LayoutBuilder::keepInputLayout() {
   const uint64_t InSize = Obj.input().size();
@@ -275,6 +345,7 @@ Layout LayoutBuilder::keepInputLayout() {
   for (size_t I = 0; I < Obj.sections().size(); ++I)
     L.SectionOffsets[I] = Obj.sections()[I]->Orig->Offset;
   L.BaseLength = InSize;
+  L.TailStart = InSize;
   return std::move(L);
 }
 
@@ -392,7 +463,8 @@ Error LayoutBuilder::placeDescribingSegments() {
 /// PT_PHDR then turned into PT_NULL.
 void LayoutBuilder::placeProgramHeaders() {
   const bool PhInPlace = Obj.inputTables().PhNum &&
-                         Obj.segments().size() <= Obj.inputTables().PhNum;
+                         Obj.segments().size() <= Obj.inputTables().PhNum &&
+                         Obj.inputTables().PhOff + PhSize <= Cut;
   if (Obj.segments().empty()) {
     L.PhOff = 0;
   } else if (PhHolder) {
@@ -432,7 +504,8 @@ Error LayoutBuilder::placeTail() {
     }
     if (S.isAlloc())
       continue; // new loaded sections were placed with their segment
-    if (S.Orig && (S.isNoBits() || outSize(S) == S.Orig->Size)) {
+    if (S.Orig && (S.isNoBits() || !S.Orig->Size ||
+                   (outSize(S) == S.Orig->Size && S.Orig->Offset < Cut))) {
       L.SectionOffsets[I] = S.Orig->Offset;
       continue;
     }
@@ -440,6 +513,8 @@ Error LayoutBuilder::placeTail() {
   }
   llvm::stable_sort(Tail, [&](uint32_t A, uint32_t B) {
     const Section &SA = *Obj.sections()[A], &SB = *Obj.sections()[B];
+    if (SA.AfterInput != SB.AfterInput)
+      return SB.AfterInput;
     if (SA.isNew() != SB.isNew())
       return SB.isNew();
     if (SA.isNew())
@@ -448,6 +523,16 @@ Error LayoutBuilder::placeTail() {
   });
   for (uint32_t I : Tail) {
     const Section &S = *Obj.sections()[I];
+    if (S.AfterInput)
+      Pos = std::max<uint64_t>(Pos, Obj.input().size());
+    // A section of the moved tail that nothing has passed yet stays where
+    // it was (its bytes, or the ones a grown table keeps, at their offset).
+    if (S.Orig && S.Orig->Offset >= Cut && S.Orig->Offset >= Pos &&
+        !S.AfterInput && Cut < Obj.input().size()) {
+      L.SectionOffsets[I] = S.Orig->Offset;
+      Pos = S.Orig->Offset + outSize(S);
+      continue;
+    }
     // sh_addralign constrains addresses; a section nothing loads has none,
     // so its file offset is aligned to at most a page (a header claiming
     // 2 GiB must not make a 5 KB input a 2 GiB output). The header keeps
@@ -474,11 +559,17 @@ Error LayoutBuilder::placeSectionHeaders() {
     return E;
   Pos += NSec * sizeof(Elf_Shdr);
   L.FileSize = Pos;
+  // Never shorter than the input (a tail laid out again may be): offsets
+  // of empty sections stay valid, and a record of the input's bytes finds
+  // every one of its offsets in the output.
+  if (Cut < Obj.input().size())
+    L.FileSize = std::max<uint64_t>(L.FileSize, Obj.input().size());
   if (NSec >= SHN_LORESERVE)
     return makeError("too many sections (" + Twine(NSec) + ")");
   if (Obj.segments().size() >= PN_XNUM)
     return makeError("too many program headers");
   L.BaseLength = std::min<uint64_t>(Obj.input().size(), L.FileSize);
+  L.TailStart = Cut;
   return Error::success();
 }
 
@@ -511,8 +602,10 @@ Expected<Layout> LayoutBuilder::run() {
   }
   L.InPlace = false;
   // Every byte of the input stays where it is (one copy, in the kernel when
-  // the output goes to a file); what is new or grew goes after its end.
-  Pos = Obj.input().size();
+  // the output goes to a file); what is new or grew goes after its end --
+  // or after its last byte that must stay, when the tail may move.
+  Cut = Obj.tailRelayoutAllowed() ? tailStart() : Obj.input().size();
+  Pos = Cut;
   if (Error E = placeNewSegments())
     return std::move(E);
   placeProgramHeaders();

@@ -72,15 +72,27 @@ void hotswap::printProvenance(const ProvenanceAnalysis::Result &R,
     OS << "  run " << I + 1 << ": hotswap-opt " << Run.Version
        << " -passes=" << Run.Pipeline << " on " << Run.InputSize << " bytes\n";
   }
-  OS << "  edited in place: " << Rec.Ranges.size()
-     << (Rec.Ranges.size() == 1 ? " range" : " ranges") << ", "
-     << Rec.editedBytes() << " bytes\n";
+  const size_t Moved = llvm::count_if(
+      Rec.Ranges, [](const ProvenanceRange &G) { return G.Source; });
+  const size_t Held = Rec.Ranges.size() - Moved;
+  OS << "  edited in place: " << Held << (Held == 1 ? " range" : " ranges")
+     << ", " << Rec.editedBytes() << " bytes\n";
   // Each range with the original bytes it holds (the first 16 of them).
   constexpr size_t Shown = 16;
   for (const ProvenanceRange &G : Rec.Ranges)
-    OS << "    " << hex(G.Offset) << " +" << hex(G.Size) << " was "
-       << toHex(G.Original.take_front(Shown), /*LowerCase=*/true)
-       << (G.Original.size() > Shown ? "..." : "") << "\n";
+    if (!G.Source)
+      OS << "    " << hex(G.Offset) << " +" << hex(G.Size) << " was "
+         << toHex(G.Original.take_front(Shown), /*LowerCase=*/true)
+         << (G.Original.size() > Shown ? "..." : "") << "\n";
+  if (Moved) {
+    OS << "  moved (the output holds the original bytes elsewhere): " << Moved
+       << (Moved == 1 ? " range" : " ranges") << ", " << Rec.movedBytes()
+       << " bytes\n";
+    for (const ProvenanceRange &G : Rec.Ranges)
+      if (G.Source)
+        OS << "    " << hex(G.Offset) << " +" << hex(G.Size) << " now at "
+           << hex(*G.Source) << "\n";
+  }
   if (!Rec.Rebuilt.empty()) {
     uint64_t Bytes = 0;
     for (const RebuiltRange &G : Rec.Rebuilt)
@@ -93,6 +105,9 @@ void hotswap::printProvenance(const ProvenanceAnalysis::Result &R,
          << " from the bundle at " << hex(G.SourceOffset) << " +"
          << hex(G.SourceSize) << "\n";
   }
+  if (Rec.LaidOutFrom < Rec.OriginalSize)
+    OS << "  laid out again from " << hex(Rec.LaidOutFrom)
+       << " (the bytes after it are the output's own)\n";
   OS << "  leads back to the original: "
      << (R.Problem ? "no: " + *R.Problem : std::string("yes")) << "\n";
 }
@@ -106,11 +121,17 @@ json::Object hotswap::provenanceJSON(const ProvenanceAnalysis::Result &R) {
     Runs.push_back(json::Object{{"version", Run.Version},
                                 {"pipeline", Run.Pipeline},
                                 {"input_size", Run.InputSize}});
+  json::Array MovedRanges;
   for (const ProvenanceRange &G : Rec.Ranges)
-    Edits.push_back(
-        json::Object{{"offset", G.Offset},
-                     {"size", G.Size},
-                     {"original", toHex(G.Original, /*LowerCase=*/true)}});
+    if (G.Source)
+      MovedRanges.push_back(json::Object{{"offset", G.Offset},
+                                         {"size", G.Size},
+                                         {"source_offset", *G.Source}});
+    else
+      Edits.push_back(
+          json::Object{{"offset", G.Offset},
+                       {"size", G.Size},
+                       {"original", toHex(G.Original, /*LowerCase=*/true)}});
   json::Array Rebuilt;
   for (const RebuiltRange &G : Rec.Rebuilt)
     Rebuilt.push_back(json::Object{{"offset", G.Offset},
@@ -125,6 +146,12 @@ json::Object hotswap::provenanceJSON(const ProvenanceAnalysis::Result &R) {
                  {"leads_back", !R.Problem}};
   if (!Rec.Rebuilt.empty())
     O["rebuilt"] = std::move(Rebuilt);
+  if (Rec.LaidOutFrom < Rec.OriginalSize)
+    O["laid_out_from"] = Rec.LaidOutFrom;
+  if (!MovedRanges.empty()) {
+    O["moved"] = std::move(MovedRanges);
+    O["moved_bytes"] = Rec.movedBytes();
+  }
   if (R.Problem)
     O["problem"] = *R.Problem;
   return json::Object{{"provenance", std::move(O)}};

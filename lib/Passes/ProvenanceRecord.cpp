@@ -19,7 +19,9 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 
 using namespace llvm;
 using namespace hotswap;
@@ -31,7 +33,8 @@ namespace {
 /// edited bytes' digest and the range count).
 constexpr uint64_t OriginalSHAAt = 16, EditedSHAAt = 48, RunsAt = 88;
 /// The smallest encoded run (two empty strings) and range.
-constexpr uint64_t MinRunSize = 16, RangeSize = 16, RebuiltSize = 32;
+constexpr uint64_t MinRunSize = 16, RangeSize = 16, RebuiltSize = 32,
+                   MovedSize = 24;
 /// The note's header and its padded owner name, "HOTSWAP\0".
 constexpr uint64_t NoteNameSize = 8;
 constexpr uint64_t DescAt = amdgpu::NoteHeaderSize + NoteNameSize;
@@ -108,11 +111,14 @@ void putDigest(std::vector<uint8_t> &B, const SHA256Digest &D) {
   B.insert(B.end(), D.begin(), D.end());
 }
 
-/// Hashes \p File's bytes over \p R's ranges, in order.
+/// Hashes \p File's bytes over \p R's ranges, in order, before where the
+/// output was laid out again.
 SHA256Digest hashEdited(const ProvenanceRecord &R, ArrayRef<uint8_t> File) {
   Sha256 H;
   for (const ProvenanceRange &G : R.Ranges)
-    H.update(File.slice(G.Offset, G.Size));
+    if (G.Offset < R.LaidOutFrom)
+      H.update(
+          File.slice(G.Offset, std::min(G.Size, R.LaidOutFrom - G.Offset)));
   return H.final();
 }
 
@@ -129,12 +135,13 @@ SHA256Digest hashOriginal(const ProvenanceRecord &R, ArrayRef<uint8_t> File) {
   return H.final();
 }
 
-/// Version 2: the rebuilt ranges, after the ranges (which \p Rec holds).
-Error readRebuilt(Reader &R, ProvenanceRecord &Rec) {
+/// Versions 2 and 3: the rebuilt ranges, after the ranges (which \p Rec
+/// holds).
+Error readRebuilt(Reader &R, ProvenanceRecord &Rec, uint32_t Version) {
   uint64_t Count;
   if (!R.u64(Count))
     return malformed("the rebuilt ranges are truncated");
-  if (Count == 0)
+  if (Count == 0 && Version == ProvenanceRebuiltFormatVersion)
     return malformed("a record of version " +
                      Twine(ProvenanceRebuiltFormatVersion) +
                      " has no rebuilt range");
@@ -178,6 +185,56 @@ Error readRebuilt(Reader &R, ProvenanceRecord &Rec) {
   return Error::success();
 }
 
+/// Version 3: the moved ranges, after the rebuilt ones, into \p Moved.
+Error readMoved(Reader &R, const ProvenanceRecord &Rec,
+                std::vector<ProvenanceRange> &Moved) {
+  uint64_t Count;
+  if (!R.u64(Count))
+    return malformed("the moved ranges are truncated");
+  if (Count > R.left() / MovedSize)
+    return malformed(Twine(Count) + " moved ranges do not fit in the " +
+                     Twine(R.left()) + " bytes left");
+  Moved.reserve(Count);
+  uint64_t End = 0;
+  size_t Held = 0, Built = 0; // the first of each not before this one
+  for (uint64_t I = 0; I < Count; ++I) {
+    ProvenanceRange G;
+    uint64_t Source;
+    const Twine What = "moved range " + Twine(I);
+    if (!R.u64(G.Offset) || !R.u64(G.Size) || !R.u64(Source))
+      return malformed(What + " is truncated");
+    if (G.Size == 0)
+      return malformed(What + " is empty");
+    if (G.Offset < End)
+      return malformed(What + " at " + hex(G.Offset) +
+                       " is not after the one before it (ending at " +
+                       hex(End) + ")");
+    if (G.Offset > Rec.OriginalSize || G.Size > Rec.OriginalSize - G.Offset)
+      return malformed(What + " at " + hex(G.Offset) + " of " + hex(G.Size) +
+                       " bytes extends past the original's " +
+                       hex(Rec.OriginalSize) + " bytes");
+    if (G.Size > UINT64_MAX - Source)
+      return malformed(What + "'s source at " + hex(Source) + " of " +
+                       hex(G.Size) + " bytes wraps around");
+    while (Held < Rec.Ranges.size() && Rec.Ranges[Held].end() <= G.Offset)
+      ++Held;
+    if (Held < Rec.Ranges.size() && Rec.Ranges[Held].Offset < G.end())
+      return malformed(What + " at " + hex(G.Offset) +
+                       " overlaps the range at " +
+                       hex(Rec.Ranges[Held].Offset));
+    while (Built < Rec.Rebuilt.size() && Rec.Rebuilt[Built].end() <= G.Offset)
+      ++Built;
+    if (Built < Rec.Rebuilt.size() && Rec.Rebuilt[Built].Offset < G.end())
+      return malformed(What + " at " + hex(G.Offset) +
+                       " overlaps the rebuilt range at " +
+                       hex(Rec.Rebuilt[Built].Offset));
+    G.Source = Source;
+    End = G.end();
+    Moved.push_back(G);
+  }
+  return Error::success();
+}
+
 /// SHA-256 of the output \p P describes in [0, Size).
 SHA256Digest hashPieces(const OutputPieces &P, uint64_t Size) {
   static const uint8_t Zeros[4096] = {};
@@ -199,7 +256,16 @@ SHA256Digest hashPieces(const OutputPieces &P, uint64_t Size) {
 uint64_t ProvenanceRecord::editedBytes() const {
   uint64_t N = 0;
   for (const ProvenanceRange &G : Ranges)
-    N += G.Size; // ranges lie inside OriginalSize: no overflow
+    if (!G.Source)
+      N += G.Size; // ranges lie inside OriginalSize: no overflow
+  return N;
+}
+
+uint64_t ProvenanceRecord::movedBytes() const {
+  uint64_t N = 0;
+  for (const ProvenanceRange &G : Ranges)
+    if (G.Source)
+      N += G.Size;
   return N;
 }
 
@@ -232,7 +298,8 @@ hotswap::parseProvenanceNote(ArrayRef<uint8_t> SectionBytes) {
     return malformed("the descriptor is truncated (" + Twine(Desc.size()) +
                      " bytes)");
   if (Version != ProvenanceFormatVersion &&
-      Version != ProvenanceRebuiltFormatVersion)
+      Version != ProvenanceRebuiltFormatVersion &&
+      Version != ProvenanceMovedFormatVersion)
     return malformed("unknown format version " + Twine(Version));
   if (RunCount == 0)
     return malformed("no run");
@@ -280,9 +347,26 @@ hotswap::parseProvenanceNote(ArrayRef<uint8_t> SectionBytes) {
     Total += G.Size; // disjoint, inside OriginalSize: no overflow
     Rec.Ranges.push_back(G);
   }
-  if (Version == ProvenanceRebuiltFormatVersion)
-    if (Error E = readRebuilt(R, Rec))
+  if (Version != ProvenanceFormatVersion)
+    if (Error E = readRebuilt(R, Rec, Version))
       return std::move(E);
+  std::vector<ProvenanceRange> Moved;
+  Rec.LaidOutFrom = Rec.OriginalSize;
+  if (Version == ProvenanceMovedFormatVersion) {
+    if (Error E = readMoved(R, Rec, Moved))
+      return std::move(E);
+    if (!R.u64(Rec.LaidOutFrom))
+      return malformed("where the output was laid out again is truncated");
+    if (Rec.LaidOutFrom > Rec.OriginalSize)
+      return malformed("it was laid out again from " + hex(Rec.LaidOutFrom) +
+                       ", past the original's " + hex(Rec.OriginalSize) +
+                       " bytes");
+    if (Moved.empty() && Rec.LaidOutFrom == Rec.OriginalSize)
+      return malformed("a record of version " +
+                       Twine(ProvenanceMovedFormatVersion) +
+                       " with neither a moved range nor a tail laid out "
+                       "again");
+  }
   const uint64_t Checked = R.pos();
   if (!R.digest(Rec.Checksum))
     return malformed("the checksum is truncated");
@@ -296,6 +380,17 @@ hotswap::parseProvenanceNote(ArrayRef<uint8_t> SectionBytes) {
     ArrayRef<uint8_t> Bytes;
     (void)R.take(G.Size, Bytes);
     G.Original = Bytes;
+  }
+  // One list in offset order (each was sorted, and they are disjoint).
+  if (!Moved.empty()) {
+    std::vector<ProvenanceRange> All;
+    All.reserve(Rec.Ranges.size() + Moved.size());
+    std::merge(Rec.Ranges.begin(), Rec.Ranges.end(), Moved.begin(), Moved.end(),
+               std::back_inserter(All),
+               [](const ProvenanceRange &A, const ProvenanceRange &B) {
+                 return A.Offset < B.Offset;
+               });
+    Rec.Ranges = std::move(All);
   }
   return std::move(Rec);
 }
@@ -336,6 +431,8 @@ hotswap::readProvenance(const Object &Obj) {
   Expected<ProvenanceRecord> R = parseProvenanceNote(Bytes);
   if (!R)
     return R.takeError();
+  if (Error E = resolveMovedRanges(*R, Obj.input()))
+    return std::move(E);
   const uint64_t Begin = Sec.Orig->Offset, End = Begin + Sec.Orig->Size;
   if (Begin < R->OriginalSize)
     return malformed("it lies at " + hex(Begin) + ", inside the original's " +
@@ -352,6 +449,20 @@ hotswap::readProvenance(const Object &Obj) {
           " segment at offset " + hex(P->Offset));
   }
   return std::optional<ProvenanceRecord>(std::move(*R));
+}
+
+Error hotswap::resolveMovedRanges(ProvenanceRecord &R, ArrayRef<uint8_t> File) {
+  for (ProvenanceRange &G : R.Ranges) {
+    if (!G.Source)
+      continue;
+    if (*G.Source > File.size() || G.Size > File.size() - *G.Source)
+      return malformed("the moved range at " + hex(G.Offset) +
+                       " has its bytes at " + hex(*G.Source) + " +" +
+                       hex(G.Size) + ", past the file's end (" +
+                       hex(File.size()) + ")");
+    G.Original = File.slice(*G.Source, G.Size);
+  }
+  return Error::success();
 }
 
 /// The checks of checkProvenance that need no rebuilt range.
@@ -475,13 +586,18 @@ Expected<ProvenanceNote>
 hotswap::encodeProvenance(const ProvenanceContents &C) {
   ProvenanceNote N;
   std::vector<uint8_t> Desc;
-  put<uint32_t>(Desc, C.Rebuilt.empty() ? ProvenanceFormatVersion
-                                        : ProvenanceRebuiltFormatVersion);
+  size_t MovedCount = 0;
+  for (const ProvenanceContents::Range &G : C.Ranges)
+    MovedCount += G.Source.has_value();
+  const bool Moves = MovedCount || C.LaidOutFrom < C.OriginalSize;
+  put<uint32_t>(Desc, Moves               ? ProvenanceMovedFormatVersion
+                      : C.Rebuilt.empty() ? ProvenanceFormatVersion
+                                          : ProvenanceRebuiltFormatVersion);
   put<uint32_t>(Desc, static_cast<uint32_t>(C.Runs.size()));
   put<uint64_t>(Desc, C.OriginalSize);
   putDigest(Desc, C.OriginalSHA256);
   putDigest(Desc, SHA256Digest{}); // the edited bytes' digest, at the end
-  put<uint64_t>(Desc, C.Ranges.size());
+  put<uint64_t>(Desc, C.Ranges.size() - MovedCount);
   assert(Desc.size() == RunsAt && "field positions");
   (void)RunsAt;
   if (C.Runs.size() > UINT32_MAX)
@@ -498,13 +614,15 @@ hotswap::encodeProvenance(const ProvenanceContents &C) {
   }
   uint64_t Blob = 0;
   for (const ProvenanceContents::Range &G : C.Ranges) {
+    if (G.Source)
+      continue;
     put<uint64_t>(Desc, G.Offset);
     put<uint64_t>(Desc, G.Size);
     Blob += G.Size; // disjoint ranges of the original: no overflow
     for (const ProvenanceNote::Slice &S : G.Original)
       N.Slices.push_back(S);
   }
-  if (!C.Rebuilt.empty()) {
+  if (!C.Rebuilt.empty() || Moves) {
     put<uint64_t>(Desc, C.Rebuilt.size());
     for (const RebuiltRange &G : C.Rebuilt) {
       put<uint64_t>(Desc, G.Offset);
@@ -512,6 +630,16 @@ hotswap::encodeProvenance(const ProvenanceContents &C) {
       put<uint64_t>(Desc, G.SourceOffset);
       put<uint64_t>(Desc, G.SourceSize);
     }
+  }
+  if (Moves) {
+    put<uint64_t>(Desc, MovedCount);
+    for (const ProvenanceContents::Range &G : C.Ranges)
+      if (G.Source) {
+        put<uint64_t>(Desc, G.Offset);
+        put<uint64_t>(Desc, G.Size);
+        put<uint64_t>(Desc, *G.Source);
+      }
+    put<uint64_t>(Desc, std::min(C.LaidOutFrom, C.OriginalSize));
   }
   putDigest(Desc, SHA256Digest{}); // the checksum, at the end
   const uint64_t DescSize = Desc.size() + Blob;

@@ -78,6 +78,17 @@ void pipeline::runCodeObject(CodeObjectRun &Run, const PipelineText &P,
         Recorded ? InputDigest::Ahead::No : InputDigest::Ahead::Pool);
   if (Error E = runPasses(**Obj, *PM, Opts, &Run.Facts))
     return Fail(std::move(E));
+  // A code object's non-loaded tail follows its new segment, each table
+  // once: the record points at the input's bytes where they moved, and
+  // lies after them all (recordProvenance).
+  (*Obj)->allowTailRelayout();
+  if (Recorded) {
+    Expected<Section *> Old = findProvenanceSection(**Obj);
+    if (!Old)
+      return Fail(Old.takeError());
+    if (*Old)
+      (*Old)->AfterInput = true;
+  }
   Expected<Layout> L = computeLayout(**Obj);
   if (!L)
     return Fail(L.takeError());

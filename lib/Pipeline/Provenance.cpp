@@ -109,6 +109,92 @@ std::vector<ByteRange> subtractRanges(ArrayRef<ByteRange> A,
   return Out;
 }
 
+/// Input bytes the output holds: Size bytes of the input at In are the
+/// output's at Out.
+struct InputCopy {
+  uint64_t In = 0, Out = 0, Size = 0;
+};
+
+/// Every run of input bytes in the output \p P of \p FileSize bytes (what
+/// no later piece covers), by input offset.
+std::vector<InputCopy> inputCopies(const OutputPieces &P, uint64_t FileSize,
+                                   ArrayRef<uint8_t> Input) {
+  std::vector<InputCopy> C;
+  const uint8_t *Begin = Input.data(), *End = Begin + Input.size();
+  for (const OutputSpan &S : resolveOutput(P, 0, FileSize))
+    if (S.Bytes && S.Bytes >= Begin && S.Bytes < End &&
+        S.Size <= uint64_t(End - S.Bytes))
+      C.push_back({uint64_t(S.Bytes - Begin), S.Offset, S.Size});
+  llvm::sort(
+      C, [](const InputCopy &A, const InputCopy &B) { return A.In < B.In; });
+  return C;
+}
+
+/// Moved ranges are worth their 24 bytes from this size on.
+constexpr uint64_t MinMovedRange = 64;
+
+/// \p Ranges with the parts whose original bytes (input bytes, by their
+/// slices) the output holds elsewhere (\p Copies) made moved ranges; the
+/// rest held. A moved range keeps its one slice, for the check.
+std::vector<ProvenanceContents::Range>
+moveRanges(std::vector<ProvenanceContents::Range> Ranges,
+           ArrayRef<InputCopy> Copies) {
+  std::vector<ProvenanceContents::Range> Out;
+  Out.reserve(Ranges.size());
+  for (ProvenanceContents::Range &G : Ranges) {
+    uint64_t At = G.Offset;
+    ProvenanceContents::Range Held;
+    auto flushHeld = [&] {
+      if (Held.Size)
+        Out.push_back(std::move(Held));
+      Held = ProvenanceContents::Range();
+    };
+    for (const ProvenanceNote::Slice &Sl : G.Original) {
+      uint64_t InPos = Sl.InputOffset, Left = Sl.Size;
+      while (Left) {
+        // The copy holding InPos (the last one starting at or before it),
+        // else how far the next one is.
+        auto It = llvm::partition_point(
+            Copies, [&](const InputCopy &C) { return C.In <= InPos; });
+        uint64_t N = Left;
+        std::optional<uint64_t> Source;
+        if (It != Copies.begin() &&
+            std::prev(It)->In + std::prev(It)->Size > InPos) {
+          const InputCopy &C = *std::prev(It);
+          N = std::min(Left, C.In + C.Size - InPos);
+          if (N >= MinMovedRange)
+            Source = C.Out + (InPos - C.In);
+        } else if (It != Copies.end()) {
+          N = std::min(Left, It->In - InPos);
+        }
+        if (Source) {
+          flushHeld();
+          ProvenanceContents::Range *B = Out.empty() ? nullptr : &Out.back();
+          if (B && B->Source && B->Offset + B->Size == At &&
+              *B->Source + B->Size == *Source &&
+              B->Original.back().InputOffset + B->Original.back().Size ==
+                  InPos) {
+            B->Size += N;
+            B->Original.back().Size += N;
+          } else {
+            Out.push_back({At, N, {{InPos, N}}, Source});
+          }
+        } else {
+          if (!Held.Size)
+            Held.Offset = At;
+          Held.Original.push_back({InPos, N});
+          Held.Size += N;
+        }
+        At += N;
+        InPos += N;
+        Left -= N;
+      }
+    }
+    flushHeld();
+  }
+  return Out;
+}
+
 /// SHA-256 of what \p Out holds in \p Ranges (inside [0, Limit)), in order.
 SHA256Digest hashRanges(const OutputPieces &Out, ArrayRef<ByteRange> Ranges,
                         uint64_t Limit) {
@@ -156,13 +242,40 @@ pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
     C.OriginalSize = Rec->OriginalSize;
     C.OriginalSHA256 = Rec->OriginalSHA256;
     C.Runs = Rec->Runs;
+    C.LaidOutFrom = Rec->LaidOutFrom;
   } else {
-    C.OriginalSize = Input.size();
+    C.OriginalSize = C.LaidOutFrom = Input.size();
     // Zeros until settle() when deferred (the checksum is redone then).
     if (!Defer)
       C.OriginalSHA256 = Digest->get();
   }
   C.Runs.push_back({getVersionString().str(), P.canonical(), Input.size()});
+
+  Expected<Section *> Found = findProvenanceSection(Obj);
+  if (!Found)
+    return prefixError("cannot extend the provenance record",
+                       Found.takeError());
+  Section *S = *Found;
+  if (!S) {
+    auto New = std::make_unique<Section>();
+    New->Name = ProvenanceSectionName.str();
+    New->Type = ELF::SHT_NOTE;
+    New->AddrAlign = 4;
+    S = &Obj.addSection(std::move(New));
+  }
+  if (Obj.tailRelayoutAllowed()) {
+    // The layout with the record in it, but for its size: laid out last
+    // and after the input, the record moves nothing else whatever its size,
+    // while adding it may move the tail (a layout that was in place).
+    S->AfterInput = true;
+    S->setExternalContents(0);
+    Expected<Layout> Trial = computeLayout(Obj);
+    if (!Trial)
+      return prefixError("cannot add the provenance record", Trial.takeError());
+    L = std::move(*Trial);
+  }
+
+  C.LaidOutFrom = std::min(C.LaidOutFrom, L.TailStart);
 
   // What this run edits inside the original, the ELF header included; what
   // earlier runs edited. The holes a host leaves inside the original are
@@ -204,6 +317,20 @@ pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
       Earlier.push_back({G.Offset, G.Size});
   std::vector<ByteRange> Ranges =
       uniteRanges(uniteRanges(Earlier, Edits), ArrayRef(Header));
+  // What the layout wrote over a tail that moved is edited whatever bytes
+  // happen to agree: its parts are then moved ranges as long as the tables
+  // they were.
+  if (!L.InPlace && L.TailStart < C.OriginalSize) {
+    std::vector<ByteRange> Over;
+    for (const OutputSpan &Sp :
+         resolveOutput(renderPieces(Obj, L), L.TailStart, C.OriginalSize))
+      if (!Sp.AtInputOffset)
+        Over.push_back({Sp.Offset, Sp.Size});
+    llvm::sort(Over, [](const ByteRange &A, const ByteRange &B) {
+      return A.Offset < B.Offset;
+    });
+    Ranges = uniteRanges(Ranges, uniteRanges(Over, {}));
+  }
   OriginalBytes Orig(Input, Rec);
   for (const ByteRange &G : Ranges)
     C.Ranges.push_back({G.Offset, G.Size, Orig.slices(G.Offset, G.Size)});
@@ -218,21 +345,21 @@ pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
                          "one at " +
                          hex(B.Offset));
 
+  if (Obj.tailRelayoutAllowed()) {
+    // Sections' bytes, not what is left of the old tail where nothing was
+    // laid out (the copy of the input the output starts with reaches it).
+    OutputPieces Laid = renderPieces(Obj, L);
+    if (!Laid.Pieces.empty() && Laid.Pieces.front().Offset == 0 &&
+        Laid.Pieces.front().InputOffset == uint64_t(0))
+      Laid.Pieces.front().Bytes =
+          Laid.Pieces.front().Bytes.take_front(L.TailStart);
+    C.Ranges =
+        moveRanges(std::move(C.Ranges), inputCopies(Laid, L.FileSize, Input));
+  }
+
   Expected<ProvenanceNote> Note = encodeProvenance(C);
   if (!Note)
     return Note.takeError();
-  Expected<Section *> Found = findProvenanceSection(Obj);
-  if (!Found)
-    return prefixError("cannot extend the provenance record",
-                       Found.takeError());
-  Section *S = *Found;
-  if (!S) {
-    auto New = std::make_unique<Section>();
-    New->Name = ProvenanceSectionName.str();
-    New->Type = ELF::SHT_NOTE;
-    New->AddrAlign = 4;
-    S = &Obj.addSection(std::move(New));
-  }
   S->setExternalContents(Note->Size);
   Expected<Layout> Final = computeLayout(Obj);
   if (!Final)
@@ -248,7 +375,25 @@ pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
                    editedRanges(Out, Input, C.OriginalSize, 0)))
     return makeError("internal error: the output edits bytes of the input "
                      "that its provenance record does not hold");
-  finishProvenance(W.Note, hashRanges(Out, Ranges, C.OriginalSize));
+  // Each moved range's bytes are where the record says, input bytes all.
+  for (const ProvenanceContents::Range &G : C.Ranges) {
+    if (!G.Source)
+      continue;
+    const uint8_t *From = Input.data() + G.Original.front().InputOffset;
+    uint64_t Seen = 0;
+    for (const OutputSpan &Sp :
+         resolveOutput(Out, *G.Source, *G.Source + G.Size)) {
+      if (Sp.Bytes != From + (Sp.Offset - *G.Source))
+        Seen = UINT64_MAX;
+      else if (Seen != UINT64_MAX)
+        Seen += Sp.Size;
+    }
+    if (Seen != G.Size)
+      return makeError("internal error: the output does not hold the "
+                       "original bytes of the moved range at " +
+                       hex(G.Offset) + " at " + hex(*G.Source));
+  }
+  finishProvenance(W.Note, hashRanges(Out, Ranges, C.LaidOutFrom));
   return std::move(W);
 }
 

@@ -68,6 +68,11 @@ struct Layout {
   /// (apart from headers and sections edited in place, which the writer
   /// rewrites over them).
   uint64_t BaseLength = 0;
+  /// Where what the layout placed anew starts: the input's bytes before it
+  /// keep their offsets; those after it (a tail of non-loaded sections and
+  /// tables, Object::allowTailRelayout) may be written over. The input's
+  /// size when nothing could move.
+  uint64_t TailStart = 0;
 
   /// Size of \p S in the output file (0 for NOBITS).
   uint64_t outputSize(const Section &S) const;

@@ -60,6 +60,10 @@ public:
   Section *Link = nullptr;
   /// Raw sh_info. The writer derives it for symbol tables that changed.
   uint32_t Info = 0;
+  /// A non-loaded section a new layout puts after every other one and after
+  /// the input's last byte (a record of the input's bytes, which must not
+  /// lie among them).
+  bool AfterInput = false;
 
   /// Where the section came from. Sections created by passes have none.
   struct Origin {
@@ -350,6 +354,16 @@ public:
   /// after all section data at an 8-byte-aligned offset (always true when it
   /// is laid out anew).
   bool sectionHeadersWillBeLastAndAligned() const;
+  /// Lets a new layout move the input's non-loaded tail: the sections,
+  /// tables and zero padding after the last byte that must stay (loaded
+  /// bytes, the ELF header, anything else) are laid out again after the new
+  /// segments, which start where that tail started. Whoever asks records
+  /// how to give the moved bytes back (the pipeline's provenance record
+  /// does, as ranges the output holds elsewhere); without it every input
+  /// byte keeps its offset and what grew is appended. Outputs are never
+  /// shorter than the input.
+  void allowTailRelayout() { RelayTail = true; }
+  bool tailRelayoutAllowed() const { return RelayTail; }
 
   ~Object();
 
@@ -370,6 +384,7 @@ private:
   std::function<void(llvm::ArrayRef<uint8_t>)> InputReleaser;
   InputTables InTables;
   bool SectionHeadersLast = false;
+  bool RelayTail = false;
   /// Keeps the input buffer alive when the object owns it.
   std::unique_ptr<llvm::MemoryBuffer> OwnedInput;
 };

@@ -15,11 +15,15 @@
 //   R x { u64 input size, u32 n, n bytes tool version,
 //         u32 m, m bytes pipeline (UTF-8) }               oldest run first
 //   N x { u64 offset, u64 size }       sorted, disjoint, non-empty, below S
-//   version 2 only: u64 K, rebuilt ranges
+//   versions 2 and 3: u64 K, rebuilt ranges (at least one in version 2)
 //   K x { u64 offset, u64 size,        sorted, disjoint, non-empty, below S,
 //         u64 source offset, u64 source size }   apart from the N ranges
+//   version 3 only: u64 M, moved ranges
+//   M x { u64 offset, u64 size,        sorted, disjoint, non-empty, below S,
+//         u64 source offset }          apart from the N and K ranges
+//   version 3 only: u64 T <= S, where the output was laid out again
 //   u8[32] SHA-256 of the descriptor's bytes before this field
-//   the original bytes of every range, in order (sum of the sizes)
+//   the original bytes of every one of the N ranges, in order
 //
 // The output starts with the whole input, every byte at its offset, and the
 // edits inside it (ELF header, descriptors, metadata values, program
@@ -35,6 +39,18 @@
 // its rewrite left as a hole once it proved that re-bundling the restored
 // code objects gives that bundle's bytes back (the pipeline's
 // RebuildFn). The original's SHA-256 covers them.
+//
+// A moved range (version 3, written only when there is one) holds no
+// original bytes either: the file holds them elsewhere, at its source
+// offset. A code object's non-loaded tail (symbol and string tables, debug
+// information, the section header table) is laid out again after its new
+// segment (Object::allowTailRelayout), each table keeping the input's bytes
+// as its first part, so the record points at them instead of holding a
+// second copy. From T on, the output holds what its layout put there (new
+// segments first, then the tail): bytes of its own, like those after the
+// original's extent, which the edited bytes' SHA-256 does not cover (it
+// covers the ranges' parts before T). Version 3 is written when there is a
+// moved range or T is inside the original.
 //
 // Every byte of the original extent is covered: a byte outside the ranges
 // by the original's SHA-256, a byte inside one by the edited bytes'
@@ -69,6 +85,8 @@ inline constexpr uint32_t ProvenanceNoteType = 1;
 inline constexpr uint32_t ProvenanceFormatVersion = 1;
 /// The version of a record with rebuilt ranges.
 inline constexpr uint32_t ProvenanceRebuiltFormatVersion = 2;
+/// The version of a record with moved ranges, or a tail laid out again.
+inline constexpr uint32_t ProvenanceMovedFormatVersion = 3;
 
 using SHA256Digest = std::array<uint8_t, 32>;
 
@@ -88,8 +106,12 @@ struct ProvenanceRange {
   uint64_t Offset = 0;
   uint64_t Size = 0;
   /// The original bytes: Size bytes of what the record was parsed from
-  /// (empty in a record being built, see ProvenanceNote).
+  /// (empty in a record being built, see ProvenanceNote), or of the file
+  /// at Source.
   llvm::ArrayRef<uint8_t> Original;
+  /// A moved range: where in the file its original bytes are
+  /// (readProvenance points Original there).
+  std::optional<uint64_t> Source;
 
   uint64_t end() const { return Offset + Size; }
 };
@@ -125,9 +147,15 @@ struct ProvenanceRecord {
   std::vector<ProvenanceRun> Runs;
   std::vector<ProvenanceRange> Ranges;
   std::vector<RebuiltRange> Rebuilt;
+  /// Where the output was laid out again (OriginalSize when it was not):
+  /// the edited bytes' digest covers what lies before.
+  uint64_t LaidOutFrom = UINT64_MAX;
 
-  /// Bytes the ranges hold together.
+  /// Bytes the ranges the record holds the original bytes of hold
+  /// together (moved ranges left out).
   uint64_t editedBytes() const;
+  /// Bytes the moved ranges hold together.
+  uint64_t movedBytes() const;
 };
 
 /// Parses the contents of a provenance section (one note). Every field is
@@ -141,6 +169,11 @@ parseProvenanceNote(llvm::ArrayRef<uint8_t> SectionBytes);
 /// inside the original extent its record claims (checked by
 /// readProvenance).
 llvm::Expected<Section *> findProvenanceSection(const Object &Obj);
+
+/// Points each moved range's Original at its bytes in \p File, the file
+/// \p R was read from; fails when they lie past its end.
+llvm::Error resolveMovedRanges(ProvenanceRecord &R,
+                               llvm::ArrayRef<uint8_t> File);
 
 /// The record of \p Obj (nullopt when it has none), parsed from the input
 /// bytes the model was read from; its ranges' Original point into them.
@@ -205,10 +238,15 @@ struct ProvenanceContents {
     uint64_t Offset = 0;
     uint64_t Size = 0;
     std::vector<ProvenanceNote::Slice> Original;
+    /// A moved range: the output holds its original bytes here (and the
+    /// record does not; Original is then ignored).
+    std::optional<uint64_t> Source;
   };
   std::vector<Range> Ranges;
   /// Apart from Ranges (version 2 when there is one).
   std::vector<RebuiltRange> Rebuilt;
+  /// ProvenanceRecord::LaidOutFrom (version 3 when below OriginalSize).
+  uint64_t LaidOutFrom = UINT64_MAX;
 };
 
 /// Encodes \p C with zero digests. Fails when the note would not fit its
