@@ -312,7 +312,9 @@ uint64_t LayoutBuilder::tailStart() const {
   }
   llvm::sort(Movable,
              [](const Span &A, const Span &B) { return A.Offset < B.Offset; });
+  // (Bytes an earlier run appended need no keeping, whatever they are.)
   auto zeros = [&](uint64_t From, uint64_t To) {
+    To = std::min(To, std::max(From, Obj.tailOursFrom()));
     return std::all_of(In.begin() + From, In.begin() + To,
                        [](uint8_t B) { return B == 0; });
   };
@@ -568,8 +570,18 @@ Error LayoutBuilder::placeSectionHeaders() {
     return makeError("too many sections (" + Twine(NSec) + ")");
   if (Obj.segments().size() >= PN_XNUM)
     return makeError("too many program headers");
-  L.BaseLength = std::min<uint64_t>(Obj.input().size(), L.FileSize);
+  // The input up to the tail; from there on only what the layout placed
+  // (zeros between: no stale copy of a moved table stays behind).
+  L.BaseLength = std::min<uint64_t>(Cut, L.FileSize);
   L.TailStart = Cut;
+  const InputTables &T = Obj.inputTables();
+  for (auto [Off, Size] : {std::pair<uint64_t, uint64_t>(
+                               T.PhOff, uint64_t(T.PhNum) * sizeof(Elf_Phdr)),
+                           std::pair<uint64_t, uint64_t>(
+                               T.ShOff, uint64_t(T.ShNum) * sizeof(Elf_Shdr))})
+    if (Size && Off >= Cut && Off <= Obj.input().size() &&
+        Size <= Obj.input().size() - Off && Off < Obj.tailOursFrom())
+      L.OldTables.push_back({Off, Size});
   return Error::success();
 }
 

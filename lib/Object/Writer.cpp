@@ -102,6 +102,8 @@ OutputPieces renderPieces(const Object &Obj, const Layout &L) {
   };
   if (Base)
     R.Pieces.push_back({0, Obj.input().take_front(Base), uint64_t(0)});
+  for (auto [Off, Size] : L.OldTables)
+    R.Pieces.push_back({Off, Obj.input().slice(Off, Size), Off});
 
   // Section contents first: a non-loaded section kept in place may overlap
   // the ELF header or a header table (the reader allows it), and the headers

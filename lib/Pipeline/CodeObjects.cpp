@@ -81,14 +81,20 @@ void pipeline::runCodeObject(CodeObjectRun &Run, const PipelineText &P,
   // A code object's non-loaded tail follows its new segment, each table
   // once: the record points at the input's bytes where they moved, and
   // lies after them all (recordProvenance).
-  (*Obj)->allowTailRelayout();
+  uint64_t OursFrom = Run.Payload.size();
   if (Recorded) {
     Expected<Section *> Old = findProvenanceSection(**Obj);
     if (!Old)
       return Fail(Old.takeError());
     if (*Old)
       (*Old)->AfterInput = true;
+    Expected<std::optional<ProvenanceRecord>> Rec = readProvenance(**Obj);
+    if (!Rec)
+      return Fail(Rec.takeError());
+    if (*Rec)
+      OursFrom = (*Rec)->OriginalSize;
   }
+  (*Obj)->allowTailRelayout(OursFrom);
   Expected<Layout> L = computeLayout(**Obj);
   if (!L)
     return Fail(L.takeError());

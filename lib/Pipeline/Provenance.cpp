@@ -346,15 +346,8 @@ pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
                          hex(B.Offset));
 
   if (Obj.tailRelayoutAllowed()) {
-    // Sections' bytes, not what is left of the old tail where nothing was
-    // laid out (the copy of the input the output starts with reaches it).
-    OutputPieces Laid = renderPieces(Obj, L);
-    if (!Laid.Pieces.empty() && Laid.Pieces.front().Offset == 0 &&
-        Laid.Pieces.front().InputOffset == uint64_t(0))
-      Laid.Pieces.front().Bytes =
-          Laid.Pieces.front().Bytes.take_front(L.TailStart);
-    C.Ranges =
-        moveRanges(std::move(C.Ranges), inputCopies(Laid, L.FileSize, Input));
+    C.Ranges = moveRanges(std::move(C.Ranges),
+                          inputCopies(renderPieces(Obj, L), L.FileSize, Input));
   }
 
   Expected<ProvenanceNote> Note = encodeProvenance(C);

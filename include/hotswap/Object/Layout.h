@@ -73,6 +73,10 @@ struct Layout {
   /// tables, Object::allowTailRelayout) may be written over. The input's
   /// size when nothing could move.
   uint64_t TailStart = 0;
+  /// The input's own header tables where they lie in a tail that moved:
+  /// written back as they were, under whatever the layout put over them,
+  /// so that where nothing did they are no edit to record.
+  std::vector<std::pair<uint64_t, uint64_t>> OldTables;
 
   /// Size of \p S in the output file (0 for NOBITS).
   uint64_t outputSize(const Section &S) const;

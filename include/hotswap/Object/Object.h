@@ -362,8 +362,15 @@ public:
   /// does, as ranges the output holds elsewhere); without it every input
   /// byte keeps its offset and what grew is appended. Outputs are never
   /// shorter than the input.
-  void allowTailRelayout() { RelayTail = true; }
+  /// \p OursFrom: where the bytes an earlier run of the caller appended
+  /// start (the original's size, by its record): nothing there needs
+  /// keeping, header tables and stray bytes included.
+  void allowTailRelayout(uint64_t OursFrom = UINT64_MAX) {
+    RelayTail = true;
+    TailOursFrom = OursFrom;
+  }
   bool tailRelayoutAllowed() const { return RelayTail; }
+  uint64_t tailOursFrom() const { return TailOursFrom; }
 
   ~Object();
 
@@ -385,6 +392,7 @@ private:
   InputTables InTables;
   bool SectionHeadersLast = false;
   bool RelayTail = false;
+  uint64_t TailOursFrom = UINT64_MAX;
   /// Keeps the input buffer alive when the object owns it.
   std::unique_ptr<llvm::MemoryBuffer> OwnedInput;
 };
