@@ -506,8 +506,8 @@ Error LayoutBuilder::placeTail() {
     }
     if (S.isAlloc())
       continue; // new loaded sections were placed with their segment
-    if (S.Orig && (S.isNoBits() || !S.Orig->Size ||
-                   (outSize(S) == S.Orig->Size && S.Orig->Offset < Cut))) {
+    if (S.Orig && (S.isNoBits() || (outSize(S) == S.Orig->Size &&
+                                    (S.Orig->Offset < Cut || !S.Orig->Size)))) {
       L.SectionOffsets[I] = S.Orig->Offset;
       continue;
     }
