@@ -251,19 +251,27 @@ pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
   }
   C.Runs.push_back({getVersionString().str(), P.canonical(), Input.size()});
 
-  Expected<Section *> Found = findProvenanceSection(Obj);
-  if (!Found)
-    return prefixError("cannot extend the provenance record",
-                       Found.takeError());
-  Section *S = *Found;
-  if (!S) {
+  // The record's section (added when there is none). \p L was laid out
+  // without a new one: found or added only where it is laid out again.
+  auto recordSection = [&]() -> Expected<Section *> {
+    Expected<Section *> Found = findProvenanceSection(Obj);
+    if (!Found)
+      return prefixError("cannot extend the provenance record",
+                         Found.takeError());
+    if (*Found)
+      return *Found;
     auto New = std::make_unique<Section>();
     New->Name = ProvenanceSectionName.str();
     New->Type = ELF::SHT_NOTE;
     New->AddrAlign = 4;
-    S = &Obj.addSection(std::move(New));
-  }
+    return &Obj.addSection(std::move(New));
+  };
+  Section *S = nullptr;
   if (Obj.tailRelayoutAllowed()) {
+    Expected<Section *> Found = recordSection();
+    if (!Found)
+      return Found.takeError();
+    S = *Found;
     // The layout with the record in it, but for its size: laid out last
     // and after the input, the record moves nothing else whatever its size,
     // while adding it may move the tail (a layout that was in place).
@@ -353,6 +361,12 @@ pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
   Expected<ProvenanceNote> Note = encodeProvenance(C);
   if (!Note)
     return Note.takeError();
+  if (!S) {
+    Expected<Section *> Found = recordSection();
+    if (!Found)
+      return Found.takeError();
+    S = *Found;
+  }
   S->setExternalContents(Note->Size);
   Expected<Layout> Final = computeLayout(Obj);
   if (!Final)
