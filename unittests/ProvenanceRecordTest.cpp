@@ -10,6 +10,7 @@
 #include "hotswap/Passes/ProvenanceRecord.h"
 #include "hotswap/Passes/ProvenanceEdits.h"
 #include "hotswap/Support/Error.h"
+#include "hotswap/Support/ReleaseBatch.h"
 
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/SHA256.h"
@@ -323,6 +324,82 @@ TEST(ProvenanceRecordTest, RebuiltRanges) {
   E = checkProvenance(Short, W.File, W.rebuilder());
   EXPECT_NE(toString(std::move(E)).find("extends past its end"),
             std::string::npos);
+}
+
+/// The bytes of \p File handed to a release, as a map of which were.
+struct Released {
+  ArrayRef<uint8_t> File;
+  std::vector<bool> Seen;
+  unsigned Calls = 0;
+  explicit Released(ArrayRef<uint8_t> File)
+      : File(File), Seen(File.size(), false) {}
+  ReleaseFn fn() {
+    return [this](ArrayRef<uint8_t> B) {
+      ++Calls;
+      EXPECT_GE(B.data(), File.data());
+      EXPECT_LE(B.end(), File.end());
+      for (const uint8_t *P = B.data(); P != B.end(); ++P)
+        Seen[P - File.data()] = true;
+    };
+  }
+  bool all(uint64_t From, uint64_t To) const {
+    return std::all_of(Seen.begin() + From, Seen.begin() + To,
+                       [](bool B) { return B; });
+  }
+};
+
+// Checking a record reads the whole original (a gigabyte for a library):
+// what it read is handed back, so that none of it stays resident.
+TEST(ProvenanceRecordTest, CheckingHandsBackWhatItRead) {
+  Rewritten W;
+  Expected<ProvenanceRecord> R = parseProvenanceNote(W.section());
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  Released Rel(W.File);
+  EXPECT_FALSE(bool(checkProvenance(*R, W.File, {}, Rel.fn())));
+  EXPECT_TRUE(Rel.all(0, W.Original.size()));
+  EXPECT_EQ(Rel.Calls, 1u); // (one run: the spans are gathered)
+
+  WithRebuilt B;
+  Expected<ProvenanceRecord> RB = parseProvenanceNote(B.section());
+  ASSERT_TRUE(bool(RB)) << toString(RB.takeError());
+  Released RelB(B.File);
+  Expected<OutputPieces> P =
+      checkedOriginal(*RB, B.File, B.rebuilder(), RelB.fn());
+  ASSERT_TRUE(bool(P)) << toString(P.takeError());
+  // The original's bytes the file holds, and the rebuilt range's source;
+  // the rebuilt bytes (another buffer) are never handed on.
+  const RebuiltRange &G = RB->Rebuilt[0];
+  EXPECT_TRUE(RelB.all(0, RB->OriginalSize));
+  EXPECT_TRUE(RelB.all(G.SourceOffset, G.SourceOffset + G.SourceSize));
+}
+
+TEST(ReleaseBatchTest, GathersSpansIntoFewReleases) {
+  std::vector<uint8_t> Buf(1000);
+  std::vector<std::pair<size_t, size_t>> Calls;
+  {
+    ReleaseBatch B(
+        [&](ArrayRef<uint8_t> R) {
+          Calls.push_back({size_t(R.data() - Buf.data()), R.size()});
+        },
+        /*Batch=*/100);
+    // Alternating spans inside one window: gathered, in either order.
+    for (int I = 0; I < 10; ++I) {
+      B.add(ArrayRef<uint8_t>(Buf).slice(I % 2 ? 60 : 10, 5));
+      EXPECT_TRUE(Calls.empty());
+    }
+    // One that would make the window larger than a batch: the window goes.
+    B.add(ArrayRef<uint8_t>(Buf).slice(500, 10));
+    ASSERT_EQ(Calls.size(), 1u);
+    EXPECT_EQ(Calls[0], (std::pair<size_t, size_t>(10, 55)));
+    B.add(ArrayRef<uint8_t>(Buf).slice(520, 30));
+    B.add({});
+  } // (the rest when it ends)
+  ASSERT_EQ(Calls.size(), 2u);
+  EXPECT_EQ(Calls[1], (std::pair<size_t, size_t>(500, 50)));
+
+  ReleaseBatch None({}); // (no release: nothing to do)
+  None.add(ArrayRef<uint8_t>(Buf).slice(0, 10));
+  None.flush();
 }
 
 TEST(ProvenanceRecordTest, RebuiltRangesAreApartFromHeldOnes) {

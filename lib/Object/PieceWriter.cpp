@@ -9,6 +9,7 @@
 #include "PieceWriter.h"
 
 #include "hotswap/Support/Error.h"
+#include "hotswap/Support/ReleaseBatch.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -209,36 +210,30 @@ Error skipHead(int FD, std::vector<OutputPiece> &Pieces,
 }
 
 /// The pages of the source's mapping that pieces written from memory read,
-/// handed back behind them every 64 MiB of the input (InputFile::release):
-/// where the page cache holds the file in 2 MiB folios, the few bytes each
-/// of a library's code objects has among its pieces would otherwise map
-/// most of the library (650 MiB of librocsparse.so.0.1's 1.25 GB).
+/// handed back behind them (ReleaseBatch.h): where the page cache holds the
+/// file in 2 MiB folios, the few bytes each of a library's code objects has
+/// among its pieces would otherwise map most of the library (650 MiB of
+/// librocsparse.so.0.1's 1.25 GB).
 class SourcePages {
 public:
   explicit SourcePages(const InputFile *Source)
-      : Source(Source && Source->worthReleasing() ? Source : nullptr) {}
+      : Source(Source && Source->worthReleasing() ? Source : nullptr),
+        Batch(this->Source ? ReleaseBatch::ReleaseFn(
+                                 [S = this->Source](ArrayRef<uint8_t> B) {
+                                   S->release(B);
+                                 })
+                           : ReleaseBatch::ReleaseFn()) {}
 
   void read(const OutputPiece &P) {
-    if (!Source || !P.InputOffset || P.Bytes.data() == nullptr ||
-        P.Bytes.data() != Source->bytes().data() + *P.InputOffset)
-      return;
-    From = std::min(From, *P.InputOffset);
-    To = std::max<uint64_t>(To, *P.InputOffset + P.Bytes.size());
-    if (To - From >= Stride)
-      release();
+    if (Source && P.InputOffset && P.Bytes.data() != nullptr &&
+        P.Bytes.data() == Source->bytes().data() + *P.InputOffset)
+      Batch.add(P.Bytes);
   }
-
-  void release() {
-    if (From < To)
-      Source->release(Source->bytes().slice(From, To - From));
-    From = UINT64_MAX;
-    To = 0;
-  }
+  void release() { Batch.flush(); }
 
 private:
-  static constexpr uint64_t Stride = 64u << 20;
   const InputFile *Source;
-  uint64_t From = UINT64_MAX, To = 0;
+  ReleaseBatch Batch;
 };
 
 } // namespace

@@ -18,14 +18,14 @@ AnalysisKey ProvenanceAnalysis::Key;
 
 Expected<ProvenanceAnalysis::Result>
 hotswap::analyzeProvenance(const Object &Obj, ArrayRef<uint8_t> File,
-                           const RebuildFn &Rebuild) {
+                           const RebuildFn &Rebuild, const ReleaseFn &Release) {
   Expected<std::optional<ProvenanceRecord>> Rec = readProvenance(Obj);
   if (!Rec)
     return Rec.takeError();
   ProvenanceAnalysis::Result R;
   R.Record = std::move(*Rec);
   if (R.Record)
-    if (Error E = checkProvenance(*R.Record, File, Rebuild))
+    if (Error E = checkProvenance(*R.Record, File, Rebuild, Release))
       R.Problem = toString(std::move(E));
   return std::move(R);
 }

@@ -11,6 +11,7 @@
 #include "hotswap/Passes/ProvenanceEdits.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
+#include "hotswap/Support/ReleaseBatch.h"
 #include "hotswap/Support/Sha256.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -122,16 +123,30 @@ SHA256Digest hashEdited(const ProvenanceRecord &R, ArrayRef<uint8_t> File) {
   return H.final();
 }
 
+/// Hashes \p Bytes into \p H, handing them to \p Release behind the hash
+/// a block at a time.
+void hashReleasing(Sha256 &H, ArrayRef<uint8_t> Bytes, ReleaseBatch &Release) {
+  constexpr size_t Block = 16u << 20;
+  while (!Bytes.empty()) {
+    ArrayRef<uint8_t> B = Bytes.take_front(Block);
+    H.update(B);
+    Release.add(B);
+    Bytes = Bytes.drop_front(B.size());
+  }
+}
+
 /// Hashes the original \p R rebuilds from \p File.
-SHA256Digest hashOriginal(const ProvenanceRecord &R, ArrayRef<uint8_t> File) {
+SHA256Digest hashOriginal(const ProvenanceRecord &R, ArrayRef<uint8_t> File,
+                          const ReleaseFn &ReleaseFile) {
   Sha256 H;
+  ReleaseBatch Release(ReleaseFile);
   uint64_t Pos = 0;
   for (const ProvenanceRange &G : R.Ranges) {
-    H.update(File.slice(Pos, G.Offset - Pos));
+    hashReleasing(H, File.slice(Pos, G.Offset - Pos), Release);
     H.update(G.Original);
     Pos = G.end();
   }
-  H.update(File.slice(Pos, R.OriginalSize - Pos));
+  hashReleasing(H, File.slice(Pos, R.OriginalSize - Pos), Release);
   return H.final();
 }
 
@@ -235,13 +250,21 @@ Error readMoved(Reader &R, const ProvenanceRecord &Rec,
   return Error::success();
 }
 
-/// SHA-256 of the output \p P describes in [0, Size).
-SHA256Digest hashPieces(const OutputPieces &P, uint64_t Size) {
+/// SHA-256 of the output \p P describes in [0, Size); what it reads of
+/// \p File is handed to \p ReleaseFile behind it (not other bytes: a
+/// rebuilt bundle's are no page of the file).
+SHA256Digest hashPieces(const OutputPieces &P, uint64_t Size,
+                        ArrayRef<uint8_t> File, const ReleaseFn &ReleaseFile) {
   static const uint8_t Zeros[4096] = {};
   Sha256 H;
+  ReleaseBatch Release(ReleaseFile);
+  ReleaseBatch None({});
   for (const OutputSpan &S : resolveOutput(P, 0, Size)) {
     if (S.Bytes) {
-      H.update(ArrayRef<uint8_t>(S.Bytes, S.Size));
+      const bool InFile = S.Bytes >= File.data() && S.Bytes <= File.end() &&
+                          S.Size <= uint64_t(File.end() - S.Bytes);
+      hashReleasing(H, ArrayRef<uint8_t>(S.Bytes, S.Size),
+                    InFile ? Release : None);
       continue;
     }
     for (uint64_t Done = 0; Done < S.Size; Done += sizeof(Zeros))
@@ -485,22 +508,23 @@ static Error notTheOriginal(const ProvenanceRecord &R) {
 }
 
 Error hotswap::checkProvenance(const ProvenanceRecord &R,
-                               ArrayRef<uint8_t> File,
-                               const RebuildFn &Rebuild) {
+                               ArrayRef<uint8_t> File, const RebuildFn &Rebuild,
+                               const ReleaseFn &Release) {
   if (!R.Rebuilt.empty())
-    return checkedOriginal(R, File, Rebuild).takeError();
+    return checkedOriginal(R, File, Rebuild, Release).takeError();
   if (Error E = checkHeld(R, File))
     return E;
-  if (hashOriginal(R, File) != R.OriginalSHA256)
+  if (hashOriginal(R, File, Release) != R.OriginalSHA256)
     return notTheOriginal(R);
   return Error::success();
 }
 
 Expected<OutputPieces> hotswap::checkedOriginal(const ProvenanceRecord &R,
                                                 ArrayRef<uint8_t> File,
-                                                const RebuildFn &Rebuild) {
+                                                const RebuildFn &Rebuild,
+                                                const ReleaseFn &Release) {
   if (R.Rebuilt.empty()) {
-    if (Error E = checkProvenance(R, File))
+    if (Error E = checkProvenance(R, File, {}, Release))
       return std::move(E);
     return originalPieces(R, File);
   }
@@ -545,8 +569,11 @@ Expected<OutputPieces> hotswap::checkedOriginal(const ProvenanceRecord &R,
                       hex(End) + " bytes or more, not the " + hex(G.Size) +
                       " of the one at " + hex(G.Offset));
     P.append(std::move(*B), G.Offset, uint64_t(0));
+    // (What the rebuild read of the source, handed back.)
+    if (Release)
+      Release(File.slice(G.SourceOffset, G.SourceSize));
   }
-  if (hashPieces(P, R.OriginalSize) != R.OriginalSHA256)
+  if (hashPieces(P, R.OriginalSize, File, Release) != R.OriginalSHA256)
     return notTheOriginal(R);
   return std::move(P);
 }

@@ -451,7 +451,9 @@ static void checkKernels(Object &Obj, const KernelsAnalysis::Result &R,
 /// The provenance record of the file the object was read from, if any:
 /// it parses, and the file still leads back to its original.
 static void checkRecord(const Object &Obj, VerifyProblems &P) {
-  Expected<ProvenanceAnalysis::Result> R = analyzeProvenance(Obj, Obj.input());
+  Expected<ProvenanceAnalysis::Result> R =
+      analyzeProvenance(Obj, Obj.input(), {},
+                        [&Obj](ArrayRef<uint8_t> B) { Obj.releaseInput(B); });
   if (!R)
     P.push_back(toString(R.takeError()));
   else if (R->Problem)

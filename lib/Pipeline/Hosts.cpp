@@ -91,6 +91,9 @@ RebuildFn pipeline::hostRebuilder(ArrayRef<uint8_t> File,
                                   const PipelineOptions &Opts) {
   PipelineOptions Quiet = Opts;
   Quiet.StatsOut = nullptr; // (not restored objects of the output)
+  // (The caller hands the whole bundle back once it is rebuilt, not each
+  // code object's blocks as it is checked.)
+  Quiet.ReleaseInput = nullptr;
   return [File, Quiet](const RebuiltRange &G) -> Expected<OutputPieces> {
     DecompressionBudget Budget(File.size());
     Expected<BundlePlan> Plan =
@@ -151,8 +154,8 @@ static Error checkHostRecord(const Object &Host, ArrayRef<uint8_t> Input,
   const bool Print = P.has("print<provenance>") && Opts.PrintOut;
   if (!P.has("verify") && !Print)
     return Error::success();
-  Expected<ProvenanceAnalysis::Result> R =
-      analyzeProvenance(Host, Input, hostRebuilder(Input, Opts));
+  Expected<ProvenanceAnalysis::Result> R = analyzeProvenance(
+      Host, Input, hostRebuilder(Input, Opts), Opts.ReleaseInput);
   if (!R)
     return prefixError("host binary", R.takeError());
   if (Print) {
@@ -245,6 +248,8 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
   Expected<std::unique_ptr<Object>> Host = readObject(Ref, RO);
   if (!Host)
     return Host.takeError();
+  if (Opts.ReleaseInput) // (what checking its record reads, handed back)
+    (*Host)->setInputReleaser(Opts.ReleaseInput);
   // Each bundle's header read maps the file around it (2 MiB where the
   // page cache holds it in huge folios: half of librocsparse.so.0.1 for
   // its headers alone), handed back as soon as it is read.

@@ -233,8 +233,9 @@ pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
     return prefixError("cannot extend the provenance record", Old.takeError());
   const ProvenanceRecord *Rec = *Old ? &**Old : nullptr;
   if (Rec)
-    if (Error E =
-            checkProvenance(*Rec, Input, Holes ? Holes->Rebuild : RebuildFn()))
+    if (Error E = checkProvenance(
+            *Rec, Input, Holes ? Holes->Rebuild : RebuildFn(),
+            [&Obj](ArrayRef<uint8_t> B) { Obj.releaseInput(B); }))
       return prefixError("cannot extend the provenance record", std::move(E));
 
   ProvenanceContents C;

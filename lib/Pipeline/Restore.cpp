@@ -48,13 +48,16 @@ void countRestored(const PipelineOptions &Opts) {
 /// \p Input; nullopt when it has no record.
 Expected<std::optional<CodeObjectRun::Original>>
 originalOf(const Object &Obj, ArrayRef<uint8_t> Input,
-           const RebuildFn &Rebuild = {}) {
+           const PipelineOptions &Opts, const RebuildFn &Rebuild = {}) {
   Expected<std::optional<ProvenanceRecord>> Rec = readProvenance(Obj);
   if (!Rec)
     return Rec.takeError();
   if (!*Rec)
     return std::nullopt;
-  Expected<OutputPieces> Pieces = checkedOriginal(**Rec, Input, Rebuild);
+  // Reading all of a large original (a library's gigabyte) leaves none of
+  // it resident: the output copies it from the file.
+  Expected<OutputPieces> Pieces =
+      checkedOriginal(**Rec, Input, Rebuild, Opts.ReleaseInput);
   if (!Pieces)
     return Pieces.takeError();
   CodeObjectRun::Original O;
@@ -93,7 +96,7 @@ Expected<Rewritten> restoreHostInput(ArrayRef<uint8_t> Input,
   if (!Host)
     return Host.takeError();
   Expected<std::optional<CodeObjectRun::Original>> O =
-      originalOf(**Host, Input, hostRebuilder(Input, Opts));
+      originalOf(**Host, Input, Opts, hostRebuilder(Input, Opts));
   if (!O) {
     // Say why the record no longer leads back when another tool laid the
     // file out again (the record parsed: only its check failed).
@@ -132,7 +135,7 @@ void pipeline::restoreCodeObject(CodeObjectRun &Run,
     return;
   }
   Expected<std::optional<CodeObjectRun::Original>> O =
-      originalOf(**Obj, Run.Payload);
+      originalOf(**Obj, Run.Payload, Opts);
   if (!O) {
     Run.Err = O.takeError();
     return;

@@ -51,10 +51,11 @@ public:
 };
 
 /// The provenance of the file \p File, whose model is \p Obj (\p Rebuild
-/// makes the rebuilt ranges of a host binary's record).
+/// makes the rebuilt ranges of a host binary's record; what the check reads
+/// of \p File is handed to \p Release behind it).
 llvm::Expected<ProvenanceAnalysis::Result>
 analyzeProvenance(const Object &Obj, llvm::ArrayRef<uint8_t> File,
-                  const RebuildFn &Rebuild = {});
+                  const RebuildFn &Rebuild = {}, const ReleaseFn &Release = {});
 
 /// \p R as text (several lines, each ending in a newline).
 void printProvenance(const ProvenanceAnalysis::Result &R,

@@ -138,6 +138,11 @@ struct RebuiltRange {
 using RebuildFn =
     std::function<llvm::Expected<OutputPieces>(const RebuiltRange &)>;
 
+/// Hands bytes of a mapped file back to the system once they are read
+/// (PipelineOptions::ReleaseInput): checking a large record reads all of
+/// its original, which would otherwise stay resident.
+using ReleaseFn = std::function<void(llvm::ArrayRef<uint8_t>)>;
+
 /// A parsed record.
 struct ProvenanceRecord {
   uint64_t OriginalSize = 0;
@@ -187,10 +192,12 @@ readProvenance(const Object &Obj);
 /// the rewrite wrote in the edited ranges, and the original rebuilt from it
 /// (each rebuilt range by \p Rebuild) has the recorded SHA-256. Fails with
 /// "the file was modified after it was rewritten: ..." naming which, and
-/// when the record has rebuilt ranges and there is no \p Rebuild.
+/// when the record has rebuilt ranges and there is no \p Rebuild. The
+/// bytes of \p File it reads are handed to \p Release behind it.
 llvm::Error checkProvenance(const ProvenanceRecord &R,
                             llvm::ArrayRef<uint8_t> File,
-                            const RebuildFn &Rebuild = {});
+                            const RebuildFn &Rebuild = {},
+                            const ReleaseFn &Release = {});
 
 /// The original \p R, a record without rebuilt ranges, leads back to, as
 /// pieces over \p File (every piece an input piece: the first OriginalSize
@@ -202,10 +209,12 @@ OutputPieces originalPieces(const ProvenanceRecord &R,
 /// The original \p R leads back to, as pieces over \p File (input pieces:
 /// the first OriginalSize bytes, then each range's original bytes where the
 /// record holds them; each rebuilt range's pieces from \p Rebuild), checked
-/// as checkProvenance checks it.
+/// as checkProvenance checks it (\p Release as there: each rebuilt range's
+/// source too, once it is rebuilt).
 llvm::Expected<OutputPieces> checkedOriginal(const ProvenanceRecord &R,
                                              llvm::ArrayRef<uint8_t> File,
-                                             const RebuildFn &Rebuild = {});
+                                             const RebuildFn &Rebuild = {},
+                                             const ReleaseFn &Release = {});
 
 /// Lowercase hex of a digest.
 std::string digestHex(const SHA256Digest &D);
