@@ -215,6 +215,49 @@ protected:
   std::unique_ptr<Object> Obj;
 };
 
+// Sections an earlier run appended can be taken out again; anything that
+// names them or a later one by index refuses it, changing nothing.
+TEST_F(ObjectTest, RemoveSectionsRefusesWhatIsNamed) {
+  const size_t N = Obj->sections().size();
+  // .text is held by symbols (and sections after it are symbol tables).
+  Error E = Obj->removeSections({5});
+  ASSERT_TRUE(bool(E));
+  EXPECT_NE(toString(std::move(E)).find("cannot remove section 5 ('.text')"),
+            std::string::npos);
+  EXPECT_EQ(Obj->sections().size(), N);
+  for (uint32_t Bad : {uint32_t(0), uint32_t(N)}) {
+    E = Obj->removeSections({Bad});
+    EXPECT_TRUE(bool(E));
+    consumeError(std::move(E));
+  }
+
+  // Two appended sections; a new symbol in the second pins both.
+  Section &A = addLoadedCode(*Obj, 0x100000, 0x10);
+  auto B = std::make_unique<Section>();
+  B->Name = ".hotswap.note";
+  B->Type = SHT_NOTE;
+  B->setContents(std::vector<uint8_t>(8, 1));
+  Section &BS = Obj->addSection(std::move(B));
+  Obj->removeSegment(Obj->segments().size() - 1); // (A's segment)
+  Symbol Sym;
+  Sym.Name = "in_b";
+  Sym.Sec = &BS;
+  Symbol &Added = Obj->symtab()->add(Sym);
+  E = Obj->removeSections({A.index()});
+  ASSERT_TRUE(bool(E));
+  EXPECT_NE(toString(std::move(E)).find("symbol 'in_b'"), std::string::npos);
+  EXPECT_EQ(Obj->sections().size(), N + 2);
+  Added.Sec = nullptr;
+  Added.Shndx = SHN_ABS;
+
+  // Nothing names them: both go, the table is as it was.
+  ASSERT_FALSE(bool(Obj->removeSections({uint32_t(N + 1), uint32_t(N)})));
+  ASSERT_EQ(Obj->sections().size(), N);
+  for (uint32_t I = 0; I < N; ++I)
+    EXPECT_EQ(Obj->sections()[I]->index(), I);
+  EXPECT_EQ(Obj->sectionForAddress(0x100000), nullptr);
+}
+
 TEST_F(ObjectTest, ReadsValidObject) {
   EXPECT_EQ(Obj->Header.Type, ET_DYN);
   EXPECT_EQ(Obj->Header.Machine, EM_AMDGPU);

@@ -176,6 +176,12 @@ uint64_t loadedFileEnd(const Object &Host) {
 
 } // namespace
 
+/// The input's size, or where the bytes an earlier run appended start
+/// when they are laid out again (Object::replaceAppended).
+static uint64_t inputEnd(const Object &Host) {
+  return Host.appendedFrom().value_or(Host.input().size());
+}
+
 static Expected<NewSegmentPlace> placeNewSegment(const Object &Host) {
   // Aligned like the most aligned PT_LOAD, above every loaded address; in
   // an executable or a library with PT_PHDR, with the first PT_LOAD's
@@ -229,7 +235,7 @@ static Expected<NewSegmentPlace> placeNewSegment(const Object &Host) {
     }
   }
   if (P.Delta) {
-    uint64_t InSize = Host.input().size();
+    uint64_t InSize = inputEnd(Host);
     if (InSize > UINT64_MAX - *P.Delta)
       return makeError("no address space left for a new segment");
     End = std::max(End, InSize + *P.Delta);
@@ -263,9 +269,9 @@ Expected<uint64_t> HostBinary::newSectionFileOffset(const Object &Host) const {
     return Seg.takeError();
   // The section is the segment's only member, after the table at the
   // segment's start.
-  const uint64_t SegOff = Seg->Delta ? Seg->VAddr - *Seg->Delta
-                                     : newSegmentOffset(Host.input().size(),
-                                                        Seg->VAddr, Seg->Align);
+  const uint64_t SegOff =
+      Seg->Delta ? Seg->VAddr - *Seg->Delta
+                 : newSegmentOffset(inputEnd(Host), Seg->VAddr, Seg->Align);
   return SegOff + (Seg->SectionAddr - Seg->VAddr);
 }
 
@@ -284,6 +290,11 @@ HostBinary::placeBundles(Object &Host, ArrayRef<std::optional<uint64_t>> Sizes,
   for (size_t I = 0; I < Sizes.size(); ++I)
     if (Sizes[I])
       Changed.push_back(I);
+  for (size_t I = 0; I < Bundles.size(); ++I)
+    if (reclaimed(I) && (I >= Sizes.size() || !Sizes[I]))
+      return makeError("bundle " + Twine(I) + " at " + hex(Bundles[I].Addr) +
+                       " lay in the segment an earlier rewrite appended, "
+                       "which is laid out again, but is not placed again");
   if (Changed.empty())
     return Placed;
 
@@ -342,6 +353,72 @@ HostBinary::placeBundles(Object &Host, ArrayRef<std::optional<uint64_t>> Sizes,
   return Placed;
 }
 
+Expected<bool> HostBinary::reclaimAppended(Object &Host, uint64_t From) {
+  if (&Host != Source)
+    return makeError("reclaimAppended was given an object other than the one "
+                     "analyzed");
+  if (Host.appendedFrom() || From >= Host.input().size())
+    return false;
+  // The one PT_LOAD with file bytes past From: wholly past it, the last in
+  // memory, holding the program header table (and PT_PHDR) -- what
+  // placeBundles appends. No other program header may reach past From.
+  std::optional<size_t> Ours;
+  uint64_t OthersEnd = 0;
+  const InputTables &T = Host.inputTables();
+  for (size_t PI = 0; PI < Host.segments().size(); ++PI) {
+    const Segment &P = *Host.segments()[PI];
+    if (P.IsNew)
+      return false;
+    const bool Past = P.FileSize && P.Offset + P.FileSize > From;
+    if (P.Type == PT_LOAD && Past) {
+      if (Ours || P.Offset < From || T.PhOff < P.Offset ||
+          T.PhOff - P.Offset >= P.FileSize)
+        return false;
+      Ours = PI;
+      continue;
+    }
+    if (P.Type == PT_LOAD)
+      OthersEnd = std::max(OthersEnd, P.VAddr + P.MemSize);
+    else if (Past && P.Type != PT_PHDR)
+      return false;
+  }
+  if (!Ours)
+    return false;
+  const Segment &Seg = *Host.segments()[*Ours];
+  if (Seg.VAddr < OthersEnd)
+    return false;
+  // Its sections: loaded ones inside it (none of them elsewhere past From),
+  // and no wrapper, relocation table or bundle of the input's own there.
+  std::vector<uint32_t> Remove;
+  for (const auto &S : Host.sections()) {
+    if (!S->isAlloc() || !S->Orig)
+      continue;
+    const bool Inside =
+        S->Addr >= Seg.VAddr &&
+        S->Addr - Seg.VAddr < std::max<uint64_t>(Seg.MemSize, 1);
+    const bool Past = !S->isNoBits() && S->Orig->Offset >= From;
+    if (Inside != Past)
+      return false;
+    if (Inside)
+      Remove.push_back(S->index());
+  }
+  for (const PointerSite &P : PointerSites)
+    if (llvm::is_contained(Remove, P.WrapperSection) ||
+        llvm::is_contained(Remove, P.RelocSection))
+      return false;
+  std::vector<bool> In(Bundles.size(), false);
+  for (size_t I = 0; I < Bundles.size(); ++I)
+    In[I] = llvm::is_contained(Remove, BundleSites[I].Section);
+  if (Error E = Host.removeSections(Remove)) {
+    consumeError(std::move(E)); // (something else names them: kept)
+    return false;
+  }
+  Host.removeSegment(*Ours);
+  Host.replaceAppended(From);
+  Reclaimed = std::move(In);
+  return true;
+}
+
 Expected<std::vector<HostBinary::Edit>>
 HostBinary::pointerEdits(const Object &Host, const std::vector<bool> &IsChanged,
                          ArrayRef<uint64_t> NewAddr,
@@ -367,7 +444,8 @@ HostBinary::pointerEdits(const Object &Host, const std::vector<bool> &IsChanged,
   }
   if (Opts.ZeroOldBundles)
     for (size_t I = 0; I < Bundles.size(); ++I)
-      if (IsChanged[I] && !(I < Opts.LeftAsHoles.size() && Opts.LeftAsHoles[I]))
+      if (IsChanged[I] && !reclaimed(I) &&
+          !(I < Opts.LeftAsHoles.size() && Opts.LeftAsHoles[I]))
         Edits.push_back({BundleSites[I].Section, BundleSites[I].Offset,
                          std::vector<uint8_t>(Bundles[I].Bytes.size(), 0)});
   for (const Edit &E : Edits) {
@@ -391,13 +469,13 @@ HostBinary::sectionsToRename(const Object &Host,
   // list, are renamed so that it lists the new bundles alone.
   std::set<uint32_t> StillUsed;
   for (size_t J = 0; J < Bundles.size(); ++J)
-    if (!IsChanged[J])
+    if (!IsChanged[J] && !reclaimed(J))
       StillUsed.insert(BundleSites[J].Section);
   std::vector<uint32_t> Rename;
   std::set<uint32_t> Renamed;
   for (size_t I = 0; I < Bundles.size(); ++I) {
-    if (!IsChanged[I])
-      continue;
+    if (!IsChanged[I] || reclaimed(I))
+      continue; // (a reclaimed bundle's section is gone)
     uint32_t Sec = BundleSites[I].Section;
     if (!StillUsed.count(Sec) &&
         StringRef(Host.sections()[Sec]->Name).contains(".hip_fat") &&

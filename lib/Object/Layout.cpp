@@ -98,6 +98,7 @@ private:
   uint64_t outSize(const Section &S) const;
   Error checkLoadedSizes() const;
   uint64_t tailStart() const;
+  Error checkAppended(uint64_t From) const;
   Layout keepInputLayout();
   Error placeNewSegment(size_t PI, uint64_t &MaxEnd);
   Error placeNewSegments();
@@ -335,6 +336,29 @@ uint64_t LayoutBuilder::tailStart() const {
   if (Covered < InSize && !zeros(Covered, InSize))
     return InSize;
   return Start;
+}
+
+/// Object::replaceAppended: nothing of the input that stays (a program
+/// header's bytes, a loaded section) lies past \p From.
+Error LayoutBuilder::checkAppended(uint64_t From) const {
+  if (From > Obj.input().size())
+    return makeError("internal error: the bytes laid out again start at " +
+                     hex(From) + ", past the input's end");
+  for (size_t PI = 0; PI < Obj.segments().size(); ++PI) {
+    const Segment &P = *Obj.segments()[PI];
+    if (!P.IsNew && P.Type != PT_PHDR && P.FileSize &&
+        P.Offset + P.FileSize > From)
+      return makeError("internal error: program header " + Twine(PI) +
+                       " of the input reaches past " + hex(From) +
+                       ", where the bytes laid out again start");
+  }
+  for (const auto &S : sectionsAfterNull(Obj))
+    if (S->Orig && S->isAlloc() && !S->isNoBits() &&
+        S->Orig->Offset + S->Orig->Size > From)
+      return makeError("internal error: loaded section '" + S->Name +
+                       "' of the input reaches past " + hex(From) +
+                       ", where the bytes laid out again start");
+  return Error::success();
 }
 
 /// Nothing but bytes edited in place: every offset stays.
@@ -617,6 +641,11 @@ Expected<Layout> LayoutBuilder::run() {
   // the output goes to a file); what is new or grew goes after its end --
   // or after its last byte that must stay, when the tail may move.
   Cut = Obj.tailRelayoutAllowed() ? tailStart() : Obj.input().size();
+  if (std::optional<uint64_t> From = Obj.appendedFrom()) {
+    if (Error E = checkAppended(*From))
+      return std::move(E);
+    Cut = std::min(Cut, *From);
+  }
   Pos = Cut;
   if (Error E = placeNewSegments())
     return std::move(E);

@@ -235,6 +235,61 @@ Segment &Object::addSegment(std::unique_ptr<Segment> S) {
 void Object::removeSegment(size_t Index) {
   assert(Index < Segments.size() && "no such program header");
   Segments.erase(Segments.begin() + Index);
+  this->Index.reset();
+}
+
+Error Object::removeSections(ArrayRef<uint32_t> Indexes) {
+  if (Indexes.empty())
+    return Error::success();
+  std::vector<bool> Gone(Sections.size(), false);
+  for (uint32_t I : Indexes) {
+    if (I == 0 || I >= Sections.size())
+      return makeError("cannot remove section " + Twine(I) +
+                       ": there is no such section");
+    Gone[I] = true;
+  }
+  const uint32_t First = *llvm::min_element(Indexes);
+  const std::string Which = "cannot remove section " + Twine(First).str() +
+                            " ('" + Sections[First]->Name + "'): ";
+  // (First or a later one: those are gone or move down.)
+  auto Moves = [&](const Section *S) { return S && S->index() >= First; };
+  if (Moves(SectionNames))
+    return makeError(Which + "it or a later section is the section name "
+                             "string table");
+  for (const auto &S : Sections) {
+    if (S->Type == ELF::SHT_GROUP || S->Type == ELF::SHT_SYMTAB_SHNDX)
+      return makeError(Which + "the object has section groups or extended "
+                               "section indexes");
+    if (Gone[S->index()])
+      continue;
+    const bool InfoNamesSection = (S->Flags & ELF::SHF_INFO_LINK) ||
+                                  S->Type == ELF::SHT_REL ||
+                                  S->Type == ELF::SHT_RELA;
+    if (Moves(S->Link) || (InfoNamesSection && S->Info >= First))
+      return makeError(Which + "section '" + S->Name +
+                       "' names it or a later one");
+  }
+  for (const auto &T : SymbolTables) {
+    if (T->section().index() >= First || T->stringTable().index() >= First)
+      return makeError(Which + "it or a later one is a symbol table");
+    for (const Symbol &Sym : T->symbols())
+      if (Moves(Sym.Sec) ||
+          (!Sym.Sec && Sym.Shndx >= First && Sym.Shndx < ELF::SHN_LORESERVE))
+        return makeError(Which + "symbol '" + Sym.Name +
+                         "' is defined in it or a later one");
+  }
+  for (const auto &P : Segments)
+    if (Moves(P->Describes) || llvm::any_of(P->Members, Moves))
+      return makeError(Which + "a segment holds it or a later one");
+  std::vector<std::unique_ptr<Section>> Kept;
+  for (auto &S : Sections)
+    if (!Gone[S->index()])
+      Kept.push_back(std::move(S));
+  Sections = std::move(Kept);
+  for (uint32_t I = First; I < Sections.size(); ++I)
+    Sections[I]->Index = I;
+  Index.reset();
+  return Error::success();
 }
 
 SymbolTable &Object::createSymtab() {

@@ -19,6 +19,11 @@
 // that is not proven the old bundle stays as it was (-stats counts it), or
 // with --zero-old-bundles is zeroed and its bytes held in the record.
 //
+// A host rewritten before: the segment that run appended is ours, and when
+// a bundle changes, the new segment takes its place (HostBinary::
+// reclaimAppended), with every bundle that was in it; the record's rebuilt
+// ranges follow them to their new copies (HoleRecord::Moved).
+//
 //===----------------------------------------------------------------------===//
 
 #include "BundleStream.h"
@@ -317,6 +322,30 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
     OldRec = std::move(*Rec);
   }
   const uint64_t Extent = OldRec ? OldRec->OriginalSize : Input.size();
+  // Rewritten before, and a bundle changes: the segment that run appended
+  // is ours, and the new one takes its place (the file does not grow by a
+  // copy per rewrite); each bundle in it goes into the new one, changed or
+  // not. (When none changes, the host stays as it is.)
+  bool Reclaimed = false;
+  if (OldRec &&
+      llvm::any_of(Sizes, [](const auto &S) { return S.has_value(); })) {
+    Expected<bool> Took = HB->reclaimAppended(**Host, Extent);
+    if (!Took)
+      return Took.takeError();
+    Reclaimed = *Took;
+  }
+  uint64_t Carried = 0;
+  for (size_t I = 0; I < Plans->size(); ++I) {
+    if (!HB->reclaimed(I) || Sizes[I])
+      continue;
+    ArrayRef<uint8_t> B = HB->bundles()[I].Bytes;
+    NewBundle Copy;
+    Copy.Size = B.size();
+    Copy.Pieces.Pieces.push_back({0, B, uint64_t(B.data() - Input.data())});
+    New[I] = std::move(Copy);
+    Sizes[I] = B.size();
+    ++Carried;
+  }
   auto EditedBefore = [&](uint64_t Off, uint64_t Size) {
     if (!OldRec)
       return false;
@@ -357,8 +386,21 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
                        "bytes of old bundles left as holes", HoleBytes);
   if (Opts.StatsOut && Ours)
     Opts.StatsOut->add("containers", "old-bundles-appended",
-                       "bundles an earlier rewrite appended, left as holes",
+                       Reclaimed ? "bundles an earlier rewrite appended, "
+                                   "laid out again in its segment's place"
+                                 : "bundles an earlier rewrite appended, left "
+                                   "as holes",
                        Ours);
+  if (Opts.StatsOut && Carried)
+    Opts.StatsOut->add("containers", "old-bundles-carried",
+                       "unchanged bundles an earlier rewrite appended, copied "
+                       "into the new segment",
+                       Carried);
+  if (Opts.StatsOut && OldRec && !Reclaimed && Ours)
+    Opts.StatsOut->add("containers", "appended-segments-kept",
+                       "segments an earlier rewrite appended, kept (the file "
+                       "was laid out again since)",
+                       1);
   if (Opts.StatsOut && Kept)
     Opts.StatsOut->add("containers", "old-bundles-kept",
                        Opts.ZeroOldBundles
@@ -393,7 +435,9 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
       ArrayRef<uint8_t> B = HB->bundles()[I].Bytes;
       const ByteRange Old{uint64_t(B.data() - Input.data()), B.size()};
       const ByteRange NewCopy{*SectionAt + *Placed->Offsets[I], *Sizes[I]};
-      HR.Holes.push_back(Old);
+      // (What was appended and is laid out again holds the new bytes.)
+      if (!HB->reclaimed(I))
+        HR.Holes.push_back(Old);
       if (Rebuilt[I])
         HR.Rebuilt.push_back(
             {Old.Offset, Old.Size, NewCopy.Offset, NewCopy.Size});

@@ -192,6 +192,22 @@ public:
   placeBundles(Object &Host, llvm::ArrayRef<std::optional<uint64_t>> Sizes,
                const HostRewriteOptions &Opts = {}) const;
 
+  /// For a host that an earlier run of the caller rewrote, whose original
+  /// ended at file offset \p From (its provenance record says so): takes
+  /// the segment that run appended (the last PT_LOAD, all past \p From,
+  /// holding the program header table and nothing but sections past
+  /// \p From) out of the model, with its sections, and has the layout treat
+  /// the input as \p From bytes long (Object::replaceAppended), so that
+  /// placeBundles puts the new segment in its place rather than after it.
+  /// Every bundle inside it (reclaimed()) must then be placed again, changed
+  /// or not. False, with nothing changed, when the bytes past \p From are
+  /// not that: another tool laid the file out again, or wrote there.
+  llvm::Expected<bool> reclaimAppended(Object &Host, uint64_t From);
+  /// Whether bundle \p I lay in the segment reclaimAppended() took out.
+  bool reclaimed(size_t I) const {
+    return I < Reclaimed.size() && Reclaimed[I];
+  }
+
   /// Where placeBundles() puts the new section in the file computeLayout()
   /// makes of \p Host, known before the bundles' sizes (which do not move
   /// it), so that the caller may write each new bundle while later ones are
@@ -235,6 +251,7 @@ private:
   std::vector<HostBundle> Bundles;
   std::vector<PointerSite> PointerSites; // parallel to Wrappers
   std::vector<BundleSite> BundleSites;   // parallel to Bundles
+  std::vector<bool> Reclaimed;           // parallel to Bundles, or empty
 };
 
 } // namespace bundle

@@ -321,6 +321,13 @@ public:
   Segment &addSegment(std::unique_ptr<Segment> S);
   /// Removes the program header at position \p Index of segments().
   void removeSegment(size_t Index);
+  /// Removes the sections \p Indexes; the others after the first of them
+  /// move down. Refused (an error, nothing changed) unless nothing else
+  /// names one of them or any section after the first by index or pointer:
+  /// no symbol, sh_link or sh_info, segment, section group or extended
+  /// index table (what sections an earlier run of the caller appended, at
+  /// the end of the table, are).
+  llvm::Error removeSections(llvm::ArrayRef<uint32_t> Indexes);
   /// Creates an empty symbol table section `.symtab` with a new `.strtab`.
   SymbolTable &createSymtab();
 
@@ -371,6 +378,19 @@ public:
   }
   bool tailRelayoutAllowed() const { return RelayTail; }
   uint64_t tailOursFrom() const { return TailOursFrom; }
+  /// Says that the input's bytes from \p From on are what an earlier run of
+  /// the caller appended (a host's new segment, record and tables, past its
+  /// original's extent by its record), and that the caller took every
+  /// segment and loaded section that lay there out of the model: a new
+  /// layout treats the input as \p From bytes long, so that what it lays
+  /// out replaces those bytes instead of following them (the non-loaded
+  /// sections there are laid out again). Outputs are never shorter than the
+  /// input.
+  void replaceAppended(uint64_t From) {
+    AppendedFrom = From;
+    TailOursFrom = std::min(TailOursFrom, From);
+  }
+  std::optional<uint64_t> appendedFrom() const { return AppendedFrom; }
 
   ~Object();
 
@@ -393,6 +413,7 @@ private:
   bool SectionHeadersLast = false;
   bool RelayTail = false;
   uint64_t TailOursFrom = UINT64_MAX;
+  std::optional<uint64_t> AppendedFrom;
   /// Keeps the input buffer alive when the object owns it.
   std::unique_ptr<llvm::MemoryBuffer> OwnedInput;
 };
