@@ -310,8 +310,12 @@ pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
   }
   for (const RebuiltRange &G : Rebuilt)
     RebuiltBytes.push_back({G.Offset, G.Size});
+  // (Bytes are compared up to a tail that moved: what the layout put over
+  // it is an edit whatever it holds, below.)
+  const uint64_t Compared =
+      L.InPlace ? C.OriginalSize : std::min(C.OriginalSize, L.TailStart);
   std::vector<ByteRange> Edits = subtractRanges(
-      editedRanges(renderPieces(Obj, L), Input, C.OriginalSize), RebuiltBytes);
+      editedRanges(renderPieces(Obj, L), Input, Compared), RebuiltBytes);
   // Every hole inside the original is a rebuilt range.
   if (Holes)
     for (const ByteRange &G : Holes->Holes)
@@ -379,8 +383,20 @@ pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
     W.Pending = Digest;
   OutputPieces Out = renderPieces(Obj, L);
   W.addTo(Out, L, Input);
+  // Bytes compared before a tail that moved; after it, every span that is
+  // not the input's own bytes at their offset is held.
+  std::vector<ByteRange> Written = editedRanges(
+      Out, Input,
+      L.InPlace ? C.OriginalSize : std::min(C.OriginalSize, L.TailStart), 0);
+  if (!L.InPlace && L.TailStart < C.OriginalSize)
+    for (const OutputSpan &Sp : resolveOutput(Out, L.TailStart, C.OriginalSize))
+      if (!Sp.AtInputOffset)
+        Written.push_back({Sp.Offset, Sp.Size});
+  llvm::sort(Written, [](const ByteRange &A, const ByteRange &B) {
+    return A.Offset < B.Offset;
+  });
   if (!rangesCover(uniteRanges(Ranges, RebuiltBytes, 0),
-                   editedRanges(Out, Input, C.OriginalSize, 0)))
+                   uniteRanges(Written, {}, 0)))
     return makeError("internal error: the output edits bytes of the input "
                      "that its provenance record does not hold");
   // Each moved range's bytes are where the record says, input bytes all.
