@@ -402,13 +402,20 @@ Expected<bool> HostBinary::reclaimAppended(Object &Host, uint64_t From) {
     if (Inside)
       Remove.push_back(S->index());
   }
+  if (Remove.empty())
+    return false;
+  // (The sites this analysis found keep their section indexes: none may lie
+  // in or after the first section taken out, but a bundle inside them.)
+  const uint32_t First = *llvm::min_element(Remove);
   for (const PointerSite &P : PointerSites)
-    if (llvm::is_contained(Remove, P.WrapperSection) ||
-        llvm::is_contained(Remove, P.RelocSection))
+    if (P.WrapperSection >= First || P.RelocSection >= First)
       return false;
   std::vector<bool> In(Bundles.size(), false);
-  for (size_t I = 0; I < Bundles.size(); ++I)
+  for (size_t I = 0; I < Bundles.size(); ++I) {
     In[I] = llvm::is_contained(Remove, BundleSites[I].Section);
+    if (!In[I] && BundleSites[I].Section >= First)
+      return false;
+  }
   if (Error E = Host.removeSections(Remove)) {
     consumeError(std::move(E)); // (something else names them: kept)
     return false;
