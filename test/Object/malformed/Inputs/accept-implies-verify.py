@@ -232,13 +232,23 @@ def check(tool, path):
 def main():
     if len(sys.argv) < 5:
         sys.exit("usage: accept-implies-verify.py HOTSWAP-OPT GEN-MALFORMED "
-                 "WORKDIR FIXTURE... [--light FIXTURE...]")
+                 "WORKDIR [--every N] FIXTURE... [--light FIXTURE...]")
     tool, gen_path, work = sys.argv[1:4]
     fixtures = []  # (path, light)
     light = False
-    for arg in sys.argv[4:]:
+    # --every N: every Nth distinct mutant only (a sanitizer build, where
+    # each run is several times slower; the release build runs them all).
+    every = 1
+    args = sys.argv[4:]
+    while args:
+        arg = args.pop(0)
         if arg == "--light":
             light = True
+        elif arg == "--every":
+            every = int(args.pop(0)) if args else 0
+            if every < 1:
+                sys.exit("accept-implies-verify.py: error: --every wants a "
+                         "positive count")
         else:
             fixtures.append((arg, light))
     if not fixtures:
@@ -250,6 +260,7 @@ def main():
 
     violations = []
     mutants = []  # (fixture name, edits, path)
+    distinct = 0
     seen = set()
     for fi, (fixture, light) in enumerate(fixtures):
         name = os.path.basename(fixture)
@@ -273,7 +284,11 @@ def main():
                 os.unlink(path)
                 continue
             seen.add(digest)
-            mutants.append((name, edits, path))
+            if distinct % every == 0:
+                mutants.append((name, edits, path))
+            else:
+                os.unlink(path)
+            distinct += 1
 
     accepted = refused = 0
     def check_and_clean(path):
