@@ -94,8 +94,8 @@ TEST(LargeInput, AddedSymbolNamesAreCopied) {
   ASSERT_EQ(T->size(), Before + 1001);
   EXPECT_EQ(T->symbols().back().Name, "transient.stub");
   EXPECT_EQ(T->symbols().back().Name.data(), First);
-  EXPECT_NE(T->find("local.999"), nullptr);
-  EXPECT_NE(T->find("local.0"), nullptr);
+  EXPECT_TRUE(T->find("local.999"));
+  EXPECT_TRUE(T->find("local.0"));
   // An empty name stays empty.
   Symbol E;
   E.Binding = ELF::STB_GLOBAL;

@@ -290,7 +290,7 @@ TEST_F(ObjectTest, ReadsValidObject) {
   ASSERT_EQ(Sym->size(), 3u); // entry 0 is not stored
   EXPECT_EQ(Sym->symbols()[0].Name, "local_sym");
   EXPECT_EQ(Sym->firstNonLocal(), 2u);
-  const Symbol *KD = Sym->find("k.kd");
+  std::optional<Symbol> KD = Sym->find("k.kd");
   ASSERT_TRUE(KD);
   EXPECT_EQ(KD->Sec, Obj->findSection(".rodata"));
   EXPECT_EQ(KD->Value, 0x400u);
@@ -399,6 +399,69 @@ TEST_F(ObjectTest, SymbolTableAddPartitionsAndDerivesInfo) {
   ASSERT_TRUE(Back);
   EXPECT_EQ(Back->symtab()->section().Info, 3u);
   EXPECT_EQ(Back->symtab()->firstNonLocal(), 3u);
+}
+
+TEST_F(ObjectTest, SymbolTableKeepsInputRecordsUntilAskedForStructs) {
+  SymbolTable *T = Obj->symtab();
+  Section *Text = Obj->findSection(".text");
+  auto Names = [&] {
+    std::vector<std::string> N;
+    T->forEach([&](const Symbol &S) { N.push_back(S.Name.str()); });
+    return N;
+  };
+  // As read: the input's records, no structs.
+  ASSERT_TRUE(T->appendedOnly());
+  EXPECT_TRUE(T->appendedOnly()->empty());
+  EXPECT_EQ(T->size(), 3u);
+  EXPECT_EQ(Names(), (std::vector<std::string>{"local_sym", "k", "k.kd"}));
+  EXPECT_EQ(T->firstNonLocal(), 2u);
+  std::optional<Symbol> K = T->find("k");
+  ASSERT_TRUE(K);
+  EXPECT_EQ(K->Sec, Text);
+  EXPECT_EQ(K->Binding, STB_GLOBAL);
+  EXPECT_FALSE(T->find("k.stub"));
+
+  // A global goes after them, and the table stays as records.
+  Symbol G;
+  G.Name = "k.stub";
+  G.Binding = STB_GLOBAL;
+  G.Type = STT_FUNC;
+  G.Sec = Text;
+  G.Value = 0x1000;
+  T->add(G);
+  ASSERT_TRUE(T->appendedOnly());
+  ASSERT_EQ(T->appendedOnly()->size(), 1u);
+  EXPECT_EQ(T->size(), 4u);
+  EXPECT_EQ(Names(),
+            (std::vector<std::string>{"local_sym", "k", "k.kd", "k.stub"}));
+  EXPECT_EQ(T->firstNonLocal(), 2u);
+  ASSERT_TRUE(T->findIf([](const Symbol &S) { return S.Value == 0x1000; }));
+
+  // Written: the input's records byte for byte, the global after them.
+  const Section &SymSec = T->section();
+  std::vector<uint8_t> In(SymSec.contents().begin(), SymSec.contents().end());
+  std::vector<uint8_t> Out = write(*Obj);
+  std::unique_ptr<Object> Back = read(Out);
+  ASSERT_TRUE(Back);
+  ArrayRef<uint8_t> Written = Back->symtab()->section().contents();
+  ASSERT_EQ(Written.size(), In.size() + sizeof(ELFT::Sym));
+  EXPECT_TRUE(std::equal(In.begin(), In.end(), Written.begin()));
+  EXPECT_EQ(Back->symtab()->section().Info, 2u);
+  EXPECT_EQ(Back->symtab()->find("k.stub")->Value, 0x1000u);
+
+  // Asked for structs: the same symbols; a local then goes before the
+  // globals.
+  ASSERT_EQ(T->symbols().size(), 4u);
+  EXPECT_FALSE(T->appendedOnly());
+  EXPECT_EQ(T->symbols()[1].Sec, Text);
+  EXPECT_EQ(Names(),
+            (std::vector<std::string>{"local_sym", "k", "k.kd", "k.stub"}));
+  Symbol L;
+  L.Name = "new_local";
+  T->add(L);
+  EXPECT_EQ(Names(), (std::vector<std::string>{"local_sym", "new_local", "k",
+                                               "k.kd", "k.stub"}));
+  EXPECT_EQ(T->firstNonLocal(), 3u);
 }
 
 TEST_F(ObjectTest, StringTablesAppendAndKeepOffsets) {

@@ -111,18 +111,18 @@ FunctionMap code::findFunctions(const Object &Obj,
   for (SymbolTable *T : {Obj.symtab(), Obj.dynsym()}) {
     if (!T)
       continue;
-    for (const Symbol &Sym : T->symbols()) {
+    T->forEach([&](const Symbol &Sym) {
       if (Sym.Type != ELF::STT_FUNC || !Sym.Sec || !holdsFunctions(*Sym.Sec))
-        continue;
+        return;
       const Section &S = *Sym.Sec;
       if (Sym.Value < S.Addr || Sym.Value - S.Addr >= S.size())
-        continue;
+        return;
       Start &St = Starts[&S][Sym.Value];
       if (St.Name.empty())
         St.Name = Sym.Name;
       if (Sym.Size && (!St.SymSize || Sym.Size > *St.SymSize))
         St.SymSize = Sym.Size;
-    }
+    });
   }
 
   // A section with no function in it is one gap.

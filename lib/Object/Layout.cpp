@@ -199,16 +199,6 @@ Error LayoutBuilder::buildSymbolTables() {
       return makeError("cannot change allocated symbol table '" + TSec.Name +
                        "' without moving loaded bytes");
     StringTableBuilder &Str = stringTable(T.stringTable());
-    // Locals first, each group in its current order.
-    std::vector<const Symbol *> Order;
-    Order.reserve(T.size());
-    for (const Symbol &S : T.symbols())
-      if (S.isLocal())
-        Order.push_back(&S);
-    const uint32_t FirstGlobal = static_cast<uint32_t>(Order.size()) + 1;
-    for (const Symbol &S : T.symbols())
-      if (!S.isLocal())
-        Order.push_back(&S);
     // Appended only (and a null entry of zeros, which a rewrite writes):
     // the input's entries stay as they are.
     const bool KeepInput =
@@ -217,7 +207,29 @@ Error LayoutBuilder::buildSymbolTables() {
         TSec.contents().size() == (T.inputCount() + 1) * sizeof(Elf_Sym) &&
         llvm::all_of(TSec.contents().take_front(sizeof(Elf_Sym)),
                      [](uint8_t B) { return B == 0; });
-    const size_t First = KeepInput ? T.inputCount() : 0;
+    // Locals first, each group in its current order; Order[First..] are
+    // written. A table that kept the input's records has only globals after
+    // them (SymbolTable), which are all that is written.
+    std::vector<const Symbol *> Order;
+    uint32_t FirstGlobal;
+    size_t First = 0;
+    std::optional<ArrayRef<Symbol>> Appended = T.appendedOnly();
+    if (KeepInput && Appended) {
+      for (const Symbol &S : *Appended)
+        Order.push_back(&S);
+      FirstGlobal = T.firstNonLocal();
+    } else {
+      Order.reserve(T.size());
+      for (const Symbol &S : T.symbols())
+        if (S.isLocal())
+          Order.push_back(&S);
+      FirstGlobal = static_cast<uint32_t>(Order.size()) + 1;
+      for (const Symbol &S : T.symbols())
+        if (!S.isLocal())
+          Order.push_back(&S);
+      if (KeepInput)
+        First = T.inputCount();
+    }
     Layout::RebuiltTable Table;
     if (KeepInput)
       Table.Kept = TSec.contents();

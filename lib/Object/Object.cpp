@@ -27,6 +27,50 @@ Error Section::overwrite(uint64_t Offset, ArrayRef<uint8_t> Bytes) {
   return Error::success();
 }
 
+Symbol SymbolTable::inputSymbol(size_t K) const {
+  const auto &R = *reinterpret_cast<const ELF::Elf64_Sym *>(
+      InputRecords.data() + K * sizeof(ELF::Elf64_Sym));
+  Symbol S;
+  const uint32_t NameOff = R.st_name;
+  S.Other = R.st_other;
+  S.Value = R.st_value;
+  S.Size = R.st_size;
+  S.Binding = R.getBinding();
+  S.Type = R.getType();
+  // The reader checked the offset (NUL-terminated table).
+  if (NameOff != 0 || !InputStr.empty())
+    S.Name =
+        StringRef(reinterpret_cast<const char *>(InputStr.data()) + NameOff);
+  S.OrigNameOffset = NameOff;
+  S.Shndx = R.st_shndx;
+  if (S.Shndx != ELF::SHN_UNDEF && S.Shndx < ELF::SHN_LORESERVE)
+    S.Sec = InputSections[S.Shndx];
+  return S;
+}
+
+void SymbolTable::materialize() const {
+  if (isMaterialized())
+    return;
+  std::lock_guard<std::mutex> G(MaterializeLock);
+  if (isMaterialized())
+    return;
+  std::vector<Symbol> All;
+  All.reserve(InputCount + Symbols.size());
+  for (size_t K = 0; K != InputCount; ++K)
+    All.push_back(inputSymbol(K));
+  All.insert(All.end(), Symbols.begin(), Symbols.end());
+  Symbols = std::move(All);
+  Materialized.store(true, std::memory_order_release);
+}
+
+void SymbolTable::forEach(function_ref<void(const Symbol &)> F) const {
+  if (!isMaterialized())
+    for (size_t K = 0; K != InputCount; ++K)
+      F(inputSymbol(K));
+  for (const Symbol &S : Symbols)
+    F(S);
+}
+
 Symbol &SymbolTable::add(Symbol S) {
   Modified = true;
   S.Name = Names.save(S.Name);
@@ -35,6 +79,7 @@ Symbol &SymbolTable::add(Symbol S) {
     return Symbols.back();
   }
   // Insert after the last local to keep the partition.
+  materialize();
   auto It = std::find_if(Symbols.begin(), Symbols.end(),
                          [](const Symbol &X) { return !X.isLocal(); });
   if (It != Symbols.end())
@@ -43,6 +88,8 @@ Symbol &SymbolTable::add(Symbol S) {
 }
 
 uint32_t SymbolTable::firstNonLocal() const {
+  if (!isMaterialized()) // only globals were added after the input's
+    return InputFirstNonLocal;
   uint32_t I = 1;
   for (const Symbol &S : Symbols) {
     if (!S.isLocal())
@@ -52,11 +99,22 @@ uint32_t SymbolTable::firstNonLocal() const {
   return I;
 }
 
-const Symbol *SymbolTable::find(StringRef Name) const {
+std::optional<Symbol> SymbolTable::find(StringRef Name) const {
+  return findIf([&](const Symbol &S) { return S.Name == Name; });
+}
+
+std::optional<Symbol>
+SymbolTable::findIf(function_ref<bool(const Symbol &)> Pred) const {
+  if (!isMaterialized())
+    for (size_t K = 0; K != InputCount; ++K) {
+      Symbol S = inputSymbol(K);
+      if (Pred(S))
+        return S;
+    }
   for (const Symbol &S : Symbols)
-    if (S.Name == Name)
-      return &S;
-  return nullptr;
+    if (Pred(S))
+      return S;
+  return std::nullopt;
 }
 
 SymbolTable *Object::symtab() const {
@@ -272,11 +330,15 @@ Error Object::removeSections(ArrayRef<uint32_t> Indexes) {
   for (const auto &T : SymbolTables) {
     if (T->section().index() >= First || T->stringTable().index() >= First)
       return makeError(Which + "it or a later one is a symbol table");
-    for (const Symbol &Sym : T->symbols())
-      if (Moves(Sym.Sec) ||
-          (!Sym.Sec && Sym.Shndx >= First && Sym.Shndx < ELF::SHN_LORESERVE))
-        return makeError(Which + "symbol '" + Sym.Name +
-                         "' is defined in it or a later one");
+    std::optional<std::string> Named;
+    T->forEach([&](const Symbol &Sym) {
+      if (!Named && (Moves(Sym.Sec) || (!Sym.Sec && Sym.Shndx >= First &&
+                                        Sym.Shndx < ELF::SHN_LORESERVE)))
+        Named = Sym.Name.str();
+    });
+    if (Named)
+      return makeError(Which + "symbol '" + *Named +
+                       "' is defined in it or a later one");
   }
   for (const auto &P : Segments)
     if (Moves(P->Describes) || llvm::any_of(P->Members, Moves))

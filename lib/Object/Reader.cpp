@@ -470,20 +470,23 @@ Error Reader::readSymbolTables() {
 /// partitioned whenever the object is laid out anew, unless a relocation
 /// section refers to its symbols by index, which would then be wrong.
 Error Reader::checkPartition(const Section &Sec, SymbolTable &T) const {
-  ArrayRef<Symbol> Syms = T.symbols();
   std::optional<std::string> Problem;
   std::optional<size_t> FirstGlobal;
-  for (size_t I = 0; I < Syms.size() && !Problem; ++I) {
-    if (!Syms[I].isLocal()) {
+  const size_t N = T.inputCount();
+  for (size_t I = 0; I < N && !Problem; ++I) {
+    const Elf_Sym &R = recordAt<Elf_Sym>(T.InputRecords, I * sizeof(Elf_Sym));
+    if (R.getBinding() != STB_LOCAL) {
       if (!FirstGlobal)
         FirstGlobal = I;
     } else if (FirstGlobal) {
-      Problem = ("local symbol '" + Syms[I].Name + "' (index " + Twine(I + 1) +
-                 ") follows a global symbol ('" + Syms[*FirstGlobal].Name +
-                 "', index " + Twine(*FirstGlobal + 1) + ")")
+      Problem = ("local symbol '" + T.inputSymbol(I).Name + "' (index " +
+                 Twine(I + 1) + ") follows a global symbol ('" +
+                 T.inputSymbol(*FirstGlobal).Name + "', index " +
+                 Twine(*FirstGlobal + 1) + ")")
                     .str();
     }
   }
+  T.InputFirstNonLocal = static_cast<uint32_t>(FirstGlobal.value_or(N) + 1);
   const uint32_t First = T.firstNonLocal();
   if (!Problem && Sec.Info != First)
     Problem = "sh_info is " + std::to_string(Sec.Info) +
@@ -524,22 +527,12 @@ Error Reader::readSymbolTable(Section &Sec) {
                " is larger than the number of symbols (" + Twine(Count) + ")");
   auto T = std::make_unique<SymbolTable>(Sec, *Sec.Link);
   ArrayRef<uint8_t> D = Sec.contents();
-  // Room for a quarter more than the input's symbols: passes add symbols
-  // (stub-syms one per kernel), and growing a table of millions (a Tensile
-  // object has 1.8M) copies all of them while both copies are held. Room
-  // never used costs address space, not memory: those pages are never
-  // touched.
-  const uint64_t Read = Count ? Count - 1 : 0;
-  T->Symbols.reserve(Read + Read / 4 + 16);
+  // Every record is checked here; the table keeps the records and makes a
+  // Symbol of one when asked (SymbolTable::inputSymbol).
   for (uint64_t K = 1; K < Count; ++K) {
     const Elf_Sym &R = recordAt<Elf_Sym>(D, K * sizeof(Elf_Sym));
-    Symbol S;
     const uint32_t NameOff = R.st_name;
-    S.Other = R.st_other;
-    S.Value = R.st_value;
-    S.Size = R.st_size;
-    S.Binding = R.getBinding();
-    S.Type = R.getType();
+    StringRef Name;
     if (NameOff != 0 || !Str.empty()) {
       if (NameOff >= Str.size())
         return err(secName(I) + " symbol " + Twine(K) + " name offset " +
@@ -548,26 +541,28 @@ Error Reader::readSymbolTable(Section &Sec) {
                    "(size " +
                    hex(Str.size()) + ")");
       // NUL-terminated (checked above): the name borrows the input's bytes.
-      S.Name = StringRef(reinterpret_cast<const char *>(Str.data() + NameOff));
-      if (Error E = chargeName(S.Name.size()))
+      Name = StringRef(reinterpret_cast<const char *>(Str.data() + NameOff));
+      if (Error E = chargeName(Name.size()))
         return E;
     }
-    S.OrigNameOffset = NameOff;
     const uint16_t Shndx = R.st_shndx;
     if (Shndx == SHN_XINDEX)
-      return err(secName(I) + " symbol " + Twine(K) + " ('" + S.Name +
+      return err(secName(I) + " symbol " + Twine(K) + " ('" + Name +
                  "') uses extended section index SHN_XINDEX (not supported)");
-    S.Shndx = Shndx;
-    if (Shndx != SHN_UNDEF && Shndx < SHN_LORESERVE) {
-      if (Shndx >= Obj.Sections.size())
-        return err(secName(I) + " symbol " + Twine(K) + " ('" + S.Name +
-                   "') section index " + Twine(Shndx) + " is out of range (" +
-                   Twine(Obj.Sections.size()) + " sections)");
-      S.Sec = Obj.Sections[Shndx].get();
-    }
-    T->Symbols.push_back(std::move(S));
+    if (Shndx != SHN_UNDEF && Shndx < SHN_LORESERVE &&
+        Shndx >= Obj.Sections.size())
+      return err(secName(I) + " symbol " + Twine(K) + " ('" + Name +
+                 "') section index " + Twine(Shndx) + " is out of range (" +
+                 Twine(Obj.Sections.size()) + " sections)");
   }
-  T->InputCount = T->Symbols.size();
+  T->InputRecords = D.slice(std::min<uint64_t>(Count, 1) * sizeof(Elf_Sym),
+                            (Count ? Count - 1 : 0) * sizeof(Elf_Sym));
+  T->InputStr = Str;
+  T->InputSections.reserve(Obj.Sections.size());
+  for (const auto &S : Obj.Sections)
+    T->InputSections.push_back(S.get());
+  T->Materialized = false;
+  T->InputCount = Count ? Count - 1 : 0;
   if (Error E = checkPartition(Sec, *T))
     return E;
   Sec.Symbols = T.get();

@@ -288,7 +288,9 @@ static Error counterTargets(const Object &Obj,
   if (Map->empty())
     return Error::success();
   const SymbolTable *ST = Obj.symtab();
-  const Symbol *Area = ST ? ST->find(CounterSymbolName) : nullptr;
+  std::optional<Symbol> Area;
+  if (ST)
+    Area = ST->find(CounterSymbolName);
   const uint64_t Need = Map->size() * CounterBytes;
   if (!Area || !Area->Sec || !Area->Sec->isNoBits() ||
       !(Area->Sec->Flags & ELF::SHF_WRITE) || Area->Size != Need ||

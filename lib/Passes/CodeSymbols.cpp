@@ -12,9 +12,10 @@ using namespace hotswap;
 
 CodeSymbols::CodeSymbols(const Object &Obj) {
   if (const SymbolTable *T = Obj.symtab())
-    for (const Symbol &S : T->symbols())
+    T->forEach([&](const Symbol &S) {
       if (S.Type == ELF::STT_FUNC)
         Functions[S.Name].push_back(S.Value);
+    });
 }
 
 std::optional<uint64_t> CodeSymbols::swappedCodeOf(const KernelInfo &K,

@@ -287,23 +287,27 @@ static Expected<std::vector<FoundKD>> descriptorSymbols(Object &Obj) {
     if (!T)
       continue;
     const char *TableName = T == Obj.symtab() ? ".symtab" : ".dynsym";
-    for (const Symbol &S : T->symbols()) {
+    std::optional<std::string> Ambiguous;
+    T->forEach([&](const Symbol &S) {
       StringRef N = S.Name;
-      if (!N.ends_with(".kd") || N.size() == 3)
-        continue;
+      if (Ambiguous || !N.ends_with(".kd") || N.size() == 3)
+        return;
       if (S.Type != ELF::STT_OBJECT || !S.Sec)
-        continue;
+        return;
       auto [It, New] = ByName.try_emplace(N, KDs.size());
       if (New) {
         KDs.push_back({N.str(), S.Value, S.Sec, TableName});
-        continue;
+        return;
       }
       const FoundKD &Prev = KDs[It->second];
       if (Prev.Addr != S.Value)
-        return makeError("kernel descriptor symbol '" + N +
-                         "' is ambiguous: " + hex(Prev.Addr) + " in " +
-                         Prev.Table + ", " + hex(S.Value) + " in " + TableName);
-    }
+        Ambiguous = ("kernel descriptor symbol '" + N +
+                     "' is ambiguous: " + hex(Prev.Addr) + " in " + Prev.Table +
+                     ", " + hex(S.Value) + " in " + TableName)
+                        .str();
+    });
+    if (Ambiguous)
+      return makeError(*Ambiguous);
   }
   llvm::sort(KDs, [](const FoundKD &A, const FoundKD &B) {
     return std::tie(A.Addr, A.Name) < std::tie(B.Addr, B.Name);

@@ -21,11 +21,12 @@ static bool describesStub(const Symbol &S, const PoolStub &Stub) {
 Expected<bool> StubSymbolsPass::holds(Object &Obj, KernelsAnalysis::Result &R,
                                       AnalysisManager &AM, PassContext &Ctx) {
   SymbolTable *T = Obj.symtab();
-  StringMap<const Symbol *> ByName;
+  StringMap<Symbol> ByName;
   if (T)
-    for (const Symbol &S : T->symbols())
+    T->forEach([&](const Symbol &S) {
       if (StringRef(S.Name).ends_with(".stub"))
-        ByName.try_emplace(S.Name, &S);
+        ByName.try_emplace(S.Name, S);
+    });
   bool AnyStub = false;
   for (const KernelInfo &K : R.Kernels) {
     if (!K.EntryStub)
@@ -34,7 +35,7 @@ Expected<bool> StubSymbolsPass::holds(Object &Obj, KernelsAnalysis::Result &R,
     // A name taken by a different symbol does not satisfy the invariant:
     // run() reports it again (an error with --strict).
     auto It = ByName.find(stubName(K));
-    if (It == ByName.end() || !describesStub(*It->second, *K.EntryStub))
+    if (It == ByName.end() || !describesStub(It->second, *K.EntryStub))
       return false;
   }
   // Without any stub the invariant holds only vacuously: let the
@@ -72,17 +73,17 @@ StubSymbolsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   // millions of symbols (a Tensile object: 1.8M local labels), and a map
   // of every name cost more than the rest of the run. The first symbol of
   // a name wins, as SymbolTable::find has it.
-  StringMap<const Symbol *> Existing;
+  StringMap<std::optional<Symbol>> Existing;
   for (const KernelInfo &K : R.Kernels)
     if (K.EntryStub)
-      Existing.try_emplace(stubName(K), nullptr);
-  for (const Symbol &S : T->symbols()) {
+      Existing.try_emplace(stubName(K), std::nullopt);
+  T->forEach([&](const Symbol &S) {
     if (!StringRef(S.Name).ends_with(".stub"))
-      continue;
+      return;
     auto It = Existing.find(S.Name);
     if (It != Existing.end() && !It->second)
-      It->second = &S;
-  }
+      It->second = S;
+  });
 
   std::vector<Symbol> New;
   New.reserve(R.Kernels.size());

@@ -215,17 +215,18 @@ static bool imageIntactAt(const Object &Obj, const SwapReplacement &F,
   return Intact;
 }
 
-/// The `<kernel>.swap` symbol at \p Code, if any.
-static const Symbol *swapSymbolAt(const Object &Obj, const KernelInfo &K,
-                                  uint64_t Code) {
+/// Whether a `<kernel>.swap` symbol is at \p Code.
+static bool swapSymbolAt(const Object &Obj, const KernelInfo &K,
+                         uint64_t Code) {
   const SymbolTable *T = Obj.symtab();
   if (!T)
-    return nullptr;
+    return false;
   std::string Name = K.Name + SwapSymbolSuffix.str();
-  for (const Symbol &S : T->symbols())
-    if (S.Type == ELF::STT_FUNC && S.Value == Code && S.Name == Name)
-      return &S;
-  return nullptr;
+  return T
+      ->findIf([&](const Symbol &S) {
+        return S.Type == ELF::STT_FUNC && S.Value == Code && S.Name == Name;
+      })
+      .has_value();
 }
 
 bool SwapKernelsPass::isSwapped(const Object &Obj,

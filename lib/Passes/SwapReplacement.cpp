@@ -108,7 +108,7 @@ static void readSymbols(SwapReplacement &F) {
   for (SymbolTable *T : {Obj.dynsym(), Obj.symtab()}) {
     if (!T)
       continue;
-    for (const Symbol &S : T->symbols()) {
+    T->forEach([&](const Symbol &S) {
       if (S.Type == ELF::STT_FUNC && S.Sec)
         F.Functions.try_emplace(S.Name, S.Value, S.Size);
       bool Exported = !S.isLocal() && S.visibility() != ELF::STV_HIDDEN &&
@@ -121,7 +121,7 @@ static void readSymbols(SwapReplacement &F) {
           !StringRef(S.Name).starts_with("__hip_cuid_") &&
           !isEmptyHIPConstant(S))
         F.Variables.push_back(S.Name.str());
-    }
+    });
   }
 }
 

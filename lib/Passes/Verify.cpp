@@ -109,29 +109,33 @@ static void checkStructure(const Object &Obj, VerifyProblems &P) {
   for (const auto &T : Obj.symbolTables()) {
     if (T->isModified())
       continue; // the writer partitions and derives sh_info
-    ArrayRef<Symbol> Syms = T->symbols();
-    // Indexes count the null symbol, which symbols() leaves out.
-    std::optional<size_t> FirstGlobal;
-    for (size_t I = 0; I < Syms.size(); ++I) {
-      const Symbol &S = Syms[I];
+    // Indexes count the null symbol, which the table leaves out.
+    uint32_t First = T->firstNonLocal();
+    std::optional<std::pair<size_t, StringRef>> FirstGlobal;
+    std::optional<std::string> Misplaced;
+    StringRef FirstName; // the symbol at index First
+    size_t I = 0;
+    T->forEach([&](const Symbol &S) {
+      if (I + 1 == First)
+        FirstName = S.Name;
       if (!S.isLocal()) {
         if (!FirstGlobal)
-          FirstGlobal = I;
-      } else if (FirstGlobal) {
-        P.push_back("symbol table '" + T->section().Name + "': local symbol '" +
+          FirstGlobal.emplace(I, S.Name);
+      } else if (FirstGlobal && !Misplaced) {
+        Misplaced = "symbol table '" + T->section().Name + "': local symbol '" +
                     S.Name.str() + "' (index " + Twine(I + 1).str() +
-                    ") follows a global symbol ('" +
-                    Syms[*FirstGlobal].Name.str() + "', index " +
-                    Twine(*FirstGlobal + 1).str() + ")");
-        break;
+                    ") follows a global symbol ('" + FirstGlobal->second.str() +
+                    "', index " + Twine(FirstGlobal->first + 1).str() + ")";
       }
-    }
-    uint32_t First = T->firstNonLocal();
+      ++I;
+    });
+    if (Misplaced)
+      P.push_back(*Misplaced);
     if (T->section().Info != First) {
-      std::string Want = First <= Syms.size()
+      std::string Want = First <= T->size()
                              ? "the first non-local symbol is " +
                                    Twine(First).str() + " ('" +
-                                   Syms[First - 1].Name.str() + "')"
+                                   FirstName.str() + "')"
                              : "all " + Twine(First).str() +
                                    " symbols are local (sh_info must be " +
                                    Twine(First).str() + ")";
@@ -231,7 +235,7 @@ private:
   VerifyProblems &P;
   const CodeSymbols Code;
   DenseMap<uint64_t, const PoolStub *> StubStarts;
-  StringMap<std::vector<const Symbol *>> Syms;
+  StringMap<std::vector<Symbol>> Syms;
   StringMap<const KernelInfo *> ByName;
   struct Half {
     const KernelInfo *K;
@@ -249,9 +253,10 @@ KernelChecker::KernelChecker(Object &Obj, const KernelsAnalysis::Result &R,
   // Only `.stub` names are looked up (a Tensile object has 1.8M local
   // labels: a map of every name was 40% of verify's time).
   if (SymbolTable *ST = Obj.symtab())
-    for (const Symbol &S : ST->symbols())
+    ST->forEach([&](const Symbol &S) {
       if (S.Name.ends_with(".stub"))
-        Syms[S.Name].push_back(&S);
+        Syms[S.Name].push_back(S);
+    });
   for (const KernelInfo &K : R.Kernels)
     ByName[K.Name] = &K;
   findSecondHalves();
@@ -394,7 +399,7 @@ void KernelChecker::checkStubSymbol(const KernelInfo &K,
   if (SI->second.size() > 1)
     P.push_back(Who + ": " + Twine(SI->second.size()).str() +
                 " symbols named '" + K.Name + ".stub'");
-  const Symbol &Sym = *SI->second.front();
+  const Symbol &Sym = SI->second.front();
   uint64_t WantSize = amdgpu::stubSize(S.Dual || K.needsDualStub(T));
   std::vector<std::string> Bad;
   if (Sym.Type != ELF::STT_FUNC)
@@ -421,17 +426,17 @@ void KernelChecker::checkStubSymbolsNameStubs() {
     StringRef N = E.getKey();
     if (!N.ends_with(".stub"))
       continue;
-    for (const Symbol *Sym : E.second) {
-      if (Sym->Type != ELF::STT_FUNC)
+    for (const Symbol &Sym : E.second) {
+      if (Sym.Type != ELF::STT_FUNC)
         continue;
       StringRef KName = N.drop_back(5);
       auto KI = ByName.find(KName);
       if (KI == ByName.end())
-        P.push_back("symbol '" + N.str() + "' at " + hex(Sym->Value) +
+        P.push_back("symbol '" + N.str() + "' at " + hex(Sym.Value) +
                     " names no kernel entry stub (there is no kernel '" +
                     KName.str() + "')");
       else if (!KI->second->EntryStub)
-        P.push_back("symbol '" + N.str() + "' at " + hex(Sym->Value) +
+        P.push_back("symbol '" + N.str() + "' at " + hex(Sym.Value) +
                     " names no kernel entry stub (kernel '" + KName.str() +
                     "' is entered at " + hex(KI->second->Entry) +
                     ", not through a stub)");

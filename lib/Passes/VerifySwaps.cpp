@@ -119,14 +119,15 @@ void hotswap::verifySwaps(const Object &Obj, const KernelsAnalysis::Result &R,
     P.push_back(toString(Recs.takeError()));
     return;
   }
-  StringMap<std::vector<const Symbol *>> SwapSyms;
+  StringMap<std::vector<Symbol>> SwapSyms;
   const SymbolTable *ST = Obj.symtab();
   if (ST)
-    for (const Symbol &S : ST->symbols())
+    ST->forEach([&](const Symbol &S) {
       if (S.Type == ELF::STT_FUNC &&
           StringRef(S.Name).ends_with(SwapSymbolSuffix))
         SwapSyms[StringRef(S.Name).drop_back(SwapSymbolSuffix.size())]
-            .push_back(&S);
+            .push_back(S);
+    });
   if (Recs->empty() && SwapSyms.empty())
     return;
   // An unreadable clone record is the clone check's to report.
@@ -179,18 +180,18 @@ void hotswap::verifySwaps(const Object &Obj, const KernelsAnalysis::Result &R,
     if (!ST)
       continue;
     auto SI = SwapSyms.find(K.Name);
-    if (SI == SwapSyms.end() || llvm::none_of(SI->second, [&](const Symbol *S) {
-          return S->Value == Cur->Code;
+    if (SI == SwapSyms.end() || llvm::none_of(SI->second, [&](const Symbol &S) {
+          return S.Value == Cur->Code;
         }))
       P.push_back("swapped kernel '" + K.Name + "': no symbol '" + K.Name +
                   SwapSymbolSuffix.str() + "' at its code " + hex(Cur->Code));
   }
   for (const auto &E : SwapSyms)
-    for (const Symbol *S : E.second)
+    for (const Symbol &S : E.second)
       if (llvm::none_of(*Recs, [&](const SwapRecord &Rec) {
-            return Rec.Kernel == E.getKey() && Rec.Code == S->Value;
+            return Rec.Kernel == E.getKey() && Rec.Code == S.Value;
           }))
-        P.push_back("symbol '" + S->Name.str() + "' at " + hex(S->Value) +
+        P.push_back("symbol '" + S.Name.str() + "' at " + hex(S.Value) +
                     " names no swapped code of kernel '" + E.getKey().str() +
                     "'");
 }
