@@ -49,9 +49,14 @@ CodeObjectMetadata::~CodeObjectMetadata() = default;
 
 Expected<CodeObjectMetadata>
 CodeObjectMetadata::parse(ArrayRef<uint8_t> NoteSectionBytes,
-                          uint64_t FileOffset) {
+                          uint64_t FileOffset, bool Borrow) {
   CodeObjectMetadata MD;
-  MD.Section.assign(NoteSectionBytes.begin(), NoteSectionBytes.end());
+  if (Borrow) {
+    MD.Section = NoteSectionBytes;
+  } else {
+    MD.OwnedSection.assign(NoteSectionBytes.begin(), NoteSectionBytes.end());
+    MD.Section = MD.OwnedSection;
+  }
   MD.FileOffset = FileOffset;
   if (Error E = MD.load())
     return std::move(E);

@@ -365,7 +365,7 @@ Error CodeObjectMetadata::setField(StringRef Symbol, KernelField Field,
 
 Expected<NoteRewrite> CodeObjectMetadata::rewrite(bool AllowGrowth) const {
   NoteRewrite R;
-  R.Bytes = Section;
+  R.Bytes = Section.vec();
   if (!NumPending)
     return std::move(R);
   R.How = NoteRewrite::Method::InPlace;

@@ -182,8 +182,9 @@ static Error readMetadata(Object &Obj, KernelsAnalysis::Result &R) {
   auto Read = [&](Section &S) -> Expected<bool> {
     if (S.Type != ELF::SHT_NOTE || S.isNoBits() || AlreadyRead(S))
       return false;
-    Expected<CodeObjectMetadata> MD =
-        CodeObjectMetadata::parse(S.contents(), S.Orig ? S.Orig->Offset : 0);
+    // The input's bytes (not a pass's) outlive the analysis unchanged.
+    Expected<CodeObjectMetadata> MD = CodeObjectMetadata::parse(
+        S.contents(), S.Orig ? S.Orig->Offset : 0, /*Borrow=*/!S.isDirty());
     if (!MD)
       return prefixError("section '" + S.Name + "'", MD.takeError());
     if (!MD->hasMetadata())

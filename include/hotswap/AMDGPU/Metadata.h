@@ -200,11 +200,13 @@ public:
   /// Parses and validates a note section: every NT_AMDGPU_METADATA note in
   /// it. A section without one is valid (hasMetadata() is then false). Fails
   /// when two notes describe kernels with the same .symbol, or disagree on
-  /// amdhsa.version or amdhsa.target. The bytes are copied. \p FileOffset:
-  /// where the section lies in its file (what a NoteGrowthError adds to the
-  /// note's offset in it).
+  /// amdhsa.version or amdhsa.target. The bytes are copied, unless \p Borrow
+  /// says they outlive the result and never change (an input's bytes: a
+  /// Tensile object's note is 50 MB). \p FileOffset: where the section lies
+  /// in its file (what a NoteGrowthError adds to the note's offset in it).
   static llvm::Expected<CodeObjectMetadata>
-  parse(llvm::ArrayRef<uint8_t> NoteSectionBytes, uint64_t FileOffset = 0);
+  parse(llvm::ArrayRef<uint8_t> NoteSectionBytes, uint64_t FileOffset = 0,
+        bool Borrow = false);
 
   CodeObjectMetadata(CodeObjectMetadata &&);
   CodeObjectMetadata &operator=(CodeObjectMetadata &&);
@@ -266,7 +268,9 @@ private:
   llvm::Error load();
   llvm::Error checkRewrite(llvm::ArrayRef<uint8_t> NewSection) const;
 
-  std::vector<uint8_t> Section;
+  /// The note section: OwnedSection's bytes, or borrowed ones.
+  llvm::ArrayRef<uint8_t> Section;
+  std::vector<uint8_t> OwnedSection;
   uint64_t FileOffset = 0;
   std::vector<MetadataNote> Notes;
   /// The framing of each of Notes (pointing into Section).
