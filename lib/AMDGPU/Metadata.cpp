@@ -130,14 +130,8 @@ Error CodeObjectMetadata::load() {
                          "' is described by the notes at offsets " +
                          hex(Notes[Kernels[It->second].Note].Offset) + " and " +
                          hex(Notes[I].Offset));
-      std::array<MetadataValueLoc, NumKernelFields> &Locs =
-          FieldLocs.emplace_back();
-      for (unsigned F = 0; F != NumKernelFields; ++F)
-        if (const std::optional<MsgPackToken> &T = K.Fields[F])
-          Locs[F] = {T->Offset, uint8_t(T->Size),
-                     T->Obj.Kind == msgpack::Type::Int};
-      MapLocs.push_back({K.Map.Offset, K.MapEnd, uint32_t(K.Map.Obj.Length),
-                         uint8_t(K.Map.Size)});
+      FieldLocs.push_back(K.Fields);
+      MapLocs.push_back(K.Map);
       Kernels.push_back(std::move(K.MD));
     }
   }

@@ -221,8 +221,8 @@ bool NoteReader::readKernel(size_t I, const MsgPackToken &Map) {
   KernelProblem = checkKernel(I, S, K);
   if (KernelProblem)
     return true;
-  K.Map = Map;
-  K.MapEnd = TS.offset();
+  K.Map = {Map.Offset, TS.offset(), uint32_t(Map.Obj.Length),
+           uint8_t(Map.Size)};
   if (OnKernel)
     OnKernel(std::move(K));
   else
@@ -258,7 +258,10 @@ std::optional<std::string> NoteReader::checkKernel(size_t I, const Slots &S,
       return Kernel + "'" + FieldKeys[F].str() + "' is not an unsigned integer";
     K.MD.*IntMembers[F] = *Value;
   }
-  std::copy(S.begin(), S.begin() + NumKernelFields, K.Fields.begin());
+  for (unsigned F = 0; F != NumKernelFields; ++F)
+    if (const std::optional<MsgPackToken> &T = S[F])
+      K.Fields[F] = {T->Offset, uint8_t(T->Size),
+                     T->Obj.Kind == msgpack::Type::Int};
   auto [It, New] = Symbols.try_emplace(K.MD.Symbol, unsigned(I));
   if (!New)
     return "kernels " + std::to_string(It->second) + " and " +

@@ -23,13 +23,13 @@ namespace amdgpu {
 
 /// A kernel as one note describes it, with the token of the value of each
 /// field it has (indexed by KernelField).
+/// A kernel as read: its values, where each is, and where its map is (kept
+/// this small because a note may describe 100k kernels, all read before
+/// the first is used).
 struct NoteKernel {
   KernelMD MD;
-  std::array<std::optional<MsgPackToken>, NumKernelFields> Fields;
-  /// The kernel's map: its header token, and the offset just past its last
-  /// value (where a key would be added).
-  MsgPackToken Map;
-  uint64_t MapEnd = 0;
+  std::array<MetadataValueLoc, NumKernelFields> Fields;
+  KernelMapLoc Map;
 };
 
 struct NoteContents {
