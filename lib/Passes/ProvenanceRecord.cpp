@@ -125,10 +125,11 @@ SHA256Digest hashEdited(const ProvenanceRecord &R, ArrayRef<uint8_t> File) {
 
 /// Hashes \p Bytes into \p H, handing them to \p Release behind the hash
 /// a block at a time.
+constexpr size_t HashBlock = 16u << 20;
+
 void hashReleasing(Sha256 &H, ArrayRef<uint8_t> Bytes, ReleaseBatch &Release) {
-  constexpr size_t Block = 16u << 20;
   while (!Bytes.empty()) {
-    ArrayRef<uint8_t> B = Bytes.take_front(Block);
+    ArrayRef<uint8_t> B = Bytes.take_front(HashBlock);
     H.update(B);
     Release.add(B);
     Bytes = Bytes.drop_front(B.size());
@@ -139,7 +140,11 @@ void hashReleasing(Sha256 &H, ArrayRef<uint8_t> Bytes, ReleaseBatch &Release) {
 SHA256Digest hashOriginal(const ProvenanceRecord &R, ArrayRef<uint8_t> File,
                           const ReleaseFn &ReleaseFile) {
   Sha256 H;
-  ReleaseBatch Release(ReleaseFile);
+  // The file is read forward only here (the ranges' original bytes come
+  // from the record), so a block handed back is not read again: a window
+  // of one hash block keeps at most that much resident (the default 64 MiB
+  // window was a third of what verify held on a Tensile object).
+  ReleaseBatch Release(ReleaseFile, HashBlock);
   uint64_t Pos = 0;
   for (const ProvenanceRange &G : R.Ranges) {
     hashReleasing(H, File.slice(Pos, G.Offset - Pos), Release);
