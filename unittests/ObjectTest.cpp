@@ -203,6 +203,18 @@ Section &addLoadedCode(Object &Obj, uint64_t Addr, size_t Size) {
   return S;
 }
 
+/// A global function symbol "k.stub" at \p Value of \p Text, as stub-syms
+/// adds.
+Symbol stubSymbolAt(Section *Text, uint64_t Value) {
+  Symbol G;
+  G.Name = "k.stub";
+  G.Binding = STB_GLOBAL;
+  G.Type = STT_FUNC;
+  G.Sec = Text;
+  G.Value = Value;
+  return G;
+}
+
 class ObjectTest : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -345,13 +357,7 @@ TEST_F(ObjectTest, FirstFreeAddress) {
 TEST_F(ObjectTest, SymbolTableAddPartitionsAndDerivesInfo) {
   SymbolTable *T = Obj->symtab();
   Section *Text = Obj->findSection(".text");
-  Symbol G;
-  G.Name = "k.stub";
-  G.Binding = STB_GLOBAL;
-  G.Type = STT_FUNC;
-  G.Sec = Text;
-  G.Value = 0x1000;
-  T->add(G);
+  T->add(stubSymbolAt(Text, 0x1000));
   Symbol L;
   L.Name = "new_local";
   L.Type = STT_FUNC;
@@ -422,13 +428,7 @@ TEST_F(ObjectTest, SymbolTableKeepsInputRecordsUntilAskedForStructs) {
   EXPECT_FALSE(T->find("k.stub"));
 
   // A global goes after them, and the table stays as records.
-  Symbol G;
-  G.Name = "k.stub";
-  G.Binding = STB_GLOBAL;
-  G.Type = STT_FUNC;
-  G.Sec = Text;
-  G.Value = 0x1000;
-  T->add(G);
+  T->add(stubSymbolAt(Text, 0x1000));
   ASSERT_TRUE(T->appendedOnly());
   ASSERT_EQ(T->appendedOnly()->size(), 1u);
   EXPECT_EQ(T->size(), 4u);
