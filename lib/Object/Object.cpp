@@ -4,8 +4,10 @@
 
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
+#include "hotswap/Support/Record.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Object/ELFTypes.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -28,8 +30,9 @@ Error Section::overwrite(uint64_t Offset, ArrayRef<uint8_t> Bytes) {
 }
 
 Symbol SymbolTable::inputSymbol(size_t K) const {
-  const auto &R = *reinterpret_cast<const ELF::Elf64_Sym *>(
-      InputRecords.data() + K * sizeof(ELF::Elf64_Sym));
+  // Records of alignment 1: a code object inside a bundle may lie anywhere.
+  const auto &R = recordAt<object::ELF64LE::Sym>(
+      InputRecords, K * sizeof(object::ELF64LE::Sym));
   Symbol S;
   const uint32_t NameOff = R.st_name;
   S.Other = R.st_other;
