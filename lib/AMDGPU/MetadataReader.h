@@ -21,11 +21,10 @@
 namespace hotswap {
 namespace amdgpu {
 
-/// A kernel as one note describes it, with the token of the value of each
-/// field it has (indexed by KernelField).
-/// A kernel as read: its values, where each is, and where its map is (kept
-/// this small because a note may describe 100k kernels, all read before
-/// the first is used).
+/// A kernel as one note describes it: its values, where the value of each
+/// field it has is (indexed by KernelField; Size 0 when it has none), and
+/// where its map is. Kept this small because a note may describe 100k
+/// kernels, all read before the first is used.
 struct NoteKernel {
   KernelMD MD;
   std::array<MetadataValueLoc, NumKernelFields> Fields;
