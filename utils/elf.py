@@ -9,7 +9,9 @@ loader does, so a bug shared with LLVM's ELF library cannot hide there.
                      (e_type, e_machine, e_flags, ...; ident), phdrs,
                      sections, symbols(section), rela(section),
                      relr(section), section(name), contents(section),
-                     offset_of(vaddr); parsed on first use, so that a file
+                     offset_of(vaddr), record_lines(name) and
+                     record_text_range(name) (the records' JSON lines,
+                     checked); parsed on first use, so that a file
                      with broken section headers still gives its program
                      headers and the other way round
   EHDR, PHDR, SHDR, SYM, RELA
@@ -22,6 +24,8 @@ Scripts outside utils/ put utils/ first on sys.path to import it (and set
 sys.dont_write_bytecode, keeping the source tree clean).
 """
 import collections
+import hashlib
+import json
 import struct
 
 MAGIC = b"\x7fELF"
@@ -203,3 +207,52 @@ class File:
             if p.p_type == PT_LOAD and p.p_vaddr <= vaddr < p.p_vaddr + p.p_filesz:
                 return vaddr - p.p_vaddr + p.p_offset
         return None
+
+    def record_text_range(self, name):
+        """(file offset, size) of the JSON lines of record section name, or
+        None without it. A record of the record family is an SHT_NOTE with
+        one note, owner "HOTSWAP", whose descriptor is a u32 format version
+        (1), the lines, and the SHA-256 of both: the note is checked here,
+        digest included, from the bytes (ValueError when it does not hold).
+        An SHT_PROGBITS section of an earlier version is the lines alone."""
+        sec = self.section(name)
+        if sec is None:
+            return None
+        if sec["type"] != SHT_NOTE:
+            return sec["offset"], sec["size"]
+        body = self.contents(sec)
+        if len(body) < 20:
+            raise ValueError(name + ": too short for a note")
+        namesz, descsz, _ = struct.unpack_from("<III", body, 0)
+        if namesz != 8 or body[12:20] != b"HOTSWAP\0":
+            raise ValueError(name + ": not a HOTSWAP note")
+        if 20 + descsz > len(body) or descsz < 36:
+            raise ValueError(name + ": the descriptor does not fit")
+        desc = body[20:20 + descsz]
+        if struct.unpack_from("<I", desc, 0)[0] != 1:
+            raise ValueError(name + ": not format version 1")
+        if hashlib.sha256(desc[:-32]).digest() != desc[-32:]:
+            raise ValueError(name + ": the SHA-256 does not match")
+        return sec["offset"] + 24, descsz - 36
+
+    def record_lines(self, name):
+        """The JSON objects of record section name (record_text_range), one
+        per line; [] without the section."""
+        where = self.record_text_range(name)
+        if where is None:
+            return []
+        off, size = where
+        text = self.data[off:off + size].decode()
+        return [json.loads(l) for l in text.split("\n") if l.strip("\0 ")]
+
+    def seal_record(self, buf, name):
+        """Writes into buf (a copy of this file's bytes whose record lines
+        of name a test edited, their size kept) the SHA-256 that makes the
+        record read as written by the tool: the tests' forged records."""
+        sec = self.section(name)
+        if sec is None or sec["type"] != SHT_NOTE:
+            return
+        off, size = self.record_text_range(name)
+        desc = off - 4
+        buf[off + size:off + size + 32] = hashlib.sha256(
+            bytes(buf[desc:off + size])).digest()

@@ -23,6 +23,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import elf  # noqa: E402  (utils/elf.py: the records, checked)
+
 LLVM = "/usr/lib/llvm-22/bin"
 
 
@@ -68,15 +72,11 @@ def main():
         data = open(patched, "rb").read()
         secs = sections(data)
         taddr, toff, _ = secs[".hotswap.clone.text"]
-        _, roff, rsize = secs[".hotswap.clones"]
         ranges = []
-        for line in data[roff:roff + rsize].decode().split("\n"):
-            line = line.strip("\0").strip()
-            if line:
-                r = json.loads(line)
-                c = int(r["clone"], 16)
-                ranges += [(c + int(b, 16), c + int(e, 16))
-                           for b, e in r["inserted"]]
+        for r in elf.File(data).record_lines(".hotswap.clones"):
+            c = int(r["clone"], 16)
+            ranges += [(c + int(b, 16), c + int(e, 16))
+                       for b, e in r["inserted"]]
         candidates = [(b, e, w, bit) for b, e in ranges
                       for w in range(0, e - b, 4)
                       for bit in random.sample(range(32), a.bits_per_word)]

@@ -117,7 +117,7 @@ Expected<CloneRecord> parseRecord(const json::Object &O) {
 Expected<std::vector<CloneRecord>>
 hotswap::readCloneRecords(const Object &Obj) {
   Expected<std::vector<json::Object>> Lines =
-      readRecordLines(Obj, CloneRecordSectionName);
+      readRecordLines(Obj, CloneRecords);
   if (!Lines)
     return Lines.takeError();
   std::vector<CloneRecord> Out;
@@ -153,8 +153,7 @@ Error hotswap::appendCloneRecords(Object &Obj, ArrayRef<CloneRecord> Records) {
     if (!R.FallThrough.empty())
       Lines.back()["fallthrough"] = pairsJSON(R.FallThrough);
   }
-  return appendRecordLines(Obj, CloneRecordSectionName, Lines,
-                           "cloned kernels");
+  return appendRecordLines(Obj, CloneRecords, Lines);
 }
 
 const CloneRecord *hotswap::currentClone(ArrayRef<CloneRecord> Records,

@@ -51,7 +51,7 @@ static Expected<CounterEntry> parseEntry(const json::Object &O) {
 Expected<std::vector<CounterEntry>> hotswap::readCounterMap(const Object &Obj) {
   std::vector<CounterEntry> Out;
   if (Error Err = forEachRecordLine(
-          Obj, CounterMapSectionName, [&](json::Object &&O, size_t I) -> Error {
+          Obj, CounterMapRecords, [&](json::Object &&O, size_t I) -> Error {
             Expected<CounterEntry> E = parseEntry(O);
             if (!E)
               return E.takeError();
@@ -68,19 +68,17 @@ Expected<std::vector<CounterEntry>> hotswap::readCounterMap(const Object &Obj) {
 Error hotswap::appendCounterMap(Object &Obj, ArrayRef<CounterEntry> Entries) {
   // One line at a time: a parsed object per block of a large library takes
   // hundreds of MB.
-  return appendRecordLines(
-      Obj, CounterMapSectionName, Entries.size(),
-      [&](size_t I) {
-        const CounterEntry &E = Entries[I];
-        json::Object O{{"index", int64_t(E.Index)},
-                       {"kernel", E.Kernel},
-                       {"kind", E.Kind},
-                       {"unit", E.Unit},
-                       {"offset", hex(E.Offset)},
-                       {"code", hex(E.Code)}};
-        if (E.To)
-          O["to"] = hex(*E.To);
-        return O;
-      },
-      "counters");
+  return appendRecordLines(Obj, CounterMapRecords, Entries.size(),
+                           [&](size_t I) {
+                             const CounterEntry &E = Entries[I];
+                             json::Object O{{"index", int64_t(E.Index)},
+                                            {"kernel", E.Kernel},
+                                            {"kind", E.Kind},
+                                            {"unit", E.Unit},
+                                            {"offset", hex(E.Offset)},
+                                            {"code", hex(E.Code)}};
+                             if (E.To)
+                               O["to"] = hex(*E.To);
+                             return O;
+                           });
 }

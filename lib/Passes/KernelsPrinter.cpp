@@ -77,7 +77,8 @@ static json::Object kernelJSON(const KernelInfo &K, const TargetInfo &T,
   if (const SwapRecord *Swap = currentSwap(Recs.Swaps, K))
     O["swapped"] = json::Object{
         {"from", Swap->From},
-        {"from_md5", Swap->FromMD5},
+        {Swap->Algorithm == SwapDigest::MD5 ? "from_md5" : "from_sha256",
+         Swap->FromDigest},
         {"code", static_cast<int64_t>(Swap->Code)},
         {"descriptor", static_cast<int64_t>(Swap->Descriptor)},
         {"image", static_cast<int64_t>(
@@ -124,7 +125,8 @@ static void printKernel(raw_ostream &OS, const KernelInfo &K,
        << " (descriptor not yet patched)\n";
   if (const SwapRecord *Swap = currentSwap(Recs.Swaps, K)) {
     OS << "  swapped:     code at " << hex(Swap->Code) << " from '"
-       << Swap->From << "' (MD5 " << Swap->FromMD5;
+       << Swap->From << "' (" << swapDigestName(Swap->Algorithm) << " "
+       << Swap->FromDigest;
     if (!Swap->Image.empty())
       OS << ", image at " << hex(Swap->Image.front().Addr);
     OS << ")\n";

@@ -36,9 +36,7 @@ constexpr uint64_t OriginalSHAAt = 16, EditedSHAAt = 48, RunsAt = 88;
 /// The smallest encoded run (two empty strings) and range.
 constexpr uint64_t MinRunSize = 16, RangeSize = 16, RebuiltSize = 32,
                    MovedSize = 24;
-/// The note's header and its padded owner name, "HOTSWAP\0".
-constexpr uint64_t NoteNameSize = 8;
-constexpr uint64_t DescAt = amdgpu::NoteHeaderSize + NoteNameSize;
+constexpr uint64_t DescAt = RecordNoteDescAt;
 
 Error malformed(const Twine &What) {
   return makeError("provenance record: " + What);
@@ -303,19 +301,11 @@ std::string hotswap::digestHex(const SHA256Digest &D) {
 
 Expected<ProvenanceRecord>
 hotswap::parseProvenanceNote(ArrayRef<uint8_t> SectionBytes) {
-  Expected<std::vector<amdgpu::NoteRef>> Notes =
-      amdgpu::parseNotes(SectionBytes);
-  if (!Notes)
-    return malformed(toString(Notes.takeError()));
-  if (Notes->size() != 1)
-    return malformed("the section holds " + Twine(Notes->size()) +
-                     " notes, not one");
-  const amdgpu::NoteRef &N = Notes->front();
-  if (N.Name != ProvenanceNoteOwner || N.NameSize != NoteNameSize ||
-      N.Type != ProvenanceNoteType)
-    return malformed("the note is not a '" + ProvenanceNoteOwner +
-                     "' note of type " + Twine(ProvenanceNoteType));
-  ArrayRef<uint8_t> Desc = N.Desc;
+  Expected<ArrayRef<uint8_t>> Note =
+      recordNoteDesc(SectionBytes, RecordNoteType::Provenance);
+  if (!Note)
+    return malformed(toString(Note.takeError()));
+  ArrayRef<uint8_t> Desc = *Note;
   Reader R(Desc);
   ProvenanceRecord Rec;
   uint32_t Version, RunCount;
@@ -678,12 +668,8 @@ hotswap::encodeProvenance(const ProvenanceContents &C) {
   if (DescSize > UINT32_MAX)
     return makeError("the provenance record would hold " + Twine(DescSize) +
                      " bytes, more than a note can (4 GiB)");
-  put<uint32_t>(N.Head, static_cast<uint32_t>(NoteNameSize));
-  put<uint32_t>(N.Head, static_cast<uint32_t>(DescSize));
-  put<uint32_t>(N.Head, ProvenanceNoteType);
-  N.Head.insert(N.Head.end(), ProvenanceNoteOwner.begin(),
-                ProvenanceNoteOwner.end());
-  N.Head.push_back(0);
+  putRecordNoteHead(N.Head, RecordNoteType::Provenance,
+                    static_cast<uint32_t>(DescSize));
   assert(N.Head.size() == DescAt && "note header and owner");
   N.Head.insert(N.Head.end(), Desc.begin(), Desc.end());
   N.Size = DescAt + alignTo(DescSize, amdgpu::NoteAlign);

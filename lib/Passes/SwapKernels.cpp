@@ -243,7 +243,7 @@ bool SwapKernelsPass::isSwapped(const Object &Obj,
         if (const CloneRecord *C = currentClone(*Clones, Each))
           for (const SwapRecord &S : *Swaps)
             if (S.Kernel == Each.Name && S.Code == C->Code &&
-                S.FromMD5 == Repl->MD5)
+                S.FromDigest == Repl->digest(S.Algorithm))
               (*CopiedSwaps)[Each.Name] = S.Code;
     } else {
       consumeError(Swaps.takeError()); // verify reports unreadable records
@@ -539,7 +539,7 @@ static Expected<uint64_t> placeImage(Object &Obj, const SwapReplacement &F,
   if (!Records)
     return Records.takeError();
   for (const SwapRecord &Rec : *Records) {
-    if (Rec.FromMD5 != F.MD5 || Rec.Image.empty())
+    if (Rec.Image.empty() || Rec.FromDigest != F.digest(Rec.Algorithm))
       continue;
     uint64_t D = Rec.Image.front().Addr - F.Loads.front().VAddr;
     if (imageIntactAt(Obj, F, D, IntactAt)) {
@@ -638,7 +638,8 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     return Delta.takeError();
   std::vector<SwapSegment> Image;
   for (const SwapReplacement::Load &L : F.Loads)
-    Image.push_back({L.VAddr + *Delta, L.FileSize, L.MemSize, md5Hex(L.Bytes)});
+    Image.push_back({L.VAddr + *Delta, L.FileSize, L.MemSize,
+                     swapDigestHex(SwapDigest::SHA256, L.Bytes)});
 
   auto TA = AM.getResult<TargetAnalysis>(Obj);
   if (!TA)
@@ -671,8 +672,9 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                                Ctx, MetadataChanged))
       return std::move(E);
     addSwapSymbol(Obj, K, RK, Code, F, Ctx);
-    NewRecords.push_back(
-        {K.Name, Opts.With, F.MD5, RK.KDAddr + *Delta, Code, Image});
+    NewRecords.push_back({K.Name, Opts.With, SwapDigest::SHA256,
+                          F.digest(SwapDigest::SHA256), RK.KDAddr + *Delta,
+                          Code, Image});
     Ctx.Stats.add(name(), "swapped", "kernels swapped");
   }
   if (MetadataChanged)

@@ -1,7 +1,7 @@
 //===- lib/Passes/SwapRecord.cpp - The .hotswap.swaps section -------------===//
 //
-// One JSON object per line; addresses and sizes as "0x..." strings (exact
-// for any 64-bit value, readable in llvm-readelf -p).
+// One JSON object per line (RecordLines.h); addresses and sizes as "0x..."
+// strings (exact for any 64-bit value, readable in llvm-readelf -p).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +10,7 @@
 
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
+#include "hotswap/Support/Sha256.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
@@ -38,7 +39,15 @@ hotswap::metadataDisagreements(const amdgpu::KernelMD &MD,
   return D;
 }
 
-std::string hotswap::md5Hex(ArrayRef<uint8_t> Bytes) {
+StringRef hotswap::swapDigestName(SwapDigest D) {
+  return D == SwapDigest::MD5 ? "MD5" : "SHA-256";
+}
+
+std::string hotswap::swapDigestHex(SwapDigest D, ArrayRef<uint8_t> Bytes) {
+  if (D == SwapDigest::SHA256) {
+    Sha256::Digest Sum = Sha256::hash(Bytes);
+    return toHex(ArrayRef<uint8_t>(Sum), /*LowerCase=*/true);
+  }
   MD5 H;
   H.update(Bytes);
   MD5::MD5Result R;
@@ -48,12 +57,22 @@ std::string hotswap::md5Hex(ArrayRef<uint8_t> Bytes) {
 
 namespace {
 
+/// The JSON keys of the file's and a segment's digest.
+StringRef fromKey(SwapDigest D) {
+  return D == SwapDigest::MD5 ? "from_md5" : "from_sha256";
+}
+StringRef segmentKey(SwapDigest D) {
+  return D == SwapDigest::MD5 ? "md5" : "sha256";
+}
+
 Expected<SwapRecord> parseRecord(const json::Object *O) {
   SwapRecord R;
+  if (!O->get(fromKey(SwapDigest::SHA256)) && O->get(fromKey(SwapDigest::MD5)))
+    R.Algorithm = SwapDigest::MD5;
   for (auto [Key, Out] :
        {std::pair<StringRef, std::string *>{"kernel", &R.Kernel},
         {"from", &R.From},
-        {"from_md5", &R.FromMD5}}) {
+        {fromKey(R.Algorithm), &R.FromDigest}}) {
     Expected<std::string> S = stringMember(*O, Key);
     if (!S)
       return S.takeError();
@@ -83,10 +102,10 @@ Expected<SwapRecord> parseRecord(const json::Object *O) {
         return prefixError("image", N.takeError());
       *Out = *N;
     }
-    Expected<std::string> M = stringMember(*S, "md5");
+    Expected<std::string> M = stringMember(*S, segmentKey(R.Algorithm));
     if (!M)
       return prefixError("image", M.takeError());
-    Seg.MD5 = std::move(*M);
+    Seg.Digest = std::move(*M);
     R.Image.push_back(std::move(Seg));
   }
   return R;
@@ -98,18 +117,20 @@ json::Object formatRecord(const SwapRecord &R) {
     Image.push_back(json::Object{{"addr", hex(S.Addr)},
                                  {"file_size", hex(S.FileSize)},
                                  {"mem_size", hex(S.MemSize)},
-                                 {"md5", S.MD5}});
-  json::Object O{{"kernel", R.Kernel},    {"from", R.From},
-                 {"from_md5", R.FromMD5}, {"descriptor", hex(R.Descriptor)},
-                 {"code", hex(R.Code)},   {"image", std::move(Image)}};
+                                 {segmentKey(R.Algorithm), S.Digest}});
+  json::Object O{{"kernel", R.Kernel},
+                 {"from", R.From},
+                 {fromKey(R.Algorithm), R.FromDigest},
+                 {"descriptor", hex(R.Descriptor)},
+                 {"code", hex(R.Code)},
+                 {"image", std::move(Image)}};
   return O;
 }
 
 } // namespace
 
 Expected<std::vector<SwapRecord>> hotswap::readSwapRecords(const Object &Obj) {
-  Expected<std::vector<json::Object>> Lines =
-      readRecordLines(Obj, SwapRecordSectionName);
+  Expected<std::vector<json::Object>> Lines = readRecordLines(Obj, SwapRecords);
   if (!Lines)
     return Lines.takeError();
   std::vector<SwapRecord> Out;
@@ -128,8 +149,7 @@ Error hotswap::appendSwapRecords(Object &Obj, ArrayRef<SwapRecord> Records) {
   std::vector<json::Object> Lines;
   for (const SwapRecord &R : Records)
     Lines.push_back(formatRecord(R));
-  return appendRecordLines(Obj, SwapRecordSectionName, Lines,
-                           "swapped kernels");
+  return appendRecordLines(Obj, SwapRecords, Lines);
 }
 
 const SwapRecord *hotswap::currentSwap(ArrayRef<SwapRecord> Records,

@@ -137,7 +137,7 @@ SwapReplacement::read(std::unique_ptr<MemoryBuffer> B, StringRef Path) {
                 "object for the target, e.g. with clang-offload-bundler "
                 "--unbundle)");
   auto F = std::make_shared<SwapReplacement>();
-  F->MD5 = md5Hex(arrayRefFromStringRef(Bytes));
+  F->SHA256 = swapDigestHex(SwapDigest::SHA256, arrayRefFromStringRef(Bytes));
   Expected<std::unique_ptr<Object>> O = readObject(std::move(B));
   if (!O)
     return Fail(toString(O.takeError()));
@@ -198,4 +198,12 @@ SwapReplacement::get(StringRef Path) {
                    *R};
   }
   return R;
+}
+
+const std::string &SwapReplacement::digest(SwapDigest D) const {
+  if (D == SwapDigest::SHA256)
+    return SHA256;
+  std::call_once(MD5Once,
+                 [&] { MD5 = swapDigestHex(SwapDigest::MD5, Obj->input()); });
+  return MD5;
 }

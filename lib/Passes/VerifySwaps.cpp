@@ -67,11 +67,12 @@ void checkImage(const Object &Obj, const SwapRecord &Rec, VerifyProblems &P) {
       P.push_back(Where + ": " + toString(B.takeError()));
       continue;
     }
-    std::string MD5 = md5Hex(*B);
-    if (MD5 != S.MD5)
+    std::string Now = swapDigestHex(Rec.Algorithm, *B);
+    if (Now != S.Digest)
       P.push_back(Where + ": its " + hex(S.FileSize) +
-                  " bytes changed since the swap (MD5 " + MD5 + ", recorded " +
-                  S.MD5 + ")");
+                  " bytes changed since the swap (" +
+                  swapDigestName(Rec.Algorithm).str() + " " + Now +
+                  ", recorded " + S.Digest + ")");
   }
 }
 

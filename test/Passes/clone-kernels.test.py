@@ -1,7 +1,14 @@
 """Writes copies of a clone-kernels output with one thing changed each
-(see clone-kernels.test): the file offsets come from its section headers."""
+(see clone-kernels.test): the file offsets come from its section headers;
+edited records are sealed again (their SHA-256) by utils/elf.py."""
+import os
 import struct
 import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "utils"))
+import elf as elffile  # noqa: E402  (utils/elf.py; the records)
 
 src, out = sys.argv[1], sys.argv[2]
 data = open(src, "rb").read()
@@ -44,12 +51,14 @@ write("bad-pc", flip(0x4108, 4))      # s_add_u32's literal, 'data'
 
 
 def bad_map(b):
-    _, off, size = secs[".hotswap.clones"]
+    f = elffile.File(data)
+    off, size = f.record_text_range(".hotswap.clones")
     text = bytes(b[off:off + size])
     old = b'"map":[["0x0","0x0"],["0x14","0x10"]]'
     new = b'"map":[["0x0","0x0"],["0x14","0x14"]]'
     assert old in text
     b[off:off + size] = text.replace(old, new)
+    f.seal_record(b, ".hotswap.clones")
 
 
 write("bad-map", bad_map)

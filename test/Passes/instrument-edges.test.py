@@ -2,7 +2,6 @@
 Inputs/instrument/crossing.s (see instrument-edges.test) with its edge
 counter code or its record changed, and a dump of the counter area. ELF
 structures are read by utils/elf.py."""
-import json
 import os
 import struct
 import sys
@@ -15,8 +14,8 @@ import elf  # noqa: E402  (utils/elf.py)
 src, out = sys.argv[1], sys.argv[2]
 data = open(src, "rb").read()
 f = elf.File(data)
-rec_sec = f.section(".hotswap.clones")
-record = json.loads(f.contents(rec_sec).decode().strip("\0\n"))
+rec_off, rec_size = f.record_text_range(".hotswap.clones")
+record, = f.record_lines(".hotswap.clones")
 clone = int(record["clone"], 16)
 (edge, _), = [(int(b, 16) + clone, int(e, 16) + clone)
               for b, e in record["fallthrough"]]
@@ -36,11 +35,12 @@ def distance_off_by_8(b):
 
 
 def no_record(b):
-    text = f.contents(rec_sec)
+    text = data[rec_off:rec_off + rec_size]
     start = text.index(b'"fallthrough"')
     end = text.index(b"]],", start) + 3
-    o = rec_sec["offset"] + start
+    o = rec_off + start
     b[o:o + end - start] = b" " * (end - start)
+    f.seal_record(b, ".hotswap.clones")
 
 
 write("bad-distance", distance_off_by_8)

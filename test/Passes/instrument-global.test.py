@@ -7,7 +7,6 @@ flat form, with one thing of the counter code changed each. The counter code is 
   +24 v_mov_b32 vd, 1      +28 v_mov_b32 vd+1, 0  +32 global_atomic (8)
   +40 s_waitcnt_vscnt      +44 s_mov_b32 exec_lo, se
 """
-import json
 import os
 import struct
 import sys
@@ -21,8 +20,7 @@ src, out = sys.argv[1], sys.argv[2]
 mode = sys.argv[3] if len(sys.argv) > 3 else ""
 data = open(src, "rb").read()
 f = elffile.File(data)
-cmap = f.section(".hotswap.counters.map")
-entries = [json.loads(l) for l in f.contents(cmap).decode().splitlines() if l]
+entries = f.record_lines(".hotswap.counters.map")
 first = int(entries[0]["code"], 16)
 
 

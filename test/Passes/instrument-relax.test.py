@@ -2,7 +2,6 @@
 instrument-relax.test) with one thing of a relaxed branch changed each.
 The relaxations are found through the clone record; ELF structures are
 read by utils/elf.py."""
-import json
 import os
 import struct
 import sys
@@ -15,8 +14,8 @@ import elf  # noqa: E402  (utils/elf.py)
 src, out = sys.argv[1], sys.argv[2]
 data = open(src, "rb").read()
 f = elf.File(data)
-rec_sec = f.section(".hotswap.clones")
-record = json.loads(f.contents(rec_sec).decode().strip("\0\n"))
+rec_off, rec_size = f.record_text_range(".hotswap.clones")
+record, = f.record_lines(".hotswap.clones")
 clone = int(record["clone"], 16)
 # The forward branch's relaxation first, then the back edge's.
 (fwd, _), (back, back_end) = [(int(b, 16) + clone, int(e, 16) + clone)
@@ -73,11 +72,12 @@ write("no-scc", word(cmp, 0xbf800000))
 # A record that does not say the branches were relaxed (the same length:
 # blanks in the line).
 def no_record(b):
-    text = f.contents(rec_sec)
+    text = data[rec_off:rec_off + rec_size]
     start = text.index(b'"relaxed"')
     end = text.index(b"]],", start) + 3
-    o = rec_sec["offset"] + start
+    o = rec_off + start
     b[o:o + end - start] = b" " * (end - start)
+    f.seal_record(b, ".hotswap.clones")
 
 
 write("no-record", no_record)

@@ -1,9 +1,15 @@
 """Writes copies of an instrument output (gfx90a, loop.cl; see
 instrument.test) with one thing changed each. Addresses come from the
-section headers; the counter code is found by its counter map."""
-import json
+section headers; the counter code is found by its counter map (read, and
+sealed again once edited, by utils/elf.py)."""
+import os
 import struct
 import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "utils"))
+import elf as elffile  # noqa: E402  (utils/elf.py)
 
 src, out = sys.argv[1], sys.argv[2]
 lane_as_wave = "--lane-as-wave" in sys.argv[3:]
@@ -23,9 +29,9 @@ def sections():
 
 secs = {n: (a, o, s) for n, a, o, s in sections()}
 text_addr, text_off, _ = secs[".hotswap.clone.text"]
-_, map_off, map_size = secs[".hotswap.counters.map"]
-entries = [json.loads(l) for l in
-           data[map_off:map_off + map_size].decode().splitlines() if l]
+records = elffile.File(data)
+map_off, map_size = records.record_text_range(".hotswap.counters.map")
+entries = records.record_lines(".hotswap.counters.map")
 code = [int(e["code"], 16) for e in entries]
 
 
@@ -51,6 +57,7 @@ def write_map(name, old, new):
         text = bytes(b[map_off:map_off + map_size])
         assert old in text and len(old) == len(new)
         b[map_off:map_off + map_size] = text.replace(old, new)
+        records.seal_record(b, ".hotswap.counters.map")
     write(name, patch)
 
 
@@ -76,4 +83,5 @@ def bad_map(b):
     new = ('"code":"%#x"' % (code[2] + 4)).encode()
     assert old in text and len(old) == len(new)
     b[map_off:map_off + map_size] = text.replace(old, new)
+    records.seal_record(b, ".hotswap.counters.map")
 write("bad-map", bad_map)

@@ -1,8 +1,15 @@
 """Writes copies of a patch-insns output (gfx90a, the ds_read2 split; see
 patch-insns.test) with one thing changed each: the file offsets come from
-its section headers."""
+its section headers; edited records are sealed again (their SHA-256) by
+utils/elf.py."""
+import os
 import struct
 import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "utils"))
+import elf as elffile  # noqa: E402  (utils/elf.py; the records)
 
 src, out = sys.argv[1], sys.argv[2]
 data = open(src, "rb").read()
@@ -47,11 +54,13 @@ write("bad-drain", put(0x3064, bytes.fromhex("7fc08cbf"), bytes.fromhex("000080b
 
 
 def bad_replaced(b):
-    _, off, size = secs[".hotswap.clones"]
+    f = elffile.File(data)
+    off, size = f.record_text_range(".hotswap.clones")
     text = bytes(b[off:off + size])
     old = b',"replaced":["0x54"]'
     assert old in text
     b[off:off + size] = text.replace(old, b" " * len(old))
+    f.seal_record(b, ".hotswap.clones")
 
 
 write("bad-replaced", bad_replaced)

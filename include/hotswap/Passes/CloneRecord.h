@@ -28,6 +28,7 @@
 
 #include "hotswap/Object/Object.h"
 #include "hotswap/Passes/Kernels.h"
+#include "hotswap/Passes/RecordLines.h"
 #include "hotswap/Passes/VerifyChecks.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -43,6 +44,9 @@
 namespace hotswap {
 
 inline constexpr llvm::StringLiteral CloneRecordSectionName = ".hotswap.clones";
+/// Their record lines (RecordLines.h).
+inline constexpr RecordKind CloneRecords{
+    CloneRecordSectionName, RecordNoteType::Clones, "cloned kernels"};
 /// `<kernel>.clone`: the symbol at a cloned kernel's copy.
 inline constexpr llvm::StringLiteral CloneSymbolSuffix = ".clone";
 

@@ -25,6 +25,7 @@
 #define HOTSWAP_PASSES_COUNTERRECORD_H
 
 #include "hotswap/Object/Object.h"
+#include "hotswap/Passes/RecordLines.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -39,6 +40,9 @@ namespace hotswap {
 
 inline constexpr llvm::StringLiteral CounterMapSectionName =
     ".hotswap.counters.map";
+/// Its record lines (RecordLines.h).
+inline constexpr RecordKind CounterMapRecords{
+    CounterMapSectionName, RecordNoteType::Counters, "counters"};
 inline constexpr llvm::StringLiteral CounterSymbolName = "__hotswap_counters";
 /// Each counter is a little-endian 64-bit count.
 inline constexpr uint64_t CounterBytes = 8;

@@ -5,8 +5,9 @@
 // made and how to give back the very first input, byte for byte. It lives in
 // `.hotswap.provenance`, an SHT_NOTE section without SHF_ALLOC, laid out
 // after the input's last byte, so no loader or COMGR ever sees it (it is in
-// no PT_LOAD and no PT_NOTE). One note, owner "HOTSWAP", type
-// ProvenanceNoteType, whose descriptor is (little-endian):
+// no PT_LOAD and no PT_NOTE). One note of the record family (RecordNotes.h),
+// owner "HOTSWAP", type ProvenanceNoteType, whose descriptor is
+// (little-endian):
 //
 //   u32 format version (1)     u32 R, runs           u64 S, original size
 //   u8[32] SHA-256 of the original (its S bytes)
@@ -64,6 +65,7 @@
 
 #include "hotswap/Object/Object.h"
 #include "hotswap/Object/Writer.h"
+#include "hotswap/Passes/RecordNotes.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -80,8 +82,9 @@ namespace hotswap {
 
 inline constexpr llvm::StringLiteral ProvenanceSectionName =
     ".hotswap.provenance";
-inline constexpr llvm::StringLiteral ProvenanceNoteOwner = "HOTSWAP";
-inline constexpr uint32_t ProvenanceNoteType = 1;
+inline constexpr llvm::StringLiteral ProvenanceNoteOwner = RecordNoteOwner;
+inline constexpr uint32_t ProvenanceNoteType =
+    static_cast<uint32_t>(RecordNoteType::Provenance);
 inline constexpr uint32_t ProvenanceFormatVersion = 1;
 /// The version of a record with rebuilt ranges.
 inline constexpr uint32_t ProvenanceRebuiltFormatVersion = 2;

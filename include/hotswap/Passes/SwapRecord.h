@@ -6,17 +6,19 @@
 //   * `<kernel>.swap`, an STT_FUNC GLOBAL DEFAULT symbol of .symtab at the
 //     code the kernel now runs (debuggers name the dispatch by it, as they do
 //     with `<kernel>.stub`);
-//   * one line per swapped kernel in `.hotswap.swaps`, a section that is not
-//     loaded (SHT_PROGBITS, no flags): a JSON object saying which kernel,
-//     from which file (as named in with=, and the MD5 of its bytes), where
-//     the replacement's descriptor and code are in the appended image, and
-//     the image's segments (address, file and memory sizes, MD5 of their
-//     bytes). `llvm-readelf -p .hotswap.swaps` shows it; print<kernels> and
-//     verify read it. A kernel swapped twice has two lines: the one whose
-//     code the kernel runs is current.
+//   * one line per swapped kernel in `.hotswap.swaps`, record lines of the
+//     record family (RecordLines.h): a JSON object saying which kernel,
+//     from which file (as named in with=, and the SHA-256 of its bytes),
+//     where the replacement's descriptor and code are in the appended image,
+//     and the image's segments (address, file and memory sizes, SHA-256 of
+//     their bytes). `llvm-readelf -p .hotswap.swaps` shows it; print<kernels>
+//     and verify read it. A kernel swapped twice has two lines: the one whose
+//     code the kernel runs is current. Lines written before the record
+//     family carry MD5s instead ("from_md5", "md5"); they are read and
+//     checked with MD5.
 //
 // verifySwaps() is verify's part for swapped kernels: each current record's
-// image is intact where it was put (its bytes' MD5s), the kernel's
+// image is intact where it was put (its bytes' digests), the kernel's
 // descriptor is the replacement's (but for what its stub needs: the entry,
 // INST_PREF_SIZE, the SGPR granule), the metadata agrees with it, and each
 // `.swap` symbol names the code of a record.
@@ -28,6 +30,7 @@
 
 #include "hotswap/Object/Object.h"
 #include "hotswap/Passes/Kernels.h"
+#include "hotswap/Passes/RecordLines.h"
 #include "hotswap/Passes/VerifyChecks.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -41,29 +44,43 @@
 namespace hotswap {
 
 inline constexpr llvm::StringLiteral SwapRecordSectionName = ".hotswap.swaps";
+/// Their record lines (RecordLines.h).
+inline constexpr RecordKind SwapRecords{
+    SwapRecordSectionName, RecordNoteType::Swaps, "swapped kernels"};
 /// `<kernel>.swap`: the symbol at a swapped kernel's code.
 inline constexpr llvm::StringLiteral SwapSymbolSuffix = ".swap";
+
+/// The digest a swap record's file and segments carry: SHA-256, or MD5 in
+/// lines written before the record family.
+enum class SwapDigest { SHA256, MD5 };
+
+/// "SHA-256" or "MD5".
+llvm::StringRef swapDigestName(SwapDigest D);
+
+/// The digest \p D of \p Bytes in lowercase hex.
+std::string swapDigestHex(SwapDigest D, llvm::ArrayRef<uint8_t> Bytes);
 
 /// One PT_LOAD of a replacement's image, where it was put.
 struct SwapSegment {
   uint64_t Addr = 0;
   uint64_t FileSize = 0;
   uint64_t MemSize = 0;
-  /// MD5 of its FileSize bytes, 32 lowercase hex digits.
-  std::string MD5;
+  /// The digest (the record's kind) of its FileSize bytes, lowercase hex.
+  std::string Digest;
 
   bool operator==(const SwapSegment &O) const {
     return Addr == O.Addr && FileSize == O.FileSize && MemSize == O.MemSize &&
-           MD5 == O.MD5;
+           Digest == O.Digest;
   }
 };
 
 /// One swapped kernel.
 struct SwapRecord {
   std::string Kernel;
-  /// The replacement file as with= named it, and the MD5 of its bytes.
+  /// The replacement file as with= named it, and the digest of its bytes.
   std::string From;
-  std::string FromMD5;
+  SwapDigest Algorithm = SwapDigest::SHA256;
+  std::string FromDigest;
   /// Where the replacement's descriptor and code are, in the image.
   uint64_t Descriptor = 0;
   uint64_t Code = 0;
@@ -99,9 +116,6 @@ amdgpu::KernelDescriptor swappedDescriptor(const amdgpu::TargetInfo &T,
 std::vector<std::string>
 metadataDisagreements(const amdgpu::KernelMD &MD,
                       const amdgpu::KernelDescriptor &KD);
-
-/// MD5 of \p Bytes as 32 lowercase hex digits.
-std::string md5Hex(llvm::ArrayRef<uint8_t> Bytes);
 
 /// What is wrong with the swapped kernels of \p Obj (see the file comment),
 /// one line each, appended to \p Problems.

@@ -3,7 +3,7 @@
 // The replacement code object of swap-kernels<with=FILE>: read, validated
 // (a linked code object with kernels and PT_LOADs in order, no dynamic
 // relocations: moved by a delta, its data would hold stale addresses),
-// analysed (its kernels) and digested (MD5) once per file, then shared,
+// analysed (its kernels) and digested (SHA-256) once per file, then shared,
 // read-only, by every code object of a run and every thread: get() returns
 // the copy already read while any pass still holds it and the file has the
 // same identity (device, inode, size, modification time).
@@ -16,11 +16,13 @@
 #include "hotswap/Object/Object.h"
 #include "hotswap/Pass/AnalysisManager.h"
 #include "hotswap/Passes/Kernels.h"
+#include "hotswap/Passes/SwapRecord.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,7 +51,10 @@ struct SwapReplacement {
   /// Owns the file's bytes. Only its header is read once shared.
   std::unique_ptr<Object> Obj;
   std::optional<KernelsAnalysis::Result> Kernels;
-  std::string MD5;
+  /// The digest \p D of the file's bytes, as swap records carry it: the
+  /// SHA-256 made when the file was read; the MD5 (records written before
+  /// the record family) made when first asked for.
+  const std::string &digest(SwapDigest D) const;
   std::vector<Load> Loads;
   /// The delta is a multiple of this (the largest p_align, at least a page).
   uint64_t Align = 0x1000;
@@ -67,6 +72,9 @@ struct SwapReplacement {
 private:
   /// The analyses of Kernels (kept: the result may refer to them).
   AnalysisManager AM;
+  std::string SHA256;
+  mutable std::once_flag MD5Once;
+  mutable std::string MD5;
 };
 
 } // namespace hotswap
