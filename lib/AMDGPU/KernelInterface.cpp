@@ -170,8 +170,7 @@ CodeObjectMetadata::interfaceOf(StringRef Symbol) const {
     return makeError("metadata: no kernel with symbol '" + Symbol + "'");
   const KernelMD &K = Kernels[It->second];
   auto Fail = [&](Error E) {
-    return makeError("metadata: kernel '" + Symbol +
-                     "': " + toString(std::move(E)));
+    return prefixError("metadata: kernel '" + Symbol + "'", std::move(E));
   };
   // The note was read whole before: it is well-formed msgpack, its root a
   // map whose amdhsa.kernels array holds the kernel at K.Index.

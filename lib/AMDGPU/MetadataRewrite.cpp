@@ -517,7 +517,7 @@ Error CodeObjectMetadata::checkRewrite(ArrayRef<uint8_t> New) const {
       if (Error E =
               compareWithEdits(toStringRef(NoteRefs[M].Desc),
                                toStringRef(NewMetadata[M].Desc), ByNote[M]))
-        return makeError(Where + toString(std::move(E)));
+        return prefixError(StringRef(Where).drop_back(2), std::move(E));
   }
   return Error::success();
 }

@@ -3,6 +3,7 @@
 #include "hotswap/AMDGPU/Prologue.h"
 
 #include "hotswap/AMDGPU/TargetMC.h"
+#include "hotswap/Support/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/MC/MCInst.h"
@@ -21,9 +22,9 @@ StringRef amdgpu::erratumPrologueAsm() {
 Expected<std::vector<uint8_t>>
 amdgpu::assembleErratumPrologue(const TargetInfo &TI, const TargetMC &MC) {
   if (TI.Gen != Generation::GFX125)
-    return createStringError("prologue 'gfx1250-vmem' is only for gfx125x "
-                             "targets, not " +
-                             TI.Name);
+    return makeError("prologue 'gfx1250-vmem' is only for gfx125x "
+                     "targets, not " +
+                     TI.Name);
   return MC.assemble(erratumPrologueAsm());
 }
 
@@ -68,17 +69,16 @@ Error amdgpu::checkPrologue(const TargetInfo &TI, const TargetMC &MC,
                             ArrayRef<uint8_t> Bytes) {
   const MCInstrInfo &MII = MC.instrInfo();
   if (Bytes.size() % 4 != 0)
-    return createStringError("prologue size " + Twine(Bytes.size()) +
-                             " is not a multiple of 4");
+    return makeError("prologue size " + Twine(Bytes.size()) +
+                     " is not a multiple of 4");
   if (Bytes.size() > 128)
-    return createStringError("prologue is " + Twine(Bytes.size()) +
-                             " bytes; at most 128 fit in a stub");
+    return makeError("prologue is " + Twine(Bytes.size()) +
+                     " bytes; at most 128 fit in a stub");
   uint64_t Off = 0;
   while (Off < Bytes.size()) {
     std::optional<DecodedInst> D = MC.decodeOne(Bytes.drop_front(Off), Off);
     if (!D)
-      return createStringError("prologue: invalid instruction at offset " +
-                               Twine(Off));
+      return makeError("prologue: invalid instruction at offset " + Twine(Off));
     const MCInst &I = D->Inst;
     const MCInstrDesc &Desc = MII.get(I.getOpcode());
     std::string Text = MC.printInst(I, Off);
@@ -89,15 +89,15 @@ Error amdgpu::checkPrologue(const TargetInfo &TI, const TargetMC &MC,
         T.starts_with("s_set_pc") || T.starts_with("s_swappc") ||
         T.starts_with("s_swap_pc") || T.starts_with("s_add_pc") ||
         T.starts_with("s_cbranch") || T.starts_with("s_branch"))
-      return createStringError("prologue: '" + T +
-                               "' changes control flow; a prologue must "
-                               "fall through to the jump");
+      return makeError("prologue: '" + T +
+                       "' changes control flow; a prologue must "
+                       "fall through to the jump");
     auto Check = [&](MCRegister R) -> Error {
       std::string Name = asmRegName(MC.regName(R));
       if (writableAtEntry(TI, Name))
         return Error::success();
-      return createStringError("prologue: '" + T + "' writes " + Name +
-                               ", which may be live at kernel entry");
+      return makeError("prologue: '" + T + "' writes " + Name +
+                       ", which may be live at kernel entry");
     };
     for (unsigned K = 0; K < Desc.getNumDefs() && K < I.getNumOperands(); ++K)
       if (I.getOperand(K).isReg() && I.getOperand(K).getReg())

@@ -2,6 +2,8 @@
 
 #include "hotswap/AMDGPU/ScratchSGPR.h"
 
+#include "hotswap/Support/Error.h"
+
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -39,24 +41,23 @@ amdgpu::granuleForPair(const TargetInfo &TI, const KernelDescriptor &KD,
   if (!TI.HasSGPRGranule)
     return std::nullopt;
   if (N % 2 != 0)
-    return createStringError("scratch pair s[" + Twine(N) + ":" + Twine(N + 1) +
-                             "] is not even-aligned");
+    return makeError("scratch pair s[" + Twine(N) + ":" + Twine(N + 1) +
+                     "] is not even-aligned");
   if (N + 2 > TI.AddressableSGPRs)
-    return createStringError("scratch pair s[" + Twine(N) + ":" + Twine(N + 1) +
-                             "] is above the " + Twine(TI.AddressableSGPRs) +
-                             " addressable SGPRs of " + TI.Name);
+    return makeError("scratch pair s[" + Twine(N) + ":" + Twine(N + 1) +
+                     "] is above the " + Twine(TI.AddressableSGPRs) +
+                     " addressable SGPRs of " + TI.Name);
   unsigned Need = sgprsNeededForPair(N, Specials);
   unsigned Have = (KD.sgprGranule() + 1) * 8;
   if (Need <= Have)
     return std::nullopt;
   if (TI.HasSGPRInitBug)
-    return createStringError("scratch pair s[" + Twine(N) + ":" + Twine(N + 1) +
-                             "] needs " + Twine(Need) + " SGPRs but " +
-                             TI.Name +
-                             " has a fixed SGPR allocation (SGPR init bug)");
+    return makeError("scratch pair s[" + Twine(N) + ":" + Twine(N + 1) +
+                     "] needs " + Twine(Need) + " SGPRs but " + TI.Name +
+                     " has a fixed SGPR allocation (SGPR init bug)");
   unsigned G = static_cast<unsigned>(divideCeil(Need, 8)) - 1;
   if (G > maxSGPRGranule(TI))
-    return createStringError("SGPR granule " + Twine(G) + " out of range");
+    return makeError("SGPR granule " + Twine(G) + " out of range");
   return G;
 }
 
@@ -91,12 +92,12 @@ amdgpu::granuleForVCC(const TargetInfo &TI, const KernelDescriptor &KD,
   if (Need <= Have)
     return std::nullopt;
   if (TI.HasSGPRInitBug)
-    return createStringError("VCC would alias the kernel's live-in SGPRs and " +
-                             TI.Name + " has a fixed SGPR allocation");
+    return makeError("VCC would alias the kernel's live-in SGPRs and " +
+                     TI.Name + " has a fixed SGPR allocation");
   unsigned G = static_cast<unsigned>(divideCeil(Need, 8)) - 1;
   if (G > maxSGPRGranule(TI))
-    return createStringError("VCC would alias the kernel's live-in SGPRs (" +
-                             Twine(LiveIns) + ")");
+    return makeError("VCC would alias the kernel's live-in SGPRs (" +
+                     Twine(LiveIns) + ")");
   return G;
 }
 
@@ -125,7 +126,7 @@ Expected<ScratchChoice> amdgpu::chooseScratch(const TargetInfo &TI,
   Expected<std::optional<unsigned>> V = granuleForVCC(TI, KD, Specials);
   if (V)
     return VCC;
-  return createStringError("no free SGPR pair: the kernel has " +
-                           Twine(LiveIns) + " live-in SGPRs; " + PairErr +
-                           "; " + toString(V.takeError()));
+  return makeError("no free SGPR pair: the kernel has " + Twine(LiveIns) +
+                   " live-in SGPRs; " + PairErr + "; " +
+                   toString(V.takeError()));
 }

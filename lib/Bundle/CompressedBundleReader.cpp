@@ -347,8 +347,8 @@ Expected<DecompressedBundle> decompressBundle(ArrayRef<uint8_t> Bytes,
                   ? inflateInto(Stream, Out)
                   : unzstdInto(Stream, Claimed, Out);
   if (Err)
-    return makeError("cannot decompress the " + Method +
-                     " data: " + toString(std::move(Err)));
+    return prefixError("cannot decompress the " + Method + " data",
+                       std::move(Err));
   if (Out.size() > Claimed)
     return makeError(TooLong);
   if (Out.size() < Claimed)

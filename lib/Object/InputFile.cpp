@@ -2,6 +2,7 @@
 
 #include "hotswap/Object/InputFile.h"
 
+#include "hotswap/Object/BundleMagic.h"
 #include "hotswap/Support/Error.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -36,13 +37,9 @@ const char *fileKind(mode_t Mode) {
 
 /// Whether \p Head starts as an input of some kind this library reads.
 bool startsLikeAnInput(StringRef Head) {
-  for (StringRef Magic :
-       {StringRef("\x7f"
-                  "ELF"),
-        StringRef("__CLANG_OFFLOAD_BUNDLE__"), StringRef("CCOB")})
-    if (Head.starts_with(Magic))
-      return true;
-  return false;
+  return Head.starts_with("\x7f"
+                          "ELF") ||
+         startsAsBundle(Head);
 }
 
 /// Reads the pipe or device \p FD to its end (see InputFile::open).

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/Object/Reader.h"
+#include "hotswap/Object/BundleMagic.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 #include "hotswap/Support/Record.h"
@@ -110,7 +111,7 @@ Error Reader::readIdent() {
   StringRef S(reinterpret_cast<const char *>(B.data()), B.size());
   // Containers that hold code objects (a caller of readObject may mistake
   // them for one; hotswap-opt and runPipeline read them as they are).
-  if (S.starts_with("__CLANG_OFFLOAD_BUNDLE__") || S.starts_with("CCOB"))
+  if (startsAsBundle(S))
     return err("this is a clang offload bundle, not a single code object; "
                "runPipeline (hotswap-opt) rewrites bundles as they are");
   if (B.size() < sizeof(Elf_Ehdr)) {

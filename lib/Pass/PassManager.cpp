@@ -2,6 +2,8 @@
 
 #include "hotswap/Pass/PassManager.h"
 
+#include "hotswap/Support/Error.h"
+
 using namespace llvm;
 using namespace hotswap;
 
@@ -36,8 +38,7 @@ Error PassManager::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx,
         // A pass that fits only some code objects is skipped on the others
         // even in strict mode: whoever runs the input checks it fit one.
         if (Ctx.Strict && !P->needsSomeCodeObject())
-          return createStringError("pass '" + P->name() +
-                                   "' cannot run: " + **Unmet);
+          return makeError("pass '" + P->name() + "' cannot run: " + **Unmet);
         if (P->needsSomeCodeObject()) {
           std::string Text;
           raw_string_ostream OS(Text);
@@ -72,9 +73,9 @@ Error PassManager::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx,
       if (!Holds)
         return Holds.takeError();
       if (!*Holds)
-        return createStringError("after pass '" + P->name() +
-                                 "': its invariant does not hold (" +
-                                 P->invariantDescription() + ")");
+        return makeError("after pass '" + P->name() +
+                         "': its invariant does not hold (" +
+                         P->invariantDescription() + ")");
     }
     if (PI)
       for (auto &CB : PI->AfterPass)

@@ -304,7 +304,7 @@ hotswap::parseProvenanceNote(ArrayRef<uint8_t> SectionBytes) {
   Expected<ArrayRef<uint8_t>> Note =
       recordNoteDesc(SectionBytes, RecordNoteType::Provenance);
   if (!Note)
-    return malformed(toString(Note.takeError()));
+    return prefixError("provenance record", Note.takeError());
   ArrayRef<uint8_t> Desc = *Note;
   Reader R(Desc);
   ProvenanceRecord Rec;

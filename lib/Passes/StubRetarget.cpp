@@ -37,9 +37,8 @@ hotswap::retargetStub(const KernelInfo &K, const PoolStub &Stub, uint64_t Code,
                       KernelDescriptor &KD, const TargetInfo &T,
                       StubEncoders &Encoders, StringRef PassName,
                       StringRef Done, PassContext &Ctx) {
-  auto Bad = [&](const Twine &What) {
-    return makeError("kernel '" + K.Name + "' cannot be " + Done + ": " + What);
-  };
+  const std::string Cannot = "kernel '" + K.Name + "' cannot be " + Done.str();
+  auto Bad = [&](const Twine &What) { return makeError(Cannot + ": " + What); };
   Expected<StubEncoder &> Enc = Encoders.forStub(Stub);
   if (!Enc)
     return prefixError("kernel '" + K.Name + "'", Enc.takeError());
@@ -48,9 +47,9 @@ hotswap::retargetStub(const KernelInfo &K, const PoolStub &Stub, uint64_t Code,
       T, KD, *Enc, {Stub.Addr, Code, Stub.Dual},
       {/*AllowShort=*/Stub.Decoded.Form == StubSpec::Short});
   if (!Spec)
-    return Bad("its stub at " + hex(Stub.Addr) +
-               " cannot reach the new code at " + hex(Code) + ": " +
-               toString(Spec.takeError()));
+    return prefixError(Cannot + ": its stub at " + hex(Stub.Addr) +
+                           " cannot reach the new code at " + hex(Code),
+                       Spec.takeError());
   Expected<std::vector<uint8_t>> Bytes = Enc->encode(*Spec);
   if (!Bytes)
     return prefixError("kernel '" + K.Name + "'", Bytes.takeError());
@@ -63,7 +62,7 @@ hotswap::retargetStub(const KernelInfo &K, const PoolStub &Stub, uint64_t Code,
   Expected<code::EntryEffects> Effects = code::enterThroughStub(
       T, KD, K.KDAddr, Stub.Addr, Stub.size(), Spec->Form, Spec->SGPR);
   if (!Effects)
-    return Bad(toString(Effects.takeError()));
+    return prefixError(Cannot, Effects.takeError());
   if (Effects->GranuleRaised)
     Ctx.Stats.add(PassName, "granule-raised",
                   "SGPR granules raised for a stub's scratch pair");

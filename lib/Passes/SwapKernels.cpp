@@ -2,6 +2,8 @@
 
 #include "hotswap/Passes/SwapKernels.h"
 
+#include "SwapMetadata.h"
+
 #include "hotswap/AMDGPU/LaunchInterface.h"
 #include "hotswap/AMDGPU/StubEncoder.h"
 #include "hotswap/AMDGPU/TargetMC.h"
@@ -27,32 +29,7 @@
 using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::amdgpu;
-
-namespace {
-
-/// The metadata fields a swapped kernel takes from the replacement
-/// (fieldRule: resources, and informative fields where they fit; the others
-/// that KernelMD has, .kernarg_segment_size and .wavefront_size, are part of
-/// the launch interface and must be equal).
-constexpr KernelField TakenFields[] = {
-    KernelField::SGPRCount,
-    KernelField::VGPRCount,
-    KernelField::AGPRCount,
-    KernelField::GroupSegmentFixedSize,
-    KernelField::PrivateSegmentFixedSize,
-    KernelField::MaxFlatWorkgroupSize,
-    KernelField::SGPRSpillCount,
-    KernelField::VGPRSpillCount,
-    KernelField::UsesDynamicStack,
-};
-
-/// A metadata value a swap writes.
-struct MetadataEdit {
-  KernelField Field;
-  uint64_t Value;
-};
-
-} // namespace
+using namespace hotswap::swap;
 
 SwapKernelsPass::SwapKernelsPass(SwapOptions O) : Opts(std::move(O)) {
   if (!Opts.Only.empty())
@@ -311,130 +288,6 @@ SwapKernelsPass::precondition(Object &Obj, KernelsAnalysis::Result &R,
   return std::nullopt;
 }
 
-/// What the host relies on to launch \p K must be the same in \p RK: why
-/// it is not, or nullopt.
-static std::optional<std::string>
-incompatibility(const KernelsAnalysis::Result &R, const KernelInfo &K,
-                const KernelsAnalysis::Result &FR, const KernelInfo &RK,
-                StringRef File) {
-  auto Bad = [&](const Twine &What) {
-    return std::optional<std::string>(What.str());
-  };
-  if (!R.Metadata || !K.MD)
-    return Bad("the code object has no metadata for it");
-  if (!FR.Metadata || !RK.MD)
-    return Bad("'" + File + "' has no metadata for it");
-  // The kernel takes the replacement's descriptor and metadata values: they
-  // must agree, or the output would say two things (and fail verify).
-  std::vector<std::string> Disagree = metadataDisagreements(*RK.MD, RK.KD);
-  if (!Disagree.empty())
-    return Bad("in '" + File + "', " + Disagree.front());
-  Expected<KernelInterface> A = R.Metadata->interfaceOf(K.KDSymbol);
-  if (!A)
-    return Bad(toString(A.takeError()));
-  Expected<KernelInterface> B = FR.Metadata->interfaceOf(RK.KDSymbol);
-  if (!B)
-    return Bad("'" + File + "': " + toString(B.takeError()));
-  const std::string There = "'" + File.str() + "'";
-  if (std::optional<std::string> D = launchDifference(
-          {*A, *K.MD, K.KD, "the code object"}, {*B, *RK.MD, RK.KD, There}))
-    return Bad(*D);
-  return std::nullopt;
-}
-
-/// The metadata values kernel \p K takes from \p RK (.sgpr_count at least
-/// \p SGPRCountFloor), by meaning (fieldRule, fieldMeaning): nothing where
-/// the two mean the same; a resource whose key the object lacks is added
-/// (the note is then written anew); one FILE lacks, with no default,
-/// cannot be taken: why, as a string.
-static Expected<std::vector<MetadataEdit>>
-metadataEdits(const KernelInfo &K, const KernelInfo &RK,
-              std::optional<uint64_t> SGPRCountFloor, StringRef File) {
-  std::vector<MetadataEdit> Out;
-  for (KernelField F : TakenFields) {
-    const FieldRule Rule = fieldRule(F);
-    std::optional<uint64_t> Have = K.MD->get(F), Want = RK.MD->get(F);
-    std::optional<uint64_t> HaveM = fieldMeaning(*K.MD, F),
-                            WantM = fieldMeaning(*RK.MD, F);
-    if (WantM && F == KernelField::SGPRCount && SGPRCountFloor)
-      WantM = std::max(*WantM, *SGPRCountFloor);
-    if (HaveM == WantM)
-      continue;
-    if (Rule.Role == FieldRole::Informative && !Have)
-      continue;
-    if (WantM) {
-      Out.push_back({F, *WantM});
-      continue;
-    }
-    if (Rule.Role == FieldRole::Informative)
-      continue;
-    return makeError("metadata '" + kernelFieldKey(F) + "' is " +
-                     fieldValueText(F, HaveM, !Have) + " in the code object, " +
-                     fieldValueText(F, WantM, !Want) + " in '" + File +
-                     "' (a key cannot be removed)");
-  }
-  return Out;
-}
-
-namespace {
-/// A kernel to swap: (index in R, index in FILE's) and the metadata values
-/// it takes.
-struct SwapPlan {
-  size_t I, J;
-  /// Informative fields left as they are (their new value does not fit).
-  std::vector<KernelField> Left;
-};
-} // namespace
-
-/// Tries the metadata edits of \p Plans on a copy of the note section:
-/// informative values that do not fit in place are left out
-/// (SwapPlan::Left) while every other value fits; once a resource value
-/// does not, the note is written anew (code::commitMetadata) and every
-/// value goes in.
-static Error fitMetadata(const KernelsAnalysis::Result &R,
-                         const SwapReplacement &F,
-                         std::vector<SwapPlan> &Plans) {
-  const Section &S = *R.MetadataSection;
-  for (;;) {
-    Expected<CodeObjectMetadata> MD =
-        CodeObjectMetadata::parse(S.contents(), S.Orig ? S.Orig->Offset : 0);
-    if (!MD)
-      return MD.takeError();
-    for (const SwapPlan &P : Plans) {
-      const KernelInfo &K = R.Kernels[P.I];
-      Expected<std::vector<MetadataEdit>> Edits =
-          metadataEdits(K, F.Kernels->Kernels[P.J], std::nullopt, "");
-      if (!Edits)
-        return Edits.takeError(); // (plans were checked before)
-      for (const MetadataEdit &E : *Edits)
-        if (!llvm::is_contained(P.Left, E.Field))
-          if (Error Err = MD->setField(K.KDSymbol, E.Field, E.Value))
-            return Err;
-    }
-    Expected<NoteRewrite> NR = MD->rewrite();
-    if (NR)
-      return Error::success();
-    std::optional<NoteGrowthError> Growth;
-    if (Error E = handleErrors(NR.takeError(), [&](const NoteGrowthError &G) {
-          Growth.emplace(G.Symbol, G.Field, G.Value, G.NoteOffset);
-        }))
-      return E;
-    auto It = llvm::find_if(Plans, [&](const SwapPlan &P) {
-      return R.Kernels[P.I].KDSymbol == Growth->Symbol;
-    });
-    if (It == Plans.end())
-      return makeError("metadata: internal error: kernel '" + Growth->Symbol +
-                       "' has no swap planned");
-    if (fieldRule(Growth->Field).Role == FieldRole::Informative) {
-      It->Left.push_back(Growth->Field);
-      continue;
-    }
-    for (SwapPlan &P : Plans)
-      P.Left.clear();
-    return Error::success();
-  }
-}
-
 /// Appends FILE's image above everything \p Obj has, in the run's appended
 /// segment. Returns the delta.
 static Expected<uint64_t> appendImage(Object &Obj, const SwapReplacement &F,
@@ -512,7 +365,7 @@ planSwaps(const KernelsAnalysis::Result &R, const SwapReplacement &F,
   }
   if (Kept.empty() || !R.Metadata)
     return Kept;
-  if (Error E = fitMetadata(R, F, Kept))
+  if (Error E = fitMetadata(R, FR, Kept))
     return std::move(E);
   return Kept;
 }
@@ -563,18 +416,16 @@ static Error takeMetadata(KernelsAnalysis::Result &R, const KernelInfo &K,
                           std::optional<uint64_t> SGPRCountFloor,
                           const SwapOptions &Opts, PassContext &Ctx,
                           bool &Changed) {
-  auto Bad = [&](const Twine &What) {
-    return makeError("kernel '" + K.Name + "' cannot be swapped: " + What);
-  };
+  const std::string Cannot = "kernel '" + K.Name + "' cannot be swapped";
   Expected<std::vector<MetadataEdit>> Edits =
       metadataEdits(K, RK, SGPRCountFloor, Opts.With);
   if (!Edits)
-    return Bad(toString(Edits.takeError()));
+    return prefixError(Cannot, Edits.takeError());
   for (const MetadataEdit &E : *Edits) {
     if (llvm::is_contained(Left, E.Field))
       continue;
     if (Error Err = R.Metadata->setField(K.KDSymbol, E.Field, E.Value))
-      return Bad(toString(std::move(Err)));
+      return prefixError(Cannot, std::move(Err));
     Changed = true;
     Ctx.Stats.add(SwapKernelsPass::Name, "metadata",
                   "metadata values rewritten");

@@ -2,6 +2,7 @@
 
 #include "hotswap/Passes/SwapReplacement.h"
 
+#include "hotswap/Object/BundleMagic.h"
 #include "hotswap/Object/InputFile.h"
 #include "hotswap/Object/Reader.h"
 #include "hotswap/Passes/SwapRecord.h"
@@ -131,8 +132,7 @@ SwapReplacement::read(std::unique_ptr<MemoryBuffer> B, StringRef Path) {
     return makeError("replacement '" + Path + "': " + Msg);
   };
   StringRef Bytes = B->getBuffer();
-  if (Bytes.starts_with("__CLANG_OFFLOAD_BUNDLE__") ||
-      Bytes.starts_with("CCOB"))
+  if (startsAsBundle(Bytes))
     return Fail("an offload bundle, not a code object (extract the code "
                 "object for the target, e.g. with clang-offload-bundler "
                 "--unbundle)");
@@ -140,11 +140,11 @@ SwapReplacement::read(std::unique_ptr<MemoryBuffer> B, StringRef Path) {
   F->SHA256 = swapDigestHex(SwapDigest::SHA256, arrayRefFromStringRef(Bytes));
   Expected<std::unique_ptr<Object>> O = readObject(std::move(B));
   if (!O)
-    return Fail(toString(O.takeError()));
+    return prefixError("replacement '" + Path + "'", O.takeError());
   F->Obj = std::move(*O);
   Expected<KernelsAnalysis::Result> K = KernelsAnalysis::run(*F->Obj, F->AM);
   if (!K)
-    return Fail(toString(K.takeError()));
+    return prefixError("replacement '" + Path + "'", K.takeError());
   F->Kernels.emplace(std::move(*K));
   if (F->Kernels->Kernels.empty())
     return Fail("no kernels");
@@ -188,8 +188,7 @@ SwapReplacement::get(StringRef Path) {
   // without end.
   Expected<std::unique_ptr<MemoryBuffer>> B = readRegularFile(Path);
   if (!B)
-    return makeError("cannot read replacement '" + Path +
-                     "': " + toString(B.takeError()));
+    return prefixError("cannot read replacement '" + Path + "'", B.takeError());
   Expected<std::shared_ptr<const SwapReplacement>> R =
       read(std::move(*B), Path);
   if (R && Known) {

@@ -99,8 +99,9 @@ SynthTrampolinesPass::prologueBytes(const TargetInfo &TI,
     Expected<std::unique_ptr<MemoryBuffer>> B =
         readRegularFile(Opts.PrologueFile);
     if (!B)
-      return makeError("cannot read prologue file '" + Opts.PrologueFile +
-                       "': " + toString(B.takeError()));
+      return prefixError("cannot read prologue file '" + Opts.PrologueFile +
+                             "'",
+                         B.takeError());
     Expected<std::vector<uint8_t>> Bytes = MC.assemble((*B)->getBuffer());
     if (!Bytes)
       return prefixError("prologue '" + Opts.PrologueFile + "'",

@@ -34,6 +34,8 @@
 #ifndef HOTSWAP_BUNDLE_COMPRESSEDBUNDLE_H
 #define HOTSWAP_BUNDLE_COMPRESSEDBUNDLE_H
 
+#include "hotswap/Object/BundleMagic.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -45,7 +47,8 @@
 namespace hotswap {
 namespace bundle {
 
-inline constexpr llvm::StringLiteral CompressedBundleMagic = "CCOB";
+inline constexpr llvm::StringLiteral CompressedBundleMagic =
+    hotswap::CompressedBundleMagic;
 /// Magic, version and method: what every version starts with.
 inline constexpr uint64_t CompressedBundleCommonSize = 8;
 

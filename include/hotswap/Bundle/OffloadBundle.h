@@ -22,6 +22,8 @@
 #ifndef HOTSWAP_BUNDLE_OFFLOADBUNDLE_H
 #define HOTSWAP_BUNDLE_OFFLOADBUNDLE_H
 
+#include "hotswap/Object/BundleMagic.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -37,7 +39,7 @@ namespace bundle {
 
 /// The first 24 bytes of every uncompressed bundle (no NUL).
 inline constexpr llvm::StringLiteral OffloadBundleMagic =
-    "__CLANG_OFFLOAD_BUNDLE__";
+    hotswap::OffloadBundleMagic;
 /// Magic and entry count.
 inline constexpr uint64_t OffloadBundlePrologueSize = 32;
 /// Offset, size and id length of one entry, before its id.
