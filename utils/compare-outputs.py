@@ -17,7 +17,13 @@ and, for the containers (offload bundles, CCOBs, HIP host binaries found
 under the directories, e.g. the libraries real-world.py extracted), with
 --containers, over CONTAINER_PIPELINES.
 
-Usage: utils/compare-outputs.py --old BIN --new BIN [--jobs N] DIR...
+A change to decoded code (graphs, liveness, clones, counters) is checked
+with --pipeline for each of its pipelines ('print<cfg;insns>',
+'print<liveness>', 'verify-code', 'clone-kernels,verify',
+'instrument,verify', ...) instead of the default list.
+
+Usage: utils/compare-outputs.py --old BIN --new BIN [--jobs N]
+           [--pipeline P]... DIR...
 """
 import argparse
 import concurrent.futures
@@ -126,13 +132,18 @@ def main():
     ap.add_argument("--drop-lines", metavar="REGEX",
                     help="leave out stdout and stderr lines that match (a "
                          "counter that a deliberate change added)")
+    ap.add_argument("--pipeline", action="append", metavar="PIPELINE",
+                    help="compare this pipeline instead of the default "
+                         "list (repeatable), e.g. 'print<cfg;insns>' or "
+                         "'instrument,verify' for the decoded-code passes")
     ap.add_argument("dirs", nargs="+")
     args = ap.parse_args()
     global DROP
     if args.drop_lines:
         DROP = re.compile(args.drop_lines.encode())
     files = corpus(args.dirs, args.containers)
-    pipelines = CONTAINER_PIPELINES if args.containers else PIPELINES
+    pipelines = args.pipeline or (CONTAINER_PIPELINES if args.containers
+                                  else PIPELINES)
     work = [(args.old, args.new, f, p, fl) for f in files for p in pipelines
             for fl in EXTRA_FLAGS]
     same = diff = 0

@@ -419,213 +419,225 @@ addWindows(FunctionCFG &G, const CodeFunction &F,
   });
 }
 
-FunctionCFG code::buildCFG(const amdgpu::TargetMC &MC, const CodeFunction &F,
-                           ArrayRef<uint8_t> Bytes, const FunctionMap &Map,
-                           std::vector<MCInst> *Decoded) {
-  FunctionCFG G;
-  G.Begin = F.Begin;
-  G.End = F.End;
-  const InsnKinds &K = InsnKinds::get(MC.instrInfo());
-  const RegisterModel &RM = RegisterModel::get(MC.regInfo());
-  std::vector<ScalarOp> Ops;
-  // Instructions that open or close windows: index, immediate, kind.
-  std::vector<std::tuple<uint32_t, int64_t, CodeWindow::Kind>> Marks;
-  uint32_t Visited = 0;
-  DecodedRange R =
-      decodeRange(MC, Bytes, F.Begin, [&](const Insn &In, const MCInst &MI) {
-        if (auto Op = scalarOp(MI, Visited, K, MC.instrInfo(), RM))
-          Ops.push_back(*Op);
-        StringRef N = K.baseName(In.Opcode);
-        std::optional<CodeWindow::Kind> W;
-        if (N == "S_CLAUSE")
-          W = CodeWindow::Clause;
-        else if (N == "S_SET_VGPR_MSB")
-          W = CodeWindow::VGPRMSB;
-        else if (N == "S_SETPRIO")
-          W = CodeWindow::Priority;
-        if (W && MI.getNumOperands() && MI.getOperand(0).isImm())
-          Marks.emplace_back(Visited, MI.getOperand(0).getImm(), *W);
-        if (Decoded)
-          Decoded->push_back(MI);
-        ++Visited;
-      });
-  G.Insns = std::move(R.Insns);
-  addWindows(G, F, Marks);
-  auto Find = [&](uint64_t Addr, const Twine &Msg, bool Blocking) {
-    G.Findings.push_back({Addr, Msg.str(), Blocking});
-  };
-  if (R.Stop)
-    Find(R.Stop->Addr, "bytes at " + hex(R.Stop->Addr) + " do not decode",
-         true);
-  if (G.Insns.empty())
-    return G;
-  auto Name = [&](const Insn &I) { return K.baseName(I.Opcode).lower(); };
-
-  // Leaders: the entry, every branch target in the function, and every
-  // instruction after one that ends a block.
-  std::set<uint32_t> Leaders{0};
-  if (F.PreloadHeader && F.contains(F.Begin + 256)) {
-    // The firmware's second entry.
-    if (std::optional<uint32_t> I = G.insnAt(F.Begin + 256))
-      Leaders.insert(*I);
-    else
-      Find(F.Begin + 256,
-           "the preload entry " + hex(F.Begin + 256) +
-               " (where firmware may start the kernel) is inside an "
-               "instruction",
-           true);
+namespace {
+/// buildCFG's state and its steps, in order: decode, leaders, the PC
+/// idioms, blocks and their exits, calls, reachability.
+class CFGBuilder {
+public:
+  CFGBuilder(const amdgpu::TargetMC &MC, const CodeFunction &F,
+             const FunctionMap &Map)
+      : MC(MC), F(F), Map(Map), K(InsnKinds::get(MC.instrInfo())) {
+    G.Begin = F.Begin;
+    G.End = F.End;
   }
-  for (uint32_t I = 0; I < G.Insns.size(); ++I) {
-    const Insn &In = G.Insns[I];
-    if (In.endsBlock() && I + 1 < G.Insns.size())
-      Leaders.insert(I + 1);
-    if (!In.Target || In.F == Flow::Call)
-      continue;
+
+  FunctionCFG build(ArrayRef<uint8_t> Bytes, std::vector<MCInst> *Decoded) {
+    decode(Bytes, Decoded);
+    if (G.Insns.empty())
+      return std::move(G);
+    findLeaders();
+    resolvePCIdioms();
+    makeBlocks();
+    for (uint32_t B = 0; B < G.Blocks.size(); ++B)
+      addExit(B);
+    addCalls();
+    markReachable();
+    llvm::sort(G.Findings, [](const CodeFinding &A, const CodeFinding &B) {
+      return A.Addr < B.Addr;
+    });
+    return std::move(G);
+  }
+
+private:
+  const amdgpu::TargetMC &MC;
+  const CodeFunction &F;
+  const FunctionMap &Map;
+  const InsnKinds &K;
+  FunctionCFG G;
+  std::vector<ScalarOp> Ops;
+  /// Where decoding stopped (bytes that do not decode), if it did.
+  std::optional<uint64_t> StopAddr;
+  std::set<uint32_t> Leaders;
+  /// Targets of the PC idioms, by the index of their s_setpc/s_swappc.
+  DenseMap<uint32_t, uint64_t> Resolved;
+  DenseMap<uint32_t, const ScalarOp *> PCOps;
+
+  void find(uint64_t Addr, const Twine &Msg, bool Blocking) {
+    G.Findings.push_back({Addr, Msg.str(), Blocking});
+  }
+  std::string name(const Insn &I) const { return K.baseName(I.Opcode).lower(); }
+
+  void decode(ArrayRef<uint8_t> Bytes, std::vector<MCInst> *Decoded) {
+    const RegisterModel &RM = RegisterModel::get(MC.regInfo());
+    // Instructions that open or close windows: index, immediate, kind.
+    std::vector<std::tuple<uint32_t, int64_t, CodeWindow::Kind>> Marks;
+    uint32_t Visited = 0;
+    DecodedRange R =
+        decodeRange(MC, Bytes, F.Begin, [&](const Insn &In, const MCInst &MI) {
+          if (auto Op = scalarOp(MI, Visited, K, MC.instrInfo(), RM))
+            Ops.push_back(*Op);
+          StringRef N = K.baseName(In.Opcode);
+          std::optional<CodeWindow::Kind> W;
+          if (N == "S_CLAUSE")
+            W = CodeWindow::Clause;
+          else if (N == "S_SET_VGPR_MSB")
+            W = CodeWindow::VGPRMSB;
+          else if (N == "S_SETPRIO")
+            W = CodeWindow::Priority;
+          if (W && MI.getNumOperands() && MI.getOperand(0).isImm())
+            Marks.emplace_back(Visited, MI.getOperand(0).getImm(), *W);
+          if (Decoded)
+            Decoded->push_back(MI);
+          ++Visited;
+        });
+    G.Insns = std::move(R.Insns);
+    addWindows(G, F, Marks);
+    if (R.Stop) {
+      StopAddr = R.Stop->Addr;
+      find(*StopAddr, "bytes at " + hex(*StopAddr) + " do not decode", true);
+    }
+  }
+
+  /// Leaders: the entry, every branch target in the function, and every
+  /// instruction after one that ends a block.
+  void findLeaders() {
+    Leaders.insert(0);
+    if (F.PreloadHeader && F.contains(F.Begin + 256)) {
+      // The firmware's second entry.
+      if (std::optional<uint32_t> I = G.insnAt(F.Begin + 256))
+        Leaders.insert(*I);
+      else
+        find(F.Begin + 256,
+             "the preload entry " + hex(F.Begin + 256) +
+                 " (where firmware may start the kernel) is inside an "
+                 "instruction",
+             true);
+    }
+    for (uint32_t I = 0; I < G.Insns.size(); ++I) {
+      const Insn &In = G.Insns[I];
+      if (In.endsBlock() && I + 1 < G.Insns.size())
+        Leaders.insert(I + 1);
+      if (In.Target && In.F != Flow::Call)
+        addTargetLeader(In);
+    }
+  }
+
+  /// The leader at the target of branch \p In, or a finding for where it
+  /// goes instead.
+  void addTargetLeader(const Insn &In) {
     uint64_t T = *In.Target;
     if (std::optional<uint32_t> TI = G.insnAt(T)) {
       Leaders.insert(*TI);
-    } else if (R.Stop && T >= R.Stop->Addr && F.contains(T)) {
-      Find(In.Addr,
-           Name(In) + " at " + hex(In.Addr) + " branches to " + hex(T) +
-               ", past the bytes that do not decode",
-           true);
-    } else if (F.contains(T)) {
-      Find(In.Addr,
-           Name(In) + " at " + hex(In.Addr) + " branches to " + hex(T) +
-               ", inside an instruction",
-           true);
-    } else if (const CodeFunction *Other = Map.containing(T)) {
-      Find(In.Addr,
-           Name(In) + " at " + hex(In.Addr) + " branches to " + hex(T) +
-               ", into function '" + Other->Name + "'",
-           true);
-    } else {
-      Find(In.Addr,
-           Name(In) + " at " + hex(In.Addr) + " branches to " + hex(T) +
-               ", outside every function",
-           true);
+      return;
+    }
+    std::string Where;
+    if (StopAddr && T >= *StopAddr && F.contains(T))
+      Where = "past the bytes that do not decode";
+    else if (F.contains(T))
+      Where = "inside an instruction";
+    else if (const CodeFunction *Other = Map.containing(T))
+      Where = "into function '" + Other->Name + "'";
+    else
+      Where = "outside every function";
+    find(In.Addr,
+         name(In) + " at " + hex(In.Addr) + " branches to " + hex(T) + ", " +
+             Where,
+         true);
+  }
+
+  /// Constant SGPRs along straight-line code resolve the PC idioms; a
+  /// resolved jump inside the function adds a leader, which may cut a
+  /// straight line: repeat until nothing changes.
+  void resolvePCIdioms() {
+    for (const ScalarOp &Op : Ops)
+      if (Op.K == ScalarOp::SetPC || Op.K == ScalarOp::SwapPC)
+        PCOps[Op.Insn] = &Op;
+    for (unsigned Round = 0; Round < 8; ++Round) {
+      Resolved.clear();
+      ConstState St;
+      std::optional<uint32_t> Last;
+      for (const ScalarOp &Op : Ops) {
+        auto L = Last ? Leaders.upper_bound(*Last) : Leaders.begin();
+        if (L != Leaders.end() && *L <= Op.Insn)
+          St.clear();
+        Last = Op.Insn;
+        if (std::optional<uint64_t> T = apply(Op, G.Insns[Op.Insn], St))
+          Resolved[Op.Insn] = *T;
+      }
+      bool Added = false;
+      for (auto &[I, T] : Resolved)
+        if (G.Insns[I].F == Flow::IndirectJump)
+          if (std::optional<uint32_t> TI = G.insnAt(T))
+            Added |= Leaders.insert(*TI).second;
+      if (!Added)
+        break;
     }
   }
 
-  // Constant SGPRs along straight-line code resolve the PC idioms; a
-  // resolved jump inside the function adds a leader, which may cut a
-  // straight line: repeat until nothing changes.
-  DenseMap<uint32_t, uint64_t> Resolved;
-  DenseMap<uint32_t, const ScalarOp *> PCOps;
-  for (const ScalarOp &Op : Ops)
-    if (Op.K == ScalarOp::SetPC || Op.K == ScalarOp::SwapPC)
-      PCOps[Op.Insn] = &Op;
-  for (unsigned Round = 0; Round < 8; ++Round) {
-    Resolved.clear();
-    ConstState St;
-    std::optional<uint32_t> Last;
-    for (const ScalarOp &Op : Ops) {
-      auto L = Last ? Leaders.upper_bound(*Last) : Leaders.begin();
-      if (L != Leaders.end() && *L <= Op.Insn)
-        St.clear();
-      Last = Op.Insn;
-      if (std::optional<uint64_t> T = apply(Op, G.Insns[Op.Insn], St))
-        Resolved[Op.Insn] = *T;
+  void makeBlocks() {
+    std::vector<uint32_t> Starts(Leaders.begin(), Leaders.end());
+    for (size_t B = 0; B < Starts.size(); ++B) {
+      Block Bl;
+      Bl.First = Starts[B];
+      Bl.End = B + 1 < Starts.size() ? Starts[B + 1]
+                                     : static_cast<uint32_t>(G.Insns.size());
+      G.Blocks.push_back(std::move(Bl));
     }
-    bool Added = false;
-    for (auto &[I, T] : Resolved)
-      if (G.Insns[I].F == Flow::IndirectJump)
-        if (std::optional<uint32_t> TI = G.insnAt(T))
-          Added |= Leaders.insert(*TI).second;
-    if (!Added)
-      break;
   }
 
-  // Blocks.
-  std::vector<uint32_t> Starts(Leaders.begin(), Leaders.end());
-  for (size_t B = 0; B < Starts.size(); ++B) {
-    Block Bl;
-    Bl.First = Starts[B];
-    Bl.End = B + 1 < Starts.size() ? Starts[B + 1]
-                                   : static_cast<uint32_t>(G.Insns.size());
-    G.Blocks.push_back(std::move(Bl));
-  }
-  auto BlockAt = [&](uint64_t Addr) -> std::optional<uint32_t> {
+  std::optional<uint32_t> blockAt(uint64_t Addr) const {
     std::optional<uint32_t> I = G.insnAt(Addr);
     if (!I || !Leaders.count(*I))
       return std::nullopt;
     return G.blockOf(*I);
-  };
-  for (uint32_t B = 0; B < G.Blocks.size(); ++B) {
+  }
+
+  void fallThrough(uint32_t B) {
+    Block &Bl = G.Blocks[B];
+    if (B + 1 < G.Blocks.size()) {
+      Bl.Succs.push_back({B + 1, EdgeKind::FallThrough});
+      return;
+    }
+    const Insn &Last = G.Insns[Bl.End - 1];
+    Bl.Exit = BlockExit::FallsOff;
+    if (!StopAddr)
+      find(Last.Addr,
+           "execution continues past the function's end at " + hex(Last.end()) +
+               " (after " + name(Last) + ")",
+           Last.F != Flow::Trap);
+  }
+
+  /// Block \p B's successors, or how it leaves the function.
+  void addExit(uint32_t B) {
     Block &Bl = G.Blocks[B];
     const Insn &Last = G.Insns[Bl.End - 1];
-    bool HasNext = B + 1 < G.Blocks.size();
-    auto FallThrough = [&]() {
-      if (HasNext) {
-        Bl.Succs.push_back({B + 1, EdgeKind::FallThrough});
-        return;
-      }
-      Bl.Exit = BlockExit::FallsOff;
-      if (!R.Stop)
-        Find(Last.Addr,
-             "execution continues past the function's end at " +
-                 hex(Last.end()) + " (after " + Name(Last) + ")",
-             Last.F != Flow::Trap);
-    };
     switch (Last.F) {
     case Flow::Jump:
     case Flow::CondJump:
       if (Last.Target)
-        if (std::optional<uint32_t> T = BlockAt(*Last.Target))
+        if (std::optional<uint32_t> T = blockAt(*Last.Target))
           Bl.Succs.push_back(
               {*T, Last.F == Flow::Jump ? EdgeKind::Jump : EdgeKind::Taken});
       if (Bl.Succs.empty())
         Bl.Exit = BlockExit::Unresolved; // reported with the leaders
       if (Last.F == Flow::CondJump)
-        FallThrough();
+        fallThrough(B);
       break;
-    case Flow::IndirectJump: {
-      uint32_t LastIdx = Bl.End - 1;
-      auto It = Resolved.find(LastIdx);
-      if (It != Resolved.end()) {
-        uint64_t T = It->second;
-        if (std::optional<uint32_t> TB = BlockAt(T)) {
-          Bl.Succs.push_back({*TB, EdgeKind::Indirect});
-          G.Indirect.push_back({LastIdx, T});
-        } else if (Map.startingAt(T)) {
-          Bl.Exit = BlockExit::TailCall;
-          G.Indirect.push_back({LastIdx, T});
-        } else {
-          Bl.Exit = BlockExit::Unresolved;
-          Find(Last.Addr,
-               "s_setpc_b64 at " + hex(Last.Addr) + " jumps to " + hex(T) +
-                   ", which is no instruction of this function and no "
-                   "function's entry",
-               true);
-        }
-        break;
-      }
-      auto PC = PCOps.find(LastIdx);
-      bool ReturnPair = PC != PCOps.end() && PC->second->S[0].IsReg &&
-                        PC->second->S[0].Reg == 30;
-      if (F.Kind == FunctionKind::Device && ReturnPair) {
-        Bl.Exit = BlockExit::Return;
-        break;
-      }
-      Bl.Exit = BlockExit::Unresolved;
-      Find(Last.Addr,
-           "s_setpc_b64 at " + hex(Last.Addr) +
-               " jumps to an address this analysis cannot compute",
-           true);
+    case Flow::IndirectJump:
+      addIndirectExit(Bl);
       break;
-    }
     case Flow::EndProgram:
       Bl.Exit = BlockExit::EndProgram;
       break;
     case Flow::CodeEnd:
       Bl.Exit = BlockExit::EndProgram;
-      Find(Last.Addr,
+      find(Last.Addr,
            "s_code_end at " + hex(Last.Addr) + " inside the function", false);
       break;
     case Flow::Unknown:
       Bl.Exit = BlockExit::Unresolved;
-      Find(Last.Addr,
-           Name(Last) + " at " + hex(Last.Addr) +
+      find(Last.Addr,
+           name(Last) + " at " + hex(Last.Addr) +
                " transfers control in a way this analysis does not follow",
            true);
       break;
@@ -633,69 +645,115 @@ FunctionCFG code::buildCFG(const amdgpu::TargetMC &MC, const CodeFunction &F,
     case Flow::Trap:
     case Flow::Call:
     case Flow::IndirectCall:
-      FallThrough();
+      fallThrough(B);
       break;
     }
   }
 
-  // Calls.
-  for (uint32_t I = 0; I < G.Insns.size(); ++I) {
-    const Insn &In = G.Insns[I];
-    if (In.F != Flow::Call && In.F != Flow::IndirectCall)
-      continue;
-    CallSite C{I, In.Target};
-    if (In.F == Flow::IndirectCall) {
-      auto It = Resolved.find(I);
-      if (It != Resolved.end()) {
-        C.Target = It->second;
-        G.Indirect.push_back({I, It->second});
+  /// A block that ends in s_setpc: a resolved jump (in the function, or a
+  /// tail call), a device function's return, or unresolved.
+  void addIndirectExit(Block &Bl) {
+    const uint32_t LastIdx = Bl.End - 1;
+    const Insn &Last = G.Insns[LastIdx];
+    auto It = Resolved.find(LastIdx);
+    if (It != Resolved.end()) {
+      uint64_t T = It->second;
+      if (std::optional<uint32_t> TB = blockAt(T)) {
+        Bl.Succs.push_back({*TB, EdgeKind::Indirect});
+        G.Indirect.push_back({LastIdx, T});
+      } else if (Map.startingAt(T)) {
+        Bl.Exit = BlockExit::TailCall;
+        G.Indirect.push_back({LastIdx, T});
+      } else {
+        Bl.Exit = BlockExit::Unresolved;
+        find(Last.Addr,
+             "s_setpc_b64 at " + hex(Last.Addr) + " jumps to " + hex(T) +
+                 ", which is no instruction of this function and no "
+                 "function's entry",
+             true);
       }
+      return;
     }
-    if (C.Target && !Map.startingAt(*C.Target))
-      Find(In.Addr,
-           Name(In) + " at " + hex(In.Addr) + " calls " + hex(*C.Target) +
-               ", which is no function's entry",
-           false);
-    G.Calls.push_back(C);
+    auto PC = PCOps.find(LastIdx);
+    bool ReturnPair = PC != PCOps.end() && PC->second->S[0].IsReg &&
+                      PC->second->S[0].Reg == 30;
+    if (F.Kind == FunctionKind::Device && ReturnPair) {
+      Bl.Exit = BlockExit::Return;
+      return;
+    }
+    Bl.Exit = BlockExit::Unresolved;
+    find(Last.Addr,
+         "s_setpc_b64 at " + hex(Last.Addr) +
+             " jumps to an address this analysis cannot compute",
+         true);
   }
-  llvm::sort(G.Indirect);
 
-  // Predecessors and reachability from the entry.
-  for (uint32_t B = 0; B < G.Blocks.size(); ++B)
-    for (const Edge &E : G.Blocks[B].Succs)
-      G.Blocks[E.To].Preds.push_back(B);
-  std::vector<uint32_t> Work{0};
-  G.Blocks[0].Reachable = true;
-  if (F.PreloadHeader)
-    if (std::optional<uint32_t> I = G.insnAt(F.Begin + 256)) {
-      uint32_t B = G.blockOf(*I);
-      G.Blocks[B].Reachable = true;
-      Work.push_back(B);
-    }
-  while (!Work.empty()) {
-    uint32_t B = Work.back();
-    Work.pop_back();
-    for (const Edge &E : G.Blocks[B].Succs)
-      if (!G.Blocks[E.To].Reachable) {
-        G.Blocks[E.To].Reachable = true;
-        Work.push_back(E.To);
+  void addCalls() {
+    for (uint32_t I = 0; I < G.Insns.size(); ++I) {
+      const Insn &In = G.Insns[I];
+      if (In.F != Flow::Call && In.F != Flow::IndirectCall)
+        continue;
+      CallSite C{I, In.Target};
+      if (In.F == Flow::IndirectCall) {
+        auto It = Resolved.find(I);
+        if (It != Resolved.end()) {
+          C.Target = It->second;
+          G.Indirect.push_back({I, It->second});
+        }
       }
+      if (C.Target && !Map.startingAt(*C.Target))
+        find(In.Addr,
+             name(In) + " at " + hex(In.Addr) + " calls " + hex(*C.Target) +
+                 ", which is no function's entry",
+             false);
+      G.Calls.push_back(C);
+    }
+    llvm::sort(G.Indirect);
   }
-  // Unreachable s_nop runs are padding the assembler put before an aligned
-  // block (loops, a preload header's end): explained, not a finding.
-  for (Block &Bl : G.Blocks)
-    if (!Bl.Reachable)
+
+  /// Predecessors and reachability from the entry (and the preload entry).
+  void markReachable() {
+    for (uint32_t B = 0; B < G.Blocks.size(); ++B)
+      for (const Edge &E : G.Blocks[B].Succs)
+        G.Blocks[E.To].Preds.push_back(B);
+    std::vector<uint32_t> Work{0};
+    G.Blocks[0].Reachable = true;
+    if (F.PreloadHeader)
+      if (std::optional<uint32_t> I = G.insnAt(F.Begin + 256)) {
+        uint32_t B = G.blockOf(*I);
+        G.Blocks[B].Reachable = true;
+        Work.push_back(B);
+      }
+    while (!Work.empty()) {
+      uint32_t B = Work.back();
+      Work.pop_back();
+      for (const Edge &E : G.Blocks[B].Succs)
+        if (!G.Blocks[E.To].Reachable) {
+          G.Blocks[E.To].Reachable = true;
+          Work.push_back(E.To);
+        }
+    }
+    // Unreachable s_nop runs are padding the assembler put before an
+    // aligned block (loops, a preload header's end): explained, not a
+    // finding.
+    for (Block &Bl : G.Blocks) {
+      if (Bl.Reachable)
+        continue;
       Bl.Padding =
           std::all_of(G.Insns.begin() + Bl.First, G.Insns.begin() + Bl.End,
                       [&](const Insn &In) { return K.is(In.Opcode, "S_NOP"); });
-  for (const Block &Bl : G.Blocks)
-    if (!Bl.Reachable && !Bl.Padding)
-      Find(G.Insns[Bl.First].Addr,
-           "block at " + hex(G.Insns[Bl.First].Addr) +
-               " is not reachable from the entry",
-           false);
-  llvm::sort(G.Findings, [](const CodeFinding &A, const CodeFinding &B) {
-    return A.Addr < B.Addr;
-  });
-  return G;
+      if (!Bl.Padding)
+        find(G.Insns[Bl.First].Addr,
+             "block at " + hex(G.Insns[Bl.First].Addr) +
+                 " is not reachable from the entry",
+             false);
+    }
+  }
+};
+} // namespace
+
+FunctionCFG code::buildCFG(const amdgpu::TargetMC &MC, const CodeFunction &F,
+                           ArrayRef<uint8_t> Bytes, const FunctionMap &Map,
+                           std::vector<MCInst> *Decoded) {
+  return CFGBuilder(MC, F, Map).build(Bytes, Decoded);
 }

@@ -53,7 +53,7 @@ struct ExecState {
 /// The EXEC values of one function and how they nest.
 class ExecValues {
 public:
-  ExecValues() : Parent{-1, AllLanes, EntryExec}, SiteBlock{-1, -1, -1} {}
+  ExecValues() : SiteBlock{-1, -1, -1}, Parent{-1, AllLanes, EntryExec} {}
   /// The block of each value's site (-1 for the three constants).
   std::vector<int32_t> SiteBlock;
   /// Where a site key lies: instruction sites (even keys) map through this.
@@ -206,79 +206,88 @@ static void transfer(const ExecEffect &E, ExecState &S, ExecValues &V,
   }
 }
 
-ExecEffect code::execEffect(const MCInst &MI, const MCInstrInfo &MII,
-                            const InsnKinds &K, const RegisterModel &RM) {
-  ExecEffect E;
-  const MCInstrDesc &D = MII.get(MI.getOpcode());
-  StringRef N = K.baseName(MI.getOpcode());
-  unsigned NumDefs = D.getNumDefs();
-  // The SGPRs and masks written.
+/// The lane mask operand \p I of \p MI names: all lanes, none, EXEC, VCC
+/// or SGPRs (None for anything else).
+static MaskRef maskRefOf(const MCInst &MI, unsigned I,
+                         const RegisterModel &RM) {
+  MaskRef R;
+  if (I >= MI.getNumOperands())
+    return R;
+  const MCOperand &O = MI.getOperand(I);
+  if (O.isImm()) {
+    if (O.getImm() == -1 || O.getImm() == 0xffffffff)
+      R.K = MaskRef::All;
+    else if (O.getImm() == 0)
+      R.K = MaskRef::Zero;
+    return R;
+  }
+  if (!O.isReg())
+    return R;
+  RegClass C = RM.classOf(O.getReg());
+  if (C == RegClass::EXEC) {
+    R.K = MaskRef::Exec;
+  } else if (C == RegClass::VCC) {
+    R.K = MaskRef::VCC;
+    R.Count = 1;
+  } else if (auto S = RM.sgprRange(O.getReg())) {
+    R.K = MaskRef::SGPR;
+    R.First = S->first;
+    R.Count = S->second;
+  }
+  return R;
+}
+
+/// The mask operation of a scalar ALU name ("AND", "ANDN2", ...).
+static ExecEffect::Op maskOpOf(StringRef Name) {
+  if (Name == "AND")
+    return ExecEffect::And;
+  if (Name == "ANDN2" || Name == "AND_NOT1")
+    return ExecEffect::AndN2;
+  if (Name == "ANDN1" || Name == "AND_NOT0")
+    return ExecEffect::AndN1;
+  if (Name == "OR")
+    return ExecEffect::Or;
+  if (Name == "XOR")
+    return ExecEffect::Xor;
+  return ExecEffect::Unknown;
+}
+
+/// The SGPRs (E.WLo..E.WHi) and masks (E.WritesVCC) \p MI writes; whether
+/// it writes EXEC.
+static bool noteWrites(const MCInst &MI, const MCInstrDesc &D,
+                       const RegisterModel &RM, ExecEffect &E) {
   bool WritesExec = false;
   auto NoteDef = [&](MCRegister Reg) {
-    if (RM.classOf(Reg) == RegClass::EXEC)
+    RegClass C = RM.classOf(Reg);
+    if (C == RegClass::EXEC)
       WritesExec = true;
+    if (C == RegClass::VCC)
+      E.WritesVCC = true;
     if (auto S = RM.sgprRange(Reg)) {
       int Lo = S->first, Hi = S->first + S->second - 1;
       E.WLo = E.WLo < 0 ? Lo : std::min(E.WLo, Lo);
       E.WHi = std::max(E.WHi, Hi);
     }
   };
-  for (unsigned I = 0; I < NumDefs && I < MI.getNumOperands(); ++I)
+  for (unsigned I = 0; I < D.getNumDefs() && I < MI.getNumOperands(); ++I)
     if (MI.getOperand(I).isReg() && MI.getOperand(I).getReg().isValid())
       NoteDef(MI.getOperand(I).getReg());
   for (MCPhysReg Reg : D.implicit_defs())
     NoteDef(Reg);
+  return WritesExec;
+}
 
-  // Lane masks.
-  auto RefOf = [&](unsigned I) {
-    MaskRef R;
-    if (I >= MI.getNumOperands())
-      return R;
-    const MCOperand &O = MI.getOperand(I);
-    if (O.isImm()) {
-      if (O.getImm() == -1 || O.getImm() == 0xffffffff)
-        R.K = MaskRef::All;
-      else if (O.getImm() == 0)
-        R.K = MaskRef::Zero;
-      return R;
-    }
-    if (!O.isReg())
-      return R;
-    RegClass C = RM.classOf(O.getReg());
-    if (C == RegClass::EXEC) {
-      R.K = MaskRef::Exec;
-    } else if (C == RegClass::VCC) {
-      R.K = MaskRef::VCC;
-      R.Count = 1;
-    } else if (auto S = RM.sgprRange(O.getReg())) {
-      R.K = MaskRef::SGPR;
-      R.First = S->first;
-      R.Count = S->second;
-    }
-    return R;
-  };
-  for (unsigned I = 0; I < NumDefs && I < MI.getNumOperands(); ++I)
-    if (MI.getOperand(I).isReg() &&
-        RM.classOf(MI.getOperand(I).getReg()) == RegClass::VCC)
-      E.WritesVCC = true;
-  for (MCPhysReg Reg : D.implicit_defs())
-    if (RM.classOf(Reg) == RegClass::VCC)
-      E.WritesVCC = true;
+ExecEffect code::execEffect(const MCInst &MI, const MCInstrInfo &MII,
+                            const InsnKinds &K, const RegisterModel &RM) {
+  ExecEffect E;
+  const MCInstrDesc &D = MII.get(MI.getOpcode());
+  StringRef N = K.baseName(MI.getOpcode());
+  unsigned NumDefs = D.getNumDefs();
+  const bool WritesExec = noteWrites(MI, D, RM, E);
+  auto RefOf = [&](unsigned I) { return maskRefOf(MI, I, RM); };
+  auto OpOf = maskOpOf;
   auto Base = [&](StringRef Op) {
     return N == ("S_" + Op + "_B64").str() || N == ("S_" + Op + "_B32").str();
-  };
-  auto OpOf = [&](StringRef Name) -> ExecEffect::Op {
-    if (Name == "AND")
-      return ExecEffect::And;
-    if (Name == "ANDN2" || Name == "AND_NOT1")
-      return ExecEffect::AndN2;
-    if (Name == "ANDN1" || Name == "AND_NOT0")
-      return ExecEffect::AndN1;
-    if (Name == "OR")
-      return ExecEffect::Or;
-    if (Name == "XOR")
-      return ExecEffect::Xor;
-    return ExecEffect::Unknown;
   };
   if (N.contains("_SAVEEXEC_B")) {
     // S_<OP>_SAVEEXEC_B64 sD, s0: sD = EXEC; EXEC = OP(s0, EXEC).
@@ -399,20 +408,52 @@ static std::vector<int32_t> immediateDominators(const FunctionCFG &G) {
   return IDom;
 }
 
-ExecFlow code::analyseExec(const FunctionCFG &G, ArrayRef<ExecEffect> Exec) {
+namespace {
+/// analyseExec's state and its steps: the forward analysis iterated to a
+/// fixed point, a last pass that records the value before each
+/// instruction and the joins, then the edge maps.
+class ExecAnalysis {
+public:
+  ExecAnalysis(const FunctionCFG &G, ArrayRef<ExecEffect> Exec)
+      : G(G), Exec(Exec), NB(G.Blocks.size()), Out(NB), Joins(NB) {
+    // Dominators (Cooper, Harvey and Kennedy): a join's value may only be
+    // said to be a subset of a value made where every path to the join
+    // passes, before it; a value made inside a loop is a new one on every
+    // iteration, and what held for the last iteration's need not hold now.
+    IDom = immediateDominators(G);
+    V.InsnBlock.resize(G.Insns.size());
+    for (uint32_t B = 0; B < NB; ++B)
+      for (uint32_t I = G.Blocks[B].First; I < G.Blocks[B].End; ++I)
+        V.InsnBlock[I] = B;
+  }
+
+  ExecFlow run() {
+    L.Before.assign(G.Insns.size(), EntryExec);
+    if (NB) {
+      iterate();
+      Record = true;
+      for (uint32_t B = 0; B < NB; ++B)
+        runBlock(B, inOf(B), /*Before=*/true);
+    }
+    mapEdges();
+    L.Parent = V.Parent;
+    return std::move(L);
+  }
+
+private:
+  const FunctionCFG &G;
+  ArrayRef<ExecEffect> Exec;
+  const size_t NB;
   ExecFlow L; // named as in Liveness, whose half this is
-  size_t N = G.Insns.size();
-  // Forward: the EXEC value before each instruction.
-  size_t NB = G.Blocks.size();
   ExecValues V;
-  std::vector<ExecState> Out(NB);
-  L.Before.assign(N, EntryExec);
-  // Dominators (Cooper, Harvey and Kennedy): a join's value may only be
-  // said to be a subset of a value made where every path to the join
-  // passes, before it; a value made inside a loop is a new one on every
-  // iteration, and what held for the last iteration's need not hold now.
-  std::vector<int32_t> IDom = immediateDominators(G);
-  auto StrictlyDominates = [&](int32_t A, uint32_t B) {
+  /// The state at each block's end.
+  std::vector<ExecState> Out;
+  std::vector<int32_t> IDom;
+  /// The joins made at each block: (value, site), for the final pass.
+  std::vector<SmallVector<std::pair<uint32_t, int>, 2>> Joins;
+  bool Record = false;
+
+  bool strictlyDominates(int32_t A, uint32_t B) const {
     if (A < 0 || uint32_t(A) == B || IDom[B] < 0)
       return false;
     for (uint32_t X = B; X != 0;) {
@@ -421,17 +462,11 @@ ExecFlow code::analyseExec(const FunctionCFG &G, ArrayRef<ExecEffect> Exec) {
         return true;
     }
     return false;
-  };
-  V.InsnBlock.resize(N);
-  for (uint32_t B = 0; B < NB; ++B)
-    for (uint32_t I = G.Blocks[B].First; I < G.Blocks[B].End; ++I)
-      V.InsnBlock[I] = B;
-  // The value at the start of block B of values \p Vals from its
-  // predecessors (the join made at site \p Sub of B when they differ).
-  // The joins made at each block: (value, site), for the final pass.
-  std::vector<SmallVector<std::pair<uint32_t, int>, 2>> Joins(NB);
-  bool Record = false;
-  auto Join = [&](uint32_t B, int Sub, ArrayRef<uint32_t> Vals) -> uint32_t {
+  }
+
+  /// The value at the start of block \p B of values \p Vals from its
+  /// predecessors (the join made at site \p Sub of B when they differ).
+  uint32_t join(uint32_t B, int Sub, ArrayRef<uint32_t> Vals) {
     if (llvm::all_of(Vals, [&](uint32_t X) { return X == Vals.front(); }))
       return Vals.front();
     uint64_t Key = ExecValues::joinKey(B, Sub);
@@ -441,7 +476,7 @@ ExecFlow code::analyseExec(const FunctionCFG &G, ArrayRef<ExecEffect> Exec) {
       if (X != J)
         P = P ? V.lca(*P, X) : X;
     uint32_t Up = P ? *P : AllLanes;
-    while (Up > NoLanes && !StrictlyDominates(V.SiteBlock[Up], B))
+    while (Up > NoLanes && !strictlyDominates(V.SiteBlock[Up], B))
       Up = V.Parent[Up];
     if (Up == NoLanes)
       return NoLanes;
@@ -449,8 +484,9 @@ ExecFlow code::analyseExec(const FunctionCFG &G, ArrayRef<ExecEffect> Exec) {
     if (Record)
       Joins[B].push_back({R, Sub});
     return R;
-  };
-  auto InOf = [&](uint32_t B) {
+  }
+
+  ExecState inOf(uint32_t B) {
     ExecState In;
     SmallVector<const ExecState *, 4> Ins;
     for (uint32_t P : G.Blocks[B].Preds)
@@ -467,7 +503,7 @@ ExecFlow code::analyseExec(const FunctionCFG &G, ArrayRef<ExecEffect> Exec) {
     SmallVector<uint32_t, 4> Vals;
     for (const ExecState *O : Ins)
       Vals.push_back(O->Cur);
-    In.Cur = Join(B, -1, Vals);
+    In.Cur = join(B, -1, Vals);
     // A mask every path holds in the same place stays.
     for (const SavedCopy &C : Ins.front()->Saved) {
       Vals.clear();
@@ -475,11 +511,27 @@ ExecFlow code::analyseExec(const FunctionCFG &G, ArrayRef<ExecEffect> Exec) {
         if (std::optional<uint32_t> X = O->saved(C.First, C.Count))
           Vals.push_back(*X);
       if (Vals.size() == Ins.size())
-        In.Saved.push_back({C.First, C.Count, Join(B, C.First, Vals)});
+        In.Saved.push_back({C.First, C.Count, join(B, C.First, Vals)});
     }
     return In;
-  };
-  if (NB) {
+  }
+
+  /// Block \p B's instructions from state \p S (recording the value
+  /// before each when \p Before): the state at its end.
+  ExecState runBlock(uint32_t B, ExecState S, bool Before) {
+    const Block &Bl = G.Blocks[B];
+    for (uint32_t I = Bl.First; I < Bl.End; ++I) {
+      if (Before)
+        L.Before[I] = S.Cur;
+      transfer(Exec[I], S, V, I);
+      if (G.Insns[I].F == Flow::Call || G.Insns[I].F == Flow::IndirectCall)
+        S.Saved.clear(); // the callee may write any SGPR
+    }
+    return S;
+  }
+
+  /// The forward analysis to a fixed point (or a bound on steps).
+  void iterate() {
     std::vector<uint32_t> Work{0};
     std::vector<bool> Queued(NB, false);
     Queued[0] = true;
@@ -492,59 +544,47 @@ ExecFlow code::analyseExec(const FunctionCFG &G, ArrayRef<ExecEffect> Exec) {
       uint32_t B = Work.back();
       Work.pop_back();
       Queued[B] = false;
-      ExecState S = InOf(B);
-      const Block &Bl = G.Blocks[B];
-      for (uint32_t I = Bl.First; I < Bl.End; ++I) {
-        transfer(Exec[I], S, V, I);
-        if (G.Insns[I].F == Flow::Call || G.Insns[I].F == Flow::IndirectCall)
-          S.Saved.clear(); // the callee may write any SGPR
-      }
+      ExecState S = runBlock(B, inOf(B), /*Before=*/false);
       if (S == Out[B])
         continue;
       Out[B] = std::move(S);
-      for (const Edge &E : Bl.Succs)
+      for (const Edge &E : G.Blocks[B].Succs)
         if (!Queued[E.To]) {
           Queued[E.To] = true;
           Work.push_back(E.To);
         }
     }
-    Record = true;
-    for (uint32_t B = 0; B < NB; ++B) {
-      ExecState S = InOf(B);
-      const Block &Bl = G.Blocks[B];
-      for (uint32_t I = Bl.First; I < Bl.End; ++I) {
-        L.Before[I] = S.Cur;
-        transfer(Exec[I], S, V, I);
-        if (G.Insns[I].F == Flow::Call || G.Insns[I].F == Flow::IndirectCall)
-          S.Saved.clear();
-      }
-    }
   }
-  // On the edge from P into B, a join B made is what P holds at its end:
-  // a need under the join (or under a subset of it) is a need under that.
-  L.EdgeMap.assign(NB, {});
-  for (uint32_t B = 0; B < NB; ++B) {
-    auto &Js = Joins[B];
-    llvm::sort(Js, [&](const auto &A, const auto &C) {
-      return V.depth(A.first) > V.depth(C.first);
-    });
-    for (uint32_t P : G.Blocks[B].Preds) {
-      if (!Out[P].Visited)
-        continue;
-      for (auto &[J, Sub] : Js) {
-        std::optional<uint32_t> Val;
-        if (Sub == -1)
-          Val = Out[P].Cur;
-        else
-          for (const SavedCopy &C : Out[P].Saved)
-            if (C.First == Sub)
-              Val = C.Value;
-        if (Val && *Val != J)
-          L.EdgeMap[B].push_back({P, J, *Val});
-      }
-    }
-  }
-  L.Parent = V.Parent;
 
-  return L;
+  /// On the edge from P into B, a join B made is what P holds at its end:
+  /// a need under the join (or under a subset of it) is a need under that.
+  void mapEdges() {
+    L.EdgeMap.assign(NB, {});
+    for (uint32_t B = 0; B < NB; ++B) {
+      auto &Js = Joins[B];
+      llvm::sort(Js, [&](const auto &A, const auto &C) {
+        return V.depth(A.first) > V.depth(C.first);
+      });
+      for (uint32_t P : G.Blocks[B].Preds) {
+        if (!Out[P].Visited)
+          continue;
+        for (auto &[J, Sub] : Js) {
+          std::optional<uint32_t> Val;
+          if (Sub == -1)
+            Val = Out[P].Cur;
+          else
+            for (const SavedCopy &C : Out[P].Saved)
+              if (C.First == Sub)
+                Val = C.Value;
+          if (Val && *Val != J)
+            L.EdgeMap[B].push_back({P, J, *Val});
+        }
+      }
+    }
+  }
+};
+} // namespace
+
+ExecFlow code::analyseExec(const FunctionCFG &G, ArrayRef<ExecEffect> Exec) {
+  return ExecAnalysis(G, Exec).run();
 }

@@ -36,6 +36,15 @@ std::vector<std::pair<uint64_t, uint64_t>> Relocated::insertedRanges() const {
   return Out;
 }
 
+std::optional<uint64_t> code::imageOf(const FunctionCFG &G,
+                                      ArrayRef<uint64_t> Land, uint64_t T) {
+  if (T < G.Begin || T >= G.End)
+    return T;
+  if (std::optional<uint32_t> I = G.insnAt(T))
+    return Land[*I];
+  return std::nullopt;
+}
+
 namespace {
 /// What the relocator changes in one instruction.
 struct Edit {
@@ -50,20 +59,104 @@ RelocationResult refuse(StringRef Kind, const Twine &Message) {
 }
 } // namespace
 
-RelocationResult code::relocate(const amdgpu::TargetMC &MC,
-                                const FunctionCFG &G, ArrayRef<MCInst> Decoded,
-                                ArrayRef<uint8_t> Bytes, uint64_t NewBase,
-                                ArrayRef<Insertion> Inserts,
-                                const LongJumpScratch &Scratch) {
-  for (const CodeFinding &F : G.Findings)
-    if (F.Blocking)
-      return refuse("blocking finding", F.Message);
-  const size_t N = G.Insns.size();
-  if (Decoded.size() != N)
-    return refuse("blocking finding", "the instructions were not decoded");
-  if (N == 0)
-    return refuse("blocking finding", "the function has no instructions");
-  for (size_t I = 0; I < Inserts.size(); ++I) {
+namespace {
+using Refused = std::optional<RelocationResult>;
+
+/// relocate's state and its steps: the insertions and replacements
+/// checked, the edits planned (branches, PC-relative adds) and checked to
+/// re-encode, then the layout settled round by round (an edit may change
+/// an instruction's size, a branch out of reach is relaxed), then the
+/// bytes.
+class Relocator {
+public:
+  Relocator(const amdgpu::TargetMC &MC, const FunctionCFG &G,
+            ArrayRef<MCInst> Decoded, ArrayRef<uint8_t> Bytes, uint64_t NewBase,
+            ArrayRef<Insertion> Inserts, const LongJumpScratch &Scratch)
+      : MC(MC), G(G), Decoded(Decoded), Bytes(Bytes), NewBase(NewBase),
+        Inserts(Inserts), Scratch(Scratch), N(G.Insns.size()) {}
+
+  RelocationResult run() {
+    if (Refused Why = checkInput())
+      return std::move(*Why);
+    Scan = findPCRelative(MC, G, Decoded);
+    if (!Scan.Unknown.empty())
+      return refuse("unknown PC use", Scan.Unknown.front().Message);
+    if (Refused Why = markReplaced())
+      return std::move(*Why);
+    planEdits();
+    if (Refused Why = checkReencodes())
+      return std::move(*Why);
+    Sizes.resize(N);
+    for (size_t I = 0; I < N; ++I)
+      Sizes[I] = Replaced[I] ? 0 : G.Insns[I].Size;
+    R.Base = NewBase;
+    Land.resize(N + 1);
+    Encoded.resize(N);
+    Relax.resize(N);
+    Extra.resize(N);
+    RelaxCode.resize(N);
+    for (unsigned Round = 0; Round != 64; ++Round) {
+      layOut();
+      bool Changed = false;
+      R.BranchesEncoded = R.PCRelAdjusted = R.BranchesRelaxed = 0;
+      for (size_t I = 0; I < N; ++I)
+        if (Edits[I].K != Edit::None)
+          if (Refused Why = encodeEdit(I, Changed))
+            return std::move(*Why);
+      if (!Changed)
+        return emit();
+    }
+    return refuse("does not re-encode",
+                  "the layout does not settle after 64 rounds");
+  }
+
+private:
+  const amdgpu::TargetMC &MC;
+  const FunctionCFG &G;
+  ArrayRef<MCInst> Decoded;
+  ArrayRef<uint8_t> Bytes;
+  const uint64_t NewBase;
+  ArrayRef<Insertion> Inserts;
+  const LongJumpScratch &Scratch;
+  const size_t N;
+  PCRelScan Scan;
+  std::vector<bool> Replaced;
+  std::vector<Edit> Edits;
+  /// Each instruction's size in the copy (0: replaced).
+  std::vector<uint64_t> Sizes;
+  Relocated R;
+  /// Where control that reached instruction I lands in the copy (and N:
+  /// the end).
+  std::vector<uint64_t> Land;
+  std::vector<std::vector<uint8_t>> Encoded;
+  // Relaxed branches: the registers of each one's long jump, and the
+  // bytes after it (sizes fixed once relaxed; the code is made anew each
+  // round, for the addresses of that round).
+  std::vector<std::optional<LongJumpRegs>> Relax;
+  std::vector<uint64_t> Extra;
+  std::vector<std::vector<uint8_t>> RelaxCode;
+
+  ArrayRef<uint8_t> original(size_t I) const {
+    return Bytes.slice(G.Insns[I].Addr - G.Begin, G.Insns[I].Size);
+  }
+
+  /// The graph is whole and the insertions are sorted, allowed where they
+  /// go, and well-formed.
+  Refused checkInput() const {
+    for (const CodeFinding &F : G.Findings)
+      if (F.Blocking)
+        return refuse("blocking finding", F.Message);
+    if (Decoded.size() != N)
+      return refuse("blocking finding", "the instructions were not decoded");
+    if (N == 0)
+      return refuse("blocking finding", "the function has no instructions");
+    for (size_t I = 0; I < Inserts.size(); ++I)
+      if (Refused Why = checkInsertion(I))
+        return Why;
+    return std::nullopt;
+  }
+
+  Refused checkInsertion(size_t I) const {
     const Insertion &In = Inserts[I];
     if (In.Before > N || (I && Inserts[I - 1].Before > In.Before))
       return refuse("insertion in a window",
@@ -82,10 +175,6 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
                       "code on the way into the instruction at " +
                           hex(In.Before < N ? G.Insns[In.Before].Addr : G.End) +
                           " needs one before it that falls through");
-      if (In.Before < N && !G.mayInsertAt(G.Insns[In.Before].Addr))
-        return refuse("insertion in a window",
-                      "code may not be inserted before " +
-                          hex(G.Insns[In.Before].Addr));
     }
     if (In.Replace &&
         (In.Before >= N || In.Bytes.empty() ||
@@ -93,80 +182,72 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
       return refuse("insertion in a window",
                     "a replacement must be the last, non-empty insertion at "
                     "an instruction");
+    return std::nullopt;
   }
-  PCRelScan Scan = findPCRelative(MC, G, Decoded);
-  if (!Scan.Unknown.empty())
-    return refuse("unknown PC use", Scan.Unknown.front().Message);
-  std::vector<bool> Replaced(N);
-  for (const Insertion &In : Inserts)
-    if (In.Replace) {
-      const Insn &I = G.Insns[In.Before];
-      if (I.F != Flow::Next || I.Target)
-        return refuse("replaces control flow",
-                      "the " + flowName(I.F) + " instruction at " +
-                          hex(I.Addr) + " cannot be replaced");
-      Replaced[In.Before] = true;
-    }
-  for (const PCRelIdiom &P : Scan.Idioms)
-    for (uint32_t I : {P.GetPC, P.AddLo, P.AddHi})
-      if (Replaced[I])
-        return refuse("replaces control flow",
-                      "the instruction at " + hex(G.Insns[I].Addr) +
-                          " is part of a PC-relative address");
 
-  std::vector<Edit> Edits(N);
-  for (size_t I = 0; I < N; ++I) {
-    Flow F = G.Insns[I].F;
-    if (G.Insns[I].Target &&
-        (F == Flow::Jump || F == Flow::CondJump || F == Flow::Call))
-      Edits[I].K = Edit::Branch;
+  /// Only straight-line instructions outside PC-relative idioms are
+  /// replaced.
+  Refused markReplaced() {
+    Replaced.assign(N, false);
+    for (const Insertion &In : Inserts)
+      if (In.Replace) {
+        const Insn &I = G.Insns[In.Before];
+        if (I.F != Flow::Next || I.Target)
+          return refuse("replaces control flow",
+                        "the " + flowName(I.F) + " instruction at " +
+                            hex(I.Addr) + " cannot be replaced");
+        Replaced[In.Before] = true;
+      }
+    for (const PCRelIdiom &P : Scan.Idioms)
+      for (uint32_t I : {P.GetPC, P.AddLo, P.AddHi})
+        if (Replaced[I])
+          return refuse("replaces control flow",
+                        "the instruction at " + hex(G.Insns[I].Addr) +
+                            " is part of a PC-relative address");
+    return std::nullopt;
   }
-  for (uint32_t P = 0; P < Scan.Idioms.size(); ++P) {
-    Edits[Scan.Idioms[P].AddLo] = {Edit::PCLow, P};
-    Edits[Scan.Idioms[P].AddHi] = {Edit::PCHigh, P};
-    if (Scan.Idioms[P].AddLo == Scan.Idioms[P].AddHi)
-      Edits[Scan.Idioms[P].AddLo] = {Edit::PC64, P};
-  }
-  auto Original = [&](size_t I) {
-    return Bytes.slice(G.Insns[I].Addr - G.Begin, G.Insns[I].Size);
-  };
-  // The encoder must give back what it is asked to change before it
-  // changes anything.
-  for (size_t I = 0; I < N; ++I) {
-    if (Edits[I].K == Edit::None)
-      continue;
-    Expected<std::vector<uint8_t>> E = MC.encode(Decoded[I]);
-    if (!E || ArrayRef<uint8_t>(*E) != Original(I)) {
-      std::string Why = E ? "other bytes" : toString(E.takeError());
-      return refuse("does not re-encode",
-                    "LLVM MC encodes " +
-                        MC.printInst(Decoded[I], G.Insns[I].Addr) + " at " +
-                        hex(G.Insns[I].Addr) + " to " + Why);
+
+  void planEdits() {
+    Edits.assign(N, Edit());
+    for (size_t I = 0; I < N; ++I) {
+      Flow F = G.Insns[I].F;
+      if (G.Insns[I].Target &&
+          (F == Flow::Jump || F == Flow::CondJump || F == Flow::Call))
+        Edits[I].K = Edit::Branch;
+    }
+    for (uint32_t P = 0; P < Scan.Idioms.size(); ++P) {
+      Edits[Scan.Idioms[P].AddLo] = {Edit::PCLow, P};
+      Edits[Scan.Idioms[P].AddHi] = {Edit::PCHigh, P};
+      if (Scan.Idioms[P].AddLo == Scan.Idioms[P].AddHi)
+        Edits[Scan.Idioms[P].AddLo] = {Edit::PC64, P};
     }
   }
 
-  std::vector<uint64_t> Sizes(N);
-  for (size_t I = 0; I < N; ++I)
-    Sizes[I] = Replaced[I] ? 0 : G.Insns[I].Size;
-  Relocated R;
-  R.Base = NewBase;
-  std::vector<uint64_t> Land(N + 1);
-  std::vector<std::vector<uint8_t>> Encoded(N);
-  // Relaxed branches: the registers of each one's long jump, and the
-  // bytes after it (sizes fixed once relaxed; the code is made anew each
-  // round, for the addresses of that round).
-  std::vector<std::optional<LongJumpRegs>> Relax(N);
-  std::vector<uint64_t> Extra(N);
-  std::vector<std::vector<uint8_t>> RelaxCode(N);
-  for (unsigned Round = 0;; ++Round) {
-    if (Round == 64)
-      return refuse("does not re-encode",
-                    "the layout does not settle after 64 rounds");
+  /// The encoder must give back what it is asked to change before it
+  /// changes anything.
+  Refused checkReencodes() const {
+    for (size_t I = 0; I < N; ++I) {
+      if (Edits[I].K == Edit::None)
+        continue;
+      Expected<std::vector<uint8_t>> E = MC.encode(Decoded[I]);
+      if (!E || ArrayRef<uint8_t>(*E) != original(I)) {
+        std::string Why = E ? "other bytes" : toString(E.takeError());
+        return refuse("does not re-encode",
+                      "LLVM MC encodes " +
+                          MC.printInst(Decoded[I], G.Insns[I].Addr) + " at " +
+                          hex(G.Insns[I].Addr) + " to " + Why);
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// This round's addresses: code on the fall-through way in first, then
+  /// where control lands, then the instruction (and its long jump).
+  void layOut() {
     R.InsnAddr.assign(N, 0);
     uint64_t At = NewBase;
     size_t NextInsert = 0;
     for (size_t I = 0; I <= N; ++I) {
-      // Code on the fall-through way in first, then where control lands.
       for (size_t K = NextInsert; K < Inserts.size() && Inserts[K].Before == I;
            ++K)
         if (Inserts[K].FallThrough)
@@ -181,124 +262,143 @@ RelocationResult code::relocate(const amdgpu::TargetMC &MC,
         At += Sizes[I] + Extra[I];
       }
     }
-    // Where control that reached \p T in the original reaches in the copy.
-    auto ImageOf = [&](uint64_t T) -> std::optional<uint64_t> {
-      if (T < G.Begin || T >= G.End)
-        return T;
-      if (std::optional<uint32_t> I = G.insnAt(T))
-        return Land[*I];
-      return std::nullopt;
-    };
-    bool Changed = false;
-    R.BranchesEncoded = R.PCRelAdjusted = R.BranchesRelaxed = 0;
-    for (size_t I = 0; I < N; ++I) {
-      const Edit &E = Edits[I];
-      if (E.K == Edit::None)
-        continue;
-      MCInst MI = Decoded[I];
-      const Insn &In = G.Insns[I];
-      if (E.K == Edit::Branch) {
-        std::optional<uint64_t> T = ImageOf(*In.Target);
-        if (!T)
-          return refuse("blocking finding", "the branch at " + hex(In.Addr) +
-                                                " lands inside an instruction");
-        const uint64_t After = R.InsnAddr[I] + Sizes[I];
-        const bool Conditional = In.F == Flow::CondJump;
-        int64_t Dist = static_cast<int64_t>(*T - After);
-        if (!Relax[I] && (Dist % 4 || !isInt<16>(Dist / 4))) {
-          // Relaxed when the target is an instruction of the function and
-          // the client names registers for the long jump there.
-          std::optional<uint32_t> TI = G.insnAt(*In.Target);
-          if (Scratch && In.F != Flow::Call && TI)
-            Relax[I] = Scratch(*TI);
-          if (!Relax[I])
-            return refuse("branch out of reach",
-                          "the branch at " + hex(In.Addr) + " to " + hex(*T) +
-                              " does not reach from " + hex(R.InsnAddr[I]) +
-                              (Scratch && In.F != Flow::Call && TI
-                                   ? ", and no registers are free for a "
-                                     "long jump at its target"
-                                   : ""));
-          Extra[I] = relaxationSize(Conditional, *Relax[I]);
-          Changed = true;
-        }
-        if (Relax[I]) {
-          // The branch reaches the long jump right after it (after the
-          // s_branch that goes on when a conditional one is not taken).
-          Dist = Conditional ? 4 : 0;
-          Expected<std::vector<uint8_t>> Code =
-              relaxationCode(MC, Conditional, *Relax[I], After, *T);
-          if (!Code)
-            return refuse("does not re-encode",
-                          "the long jump for the branch at " + hex(In.Addr) +
-                              ": " + toString(Code.takeError()));
-          RelaxCode[I] = std::move(*Code);
-          ++R.BranchesRelaxed;
-        }
-        const MCInstrDesc &D = MC.instrInfo().get(MI.getOpcode());
-        for (unsigned Op = 0; Op < D.getNumOperands(); ++Op)
-          if (D.operands()[Op].OperandType == MCOI::OPERAND_PCREL &&
-              Op < MI.getNumOperands() && MI.getOperand(Op).isImm())
-            MI.getOperand(Op).setImm(Dist / 4);
-        ++R.BranchesEncoded;
-      } else {
-        const PCRelIdiom &P = Scan.Idioms[E.Idiom];
-        std::optional<uint64_t> T = ImageOf(P.Target);
-        if (!T)
-          return refuse("unknown PC use", "s_getpc_b64 at " +
-                                              hex(G.Insns[P.GetPC].Addr) +
-                                              " computes " + hex(P.Target) +
-                                              ", inside an instruction");
-        uint64_t Off = *T - (R.InsnAddr[P.GetPC] + Sizes[P.GetPC]);
-        uint32_t Half = E.K == Edit::PCLow ? static_cast<uint32_t>(Off)
-                                           : static_cast<uint32_t>(Off >> 32);
-        unsigned Op = E.K == Edit::PCLow ? P.LoOperand : P.HiOperand;
-        MI.getOperand(Op) =
-            MCOperand::createImm(E.K == Edit::PC64 ? static_cast<int64_t>(Off)
-                                                   : SignExtend64<32>(Half));
-        ++R.PCRelAdjusted;
-      }
-      Expected<std::vector<uint8_t>> Enc = MC.encode(MI);
-      if (!Enc)
-        return refuse("does not re-encode",
-                      "LLVM MC cannot encode the new form of " +
-                          MC.printInst(Decoded[I], In.Addr) + " at " +
-                          hex(In.Addr) + ": " + toString(Enc.takeError()));
-      if (Enc->size() != Sizes[I]) {
-        Sizes[I] = Enc->size();
-        Changed = true;
-      }
-      Encoded[I] = std::move(*Enc);
-    }
-    if (!Changed) {
-      R.Bytes.reserve(Land[N] - NewBase);
-      size_t NextInsert = 0;
-      for (size_t I = 0; I <= N; ++I) {
-        for (size_t K = NextInsert;
-             K < Inserts.size() && Inserts[K].Before == I; ++K)
-          if (Inserts[K].FallThrough) {
-            uint64_t B = NewBase + R.Bytes.size();
-            llvm::append_range(R.Bytes, Inserts[K].Bytes);
-            R.FallThrough.push_back({B, B + Inserts[K].Bytes.size()});
-          }
-        for (; NextInsert < Inserts.size() && Inserts[NextInsert].Before == I;
-             ++NextInsert)
-          if (!Inserts[NextInsert].FallThrough)
-            llvm::append_range(R.Bytes, Inserts[NextInsert].Bytes);
-        if (I < N && Replaced[I])
-          continue;
-        if (I < N && Edits[I].K == Edit::None)
-          llvm::append_range(R.Bytes, Original(I));
-        else if (I < N)
-          llvm::append_range(R.Bytes, Encoded[I]);
-        if (I < N && Relax[I]) {
-          uint64_t B = NewBase + R.Bytes.size();
-          llvm::append_range(R.Bytes, RelaxCode[I]);
-          R.Relaxed.push_back({B, B + RelaxCode[I].size()});
-        }
-      }
-      R.LandAddr = std::move(Land);
-      return {std::move(R), {}};
-    }
   }
+
+  std::optional<uint64_t> imageOf(uint64_t T) const {
+    return code::imageOf(G, Land, T);
+  }
+
+  /// Instruction \p I encoded for this round's layout; \p Changed when its
+  /// size (or a relaxation) changed the layout.
+  Refused encodeEdit(size_t I, bool &Changed) {
+    MCInst MI = Decoded[I];
+    const Insn &In = G.Insns[I];
+    Refused Why = Edits[I].K == Edit::Branch ? encodeBranch(I, MI, Changed)
+                                             : encodePCRelative(I, MI);
+    if (Why)
+      return Why;
+    Expected<std::vector<uint8_t>> Enc = MC.encode(MI);
+    if (!Enc)
+      return refuse("does not re-encode",
+                    "LLVM MC cannot encode the new form of " +
+                        MC.printInst(Decoded[I], In.Addr) + " at " +
+                        hex(In.Addr) + ": " + toString(Enc.takeError()));
+    if (Enc->size() != Sizes[I]) {
+      Sizes[I] = Enc->size();
+      Changed = true;
+    }
+    Encoded[I] = std::move(*Enc);
+    return std::nullopt;
+  }
+
+  /// A branch's distance in the copy, relaxed to a long jump when it does
+  /// not reach and the client names registers at its target.
+  Refused encodeBranch(size_t I, MCInst &MI, bool &Changed) {
+    const Insn &In = G.Insns[I];
+    std::optional<uint64_t> T = imageOf(*In.Target);
+    if (!T)
+      return refuse("blocking finding", "the branch at " + hex(In.Addr) +
+                                            " lands inside an instruction");
+    const uint64_t After = R.InsnAddr[I] + Sizes[I];
+    const bool Conditional = In.F == Flow::CondJump;
+    int64_t Dist = static_cast<int64_t>(*T - After);
+    if (!Relax[I] && (Dist % 4 || !isInt<16>(Dist / 4))) {
+      // Relaxed when the target is an instruction of the function and the
+      // client names registers for the long jump there.
+      std::optional<uint32_t> TI = G.insnAt(*In.Target);
+      if (Scratch && In.F != Flow::Call && TI)
+        Relax[I] = Scratch(*TI);
+      if (!Relax[I])
+        return refuse("branch out of reach",
+                      "the branch at " + hex(In.Addr) + " to " + hex(*T) +
+                          " does not reach from " + hex(R.InsnAddr[I]) +
+                          (Scratch && In.F != Flow::Call && TI
+                               ? ", and no registers are free for a "
+                                 "long jump at its target"
+                               : ""));
+      Extra[I] = relaxationSize(Conditional, *Relax[I]);
+      Changed = true;
+    }
+    if (Relax[I]) {
+      // The branch reaches the long jump right after it (after the
+      // s_branch that goes on when a conditional one is not taken).
+      Dist = Conditional ? 4 : 0;
+      Expected<std::vector<uint8_t>> Code =
+          relaxationCode(MC, Conditional, *Relax[I], After, *T);
+      if (!Code)
+        return refuse("does not re-encode", "the long jump for the branch at " +
+                                                hex(In.Addr) + ": " +
+                                                toString(Code.takeError()));
+      RelaxCode[I] = std::move(*Code);
+      ++R.BranchesRelaxed;
+    }
+    const MCInstrDesc &D = MC.instrInfo().get(MI.getOpcode());
+    for (unsigned Op = 0; Op < D.getNumOperands(); ++Op)
+      if (D.operands()[Op].OperandType == MCOI::OPERAND_PCREL &&
+          Op < MI.getNumOperands() && MI.getOperand(Op).isImm())
+        MI.getOperand(Op).setImm(Dist / 4);
+    ++R.BranchesEncoded;
+    return std::nullopt;
+  }
+
+  /// A PC-relative add's offset from its s_getpc in the copy.
+  Refused encodePCRelative(size_t I, MCInst &MI) {
+    const Edit &E = Edits[I];
+    const PCRelIdiom &P = Scan.Idioms[E.Idiom];
+    std::optional<uint64_t> T = imageOf(P.Target);
+    if (!T)
+      return refuse("unknown PC use", "s_getpc_b64 at " +
+                                          hex(G.Insns[P.GetPC].Addr) +
+                                          " computes " + hex(P.Target) +
+                                          ", inside an instruction");
+    uint64_t Off = *T - (R.InsnAddr[P.GetPC] + Sizes[P.GetPC]);
+    uint32_t Half = E.K == Edit::PCLow ? static_cast<uint32_t>(Off)
+                                       : static_cast<uint32_t>(Off >> 32);
+    unsigned Op = E.K == Edit::PCLow ? P.LoOperand : P.HiOperand;
+    MI.getOperand(Op) = MCOperand::createImm(
+        E.K == Edit::PC64 ? static_cast<int64_t>(Off) : SignExtend64<32>(Half));
+    ++R.PCRelAdjusted;
+    return std::nullopt;
+  }
+
+  /// The copy's bytes, once the layout settled.
+  RelocationResult emit() {
+    R.Bytes.reserve(Land[N] - NewBase);
+    size_t NextInsert = 0;
+    for (size_t I = 0; I <= N; ++I) {
+      for (size_t K = NextInsert; K < Inserts.size() && Inserts[K].Before == I;
+           ++K)
+        if (Inserts[K].FallThrough) {
+          uint64_t B = NewBase + R.Bytes.size();
+          llvm::append_range(R.Bytes, Inserts[K].Bytes);
+          R.FallThrough.push_back({B, B + Inserts[K].Bytes.size()});
+        }
+      for (; NextInsert < Inserts.size() && Inserts[NextInsert].Before == I;
+           ++NextInsert)
+        if (!Inserts[NextInsert].FallThrough)
+          llvm::append_range(R.Bytes, Inserts[NextInsert].Bytes);
+      if (I == N || Replaced[I])
+        continue;
+      if (Edits[I].K == Edit::None)
+        llvm::append_range(R.Bytes, original(I));
+      else
+        llvm::append_range(R.Bytes, Encoded[I]);
+      if (Relax[I]) {
+        uint64_t B = NewBase + R.Bytes.size();
+        llvm::append_range(R.Bytes, RelaxCode[I]);
+        R.Relaxed.push_back({B, B + RelaxCode[I].size()});
+      }
+    }
+    R.LandAddr = std::move(Land);
+    return {std::move(R), {}};
+  }
+};
+} // namespace
+
+RelocationResult code::relocate(const amdgpu::TargetMC &MC,
+                                const FunctionCFG &G, ArrayRef<MCInst> Decoded,
+                                ArrayRef<uint8_t> Bytes, uint64_t NewBase,
+                                ArrayRef<Insertion> Inserts,
+                                const LongJumpScratch &Scratch) {
+  return Relocator(MC, G, Decoded, Bytes, NewBase, Inserts, Scratch).run();
 }

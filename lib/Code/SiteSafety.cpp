@@ -116,70 +116,117 @@ SiteRegisters code::siteRegisters(const RegisterModel &RM, const FunctionCFG &G,
   return R;
 }
 
-std::vector<BodyProblem>
-code::checkBody(const amdgpu::TargetMC &MC, ArrayRef<uint8_t> Body, bool Wave32,
-                const CounterSet &Set, const RegSet &Writable,
-                const RegSet &InFlight, bool MayReadPC) {
-  std::vector<BodyProblem> Out;
-  const RegisterModel &RM = RegisterModel::get(MC.regInfo());
-  const InsnKinds &K = InsnKinds::get(MC.instrInfo());
+namespace {
+/// checkBody's walk over the body, one instruction at a time: control
+/// flow and PC reads, registers a load still writes, registers written
+/// and given back (or not), and the memory operations not waited for.
+class BodyChecker {
+public:
+  BodyChecker(const amdgpu::TargetMC &MC, bool Wave32, const CounterSet &Set,
+              const RegSet &Writable, const RegSet &InFlight, bool MayReadPC)
+      : MC(MC), Wave32(Wave32), Set(Set), Writable(Writable),
+        InFlight(InFlight), MayReadPC(MayReadPC),
+        RM(RegisterModel::get(MC.regInfo())), K(InsnKinds::get(MC.instrInfo())),
+        Displaced(RM.emptySet()), DisplacedBy(RM.numUnits(), 0) {
+    PendingRegs.fill(RM.emptySet());
+  }
+
+  std::vector<BodyProblem> run(ArrayRef<uint8_t> Body) {
+    DecodedRange DR =
+        decodeRange(MC, Body, 0, [&](const Insn &I, const MCInst &M) {
+          Insns.push_back({I, M});
+        });
+    if (DR.Stop) {
+      Out.push_back({std::nullopt, DR.Stop->Addr,
+                     "the bytes at +" + hex(DR.Stop->Addr) +
+                         " are not an instruction: " + DR.Stop->Reason});
+      return std::move(Out);
+    }
+    if (Insns.empty()) {
+      Out.push_back({std::nullopt, 0, "it holds no instruction"});
+      return std::move(Out);
+    }
+    for (uint32_t J = 0; J < Insns.size(); ++J)
+      step(J);
+    reportDisplaced();
+    llvm::stable_sort(Out, [](const BodyProblem &A, const BodyProblem &B) {
+      return A.Insn.value_or(~0u) < B.Insn.value_or(~0u);
+    });
+    for (unsigned C = 0; C < NumCounters; ++C)
+      if (Pending[C])
+        Out.push_back({*Pending[C], Insns[*Pending[C]].first.Addr,
+                       "the memory operation is not waited for "
+                       "(" +
+                           Set.name(Counter(C)).str() +
+                           "(0)) before the inserted code ends"});
+    return std::move(Out);
+  }
+
+private:
+  const amdgpu::TargetMC &MC;
+  const bool Wave32;
+  const CounterSet &Set;
+  const RegSet &Writable, &InFlight;
+  const bool MayReadPC;
+  const RegisterModel &RM;
+  const InsnKinds &K;
   std::vector<std::pair<Insn, MCInst>> Insns;
-  DecodedRange DR =
-      decodeRange(MC, Body, 0, [&](const Insn &I, const MCInst &M) {
-        Insns.push_back({I, M});
-      });
-  if (DR.Stop) {
-    Out.push_back({std::nullopt, DR.Stop->Addr,
-                   "the bytes at +" + hex(DR.Stop->Addr) +
-                       " are not an instruction: " + DR.Stop->Reason});
-    return Out;
-  }
-  if (Insns.empty()) {
-    Out.push_back({std::nullopt, 0, "it holds no instruction"});
-    return Out;
-  }
+  std::vector<BodyProblem> Out;
   // Counters an operation of the body counts on and no wait of the body
   // has brought to 0 since, with the instruction that last counted.
   std::array<std::optional<uint32_t>, NumCounters> Pending{};
   // The registers those operations still write, per counter.
   std::array<RegSet, NumCounters> PendingRegs;
-  PendingRegs.fill(RM.emptySet());
   // A register the site does not give may still be written when the body
   // gives its value back before it ends: saved by `s_mov D, R` (R not
   // written yet by the body) and restored by `s_mov R, D` (D not written
   // since): EXEC, set to one lane around a memory operation. Units written
   // and not restored yet, with the instruction that first wrote them, and
   // the copies (D, R) that still hold R's value at the seam.
-  RegSet Displaced = RM.emptySet();
-  std::vector<uint32_t> DisplacedBy(RM.numUnits(), 0);
+  RegSet Displaced;
+  std::vector<uint32_t> DisplacedBy;
   struct SavedCopy {
     MCRegister Copy, Of;
     RegSet CopyUnits;
   };
   std::vector<SavedCopy> Saved;
-  auto Units = [&](MCRegister Reg) {
+
+  RegSet units(MCRegister Reg) const {
     RegSet S = RM.emptySet();
     RM.addUnits(Reg, S);
     return S;
-  };
-  for (uint32_t J = 0; J < Insns.size(); ++J) {
+  }
+  std::string mnemonic(uint32_t J) const {
+    std::string Text = MC.printInst(Insns[J].second, Insns[J].first.Addr);
+    return StringRef(Text).trim().split(' ').first.str();
+  }
+
+  void step(uint32_t J) {
     const auto &[In, MI] = Insns[J];
-    std::string Text = MC.printInst(MI, In.Addr);
-    StringRef Mnemonic = StringRef(Text).trim().split(' ').first;
     if (In.F != Flow::Next) {
       Out.push_back({J, In.Addr,
-                     Mnemonic.str() + " is a " + flowName(In.F).str() +
+                     mnemonic(J) + " is a " + flowName(In.F).str() +
                          " instruction: inserted code must run "
                          "straight through"});
-      continue;
+      return;
     }
     if (!MayReadPC && K.baseName(MI.getOpcode()).starts_with("S_GETPC")) {
-      Out.push_back({J, In.Addr, Mnemonic.str() + " reads the PC"});
-      continue;
+      Out.push_back({J, In.Addr, mnemonic(J) + " reads the PC"});
+      return;
     }
     InsnRegs R = instructionRegs(MC, MI, Wave32);
-    // A register a load still writes: the guest's (in flight at the seam)
-    // or the body's own, not waited for yet.
+    checkRacing(J, R);
+    RegSet Defs = RM.emptySet();
+    for (auto *V : {&R.ScalarDefs, &R.VectorDefs})
+      for (uint16_t U : *V)
+        Defs.set(U);
+    trackWrites(J, Defs);
+    trackWaits(J);
+  }
+
+  /// A register a load still writes: the guest's (in flight at the seam)
+  /// or the body's own, not waited for yet.
+  void checkRacing(uint32_t J, const InsnRegs &R) {
     RegSet Racing = RM.emptySet();
     for (auto *V : {&R.Uses, &R.ScalarDefs, &R.VectorDefs})
       for (uint16_t U : *V) {
@@ -190,14 +237,16 @@ code::checkBody(const amdgpu::TargetMC &MC, ArrayRef<uint8_t> Body, bool Wave32,
           Racing.set(U);
       }
     if (Racing.any())
-      Out.push_back({J, In.Addr,
-                     Mnemonic.str() + " reads or writes " + RM.format(Racing) +
+      Out.push_back({J, Insns[J].first.Addr,
+                     mnemonic(J) + " reads or writes " + RM.format(Racing) +
                          " while a load still writes it (wait for it "
                          "first)"});
-    RegSet Defs = RM.emptySet();
-    for (auto *V : {&R.ScalarDefs, &R.VectorDefs})
-      for (uint16_t U : *V)
-        Defs.set(U);
+  }
+
+  /// Registers \p Defs written by instruction \p J: given back by a move
+  /// from a saved copy, else displaced unless the site gives them.
+  void trackWrites(uint32_t J, const RegSet &Defs) {
+    const MCInst &MI = Insns[J].second;
     // A move between two registers saves or restores.
     std::optional<std::pair<MCRegister, MCRegister>> Move;
     StringRef Base = K.baseName(MI.getOpcode());
@@ -215,19 +264,23 @@ code::checkBody(const amdgpu::TargetMC &MC, ArrayRef<uint8_t> Body, bool Wave32,
       It = It->CopyUnits.anyCommon(Defs) ? Saved.erase(It) : It + 1;
     if (Restores) {
       Displaced.reset(Defs);
-    } else {
-      for (unsigned U : Defs.set_bits())
-        if (!Writable.test(U) && !Displaced.test(U)) {
-          Displaced.set(U);
-          DisplacedBy[U] = J;
-        }
-      if (Move && !Units(Move->second).anyCommon(Displaced))
-        Saved.push_back({Move->first, Move->second, Units(Move->first)});
+      return;
     }
-    WaitEffect E = waitEffect(MC, MI, Set);
+    for (unsigned U : Defs.set_bits())
+      if (!Writable.test(U) && !Displaced.test(U)) {
+        Displaced.set(U);
+        DisplacedBy[U] = J;
+      }
+    if (Move && !units(Move->second).anyCommon(Displaced))
+      Saved.push_back({Move->first, Move->second, units(Move->first)});
+  }
+
+  /// The counters instruction \p J waits for and counts on.
+  void trackWaits(uint32_t J) {
+    WaitEffect E = waitEffect(MC, Insns[J].second, Set);
     if (E.Clobbers)
-      Out.push_back(
-          {J, In.Addr, Mnemonic.str() + " leaves anything outstanding"});
+      Out.push_back({J, Insns[J].first.Addr,
+                     mnemonic(J) + " leaves anything outstanding"});
     for (const auto &[C, N] : E.Waits)
       if (N == 0) {
         Pending[unsigned(C)].reset();
@@ -240,33 +293,31 @@ code::checkBody(const amdgpu::TargetMC &MC, ArrayRef<uint8_t> Body, bool Wave32,
           PendingRegs[unsigned(Ev.C)].set(U);
     }
   }
-  // What the body wrote and did not give back, by the instruction that
-  // first wrote it.
-  for (uint32_t J = 0; J < Insns.size() && Displaced.any(); ++J) {
-    RegSet Bad = RM.emptySet();
-    for (unsigned U : Displaced.set_bits())
-      if (DisplacedBy[U] == J)
-        Bad.set(U);
-    if (Bad.none())
-      continue;
-    Displaced.reset(Bad);
-    std::string Text = MC.printInst(Insns[J].second, Insns[J].first.Addr);
-    Out.push_back({J, Insns[J].first.Addr,
-                   StringRef(Text).trim().split(' ').first.str() + " writes " +
-                       RM.format(Bad) +
-                       ", which the site does not give (live, written "
-                       "by a load in flight, or outside the "
-                       "kernel's allocation)"});
+
+  /// What the body wrote and did not give back, by the instruction that
+  /// first wrote it.
+  void reportDisplaced() {
+    for (uint32_t J = 0; J < Insns.size() && Displaced.any(); ++J) {
+      RegSet Bad = RM.emptySet();
+      for (unsigned U : Displaced.set_bits())
+        if (DisplacedBy[U] == J)
+          Bad.set(U);
+      if (Bad.none())
+        continue;
+      Displaced.reset(Bad);
+      Out.push_back({J, Insns[J].first.Addr,
+                     mnemonic(J) + " writes " + RM.format(Bad) +
+                         ", which the site does not give (live, written "
+                         "by a load in flight, or outside the "
+                         "kernel's allocation)"});
+    }
   }
-  llvm::stable_sort(Out, [](const BodyProblem &A, const BodyProblem &B) {
-    return A.Insn.value_or(~0u) < B.Insn.value_or(~0u);
-  });
-  for (unsigned C = 0; C < NumCounters; ++C)
-    if (Pending[C])
-      Out.push_back({*Pending[C], Insns[*Pending[C]].first.Addr,
-                     "the memory operation is not waited for "
-                     "(" +
-                         Set.name(Counter(C)).str() +
-                         "(0)) before the inserted code ends"});
-  return Out;
+};
+} // namespace
+
+std::vector<BodyProblem>
+code::checkBody(const amdgpu::TargetMC &MC, ArrayRef<uint8_t> Body, bool Wave32,
+                const CounterSet &Set, const RegSet &Writable,
+                const RegSet &InFlight, bool MayReadPC) {
+  return BodyChecker(MC, Wave32, Set, Writable, InFlight, MayReadPC).run(Body);
 }

@@ -15,7 +15,7 @@ AnalysisKey CodeAnalysis::Key;
 
 CodeAnalysis::Result::Result(Object &Obj, std::unique_ptr<amdgpu::TargetMC> MC,
                              FunctionMap Map, amdgpu::Generation Gen)
-    : Obj(&Obj), MC(std::move(MC)), Map(std::move(Map)), Gen(Gen) {
+    : MC(std::move(MC)), Map(std::move(Map)), Gen(Gen) {
   Code.resize(this->Map.Functions.size());
   Graphs.resize(this->Map.Functions.size());
 }

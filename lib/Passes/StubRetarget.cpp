@@ -38,7 +38,6 @@ hotswap::retargetStub(const KernelInfo &K, const PoolStub &Stub, uint64_t Code,
                       StubEncoders &Encoders, StringRef PassName,
                       StringRef Done, PassContext &Ctx) {
   const std::string Cannot = "kernel '" + K.Name + "' cannot be " + Done.str();
-  auto Bad = [&](const Twine &What) { return makeError(Cannot + ": " + What); };
   Expected<StubEncoder &> Enc = Encoders.forStub(Stub);
   if (!Enc)
     return prefixError("kernel '" + K.Name + "'", Enc.takeError());

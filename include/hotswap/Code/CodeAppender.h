@@ -112,17 +112,17 @@ public:
   /// appended after it in the same run makes them file bytes (zeros).
   llvm::Expected<Section &> appendZeroed(CodePurpose Purpose, uint64_t Align,
                                          uint64_t SectionFlags, uint64_t Size);
+  /// Replaces the bytes of \p S, a region this run appended, by \p Bytes
+  /// of any size. Only the last region of the run's segment may change its
+  /// size (nothing loaded moves); an error names \p S otherwise.
+  llvm::Error replace(Section &S, std::vector<uint8_t> Bytes);
+
   /// Places \p Loads, an image's PT_LOADs in address order starting at
   /// \p Start (their first address aligned down to \p Align), so that each
   /// keeps its address modulo \p Align: one section per load with file
   /// bytes, one NOBITS section for what it has beyond them. Returns the
   /// delta added to every address (modulo 2^64). \p What names the image
   /// in errors.
-  /// Replaces the bytes of \p S, a region this run appended, by \p Bytes
-  /// of any size. Only the last region of the run's segment may change its
-  /// size (nothing loaded moves); an error names \p S otherwise.
-  llvm::Error replace(Section &S, std::vector<uint8_t> Bytes);
-
   llvm::Expected<uint64_t> appendImage(llvm::ArrayRef<ImageLoad> Loads,
                                        uint64_t Start, uint64_t Align,
                                        llvm::StringRef What);

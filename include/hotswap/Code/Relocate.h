@@ -124,6 +124,13 @@ struct RelocationRefusal {
 using LongJumpScratch =
     std::function<std::optional<LongJumpRegs>(uint32_t Target)>;
 
+/// Where control that reached \p T in the function of \p G reaches in a
+/// copy of it in which control reaching instruction I lands at \p Land[I]:
+/// T itself when it lies outside the function (a call, a tail call),
+/// nullopt inside an instruction. The relocator and its proof share this.
+std::optional<uint64_t> imageOf(const FunctionCFG &G,
+                                llvm::ArrayRef<uint64_t> Land, uint64_t T);
+
 struct RelocationResult {
   std::optional<Relocated> Code;
   RelocationRefusal Refusal;

@@ -90,7 +90,6 @@ public:
     std::optional<std::string> firstDifference(const Result &Fresh) const;
 
   private:
-    Object *Obj;
     std::unique_ptr<amdgpu::TargetMC> MC;
     code::FunctionMap Map;
     amdgpu::Generation Gen;
