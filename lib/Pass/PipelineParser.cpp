@@ -200,12 +200,13 @@ void PipelineParser::printPassNames(raw_ostream &OS) const {
   }
 }
 
-Expected<std::string> hotswap::regexParam(StringRef Key, StringRef Value) {
+Error hotswap::regexParam(StringRef Key, StringRef Value, std::string &Out) {
   std::string Err;
   if (!Regex(Value).isValid(Err))
     return makeError("invalid regular expression '" + Value + "' in " + Key +
                      "=: " + Err);
-  return Value.str();
+  Out = Value.str();
+  return Error::success();
 }
 
 Error hotswap::parseOnlyParams(StringRef Pass, StringRef Params,
@@ -216,10 +217,8 @@ Error hotswap::parseOnlyParams(StringRef Pass, StringRef Params,
   for (StringRef P : Parts) {
     auto [Key, Value] = P.split('=');
     if (Key == "only" && P.contains('=')) {
-      Expected<std::string> RE = regexParam(Key, Value);
-      if (!RE)
-        return RE.takeError();
-      Only = std::move(*RE);
+      if (Error E = regexParam(Key, Value, Only))
+        return E;
       continue;
     }
     auto F = llvm::find_if(Flags, [&](auto &Flag) { return Flag.first == P; });

@@ -113,9 +113,7 @@ CloneKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   Expected<uint64_t> Base = Appender.nextAddress(CloneAlign);
   if (!Base)
     return Base.takeError();
-  std::vector<RegisterLimits> Limits;
-  for (size_t FI : Functions)
-    Limits.push_back(kernelLimits(R, KernelsOf[FI]));
+  std::vector<RegisterLimits> Limits = functionLimits(R, Functions, KernelsOf);
   std::vector<ClonePlan> Plans =
       planClones(*CA, Functions, *Base, {}, false, Limits);
   Expected<size_t> Placed =

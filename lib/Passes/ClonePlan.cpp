@@ -40,6 +40,15 @@ hotswap::cloneOffsetMap(const FunctionCFG &G, const Relocated &C) {
   return Map;
 }
 
+std::vector<code::RegisterLimits> hotswap::functionLimits(
+    const KernelsAnalysis::Result &R, ArrayRef<size_t> Functions,
+    const DenseMap<size_t, std::vector<size_t>> &KernelsOf) {
+  std::vector<code::RegisterLimits> Limits;
+  for (size_t FI : Functions)
+    Limits.push_back(kernelLimits(R, KernelsOf.lookup(FI)));
+  return Limits;
+}
+
 code::RegisterLimits hotswap::kernelLimits(const KernelsAnalysis::Result &R,
                                            ArrayRef<size_t> Kernels) {
   RegisterLimits L{~0u, ~0u};

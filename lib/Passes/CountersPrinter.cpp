@@ -228,10 +228,8 @@ Expected<std::unique_ptr<Pass>> CountersPrinterPass::create(StringRef Params) {
     } else if (Key == "edges" && Value.empty() && !P.contains('=')) {
       Edges = true;
     } else if (Key == "only") {
-      Expected<std::string> RE = regexParam(Key, Value);
-      if (!RE)
-        return RE.takeError();
-      Only = std::move(*RE);
+      if (Error E = regexParam(Key, Value, Only))
+        return E;
     } else {
       return makeError("unknown parameter '" + P +
                        "' (known: dump=FILE, svg=FILE, only=REGEX, edges)");

@@ -98,10 +98,8 @@ Expected<std::unique_ptr<Pass>> InstrumentPass::create(StringRef Params) {
     } else if (Key == "per" && (Value == "wave" || Value == "lane")) {
       PerLane = Value == "lane";
     } else if (Key == "only") {
-      Expected<std::string> RE = regexParam(Key, Value);
-      if (!RE)
-        return RE.takeError();
-      Only = std::move(*RE);
+      if (Error E = regexParam(Key, Value, Only))
+        return E;
     } else {
       return makeError("unknown parameter '" + P +
                        "' (known: counters=kernel|block|edge, "
@@ -337,9 +335,7 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   Expected<uint64_t> Base = CodeAppender(Obj).nextAddress(CloneAlign);
   if (!Base)
     return Base.takeError();
-  std::vector<RegisterLimits> Limits;
-  for (size_t FI : Functions)
-    Limits.push_back(kernelLimits(R, KernelsOf[FI]));
+  std::vector<RegisterLimits> Limits = functionLimits(R, Functions, KernelsOf);
   std::vector<ClonePlan> Plans = planClones(*CA, Functions, *Base, Inserts,
                                             /*InsertedMayReadPC=*/true, Limits);
   // Where the counters will go: after the copies placeClones packs (those

@@ -39,10 +39,8 @@ Expected<PatchRule> PatchRule::parse(StringRef Pass, StringRef Params) {
   for (StringRef P : Parts) {
     auto [Key, Value] = P.split('=');
     if (Key == "match" || Key == "only") {
-      Expected<std::string> RE = regexParam(Key, Value);
-      if (!RE)
-        return RE.takeError();
-      (Key == "match" ? R.Match : R.Only) = std::move(*RE);
+      if (Error E = regexParam(Key, Value, Key == "match" ? R.Match : R.Only))
+        return E;
     } else if (Key == "at") {
       uint64_t N;
       if (Value.getAsInteger(0, N))
@@ -219,9 +217,7 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   Expected<uint64_t> Base = CodeAppender(Obj).nextAddress(CloneAlign);
   if (!Base)
     return Base.takeError();
-  std::vector<RegisterLimits> Limits;
-  for (size_t FI : Functions)
-    Limits.push_back(kernelLimits(R, KernelsOf[FI]));
+  std::vector<RegisterLimits> Limits = functionLimits(R, Functions, KernelsOf);
   std::vector<ClonePlan> Plans =
       planClones(*CA, Functions, *Base, Inserts, false, Limits);
   Expected<size_t> Placed =
@@ -266,10 +262,8 @@ Expected<std::unique_ptr<Pass>> SitesPrinterPass::create(StringRef Params) {
       } else if (Key == "per" && (Value == "wave" || Value == "lane")) {
         PerLane = Value == "lane";
       } else if (Key == "only") {
-        Expected<std::string> RE = regexParam(Key, Value);
-        if (!RE)
-          return RE.takeError();
-        Only = std::move(*RE);
+        if (Error E = regexParam(Key, Value, Only))
+          return E;
       } else {
         return makeError("unknown parameter '" + P +
                          "' (known with instrument=kernel|block: "

@@ -47,10 +47,8 @@ Expected<std::unique_ptr<Pass>> SwapKernelsPass::create(StringRef Params) {
     if (Key == "with" && !Value.empty()) {
       O.With = Value.str();
     } else if (Key == "only") {
-      Expected<std::string> RE = regexParam(Key, Value);
-      if (!RE)
-        return RE.takeError();
-      O.Only = std::move(*RE);
+      if (Error E = regexParam(Key, Value, O.Only))
+        return E;
     } else if (Key == "own-variables" && P == Key) {
       O.OwnVariables = true;
     } else if (Key == "skip-incompatible" && P == Key) {

@@ -49,10 +49,8 @@ Expected<std::unique_ptr<Pass>> SynthTrampolinesPass::create(StringRef Params) {
                          "' (expected none, gfx1250-vmem or "
                          "asm:FILE)");
     } else if (Key == "only") {
-      Expected<std::string> RE = regexParam(Key, Value);
-      if (!RE)
-        return RE.takeError();
-      O.Only = std::move(*RE);
+      if (Error E = regexParam(Key, Value, O.Only))
+        return E;
     } else if (Key == "form") {
       if (Value == "long")
         O.ForceLong = true;

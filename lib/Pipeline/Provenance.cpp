@@ -346,7 +346,8 @@ pipeline::recordProvenance(Object &Obj, Layout &L, const PipelineText &P,
   }
   OriginalBytes Orig(Input, Rec);
   for (const ByteRange &G : Ranges)
-    C.Ranges.push_back({G.Offset, G.Size, Orig.slices(G.Offset, G.Size)});
+    C.Ranges.push_back(
+        {G.Offset, G.Size, Orig.slices(G.Offset, G.Size), std::nullopt});
   C.Rebuilt = Rebuilt;
   // Held and rebuilt ranges never meet (a rebuilt one is an old bundle,
   // chosen outside every range of the input's record).

@@ -27,11 +27,11 @@ namespace hotswap {
 using PassFactory = std::function<llvm::Expected<std::unique_ptr<Pass>>(
     llvm::StringRef Params)>;
 
-/// The value of a pass parameter \p Key=\p Value that is a regular
-/// expression (only=REGEX), checked: "invalid regular expression 'V' in
-/// KEY=: why" when it does not compile.
-llvm::Expected<std::string> regexParam(llvm::StringRef Key,
-                                       llvm::StringRef Value);
+/// Sets \p Out to the value of a pass parameter \p Key=\p Value that is a
+/// regular expression (only=REGEX), checked: "invalid regular expression
+/// 'V' in KEY=: why" when it does not compile (\p Out unchanged).
+llvm::Error regexParam(llvm::StringRef Key, llvm::StringRef Value,
+                       std::string &Out);
 
 /// The parameters "only=REGEX;FLAG;..." of pass \p Pass: only= (checked by
 /// regexParam) into \p Only, each of \p Flags sets its bool. Anything else

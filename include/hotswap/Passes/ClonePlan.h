@@ -60,6 +60,12 @@ inline constexpr uint64_t CloneAlign = 256;
 /// sure to hold: the smallest allocation among them.
 code::RegisterLimits kernelLimits(const KernelsAnalysis::Result &R,
                                   llvm::ArrayRef<size_t> Kernels);
+/// kernelLimits of the kernels of each of \p Functions (\p KernelsOf:
+/// function -> indices of R.Kernels), in order: planClones' Limits.
+std::vector<code::RegisterLimits>
+functionLimits(const KernelsAnalysis::Result &R,
+               llvm::ArrayRef<size_t> Functions,
+               const llvm::DenseMap<size_t, std::vector<size_t>> &KernelsOf);
 
 /// Relocates and proves a copy of each of \p Functions (indices of the
 /// function map) from \p Base on, with \p Inserts (per function, when
