@@ -85,15 +85,37 @@ static std::optional<unsigned> pcRelOperand(const MCInstrDesc &D,
   return std::nullopt;
 }
 
+/// gfx1250's s_add_pc_i64 with an immediate (inline, a 32-bit literal, or
+/// lit64(), which LLVM keeps as an expression): PC = the end of the
+/// instruction + the signed 64-bit operand. With an SGPR pair it is an
+/// indirect jump.
+static bool isAddPCImm(StringRef Name, const MCInst &MI) {
+  return Name == "S_ADD_PC_I64" && MI.getNumOperands() >= 1 &&
+         code::immediateValue(MI.getOperand(0)).has_value();
+}
+
+std::optional<unsigned> InsnKinds::offsetOperand(const MCInst &MI,
+                                                 bool *InBytes) const {
+  const bool AddPC = isAddPCImm(baseName(MI.getOpcode()), MI);
+  if (InBytes)
+    *InBytes = AddPC;
+  if (AddPC)
+    return 0;
+  return pcRelOperand(MII.get(MI.getOpcode()), MI);
+}
+
 std::optional<uint64_t> InsnKinds::pcRelTarget(const MCInst &MI, uint64_t Addr,
                                                uint64_t Size) const {
-  const MCInstrDesc &D = MII.get(MI.getOpcode());
-  std::optional<unsigned> Op = pcRelOperand(D, MI);
+  bool InBytes = false;
+  std::optional<unsigned> Op = offsetOperand(MI, &InBytes);
   if (!Op)
     return std::nullopt;
+  if (InBytes)
+    return Addr + Size +
+           static_cast<uint64_t>(*immediateValue(MI.getOperand(*Op)));
+  const int64_t Imm = MI.getOperand(*Op).getImm();
   // A signed 16-bit count of dwords, from the end of the instruction.
-  int64_t Imm = SignExtend64<16>(MI.getOperand(*Op).getImm());
-  return Addr + Size + static_cast<uint64_t>(Imm * 4);
+  return Addr + Size + static_cast<uint64_t>(SignExtend64<16>(Imm) * 4);
 }
 
 Flow InsnKinds::flowOf(const MCInst &MI) const {
@@ -107,6 +129,8 @@ Flow InsnKinds::flowOf(const MCInst &MI) const {
     return Flow::Trap;
   if (Name == "S_SETPC_B64")
     return Flow::IndirectJump;
+  if (isAddPCImm(Name, MI))
+    return Flow::Jump;
   bool PCRel = pcRelOperand(D, MI).has_value();
   if (D.isCall())
     return PCRel ? Flow::Call : Flow::IndirectCall;

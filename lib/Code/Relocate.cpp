@@ -302,6 +302,16 @@ private:
     const uint64_t After = R.InsnAddr[I] + Sizes[I];
     const bool Conditional = In.F == Flow::CondJump;
     int64_t Dist = static_cast<int64_t>(*T - After);
+    bool InBytes = false;
+    std::optional<unsigned> Offset =
+        InsnKinds::get(MC.instrInfo()).offsetOperand(MI, &InBytes);
+    if (InBytes) {
+      // s_add_pc_i64 reaches every address; a longer literal may change
+      // its size (the layout then settles again).
+      MI.getOperand(*Offset) = MCOperand::createImm(Dist);
+      ++R.BranchesEncoded;
+      return std::nullopt;
+    }
     if (!Relax[I] && (Dist % 4 || !isInt<16>(Dist / 4))) {
       // Relaxed when the target is an instruction of the function and the
       // client names registers for the long jump there.
@@ -332,11 +342,8 @@ private:
       RelaxCode[I] = std::move(*Code);
       ++R.BranchesRelaxed;
     }
-    const MCInstrDesc &D = MC.instrInfo().get(MI.getOpcode());
-    for (unsigned Op = 0; Op < D.getNumOperands(); ++Op)
-      if (D.operands()[Op].OperandType == MCOI::OPERAND_PCREL &&
-          Op < MI.getNumOperands() && MI.getOperand(Op).isImm())
-        MI.getOperand(Op).setImm(Dist / 4);
+    if (Offset)
+      MI.getOperand(*Offset).setImm(Dist / 4);
     ++R.BranchesEncoded;
     return std::nullopt;
   }

@@ -272,12 +272,9 @@ private:
       problem("the branch at " + hex(N.Addr) + " (the copy of " + hex(O.Addr) +
               ") does not reach the image of " + hex(*O.Target));
     }
-    unsigned Offset = ~0u;
-    const MCInstrDesc &D = MC.instrInfo().get(OI.getOpcode());
-    for (unsigned Op = 0; Op < D.getNumOperands(); ++Op)
-      if (D.operands()[Op].OperandType == MCOI::OPERAND_PCREL)
-        Offset = Op;
-    if (!sameBut(OI, NI, Offset))
+    std::optional<unsigned> Offset =
+        InsnKinds::get(MC.instrInfo()).offsetOperand(OI);
+    if (!sameBut(OI, NI, Offset.value_or(~0u)))
       problem("the copy of the branch at " + hex(O.Addr) +
               " changes more than its offset");
   }

@@ -79,7 +79,13 @@ public:
   static const InsnKinds &get(const llvm::MCInstrInfo &MII);
 
   Flow flowOf(const llvm::MCInst &MI) const;
-  /// The branch target of an instruction with a PC-relative operand.
+  /// The operand of a direct branch that holds its offset: the PC-relative
+  /// operand (a signed 16-bit count of dwords), or gfx1250's
+  /// `s_add_pc_i64 imm` (a signed 64-bit count of bytes: \p InBytes).
+  std::optional<unsigned> offsetOperand(const llvm::MCInst &MI,
+                                        bool *InBytes = nullptr) const;
+  /// The branch target of a direct branch: the end of the instruction
+  /// plus its offset (offsetOperand).
   std::optional<uint64_t> pcRelTarget(const llvm::MCInst &MI, uint64_t Addr,
                                       uint64_t Size) const;
   /// LLVM's name of the opcode without its encoding suffix: "S_ADD_U32" for
