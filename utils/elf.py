@@ -246,13 +246,15 @@ class File:
         return [json.loads(l) for l in text.split("\n") if l.strip("\0 ")]
 
     def seal_record(self, buf, name):
-        """Writes into buf (a copy of this file's bytes whose record lines
-        of name a test edited, their size kept) the SHA-256 that makes the
-        record read as written by the tool: the tests' forged records."""
+        """Writes into buf (a copy of this file's bytes whose record note
+        name a test edited in place, its size kept) the SHA-256 of the
+        descriptor as it now is, whatever its version field says: the
+        tests' forged records. A section of an earlier version (no note)
+        has no digest to write."""
         sec = self.section(name)
         if sec is None or sec["type"] != SHT_NOTE:
             return
-        off, size = self.record_text_range(name)
-        desc = off - 4
-        buf[off + size:off + size + 32] = hashlib.sha256(
-            bytes(buf[desc:off + size])).digest()
+        descsz, = struct.unpack_from("<I", buf, sec["offset"] + 4)
+        desc = sec["offset"] + 20
+        buf[desc + descsz - 32:desc + descsz] = hashlib.sha256(
+            bytes(buf[desc:desc + descsz - 32])).digest()

@@ -73,7 +73,8 @@ public:
             ArrayRef<MCInst> Decoded, ArrayRef<uint8_t> Bytes, uint64_t NewBase,
             ArrayRef<Insertion> Inserts, const LongJumpScratch &Scratch)
       : MC(MC), G(G), Decoded(Decoded), Bytes(Bytes), NewBase(NewBase),
-        Inserts(Inserts), Scratch(Scratch), N(G.Insns.size()) {}
+        Inserts(Inserts), Scratch(Scratch), N(G.Insns.size()),
+        Kinds(InsnKinds::get(MC.instrInfo())) {}
 
   RelocationResult run() {
     if (Refused Why = checkInput())
@@ -119,6 +120,7 @@ private:
   ArrayRef<Insertion> Inserts;
   const LongJumpScratch &Scratch;
   const size_t N;
+  const InsnKinds &Kinds;
   PCRelScan Scan;
   std::vector<bool> Replaced;
   std::vector<Edit> Edits;
@@ -303,8 +305,7 @@ private:
     const bool Conditional = In.F == Flow::CondJump;
     int64_t Dist = static_cast<int64_t>(*T - After);
     bool InBytes = false;
-    std::optional<unsigned> Offset =
-        InsnKinds::get(MC.instrInfo()).offsetOperand(MI, &InBytes);
+    std::optional<unsigned> Offset = Kinds.offsetOperand(MI, &InBytes);
     if (InBytes) {
       // s_add_pc_i64 reaches every address; a longer literal may change
       // its size (the layout then settles again).

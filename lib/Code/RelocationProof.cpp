@@ -53,7 +53,7 @@ public:
       : MC(MC), G(G), Decoded(Decoded), Bytes(Bytes), Copy(Copy),
         CopyBytes(CopyBytes), Inserted(Inserted), Replaced(Replaced),
         InsertedMayReadPC(InsertedMayReadPC), Relaxed(Relaxed), Seams(Seams),
-        FallThrough(FallThrough) {}
+        FallThrough(FallThrough), Kinds(InsnKinds::get(MC.instrInfo())) {}
 
   RelocationProofResult run(const FunctionMap &Map) {
     C = buildCFG(MC, Copy, CopyBytes, Map, &CopyOps);
@@ -95,6 +95,7 @@ private:
   Ranges Relaxed;
   FunctionSeams *Seams;
   Ranges FallThrough;
+  const InsnKinds &Kinds;
 
   RelocationProofResult R;
   FunctionCFG C;
@@ -272,8 +273,7 @@ private:
       problem("the branch at " + hex(N.Addr) + " (the copy of " + hex(O.Addr) +
               ") does not reach the image of " + hex(*O.Target));
     }
-    std::optional<unsigned> Offset =
-        InsnKinds::get(MC.instrInfo()).offsetOperand(OI);
+    std::optional<unsigned> Offset = Kinds.offsetOperand(OI);
     if (!sameBut(OI, NI, Offset.value_or(~0u)))
       problem("the copy of the branch at " + hex(O.Addr) +
               " changes more than its offset");

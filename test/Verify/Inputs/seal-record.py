@@ -1,13 +1,11 @@
 """Makes the SHA-256 of record section SECTION of IN (an SHT_NOTE of the
-record family, whose lines a test edited) match its bytes again and writes
+record family, whose bytes a test edited) match its bytes again and writes
 OUT: a record forged with a valid digest, so that tests reach the checks
-behind the digest's.
+behind the digest's (utils/elf.py seal_record).
 
   seal-record.py IN OUT SECTION
 """
-import hashlib
 import os
-import struct
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean
@@ -17,15 +15,10 @@ import elf as elffile  # noqa: E402  (utils/elf.py)
 
 src, out, name = sys.argv[1:4]
 data = open(src, "rb").read()
-buf = bytearray(data)
 f = elffile.File(data)
 sec = f.section(name)
 if sec is None or sec["type"] != elffile.SHT_NOTE:
     sys.exit("seal-record.py: error: no note section '%s'" % name)
-# The digest covers the descriptor but its last 32 bytes; sealed as it is,
-# whatever the version field says.
-descsz, = struct.unpack_from("<I", data, sec["offset"] + 4)
-desc = sec["offset"] + 20
-buf[desc + descsz - 32:desc + descsz] = hashlib.sha256(
-    data[desc:desc + descsz - 32]).digest()
+buf = bytearray(data)
+f.seal_record(buf, name)
 open(out, "wb").write(buf)
