@@ -125,17 +125,22 @@ TEST(LargeInput, KernelsAnalysisReleasesEntryBytesOfTheInput) {
   Expected<KernelsAnalysis::Result &> R = AM.getResult<KernelsAnalysis>(*Obj);
   ASSERT_TRUE(bool(R)) << toString(R.takeError());
   ASSERT_FALSE(R->Kernels.empty());
-  // A small object's entries share one 2 MiB block: one release, at the
-  // end, covering every entry that has a slot's bytes after it.
-  ASSERT_EQ(Released.size(), 1u);
+  // The metadata note, once parsed (the whole section: it is smaller than
+  // a step), then the entries: a small object's share one 2 MiB block, one
+  // release at the end, covering every entry that has a slot's bytes after
+  // it.
+  ASSERT_EQ(Released.size(), 2u);
   for (ArrayRef<uint8_t> X : Released)
     EXPECT_TRUE(inside(X, Obj->input()));
+  ASSERT_TRUE(R->MetadataSection);
+  EXPECT_EQ(Released[0].data(), R->MetadataSection->contents().data());
+  EXPECT_EQ(Released[0].size(), R->MetadataSection->size());
   for (const KernelInfo &K : R->Kernels) {
     std::optional<ArrayRef<uint8_t>> Slot =
         Obj->bytesIfAt(K.Entry, amdgpu::StubSlotSize);
     if (!Slot)
       continue;
-    EXPECT_TRUE(inside(*Slot, Released[0])) << K.Name;
+    EXPECT_TRUE(inside(*Slot, Released[1])) << K.Name;
   }
   // The bytes stay readable (the releaser is a hint), and an object
   // without one releases nothing.

@@ -102,6 +102,36 @@ TEST(MetadataTest, ManyKernelsLookup) {
   }
 }
 
+TEST(MetadataTest, ParsingHandsBackWhatItRead) {
+  // 40 MB of metadata (long names, as Tensile's): the section's bytes come
+  // back in order, each stretch but the last DoneWithStep or more, and
+  // together every byte once.
+  std::vector<KSpec> Ks;
+  const std::string Long(1600, 'x');
+  for (unsigned I = 0; I != 12000; ++I)
+    Ks.push_back({Long + std::to_string(I), I % 100, 1});
+  auto Section = noteSection(metadataBlob(Ks, "amdgcn-amd-amdhsa--gfx942"));
+  ASSERT_GT(Section.size(), 2 * CodeObjectMetadata::DoneWithStep);
+  std::vector<ArrayRef<uint8_t>> Done;
+  Expected<CodeObjectMetadata> MD = CodeObjectMetadata::parse(
+      Section, 0, /*Borrow=*/true,
+      [&](ArrayRef<uint8_t> B) { Done.push_back(B); });
+  ASSERT_OK(MD);
+  ASSERT_EQ(MD->kernels().size(), 12000u);
+  ASSERT_GE(Done.size(), 3u);
+  const uint8_t *At = Section.data();
+  for (size_t I = 0; I != Done.size(); ++I) {
+    SCOPED_TRACE(I);
+    EXPECT_EQ(Done[I].data(), At);
+    if (I + 1 != Done.size())
+      EXPECT_GE(Done[I].size(), CodeObjectMetadata::DoneWithStep);
+    At = Done[I].end();
+  }
+  EXPECT_EQ(At, Section.data() + Section.size());
+  // What was kept needs none of it (a released page reads again anyway).
+  EXPECT_EQ(MD->findBySymbol(Long + "11999.kd")->SGPRCount, 99u);
+}
+
 //===-- errors ------------------------------------------------------------===//
 
 TEST(MetadataTest, NoteErrorsPropagate) {

@@ -49,7 +49,8 @@ CodeObjectMetadata::~CodeObjectMetadata() = default;
 
 Expected<CodeObjectMetadata>
 CodeObjectMetadata::parse(ArrayRef<uint8_t> NoteSectionBytes,
-                          uint64_t FileOffset, bool Borrow) {
+                          uint64_t FileOffset, bool Borrow,
+                          function_ref<void(ArrayRef<uint8_t>)> DoneWith) {
   CodeObjectMetadata MD;
   if (Borrow) {
     MD.Section = NoteSectionBytes;
@@ -58,12 +59,73 @@ CodeObjectMetadata::parse(ArrayRef<uint8_t> NoteSectionBytes,
     MD.Section = MD.OwnedSection;
   }
   MD.FileOffset = FileOffset;
-  if (Error E = MD.load())
+  if (Error E = MD.load(DoneWith))
     return std::move(E);
   return std::move(MD);
 }
 
-Error CodeObjectMetadata::load() {
+/// Puts each note's kernels straight where the metadata keeps them (one
+/// copy, one map of symbols), and tells the section's owner which bytes
+/// were read.
+class CodeObjectMetadata::Loader : public NoteKernelSink {
+public:
+  Loader(CodeObjectMetadata &MD, function_ref<void(ArrayRef<uint8_t>)> DoneWith)
+      : MD(MD), DoneWith(DoneWith) {}
+  ~Loader() override {
+    if (DoneWith && Done < MD.Section.size())
+      DoneWith(MD.Section.drop_front(Done));
+  }
+
+  /// The note at index \p Note (in NoteRefs) is read next.
+  void startNote(unsigned Note) {
+    this->Note = Note;
+    First = MD.Kernels.size();
+  }
+  void expect(size_t N) override {
+    MD.Kernels.reserve(MD.Kernels.size() + N);
+    MD.FieldLocs.reserve(MD.FieldLocs.size() + N);
+    MD.MapLocs.reserve(MD.MapLocs.size() + N);
+    if (MD.BySymbol.empty()) // (a StringMap grows, but has no reserve)
+      MD.BySymbol = StringMap<unsigned>(unsigned(N));
+  }
+  std::optional<unsigned> take(NoteKernel &&K) override {
+    K.MD.Note = Note;
+    auto [It, New] = MD.BySymbol.try_emplace(K.MD.Symbol, MD.Kernels.size());
+    if (!New) {
+      if (It->second >= First) // this note's problem
+        return MD.Kernels[It->second].Index;
+      if (!TwoNotes) // reported once every note was read
+        TwoNotes = {It->second, Note};
+    }
+    MD.FieldLocs.push_back(K.Fields);
+    MD.MapLocs.push_back(K.Map);
+    MD.Kernels.push_back(std::move(K.MD));
+    return std::nullopt;
+  }
+  void readUpTo(uint64_t Offset) override {
+    if (!DoneWith)
+      return;
+    const uint64_t At = Desc + Offset; // (within the section)
+    if (At >= Done + DoneWithStep) {
+      DoneWith(MD.Section.slice(Done, At - Done));
+      Done = At;
+    }
+  }
+  /// Where the descriptor being read starts in the section.
+  uint64_t Desc = 0;
+  /// The first kernel described by two notes: the earlier kernel's index
+  /// and the later note's.
+  std::optional<std::pair<unsigned, unsigned>> TwoNotes;
+
+private:
+  CodeObjectMetadata &MD;
+  function_ref<void(ArrayRef<uint8_t>)> DoneWith;
+  unsigned Note = 0;
+  size_t First = 0;
+  uint64_t Done = 0; // bytes of the section handed to DoneWith
+};
+
+Error CodeObjectMetadata::load(function_ref<void(ArrayRef<uint8_t>)> DoneWith) {
   Expected<std::vector<NoteRef>> All = parseNotes(Section);
   if (!All)
     return All.takeError();
@@ -72,17 +134,19 @@ Error CodeObjectMetadata::load() {
       NoteRefs.push_back(N);
 
   // Every note is read first; with several, a message about the content of
-  // one names it.
+  // one names it. Kernels, note by note; a .symbol belongs to one note.
   const bool NameNote = NoteRefs.size() > 1;
   std::vector<NoteContents> Read;
   Read.reserve(NoteRefs.size());
-  size_t NumKernels = 0;
-  for (const NoteRef &N : NoteRefs) {
+  Loader L(*this, DoneWith);
+  for (size_t I = 0; I != NoteRefs.size(); ++I) {
+    const NoteRef &N = NoteRefs[I];
+    L.startNote(unsigned(I));
+    L.Desc = uint64_t(N.Desc.data() - Section.data());
     Expected<NoteContents> C =
-        readMetadataNote(toStringRef(N.Desc), N.Offset, NameNote);
+        readMetadataNote(toStringRef(N.Desc), N.Offset, NameNote, L);
     if (!C)
       return prefixError("metadata", C.takeError());
-    NumKernels += C->Kernels.size();
     Read.push_back(std::move(*C));
   }
 
@@ -115,25 +179,12 @@ Error CodeObjectMetadata::load() {
       return Disagree(*TargetNote, "amdhsa.target", Target, *Info.Target);
     }
   }
-
-  // Kernels, note by note; a .symbol belongs to one note.
-  Kernels.reserve(NumKernels);
-  FieldLocs.reserve(NumKernels);
-  MapLocs.reserve(NumKernels);
-  BySymbol = StringMap<unsigned>(unsigned(NumKernels));
-  for (size_t I = 0; I != Read.size(); ++I) {
-    for (NoteKernel &K : Read[I].Kernels) {
-      K.MD.Note = unsigned(I);
-      auto [It, New] = BySymbol.try_emplace(K.MD.Symbol, Kernels.size());
-      if (!New)
-        return makeError("metadata: kernel '" + K.MD.Symbol +
-                         "' is described by the notes at offsets " +
-                         hex(Notes[Kernels[It->second].Note].Offset) + " and " +
-                         hex(Notes[I].Offset));
-      FieldLocs.push_back(K.Fields);
-      MapLocs.push_back(K.Map);
-      Kernels.push_back(std::move(K.MD));
-    }
+  if (L.TwoNotes) {
+    const KernelMD &K = Kernels[L.TwoNotes->first];
+    return makeError("metadata: kernel '" + K.Symbol +
+                     "' is described by the notes at offsets " +
+                     hex(Notes[K.Note].Offset) + " and " +
+                     hex(Notes[L.TwoNotes->second].Offset));
   }
   return Error::success();
 }

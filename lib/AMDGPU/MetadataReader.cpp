@@ -78,13 +78,18 @@ std::optional<unsigned> slotForKey(StringRef Key) {
 
 using Slots = std::array<std::optional<MsgPackToken>, NumSlots>;
 
+std::string sameSymbol(size_t Earlier, size_t I, StringRef Symbol) {
+  return "kernels " + std::to_string(Earlier) + " and " + std::to_string(I) +
+         " have the same symbol '" + Symbol.str() + "'";
+}
+
 /// Reads one descriptor. Each read* function returns false when the payload
 /// is malformed (reading stops there) and records the first problem of the
 /// content of each kind, to be reported after the whole blob was read.
 class NoteReader {
 public:
-  NoteReader(StringRef Blob, function_ref<void(NoteKernel &&)> OnKernel)
-      : TS(Blob), Size(Blob.size()), OnKernel(OnKernel) {}
+  NoteReader(StringRef Blob, NoteKernelSink &Sink)
+      : TS(Blob), Size(Blob.size()), Sink(Sink) {}
 
   bool read();
   /// The first problem of the content, in the order the header promises.
@@ -93,8 +98,8 @@ public:
   MsgPackTokenizer TS;
   const uint64_t Size;
   NoteContents Contents;
-  /// When set, valid kernels go here instead of into Contents.
-  function_ref<void(NoteKernel &&)> OnKernel;
+  /// Where valid kernels go.
+  NoteKernelSink &Sink;
 
 private:
   bool readVersion(const MsgPackToken &V);
@@ -105,7 +110,6 @@ private:
 
   std::optional<std::string> RootProblem, VersionProblem, TargetProblem,
       KernelsProblem, KernelProblem;
-  StringMap<unsigned> Symbols;
 };
 
 bool NoteReader::read() {
@@ -182,9 +186,7 @@ bool NoteReader::readKernels(const MsgPackToken &V) {
   // values), so this is no more than the blob can hold.
   const size_t Expect =
       std::min<size_t>(V.Obj.Length, (Size - TS.offset()) / 16 + 1);
-  if (!OnKernel)
-    Contents.Kernels.reserve(Expect);
-  Symbols = StringMap<unsigned>(unsigned(Expect));
+  Sink.expect(Expect);
   for (size_t I = 0; I != V.Obj.Length; ++I) {
     MsgPackToken Map;
     if (!TS.next(Map))
@@ -198,6 +200,7 @@ bool NoteReader::readKernels(const MsgPackToken &V) {
     }
     if (!readKernel(I, Map))
       return false;
+    Sink.readUpTo(TS.offset());
   }
   return true;
 }
@@ -221,12 +224,12 @@ bool NoteReader::readKernel(size_t I, const MsgPackToken &Map) {
   KernelProblem = checkKernel(I, S, K);
   if (KernelProblem)
     return true;
-  K.Map = {Map.Offset, TS.offset(), uint32_t(Map.Obj.Length),
-           uint8_t(Map.Size)};
-  if (OnKernel)
-    OnKernel(std::move(K));
-  else
-    Contents.Kernels.push_back(std::move(K));
+  // (Offsets fit 32 bits: readMetadataNote refuses a larger blob.)
+  K.Map = {uint32_t(Map.Offset), uint32_t(TS.offset()),
+           uint32_t(Map.Obj.Length), uint8_t(Map.Size)};
+  const StringRef Symbol = S[SymbolSlot]->Obj.Raw; // (in the blob)
+  if (std::optional<unsigned> Earlier = Sink.take(std::move(K)))
+    KernelProblem = sameSymbol(*Earlier, I, Symbol);
   return true;
 }
 
@@ -260,12 +263,8 @@ std::optional<std::string> NoteReader::checkKernel(size_t I, const Slots &S,
   }
   for (unsigned F = 0; F != NumKernelFields; ++F)
     if (const std::optional<MsgPackToken> &T = S[F])
-      K.Fields[F] = {T->Offset, uint8_t(T->Size),
+      K.Fields[F] = {uint32_t(T->Offset), uint8_t(T->Size),
                      T->Obj.Kind == msgpack::Type::Int};
-  auto [It, New] = Symbols.try_emplace(K.MD.Symbol, unsigned(I));
-  if (!New)
-    return "kernels " + std::to_string(It->second) + " and " +
-           std::to_string(I) + " have the same symbol '" + K.MD.Symbol + "'";
   return std::nullopt;
 }
 
@@ -283,18 +282,12 @@ std::optional<uint64_t> KernelMD::get(KernelField F) const {
 }
 
 Expected<NoteContents> readMetadataNote(StringRef Blob, uint64_t NoteOffset,
-                                        bool NameNote) {
-  return readMetadataNote(Blob, NoteOffset, NameNote, nullptr);
-}
-
-Expected<NoteContents>
-readMetadataNote(StringRef Blob, uint64_t NoteOffset, bool NameNote,
-                 function_ref<void(NoteKernel &&)> OnKernel) {
+                                        bool NameNote, NoteKernelSink &Sink) {
   const std::string Note = "note at offset " + hex(NoteOffset) + ": ";
   // n_descsz is 32 bits; kernel indices (bounded by the size) fit unsigned.
   if (Blob.size() > std::numeric_limits<uint32_t>::max())
     return makeError(Note + "descriptor larger than 4 GiB");
-  NoteReader R(Blob, OnKernel);
+  NoteReader R(Blob, Sink);
   // read() stops early only where the tokenizer failed.
   if (!R.read())
     return makeError(Note + toString(R.TS.error()));

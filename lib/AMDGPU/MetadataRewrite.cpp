@@ -480,37 +480,45 @@ Error CodeObjectMetadata::checkRewrite(ArrayRef<uint8_t> New) const {
     const std::string Where = "note at offset " + hex(Info.Offset) + ": ";
     // Each kernel compared as it is read (the first difference kept, and
     // reported after what reading the note may report).
-    std::optional<std::string> Differs;
-    auto Compare = [&](NoteKernel &&K) {
-      if (Differs)
-        return;
-      if (NextKernel == Kernels.size() || Kernels[NextKernel].Note != M ||
-          Kernels[NextKernel].Symbol != K.MD.Symbol ||
-          Kernels[NextKernel].Name != K.MD.Name ||
-          Kernels[NextKernel].Index != K.MD.Index) {
-        Differs = "the kernel list differs";
-        return;
-      }
-      const KernelMD &Want = Kernels[NextKernel++];
-      for (unsigned F = 0; F != NumKernelFields; ++F)
-        if (K.MD.get(KernelField(F)) != Want.get(KernelField(F))) {
-          Differs = "kernel '" + Want.Symbol + "': '" +
-                    kernelFieldKey(KernelField(F)).str() +
-                    "' does not have the expected value";
-          return;
+    struct Compare : NoteKernelSink {
+      Compare(ArrayRef<KernelMD> Kernels, size_t &Next, size_t Note)
+          : Kernels(Kernels), Next(Next), Note(Note) {}
+      std::optional<unsigned> take(NoteKernel &&K) override {
+        if (Differs)
+          return std::nullopt;
+        if (Next == Kernels.size() || Kernels[Next].Note != Note ||
+            Kernels[Next].Symbol != K.MD.Symbol ||
+            Kernels[Next].Name != K.MD.Name ||
+            Kernels[Next].Index != K.MD.Index) {
+          Differs = "the kernel list differs";
+          return std::nullopt;
         }
-    };
+        const KernelMD &Want = Kernels[Next++];
+        for (unsigned F = 0; F != NumKernelFields; ++F)
+          if (K.MD.get(KernelField(F)) != Want.get(KernelField(F))) {
+            Differs = "kernel '" + Want.Symbol + "': '" +
+                      kernelFieldKey(KernelField(F)).str() +
+                      "' does not have the expected value";
+            break;
+          }
+        return std::nullopt;
+      }
+      ArrayRef<KernelMD> Kernels;
+      size_t &Next;
+      size_t Note;
+      std::optional<std::string> Differs;
+    } Cmp(Kernels, NextKernel, M);
     Expected<NoteContents> C =
         readMetadataNote(toStringRef(NewMetadata[M].Desc), Info.Offset,
-                         /*NameNote=*/true, Compare);
+                         /*NameNote=*/true, Cmp);
     if (!C)
       return C.takeError();
     if (C->Version.has_value() != Info.Version.has_value() ||
         (C->Version && !(*C->Version == *Info.Version)) ||
         C->Target != Info.Target)
       return makeError(Where + "'amdhsa.version' or 'amdhsa.target' differs");
-    if (Differs)
-      return makeError(Where + *Differs);
+    if (Cmp.Differs)
+      return makeError(Where + *Cmp.Differs);
     if (NextKernel != Kernels.size() && Kernels[NextKernel].Note == M)
       return makeError(Where + "the kernel list differs");
     if (!ByNote[M].empty())

@@ -56,9 +56,9 @@ void stub(Differ &D, const Twine &What, const std::optional<PoolStub> &A,
           A->Decoded.HalfTarget2, B->Decoded.HalfTarget2);
 }
 
-void kernelMD(Differ &D, const Twine &What, const std::optional<KernelMD> &A,
-              const std::optional<KernelMD> &B) {
-  D.field(What + " (present)", A.has_value(), B.has_value());
+void kernelMD(Differ &D, const Twine &What, const KernelMD *A,
+              const KernelMD *B) {
+  D.field(What + " (present)", A != nullptr, B != nullptr);
   if (!A || !B)
     return;
   D.field(What + ".name", A->Name, B->Name);

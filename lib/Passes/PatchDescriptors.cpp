@@ -94,7 +94,7 @@ PatchDescriptorsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   // objects): each patched kernel now enters through the stub that was
   // pending.
   for (size_t I : Patched) {
-    if (!R.enterPendingStub(I, MetadataChanged)) {
+    if (!R.enterPendingStub(I)) {
       PreservedAnalyses Recompute = PreservedAnalyses::none();
       return preserveTargetAndCode(Recompute);
     }

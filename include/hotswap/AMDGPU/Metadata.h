@@ -30,6 +30,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -180,8 +181,8 @@ struct KernelInterface {
 /// Where the value of a kernel's field is encoded in its note's descriptor
 /// (CodeObjectMetadata keeps one per field of each kernel).
 struct MetadataValueLoc {
-  uint64_t Offset = 0;
-  uint8_t Size = 0; // 0: the kernel has no such key
+  uint32_t Offset = 0; // (a descriptor is smaller than 4 GiB)
+  uint8_t Size = 0;    // 0: the kernel has no such key
   bool Signed = false;
 };
 
@@ -189,8 +190,8 @@ struct MetadataValueLoc {
 /// (Size bytes at Offset, Length entries) and the offset just past its last
 /// value, where a key is added.
 struct KernelMapLoc {
-  uint64_t Offset = 0;
-  uint64_t End = 0;
+  uint32_t Offset = 0;
+  uint32_t End = 0;
   uint32_t Length = 0;
   uint8_t Size = 0;
 };
@@ -204,9 +205,15 @@ public:
   /// says they outlive the result and never change (an input's bytes: a
   /// Tensile object's note is 50 MB). \p FileOffset: where the section lies
   /// in its file (what a NoteGrowthError adds to the note's offset in it).
+  /// \p DoneWith, when set, is told of the section's bytes as parsing is
+  /// done with them (in order, DoneWithStep bytes or more at a time, and
+  /// the rest at the end): an owner of borrowed bytes may give their pages
+  /// back (they are read again only by interfaceOf() and rewrite()).
   static llvm::Expected<CodeObjectMetadata>
   parse(llvm::ArrayRef<uint8_t> NoteSectionBytes, uint64_t FileOffset = 0,
-        bool Borrow = false);
+        bool Borrow = false,
+        llvm::function_ref<void(llvm::ArrayRef<uint8_t>)> DoneWith = {});
+  static constexpr uint64_t DoneWithStep = 16u << 20;
 
   CodeObjectMetadata(CodeObjectMetadata &&);
   CodeObjectMetadata &operator=(CodeObjectMetadata &&);
@@ -265,7 +272,8 @@ public:
 
 private:
   CodeObjectMetadata();
-  llvm::Error load();
+  class Loader;
+  llvm::Error load(llvm::function_ref<void(llvm::ArrayRef<uint8_t>)> DoneWith);
   llvm::Error checkRewrite(llvm::ArrayRef<uint8_t> NewSection) const;
 
   /// The note section: OwnedSection's bytes, or borrowed ones.

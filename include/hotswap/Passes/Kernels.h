@@ -60,7 +60,11 @@ struct KernelInfo {
   /// A pool stub leading to CodeEntry that the descriptor does not use yet.
   std::optional<PoolStub> PendingStub;
 
-  std::optional<amdgpu::KernelMD> MD;
+  /// The kernel's entry of the result's Metadata (its values include the
+  /// changes pending there), or null when the metadata does not describe
+  /// it. Points into KernelsAnalysis::Result::Metadata, which the result
+  /// owns and never replaces: 100 000 kernels' copies were 27 MB.
+  const amdgpu::KernelMD *MD = nullptr;
   /// SGPRs set at wave launch, s0..s(LiveInSGPRs - 1): user SGPRs (preloaded
   /// kernel arguments included), then the enabled system SGPRs.
   unsigned LiveInSGPRs = 0;
@@ -105,12 +109,12 @@ public:
     void addStub(size_t Kernel, Section &Pool, const amdgpu::StubSpec &Spec,
                  uint64_t PrologueSize);
     /// The descriptor of kernel \p Kernel was rewritten to enter its
-    /// PendingStub, and (when \p MetadataChanged) Metadata holds new
-    /// values: re-reads the descriptor, makes the stub the EntryStub,
-    /// takes the kernel's metadata and SGPRs anew (patch-descriptors).
-    /// False when the descriptor does not enter the pending stub: the
-    /// result is then stale and must not be kept.
-    bool enterPendingStub(size_t Kernel, bool MetadataChanged);
+    /// PendingStub: re-reads the descriptor, makes the stub the EntryStub,
+    /// takes the kernel's SGPRs anew (patch-descriptors; its metadata,
+    /// KernelInfo::MD, shows Metadata's new values by itself). False when
+    /// the descriptor does not enter the pending stub: the result is then
+    /// stale and must not be kept.
+    bool enterPendingStub(size_t Kernel);
   };
 
   static llvm::Expected<Result> run(Object &Obj, AnalysisManager &AM);
