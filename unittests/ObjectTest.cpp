@@ -415,6 +415,15 @@ TEST_F(ObjectTest, SymbolTableKeepsInputRecordsUntilAskedForStructs) {
     T->forEach([&](const Symbol &S) { N.push_back(S.Name.str()); });
     return N;
   };
+  auto NamesOf = [&](uint8_t Type) {
+    std::vector<std::string> N;
+    T->forEachOfType(Type, [&](const Symbol &S) {
+      EXPECT_EQ(S.Type, Type) << S.Name.str();
+      N.push_back(S.Name.str());
+    });
+    return N;
+  };
+  using Names_ = std::vector<std::string>;
   // As read: the input's records, no structs.
   ASSERT_TRUE(T->appendedOnly());
   EXPECT_TRUE(T->appendedOnly()->empty());
@@ -436,6 +445,11 @@ TEST_F(ObjectTest, SymbolTableKeepsInputRecordsUntilAskedForStructs) {
             (std::vector<std::string>{"local_sym", "k", "k.kd", "k.stub"}));
   EXPECT_EQ(T->firstNonLocal(), 2u);
   ASSERT_TRUE(T->findIf([](const Symbol &S) { return S.Value == 0x1000; }));
+  // By type: the input's records and the global added after them.
+  EXPECT_EQ(NamesOf(STT_FUNC), (Names_{"k", "k.stub"}));
+  EXPECT_EQ(NamesOf(STT_OBJECT), (Names_{"k.kd"}));
+  EXPECT_EQ(NamesOf(STT_NOTYPE), (Names_{"local_sym"}));
+  EXPECT_EQ(NamesOf(STT_SECTION), Names_{});
 
   // Written: the input's records byte for byte, the global after them.
   const Section &SymSec = T->section();
@@ -462,6 +476,9 @@ TEST_F(ObjectTest, SymbolTableKeepsInputRecordsUntilAskedForStructs) {
   EXPECT_EQ(Names(), (std::vector<std::string>{"local_sym", "new_local", "k",
                                                "k.kd", "k.stub"}));
   EXPECT_EQ(T->firstNonLocal(), 3u);
+  // By type, from the structs.
+  EXPECT_EQ(NamesOf(STT_FUNC), (Names_{"k", "k.stub"}));
+  EXPECT_EQ(NamesOf(STT_NOTYPE), (Names_{"local_sym", "new_local"}));
 }
 
 TEST_F(ObjectTest, StringTablesAppendAndKeepOffsets) {

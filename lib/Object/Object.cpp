@@ -74,6 +74,19 @@ void SymbolTable::forEach(function_ref<void(const Symbol &)> F) const {
     F(S);
 }
 
+void SymbolTable::forEachOfType(uint8_t Type,
+                                function_ref<void(const Symbol &)> F) const {
+  if (!isMaterialized())
+    for (size_t K = 0; K != InputCount; ++K)
+      if (recordAt<object::ELF64LE::Sym>(InputRecords,
+                                         K * sizeof(object::ELF64LE::Sym))
+              .getType() == Type)
+        F(inputSymbol(K));
+  for (const Symbol &S : Symbols)
+    if (S.Type == Type)
+      F(S);
+}
+
 Symbol &SymbolTable::add(Symbol S) {
   Modified = true;
   S.Name = Names.save(S.Name);

@@ -6,21 +6,23 @@
 #include "hotswap/Passes/SwapRecord.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
 
 using namespace llvm;
 using namespace hotswap;
 
 CodeSymbols::CodeSymbols(const Object &Obj) {
   if (const SymbolTable *T = Obj.symtab())
-    T->forEach([&](const Symbol &S) {
-      if (S.Type == ELF::STT_FUNC)
-        Functions[S.Name].push_back(S.Value);
+    T->forEachOfType(ELF::STT_FUNC, [&](const Symbol &S) {
+      Functions[S.Name].push_back(S.Value);
     });
 }
 
 std::optional<uint64_t> CodeSymbols::swappedCodeOf(const KernelInfo &K,
                                                    uint64_t CodeEntry) const {
-  auto It = Functions.find((K.Name + SwapSymbolSuffix).str());
+  SmallString<128> Name(K.Name);
+  Name += SwapSymbolSuffix;
+  auto It = Functions.find(Name);
   if (It == Functions.end() || It->second.empty())
     return std::nullopt;
   for (uint64_t V : It->second)
@@ -30,7 +32,9 @@ std::optional<uint64_t> CodeSymbols::swappedCodeOf(const KernelInfo &K,
 }
 
 bool CodeSymbols::isCloneOf(const KernelInfo &K, uint64_t CodeEntry) const {
-  auto It = Functions.find((K.Name + CloneSymbolSuffix).str());
+  SmallString<128> Name(K.Name);
+  Name += CloneSymbolSuffix;
+  auto It = Functions.find(Name);
   return It != Functions.end() && llvm::is_contained(It->second, CodeEntry);
 }
 

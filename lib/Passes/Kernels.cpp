@@ -1,6 +1,7 @@
 //===- lib/Passes/Kernels.cpp - The kernels analysis ----------------------===//
 
 #include "hotswap/Passes/Kernels.h"
+#include "hotswap/Support/EarlyJob.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
@@ -220,7 +221,7 @@ static Error readMetadata(Object &Obj, KernelsAnalysis::Result &R) {
 namespace {
 /// A kernel descriptor symbol.
 struct FoundKD {
-  std::string Name;
+  StringRef Name; // (the table keeps it)
   uint64_t Addr;
   Section *Sec;
   const char *Table;
@@ -298,15 +299,13 @@ static Expected<std::vector<FoundKD>> descriptorSymbols(Object &Obj) {
       continue;
     const char *TableName = T == Obj.symtab() ? ".symtab" : ".dynsym";
     std::optional<std::string> Ambiguous;
-    T->forEach([&](const Symbol &S) {
+    T->forEachOfType(ELF::STT_OBJECT, [&](const Symbol &S) {
       StringRef N = S.Name;
-      if (Ambiguous || !N.ends_with(".kd") || N.size() == 3)
-        return;
-      if (S.Type != ELF::STT_OBJECT || !S.Sec)
+      if (Ambiguous || !N.ends_with(".kd") || N.size() == 3 || !S.Sec)
         return;
       auto [It, New] = ByName.try_emplace(N, KDs.size());
       if (New) {
-        KDs.push_back({N.str(), S.Value, S.Sec, TableName});
+        KDs.push_back({N, S.Value, S.Sec, TableName});
         return;
       }
       const FoundKD &Prev = KDs[It->second];
@@ -329,17 +328,18 @@ static Expected<std::vector<FoundKD>> descriptorSymbols(Object &Obj) {
 /// both lie where passes can rewrite and the loader loads them.
 static Error readDescriptor(const Object &Obj, const FoundKD &F,
                             KernelInfo &K) {
-  K.KDSymbol = F.Name;
-  K.Name = StringRef(F.Name).drop_back(3).str();
+  K.KDSymbol = F.Name.str();
+  K.Name = F.Name.drop_back(3).str();
   K.KDAddr = F.Addr;
   K.KDSection = F.Sec;
-  std::string Who = "kernel '" + K.Name + "'";
+  // (Made only for a message: 100k kernels need none.)
+  auto Who = [&K] { return "kernel '" + K.Name + "'"; };
   if (F.Addr % kd::Alignment != 0)
-    return makeError(Who + ": descriptor at " + hex(F.Addr) + " is not " +
+    return makeError(Who() + ": descriptor at " + hex(F.Addr) + " is not " +
                      Twine(kd::Alignment) + "-byte aligned");
   Expected<ArrayRef<uint8_t>> Bytes = Obj.bytesAt(F.Addr, kd::Size);
   if (!Bytes)
-    return prefixError(Who + ": descriptor", Bytes.takeError());
+    return prefixError(Who() + ": descriptor", Bytes.takeError());
   // patch-descriptors writes through the symbol's section: it must hold
   // the very bytes read here (sections may overlap).
   const Section &KDSec = *F.Sec;
@@ -348,29 +348,29 @@ static Error readDescriptor(const Object &Obj, const FoundKD &F,
       KDSec.size() - (F.Addr - KDSec.Addr) < kd::Size ||
       KDSec.contents().slice(F.Addr - KDSec.Addr, kd::Size).data() !=
           Bytes->data())
-    return makeError(Who + ": descriptor at " + hex(F.Addr) +
+    return makeError(Who() + ": descriptor at " + hex(F.Addr) +
                      " is not inside its symbol's section '" + KDSec.Name +
                      "'");
   // (A linked object without program headers loads nothing.)
   if (!Obj.loadSegmentFor(F.Addr, kd::Size))
-    return makeError(Who + ": descriptor at " + hex(F.Addr) +
+    return makeError(Who() + ": descriptor at " + hex(F.Addr) +
                      " is not inside a loaded segment");
   K.KD = KernelDescriptor::read(*Bytes);
   std::optional<uint64_t> Entry = K.KD.entryAddress(F.Addr);
   if (!Entry)
-    return makeError(Who + ": kernel_code_entry_byte_offset " +
+    return makeError(Who() + ": kernel_code_entry_byte_offset " +
                      Twine(K.KD.KernelCodeEntryByteOffset) +
                      " from descriptor at " + hex(F.Addr) + " overflows");
   K.Entry = *Entry;
   if (K.Entry % kd::EntryAlignment != 0)
-    return makeError(Who + ": entry " + hex(K.Entry) + " is not " +
+    return makeError(Who() + ": entry " + hex(K.Entry) + " is not " +
                      Twine(kd::EntryAlignment) + "-byte aligned");
   Section *ES = Obj.sectionForAddress(K.Entry);
   if (!ES || !ES->isExec() || ES->isNoBits())
-    return makeError(Who + ": entry " + hex(K.Entry) +
+    return makeError(Who() + ": entry " + hex(K.Entry) +
                      " is not inside an executable section");
   if (!Obj.loadSegmentFor(K.Entry, 4))
-    return makeError(Who + ": entry " + hex(K.Entry) +
+    return makeError(Who() + ": entry " + hex(K.Entry) +
                      " is not inside a loaded segment");
   return Error::success();
 }
@@ -380,7 +380,8 @@ static Error readDescriptor(const Object &Obj, const FoundKD &F,
 /// with the pool stubs that lead to their code).
 static Error findStubs(const Object &Obj, TargetAnalysis::Result &TA,
                        const StubIndex &Stubs, KernelInfo &K) {
-  std::string Who = "kernel '" + K.Name + "'";
+  // (Made only for a message: 100k kernels need none.)
+  auto Who = [&K] { return "kernel '" + K.Name + "'"; };
   K.EntryStub = Stubs.at(K.Entry, K);
   if (!K.EntryStub) {
     // A stub outside our pool sections (written by another tool). Only
@@ -400,10 +401,10 @@ static Error findStubs(const Object &Obj, TargetAnalysis::Result &TA,
   K.CodeEntry = K.EntryStub->Decoded.Target;
   Section *CS = Obj.sectionForAddress(K.CodeEntry);
   if (!CS || !CS->isExec())
-    return makeError(Who + ": stub at " + hex(K.Entry) + " leads to " +
+    return makeError(Who() + ": stub at " + hex(K.Entry) + " leads to " +
                      hex(K.CodeEntry) + ", outside executable code");
   if (Stubs.isStub(K.CodeEntry))
-    return makeError(Who + ": stub at " + hex(K.Entry) +
+    return makeError(Who() + ": stub at " + hex(K.Entry) +
                      " leads to another stub at " + hex(K.CodeEntry));
   return Error::success();
 }
@@ -460,6 +461,45 @@ static void pendingStubs(std::vector<KernelInfo> &Kernels, StubIndex &Stubs) {
   }
 }
 
+/// Whether the object's note sections are large enough (1 MiB) that
+/// parsing them on another thread is worth a task.
+static bool notesAreLarge(const Object &Obj) {
+  uint64_t Size = 0;
+  for (const auto &S : Obj.sections())
+    if (S->Type == ELF::SHT_NOTE && !S->isNoBits())
+      Size += S->size();
+  return Size >= (1u << 20);
+}
+
+/// Every kernel of \p Obj into \p R.Kernels (but for its metadata) and
+/// the stubs of its pools into \p R.PoolStubs.
+static Error readKernels(Object &Obj, TargetAnalysis::Result &TA,
+                         KernelsAnalysis::Result &R) {
+  Expected<std::vector<FoundKD>> KDs = descriptorSymbols(Obj);
+  if (!KDs)
+    return KDs.takeError();
+  Expected<std::vector<PoolStub>> Pools = scanPools(Obj, R.Target, TA);
+  if (!Pools)
+    return Pools.takeError();
+  R.PoolStubs = std::move(*Pools);
+  StubIndex Stubs(R.PoolStubs, R.Target);
+
+  R.Kernels.reserve(KDs->size());
+  EntryPages Entries(Obj);
+  for (const FoundKD &F : *KDs) {
+    KernelInfo K;
+    if (Error E = readDescriptor(Obj, F, K))
+      return E;
+    if (Error E = findStubs(Obj, TA, Stubs, K))
+      return E;
+    Entries.read(K.Entry);
+    K.deriveSGPRs(R.Target);
+    R.Kernels.push_back(std::move(K));
+  }
+  pendingStubs(R.Kernels, Stubs);
+  return Error::success();
+}
+
 Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
                                                        AnalysisManager &AM) {
   Result R;
@@ -471,32 +511,21 @@ Expected<KernelsAnalysis::Result> KernelsAnalysis::run(Object &Obj,
     return makeError("relocatable object (ET_REL): kernel descriptors "
                      "are not resolved before linking; link it with "
                      "'ld.lld -shared' first");
-  if (Error E = readMetadata(Obj, R))
+  // The metadata note (106 MB on a 100k-kernel object) is parsed on another
+  // thread, when one is free, while the descriptors and stubs are read. Its
+  // errors come first, as they would if it were read first.
+  EarlyJob Metadata(notesAreLarge(Obj) ? AM.ThreadPool : nullptr,
+                    [&Obj, &R] { return readMetadata(Obj, R); });
+  Error Kernels = readKernels(Obj, *TA, R);
+  if (Error E = Metadata.get()) {
+    consumeError(std::move(Kernels));
     return std::move(E);
-  Expected<std::vector<FoundKD>> KDs = descriptorSymbols(Obj);
-  if (!KDs)
-    return KDs.takeError();
-  Expected<std::vector<PoolStub>> Pools = scanPools(Obj, R.Target, *TA);
-  if (!Pools)
-    return Pools.takeError();
-  R.PoolStubs = std::move(*Pools);
-  StubIndex Stubs(R.PoolStubs, R.Target);
-
-  R.Kernels.reserve(KDs->size());
-  EntryPages Entries(Obj);
-  for (const FoundKD &F : *KDs) {
-    KernelInfo K;
-    if (Error E = readDescriptor(Obj, F, K))
-      return std::move(E);
-    if (Error E = findStubs(Obj, *TA, Stubs, K))
-      return std::move(E);
-    Entries.read(K.Entry);
-    if (R.Metadata)
-      K.MD = R.Metadata->findBySymbol(K.KDSymbol);
-    K.deriveSGPRs(R.Target);
-    R.Kernels.push_back(std::move(K));
   }
-  pendingStubs(R.Kernels, Stubs);
+  if (Kernels)
+    return std::move(Kernels);
+  if (R.Metadata)
+    for (KernelInfo &K : R.Kernels)
+      K.MD = R.Metadata->findBySymbol(K.KDSymbol);
   return std::move(R);
 }
 

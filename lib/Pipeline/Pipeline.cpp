@@ -33,6 +33,7 @@ Error pipeline::runPasses(Object &Obj, PassManager &PM,
   if (Facts && Opts.JSON)
     Ctx.JSONOut = &Facts->Printed;
   AnalysisManager AM;
+  AM.ThreadPool = Opts.ThreadPool;
   PassInstrumentation PI;
   if (Opts.Instrumentation)
     PI = *Opts.Instrumentation;

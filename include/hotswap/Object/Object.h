@@ -186,6 +186,11 @@ public:
   /// Calls \p F with each symbol in order. The reference is valid during
   /// the call only (copy what must be kept; names stay valid).
   void forEach(llvm::function_ref<void(const Symbol &)> F) const;
+  /// forEach() over the symbols of type \p Type (STT_*) only: an input
+  /// record of another type is passed over before its name is read (most
+  /// of a Tensile object's 1.8M symbols are local labels, STT_NOTYPE).
+  void forEachOfType(uint8_t Type,
+                     llvm::function_ref<void(const Symbol &)> F) const;
   /// The symbols added after the input's, when the table has only had
   /// globals appended and has not been made whole: what a writer that keeps
   /// the input's records writes after them.

@@ -27,6 +27,10 @@
 #include <optional>
 #include <string>
 
+namespace llvm {
+class ThreadPoolInterface;
+} // namespace llvm
+
 namespace hotswap {
 
 class AnalysisManager {
@@ -34,6 +38,9 @@ public:
   /// Called before and after every computation (or recomputation) of an
   /// analysis, with its name: -debug-pass-manager, -time-passes.
   std::function<void(llvm::StringRef)> BeforeCompute, AfterCompute;
+  /// Threads an analysis may hand independent parts of its work to (the
+  /// run's, PassContext::ThreadPool); null: none.
+  llvm::ThreadPoolInterface *ThreadPool = nullptr;
 
   template <typename AnalysisT>
   llvm::Expected<typename AnalysisT::Result &> getResult(Object &Obj) {

@@ -17,6 +17,7 @@
 #include "hotswap/Object/Object.h"
 #include "hotswap/Passes/Kernels.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <optional>
@@ -43,8 +44,8 @@ public:
   std::optional<uint64_t> codeOf(const KernelInfo &K) const;
 
 private:
-  /// STT_FUNC values by name.
-  llvm::StringMap<std::vector<uint64_t>> Functions;
+  /// STT_FUNC values by name (nearly always one).
+  llvm::StringMap<llvm::SmallVector<uint64_t, 1>> Functions;
   /// Whether a `<name>.clone` symbol of \p K is at \p CodeEntry.
   bool isCloneOf(const KernelInfo &K, uint64_t CodeEntry) const;
   std::optional<uint64_t> swappedCodeOf(const KernelInfo &K,
