@@ -31,6 +31,13 @@ std::optional<uint64_t> CodeSymbols::swappedCodeOf(const KernelInfo &K,
   return It->second.back();
 }
 
+bool CodeSymbols::isSwapAt(const KernelInfo &K, uint64_t Code) const {
+  SmallString<128> Name(K.Name);
+  Name += SwapSymbolSuffix;
+  auto It = Functions.find(Name);
+  return It != Functions.end() && llvm::is_contained(It->second, Code);
+}
+
 bool CodeSymbols::isCloneOf(const KernelInfo &K, uint64_t CodeEntry) const {
   SmallString<128> Name(K.Name);
   Name += CloneSymbolSuffix;

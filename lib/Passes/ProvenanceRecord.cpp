@@ -573,6 +573,22 @@ Expected<OutputPieces> hotswap::checkedOriginal(const ProvenanceRecord &R,
   return std::move(P);
 }
 
+Expected<OriginalAhead>
+hotswap::originalAheadOfCheck(const ProvenanceRecord &R, ArrayRef<uint8_t> File,
+                              const ReleaseFn &Release) {
+  assert(R.Rebuilt.empty() && "rebuilt ranges: checkedOriginal");
+  if (Error E = checkHeld(R, File))
+    return std::move(E);
+  OriginalAhead A;
+  A.Pieces = originalPieces(R, File);
+  A.DigestCheck = [R, File, Release]() -> Error {
+    if (hashOriginal(R, File, Release) != R.OriginalSHA256)
+      return notTheOriginal(R);
+    return Error::success();
+  };
+  return std::move(A);
+}
+
 OutputPieces hotswap::originalPieces(const ProvenanceRecord &R,
                                      ArrayRef<uint8_t> File) {
   assert(R.Rebuilt.empty() && "rebuilt ranges: checkedOriginal");

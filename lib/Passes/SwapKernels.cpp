@@ -190,18 +190,13 @@ static bool imageIntactAt(const Object &Obj, const SwapReplacement &F,
   return Intact;
 }
 
-/// Whether a `<kernel>.swap` symbol is at \p Code.
-static bool swapSymbolAt(const Object &Obj, const KernelInfo &K,
-                         uint64_t Code) {
-  const SymbolTable *T = Obj.symtab();
-  if (!T)
+bool SwapKernelsPass::swapSymbolAt(const Object &Obj, const KernelInfo &K,
+                                   uint64_t Code) {
+  if (!Obj.symtab())
     return false;
-  std::string Name = K.Name + SwapSymbolSuffix.str();
-  return T
-      ->findIf([&](const Symbol &S) {
-        return S.Type == ELF::STT_FUNC && S.Value == Code && S.Name == Name;
-      })
-      .has_value();
+  if (!Functions)
+    Functions.emplace(Obj);
+  return Functions->isSwapAt(K, Code);
 }
 
 bool SwapKernelsPass::isSwapped(const Object &Obj,
@@ -256,6 +251,7 @@ Expected<bool> SwapKernelsPass::holds(Object &Obj, KernelsAnalysis::Result &R,
     return F.takeError();
   IntactAt.clear();
   CopiedSwaps.reset();
+  Functions.reset();
   // A code object the file does not fit: let the precondition say why.
   if (mismatch(Obj, R))
     return false;
@@ -435,14 +431,15 @@ static Error takeMetadata(KernelsAnalysis::Result &R, const KernelInfo &K,
 /// is one already.
 static void addSwapSymbol(Object &Obj, const KernelInfo &K,
                           const KernelInfo &RK, uint64_t Code,
-                          const SwapReplacement &F, PassContext &Ctx) {
+                          const SwapReplacement &F, bool Exists,
+                          PassContext &Ctx) {
   SymbolTable *ST = Obj.symtab();
   if (!ST) {
     Ctx.Stats.add(SwapKernelsPass::Name, "no-symtab",
                   "kernels swapped without a .swap symbol (no .symtab)");
     return;
   }
-  if (swapSymbolAt(Obj, K, Code))
+  if (Exists)
     return;
   const std::string Name = K.Name + SwapSymbolSuffix.str();
   Symbol S;
@@ -469,6 +466,7 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   const SwapReplacement &F = *FOr;
   IntactAt.clear();
   CopiedSwaps.reset();
+  Functions.reset();
   const KernelsAnalysis::Result &FR = *F.Kernels;
   const TargetInfo &T = R.Target;
   std::vector<std::pair<size_t, size_t>> Pairs = selected(R, F), Todo;
@@ -520,7 +518,8 @@ SwapKernelsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     if (Error E = takeMetadata(R, K, RK, P.Left, Enter.SGPRCountFloor, Opts,
                                Ctx, MetadataChanged))
       return std::move(E);
-    addSwapSymbol(Obj, K, RK, Code, F, Ctx);
+    // (Before the symbols this run adds: each names its own kernel.)
+    addSwapSymbol(Obj, K, RK, Code, F, swapSymbolAt(Obj, K, Code), Ctx);
     NewRecords.push_back({K.Name, Opts.With, SwapDigest::SHA256,
                           F.digest(SwapDigest::SHA256), RK.KDAddr + *Delta,
                           Code, Image});

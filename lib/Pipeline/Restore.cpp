@@ -45,15 +45,31 @@ void countRestored(const PipelineOptions &Opts) {
 }
 
 /// The original of the file \p Input, whose model is \p Obj, as pieces of
-/// \p Input; nullopt when it has no record.
+/// \p Input; nullopt when it has no record. \p Later: see
+/// restoreCodeObject.
 Expected<std::optional<CodeObjectRun::Original>>
 originalOf(const Object &Obj, ArrayRef<uint8_t> Input,
-           const PipelineOptions &Opts, const RebuildFn &Rebuild = {}) {
+           const PipelineOptions &Opts, const RebuildFn &Rebuild = {},
+           std::unique_ptr<EarlyJob> *Later = nullptr) {
   Expected<std::optional<ProvenanceRecord>> Rec = readProvenance(Obj);
   if (!Rec)
     return Rec.takeError();
   if (!*Rec)
     return std::nullopt;
+  // The digest of a 400 MB original takes as long as writing it: on the
+  // pool, while it is written.
+  if (Later && Opts.ThreadPool && (*Rec)->Rebuilt.empty()) {
+    Expected<OriginalAhead> A =
+        originalAheadOfCheck(**Rec, Input, Opts.ReleaseInput);
+    if (!A)
+      return A.takeError();
+    *Later =
+        std::make_unique<EarlyJob>(Opts.ThreadPool, std::move(A->DigestCheck));
+    CodeObjectRun::Original O;
+    O.Size = (*Rec)->OriginalSize;
+    O.Pieces = std::move(A->Pieces);
+    return std::optional<CodeObjectRun::Original>(std::move(O));
+  }
   // Reading all of a large original (a library's gigabyte) leaves none of
   // it resident: the output copies it from the file.
   Expected<OutputPieces> Pieces =
@@ -72,13 +88,13 @@ Expected<Rewritten> restoreCodeObjectInput(ArrayRef<uint8_t> Input,
   auto Run = std::make_unique<CodeObjectRun>();
   Run->Payload = Input;
   Run->InputOffset = 0;
-  restoreCodeObject(*Run, Opts);
+  Rewritten R;
+  restoreCodeObject(*Run, Opts, &R.Check);
   if (Run->Err)
     return std::move(Run->Err);
   if (!Run->Changed)
     return noRecord("code object");
   Summary.CodeObjects = Summary.Changed = 1;
-  Rewritten R;
   R.Size = Run->outputSize();
   R.Pieces = Run->pieces();
   R.Run = std::move(Run);
@@ -124,7 +140,8 @@ Expected<Rewritten> restoreHostInput(ArrayRef<uint8_t> Input,
 } // namespace
 
 void pipeline::restoreCodeObject(CodeObjectRun &Run,
-                                 const PipelineOptions &Opts) {
+                                 const PipelineOptions &Opts,
+                                 std::unique_ptr<EarlyJob> *Later) {
   MemoryBufferRef Ref(
       StringRef(reinterpret_cast<const char *>(Run.Payload.data()),
                 Run.Payload.size()),
@@ -135,7 +152,7 @@ void pipeline::restoreCodeObject(CodeObjectRun &Run,
     return;
   }
   Expected<std::optional<CodeObjectRun::Original>> O =
-      originalOf(**Obj, Run.Payload, Opts);
+      originalOf(**Obj, Run.Payload, Opts, {}, Later);
   if (!O) {
     Run.Err = O.takeError();
     return;

@@ -23,6 +23,7 @@
 #include "hotswap/Object/Layout.h"
 #include "hotswap/Passes/ProvenanceEdits.h"
 #include "hotswap/Passes/ProvenanceRecord.h"
+#include "hotswap/Support/EarlyJob.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -245,8 +246,11 @@ void runCodeObject(CodeObjectRun &Run, const PipelineText &P,
 
 /// `restore` on one code object: reads it, and when it has a provenance
 /// record checks it and sets Restored (and Changed, and counts it in
-/// Opts.StatsOut).
-void restoreCodeObject(CodeObjectRun &Run, const PipelineOptions &Opts);
+/// Opts.StatsOut). With \p Later and a pool, the original's digest is
+/// checked on the pool while its bytes are written: *Later is set to that
+/// check, which the caller must get() before it keeps the output.
+void restoreCodeObject(CodeObjectRun &Run, const PipelineOptions &Opts,
+                       std::unique_ptr<EarlyJob> *Later = nullptr);
 
 /// runPassManager, handing on what it found to \p Facts when given.
 llvm::Error runPasses(Object &Obj, PassManager &PM, const PipelineOptions &Opts,
@@ -335,8 +339,19 @@ struct Rewritten {
   std::unique_ptr<CodeObjectRun> Run;
   /// A host binary's own provenance record.
   std::optional<WrittenProvenance> Record;
+  /// A check still running (a restored original's digest): checkDone()
+  /// before the output is kept or handed on.
+  std::unique_ptr<EarlyJob> Check;
 
   OutputImage image() const;
+  /// Waits for Check (if any): its error means the output must not be kept.
+  llvm::Error checkDone() {
+    if (!Check)
+      return llvm::Error::success();
+    llvm::Error E = Check->get();
+    Check.reset();
+    return E;
+  }
 };
 
 /// Writes pieces of the output (offsets into it) before the rest, beyond

@@ -38,6 +38,8 @@ hotswap::runPipeline(MemoryBufferRef Input, StringRef Pipeline,
     *Summary = S;
   if (!R)
     return R.takeError();
+  if (Error E = R->checkDone())
+    return std::move(E);
   OutputImage Image = R->image();
   auto Buf = WritableMemoryBuffer::getNewUninitMemBuffer(
       Image.Size, Input.getBufferIdentifier());
@@ -148,6 +150,8 @@ Expected<FileRewrite> FileRewrite::start(StringRef InPath, StringRef OutPath,
   if (OutPath.empty() || (!Sum.OutputChanged && OutPath != "-" &&
                           sys::fs::equivalent(InPath, OutPath))) {
     St.Out.reset();
+    if (Error E = R->checkDone())
+      return std::move(E);
     return std::move(F);
   }
   if (!St.Out) {
@@ -167,6 +171,11 @@ Error FileRewrite::finish() {
   State &St = *S;
   if (!St.Out)
     return Error::success();
+  // (The bytes are in the temporary: a check that fails keeps nothing.)
+  if (Error E = St.R ? St.R->checkDone() : Error::success()) {
+    St.Out.reset();
+    return E;
+  }
   Error E = St.Out->commit(St.Image);
   St.Out.reset();
   if (E)

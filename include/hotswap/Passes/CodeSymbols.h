@@ -42,6 +42,8 @@ public:
   /// Where the symbol table puts the code of \p K at all (its swapped code,
   /// else its function symbol), or nullopt.
   std::optional<uint64_t> codeOf(const KernelInfo &K) const;
+  /// Whether a `<name>.swap` function symbol of \p K is at \p Code.
+  bool isSwapAt(const KernelInfo &K, uint64_t Code) const;
 
 private:
   /// STT_FUNC values by name (nearly always one).

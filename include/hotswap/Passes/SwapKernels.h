@@ -63,6 +63,7 @@
 #ifndef HOTSWAP_PASSES_SWAPKERNELS_H
 #define HOTSWAP_PASSES_SWAPKERNELS_H
 
+#include "hotswap/Passes/CodeSymbols.h"
 #include "hotswap/Passes/KernelsPass.h"
 #include "hotswap/Passes/SwapReplacement.h"
 
@@ -134,6 +135,11 @@ private:
   /// patched or instrumented after the swap): kernel name -> that code.
   /// Read once per run (holds, run).
   std::optional<llvm::StringMap<uint64_t>> CopiedSwaps;
+  /// The function symbols, read once per call of the pass when a `.swap`
+  /// symbol is looked for (a Tensile object has 1.8M symbols).
+  std::optional<CodeSymbols> Functions;
+  /// Whether a `<kernel>.swap` symbol of \p K is at \p Code.
+  bool swapSymbolAt(const Object &Obj, const KernelInfo &K, uint64_t Code);
 };
 
 } // namespace hotswap
