@@ -20,8 +20,10 @@ child. Suites (--suite, comma-separated, or "all"):
              two at once
   shapes     objects shaped as real libraries (gen_shapes.py): Tensile-like
              (1.8M local symbols, a 50 MB note at full size) and 100 000
-             small kernels, at 1/16, 1/4 and 1 of --shapes-scale; rewrite,
-             verify, print<kernels>, restore, swap-kernels to disk against cp
+             small kernels, and HIP host libraries shaped as librocsparse0's
+             (gen_host.py: 798 code objects in 114 bundles at full size), at
+             1/16, 1/4 and 1 of --shapes-scale; rewrite, verify,
+             print<kernels>, restore, swap-kernels to disk against cp
   libs       librocrand1's and librocsparse0's whole host libraries against
              cp; llvm-readelf, a second run (idempotence) and a load with
              test/FatBinary's fake HIP runtime check each output
@@ -84,7 +86,8 @@ def main():
     ap.add_argument("--shapes-scale", type=float, default=1 / 16,
                     help="shapes suite: the largest objects' share of the "
                     "full counts (1: 14 075 Tensile kernels, 100 000 small "
-                    "ones; default 1/16)")
+                    "ones, a host library of 798 code objects; default "
+                    "1/16)")
     ap.add_argument("--keep-outputs", action="store_true",
                     help="keep the many suite's output directories")
     ap.add_argument("--baseline", default="",
@@ -92,7 +95,8 @@ def main():
     ap.add_argument("--only", default="",
                     help="comma-separated input names to measure (synthetic:"
                     " tiny-2, k1000, ...; real: rs-gfx803, rw-gfx1030, ...; "
-                    "libs: librocrand1, librocsparse0)")
+                    "libs: librocrand1, librocsparse0; shapes: tensile, "
+                    "small, host or one size, e.g. host-49)")
     a = ap.parse_args()
     suites = (list(SUITES) if a.suite == "all" else
               [s for s in a.suite.split(",") if s])

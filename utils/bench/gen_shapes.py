@@ -21,9 +21,19 @@ gigabytes. Descriptors (`.amdhsa_kernel`) and code come from llvm-mc, the
 layout from ld.lld -shared, as gen.py's.
 
 Usage: gen_shapes.py SHAPE OUT.s [--scale S] [--kernels N] [--mcpu gfx90a]
+                     [--words W] [--labels L] [--debug-bytes B] [--comment T]
   --scale S     multiply the shape's kernel count (default 1; e.g. 0.0625)
   --kernels N   exactly N kernels (overrides --scale)
+  --mcpu ID     the target ID (gfx90a, gfx90a:xnack+, gfx803, gfx1030...):
+                llvm-mc's -mcpu is the processor, -mattr=+xnack or -xnack
+                its feature (target_mcpu); the assembly fits gfx8 to gfx10
+  --words W     code words per kernel (overrides the shape's)
+  --labels L    local labels per kernel (overrides the shape's; 0: none)
+  --debug-bytes B  a non-loaded .debug_info-like section of B bytes
+  --comment T   a .comment section holding the string T (as clang's
+                compiler identification)
 Writes OUT.s and OUT.s.note (the note's descriptor, included by OUT.s).
+The host shape (gen_host.py) builds its code objects with these options.
 """
 
 import argparse
@@ -38,6 +48,16 @@ SHAPES = {
     "tensile": (14075, 4608, 128, 36),
     "small": (100000, 160, 8, 8),
 }
+
+
+def target_mcpu(target_id):
+    """llvm-mc's options for a target ID: ["-mcpu=P"] and, for a
+    ":xnack+" or ":xnack-" feature, "-mattr=+xnack" or "-mattr=-xnack"."""
+    proc, _, feat = target_id.partition(":")
+    argv = ["-mcpu=" + proc]
+    if feat:
+        argv.append("-mattr=" + feat[-1] + feat[:-1])
+    return argv
 
 
 def kernel_name(shape, i):
@@ -110,7 +130,7 @@ def args_of(nargs):
     return args, (off + 7) & ~7
 
 
-def kernel_md(name, args, kernarg_size, sgpr_count):
+def kernel_md(name, args, kernarg_size, sgpr_count, wave=64):
     md = {
         ".agpr_count": 0, ".args": args,
         ".group_segment_fixed_size": 28672, ".kernarg_segment_align": 8,
@@ -120,7 +140,7 @@ def kernel_md(name, args, kernarg_size, sgpr_count):
         ".sgpr_count": sgpr_count, ".sgpr_spill_count": 0,
         ".symbol": name + ".kd", ".uniform_work_group_size": 1,
         ".uses_dynamic_stack": False, ".vgpr_count": 128,
-        ".vgpr_spill_count": 0, ".wavefront_size": 64,
+        ".vgpr_spill_count": 0, ".wavefront_size": wave,
     }
     return dict(sorted(md.items()))
 
@@ -138,8 +158,7 @@ KERNEL_HEAD = """\
 """
 
 KERNEL_TAIL = """\
-\tglobal_store_dword v0, v1, s[0:1]
-\ts_endpgm
+{store}\ts_endpgm
 .Lfunc_end{i}:
 \t.size\t{k}, .Lfunc_end{i}-{k}
 \t.section\t.rodata,"a",@progbits
@@ -153,8 +172,7 @@ KERNEL_TAIL = """\
 \t\t.amdhsa_system_sgpr_workgroup_id_x 1
 \t\t.amdhsa_next_free_vgpr 128
 \t\t.amdhsa_next_free_sgpr {nsgpr}
-\t\t.amdhsa_accum_offset 128
-\t\t.amdhsa_reserve_vcc 1
+{accum}\t\t.amdhsa_reserve_vcc 1
 \t\t.amdhsa_reserve_flat_scratch 0
 \t.end_amdhsa_kernel
 """
@@ -167,13 +185,30 @@ def main():
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--kernels", type=int, default=0)
     ap.add_argument("--mcpu", default="gfx90a")
+    ap.add_argument("--words", type=int, default=0)
+    ap.add_argument("--labels", type=int, default=-1)
+    ap.add_argument("--debug-bytes", type=int, default=0)
+    ap.add_argument("--comment", default="")
     a = ap.parse_args()
     full, words, labels, nargs = SHAPES[a.shape]
+    words = a.words or words
+    labels = labels if a.labels < 0 else a.labels
     n = a.kernels or max(1, int(round(full * a.scale)))
     nsgpr = 80
     args, kernarg = args_of(nargs)
     # Code between labels: the kernel's words spread over its labels.
-    chunk = max(1, words // labels)
+    chunk = max(1, words // max(1, labels))
+    # What differs between targets: gfx8 has no global_* instructions,
+    # only gfx90a and later have AGPRs split off at accum_offset, gfx10 and
+    # later run wave32 (the descriptor's default there).
+    proc = a.mcpu.split(":")[0]
+    gen = int(proc[3:-2])
+    store = ("\tflat_store_dword v[0:1], v1\n" if gen < 9 else
+             "\tglobal_store_dword v0, v1, s[0:1]\n")
+    accum = ("\t\t.amdhsa_accum_offset 128\n"
+             if proc == "gfx90a" or proc.startswith("gfx94") or
+             proc.startswith("gfx95") else "")
+    wave = 32 if gen >= 10 else 64
 
     md_kernels = []
     note = os.path.abspath(a.out + ".note")
@@ -188,10 +223,20 @@ def main():
             for j in range(labels):
                 body.append("label_{:04d}_k{}:\n\t.fill {}, 4, 0x{:08x}\n"
                             .format(j, i, chunk, S_NOP_0))
+            if not labels:
+                body.append("\t.fill {}, 4, 0x{:08x}\n".format(words,
+                                                               S_NOP_0))
             w("".join(body))
-            w(KERNEL_TAIL.format(k=k, i=i, kernarg=kernarg, nsgpr=nsgpr))
-            md_kernels.append(kernel_md(k, args, kernarg, nsgpr + 6))
+            w(KERNEL_TAIL.format(k=k, i=i, kernarg=kernarg, nsgpr=nsgpr,
+                                 store=store, accum=accum))
+            md_kernels.append(kernel_md(k, args, kernarg, nsgpr + 6, wave))
         w("\t.text\n\t.p2alignl 6, 3212836864\n\t.fill 256, 4, 3212836864\n")
+        if a.debug_bytes:
+            w('\t.section\t.debug_info,"",@progbits\n')
+            w("\t.fill {}, 1, 0x5a\n".format(a.debug_bytes))
+        if a.comment:
+            w('\t.section\t.comment,"MS",@progbits,1\n')
+            w('\t.asciz\t"{}"\n'.format(a.comment))
         top = {"amdhsa.kernels": md_kernels,
                "amdhsa.target": "amdgcn-amd-amdhsa--" + a.mcpu,
                "amdhsa.version": [1, 2]}

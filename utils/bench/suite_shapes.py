@@ -6,6 +6,8 @@ per-symbol and per-metadata-byte costs stay linear):
   tensile  rocBLAS's Tensile objects: at S=1, 14 075 kernels, 1.8M local
            symbols, a 50 MB metadata note, 250 MB of code (~390 MiB)
   small    many small kernels: at S=1, 100 000 kernels of < 1 KiB
+  host     a HIP host library shaped as librocsparse0's (gen_host.py): at
+           S=1, 114 bundles of 7 code objects (798), ~1.3 GB
 
 Every command is timed until its output is on disk: `sh -c 'CMD && sync
 OUT'`, after an untimed sync, for cp and every command that writes. Against
@@ -15,24 +17,49 @@ object, -passes=swap-kernels<with=FILE> (FILE: its first 16 kernels) and a
 plain llvm-objcopy copy. Peak RSS is set against the bytes that may have to
 be read or rewritten (the file less its code) + 64 MiB. -time-passes of the
 rewrite, verify and print<kernels> on the largest object of each shape.
+
+The host libraries: -passes=trampoline,stub-syms against cp of its output
+(the rewritten library), -passes=verify of the rewritten library against
+cp of that file, -passes=restore against cp of the original (its output);
+the goal for a whole library is 1.2x, peak RSS 512 MiB (the libs suite's
+bound). Checked on each: restore gives back the original byte for byte,
+and the rewritten library loads with test/FatBinary's fake HIP runtime,
+every bundle it registers the library's bytes (fatbin.py check-capture).
 """
 
+import filecmp
 import os
+import shutil
 import subprocess
 import sys
 
+import gen_host
 from common import HERE, LLVM, MCPU, MiB, log, mib, ms, sh, sync, target
 from inputs import exec_bytes
 from machine import LoadMeter
+from suite_libs import RSS_LIMIT, fake_hip
 from timing import rotate
 
-FULL = {"tensile": 14075, "small": 100000}
+# Kernels per object; for host, code objects per library (7 per bundle).
+FULL = {"tensile": 14075, "small": 100000, "host": 800}
+HOST_TARGETS = len(gen_host.TARGETS)
+# Issue 45's goal for a whole HIP library: 1.2x cp of its own output.
+HOST_GOAL = 1.2
 
 
 def shaped(cache, shape, n, name):
     """Generates, assembles and links one object (cached)."""
     so = os.path.join(cache, name + ".so")
     if os.path.exists(so):
+        return so
+    if shape == "host":
+        log("generating {} ({} code objects)".format(name, n))
+        p = subprocess.run(
+            [sys.executable, os.path.join(HERE, "gen_host.py"), so,
+             "--bundles", str(n // HOST_TARGETS), "--objects",
+             os.path.join(cache, "host-objects")],
+            check=True, capture_output=True, text=True)
+        log(p.stdout.strip())
         return so
     log("generating {} ({} {} kernels)".format(name, n, shape))
     s = os.path.join(cache, name + ".s")
@@ -67,6 +94,74 @@ def section_sizes(path):
     return syms, note
 
 
+def host_checks(a, path, rew, work):
+    """restore gives back path byte for byte; rew loads with the fake HIP
+    runtime, every bundle it registers rew's bytes. Returns (ok, a line)."""
+    back = os.path.join(work, "shape-restored.so")
+    sh([a.tool, "-passes=restore", rew, "-o", back],
+       stderr=subprocess.DEVNULL)
+    same = filecmp.cmp(path, back, shallow=False)
+    os.unlink(back)
+    line = "restore {}".format("byte-identical" if same else
+                               "DIFFERENT BYTES")
+    fh = fake_hip(a, work)
+    if not fh:
+        return same, line + "; not loaded (no fake HIP runtime)"
+    dump = os.path.join(work, "host-dump")
+    shutil.rmtree(dump, ignore_errors=True)
+    os.makedirs(dump)
+    env = dict(os.environ, FAKE_HIP_DUMP_DIR=dump,
+               LD_PRELOAD=os.path.join(fh, "libfakehip.so"),
+               LD_LIBRARY_PATH=os.path.join(fh, "stand-in"))
+    p = subprocess.run([os.path.join(fh, "run-fat"), rew], env=env,
+                       capture_output=True, text=True)
+    c = subprocess.run(
+        [sys.executable, os.path.join(a.root, "test", "FatBinary", "Inputs",
+                                      "fatbin.py"), "check-capture", dump,
+         rew], capture_output=True, text=True)
+    shutil.rmtree(dump, ignore_errors=True)
+    loads = p.returncode == 0 and c.returncode == 0
+    last = (c.stdout.strip().splitlines() or ["?"])[-1]
+    line += "; the rewritten library {} with the fake HIP runtime ({})".format(
+        "loads" if loads else "FAILS to load", last if loads else
+        (p.stdout + p.stderr + c.stdout).strip()[-300:])
+    return same and loads, line
+
+
+def measure_host(a, n, name, path, out, rew, work):
+    """A host library's rewrite, verify and restore (of the rewritten one,
+    rew) against cp of the input and of rew, then host_checks."""
+    tool = a.tool
+    size = os.path.getsize(path)
+    sh([tool, "-passes=trampoline,stub-syms", path, "-o", rew])
+    cmds = {
+        "cp": to_disk(["cp", path, out], out),
+        "cp-out": to_disk(["cp", rew, out], out),
+        "rewrite": to_disk([tool, "-passes=trampoline,stub-syms", path,
+                            "-o", out], out),
+        "verify": [tool, "-passes=verify", "-disable-output", rew],
+        "restore": to_disk([tool, "-passes=restore", rew, "-o", out], out),
+    }
+    if a.baseline:
+        b = a.baseline
+        cmds["b-rewrite"] = to_disk([b, "-passes=trampoline,stub-syms", path,
+                                     "-o", out], out)
+        cmds["b-verify"] = [b, "-passes=verify", "-disable-output", rew]
+        cmds["b-restore"] = to_disk([b, "-passes=restore", rew, "-o", out],
+                                    out)
+    reps = a.reps if size < 64 * MiB else max(3, min(a.reps, 5))
+    log("measuring {} ({} code objects, {} MiB, {} reps)".format(
+        name, n, mib(size), reps))
+    med, rss = rotate(cmds, out, reps, before=lambda k: sync())
+    ok, checks = host_checks(a, path, rew, work)
+    bundles = n // HOST_TARGETS
+    kernels = HOST_TARGETS * sum(gen_host.CLASSES[gen_host.class_of(
+        i, bundles)][0] for i in range(bundles))
+    return dict(shape="host", n=n, bundles=bundles, kernels=kernels,
+                size=size, out=os.path.getsize(rew), med=med, rss=rss,
+                path=path, ok=ok, checks=checks)
+
+
 def time_passes(tool, argv, work):
     sync()
     p = subprocess.run([tool, "-time-passes", "--threads=1"] + argv,
@@ -78,9 +173,12 @@ def suite_shapes(a, work):
     scale = a.shapes_scale
     only = set(filter(None, a.only.split(",")))
     inputs = []
-    for shape in ("tensile", "small"):
+    for shape in ("tensile", "small", "host"):
         for f in (16, 4, 1):
             n = max(1, int(round(FULL[shape] * scale / f)))
+            if shape == "host":  # whole bundles
+                n = HOST_TARGETS * max(1, int(round(FULL[shape] * scale / f /
+                                                    HOST_TARGETS)))
             name = "{}-{}".format(shape, n)
             if not only or name in only or shape in only:
                 inputs.append((shape, n, name))
@@ -99,9 +197,13 @@ def suite_shapes(a, work):
     rew = os.path.join(work, "shape-rewritten.co")
     meter = LoadMeter()
     rows = {}
+    hosts = {}
     for shape, n, name in inputs:
         path = paths[name]
         size = os.path.getsize(path)
+        if shape == "host":
+            hosts[name] = measure_host(a, n, name, path, out, rew, work)
+            continue
         code = exec_bytes(path)
         syms, note = section_sizes(path)
         sh([tool, "-passes=trampoline,stub-syms", path, "-o", rew])
@@ -148,6 +250,68 @@ def suite_shapes(a, work):
           "until the output is on disk (sync); peak RSS from wait4().".format(
               a.reps))
     print("Machine: " + load)
+    if rows:
+        report_objects(a, rows)
+    if hosts:
+        report_hosts(a, hosts)
+
+    print()
+    print("Targets (issue 45):")
+    for name, r in rows.items():
+        if r["n"] != max(x["n"] for x in rows.values()
+                         if x["shape"] == r["shape"]):
+            continue
+        m, rs = r["med"], r["rss"]
+        bound = r["size"] - r["code"] + 64 * MiB
+        for k in ("rewrite", "verify", "print", "restore", "swap"):
+            if k not in m:
+                continue
+            x = m[k] / m["cp"]
+            target("{} {}: {:.2f}x cp (<= 3)".format(name, k, x), x <= 3)
+            target("{} {}: peak RSS {} MiB (<= {} MiB: file - code + 64)"
+                   .format(name, k, mib(rs[k]), mib(bound)), rs[k] <= bound)
+    if hosts:
+        name, r = max(hosts.items(), key=lambda x: x[1]["n"])
+        m, rs = r["med"], r["rss"]
+        x = m["rewrite"] / m["cp-out"]
+        target("{} rewrite: {:.2f}x cp of its output (<= {})".format(
+            name, x, HOST_GOAL), x <= HOST_GOAL)
+        for k, yard in (("verify", "cp-out"), ("restore", "cp")):
+            x = m[k] / m[yard]
+            target("{} {}: {:.2f}x {} (<= 3)".format(name, k, x, yard),
+                   x <= 3)
+        for k in ("rewrite", "verify", "restore"):
+            target("{} {}: peak RSS {} MiB (<= {} MiB)".format(
+                name, k, mib(rs[k]), mib(RSS_LIMIT)), rs[k] <= RSS_LIMIT)
+        target("{}: {}".format(name, r["checks"]), r["ok"])
+
+    for shape in ("tensile", "small", "host"):
+        big = [(k, v) for k, v in list(rows.items()) + list(hosts.items())
+               if v["shape"] == shape]
+        if not big:
+            continue
+        name, r = max(big, key=lambda x: x[1]["n"])
+        passes = (("rewrite", ["-passes=trampoline,stub-syms"]),
+                  ("verify", ["-passes=verify"]),
+                  ("print<kernels>", ["-passes=print<kernels>"]))
+        for what, p in passes[:1] if shape == "host" else passes:
+            print()
+            print("-time-passes --threads=1, {}, {}:".format(what, name))
+            argv = p + [r["path"], "-o", os.path.join(work, "tp.co")]
+            if what != "rewrite":
+                argv = p + ["-disable-output", r["path"]]
+            txt = time_passes(tool, argv, work)
+            # print<kernels>'s report itself is not of interest here.
+            lines = txt.splitlines()
+            start = next((i for i, l in enumerate(lines)
+                          if "===---" in l), 0)
+            print("\n".join(lines[max(0, start - 1):]))
+        tp = os.path.join(work, "tp.co")
+        if os.path.exists(tp):
+            os.unlink(tp)
+
+
+def report_objects(a, rows):
     print()
     hdr = ("input", "kernels", "symbols", "note MB", "MiB", "cp ms",
            "rewrite", "verify", "print", "restore", "RSS MiB", "bound")
@@ -198,42 +362,56 @@ def suite_shapes(a, work):
                 (r["med"]["rewrite"] - r["med"]["cp"]) / r["n"] * 1e6)
             for r in rs_))
 
-    print()
-    print("Targets (issue 45):")
-    for name, r in rows.items():
-        if r["n"] != max(x["n"] for x in rows.values()
-                         if x["shape"] == r["shape"]):
-            continue
-        m, rs = r["med"], r["rss"]
-        bound = r["size"] - r["code"] + 64 * MiB
-        for k in ("rewrite", "verify", "print", "restore", "swap"):
-            if k not in m:
-                continue
-            x = m[k] / m["cp"]
-            target("{} {}: {:.2f}x cp (<= 3)".format(name, k, x), x <= 3)
-            target("{} {}: peak RSS {} MiB (<= {} MiB: file - code + 64)"
-                   .format(name, k, mib(rs[k]), mib(bound)), rs[k] <= bound)
 
-    for shape in ("tensile", "small"):
-        big = [r for r in rows.values() if r["shape"] == shape]
-        if not big:
-            continue
-        r = max(big, key=lambda x: x["n"])
-        name = [k for k, v in rows.items() if v is r][0]
-        for what, p in (("rewrite", ["-passes=trampoline,stub-syms"]),
-                        ("verify", ["-passes=verify"]),
-                        ("print<kernels>", ["-passes=print<kernels>"])):
-            print()
-            print("-time-passes --threads=1, {}, {}:".format(what, name))
-            argv = p + [r["path"], "-o", os.path.join(work, "tp.co")]
-            if what != "rewrite":
-                argv = p + ["-disable-output", r["path"]]
-            txt = time_passes(tool, argv, work)
-            # print<kernels>'s report itself is not of interest here.
-            lines = txt.splitlines()
-            start = next((i for i, l in enumerate(lines)
-                          if "===---" in l), 0)
-            print("\n".join(lines[max(0, start - 1):]))
-        tp = os.path.join(work, "tp.co")
-        if os.path.exists(tp):
-            os.unlink(tp)
+
+def report_hosts(a, hosts):
+    print()
+    print("HIP host libraries shaped as librocsparse0's (gen_host.py): "
+          "rewrite and verify")
+    print("against cp of the rewritten library (its output, the file verify "
+          "reads), restore")
+    print("(of the rewritten one) against cp of the original (its output)")
+    print()
+    fmt = ("{:<10} {:>7} {:>7} {:>7} {:>6} {:>7} {:>7} {:>7} {:>7} {:>7} "
+           "{:>7} {:>11}")
+    print(fmt.format("input", "objects", "kernels", "bundles", "MiB",
+                     "out MiB", "cp ms", "cp-out", "rewrite", "verify",
+                     "restore", "RSS MiB"))
+    print(fmt.format("", "", "", "", "", "", "", "ms", "x cp-out",
+                     "x cp-out", "x cp", "rw/vf/rs"))
+    for name, r in hosts.items():
+        m, rs = r["med"], r["rss"]
+        print(fmt.format(
+            name, r["n"], r["kernels"], r["bundles"], mib(r["size"]),
+            mib(r["out"]), ms(m["cp"]), ms(m["cp-out"]),
+            "{:.2f}".format(m["rewrite"] / m["cp-out"]),
+            "{:.2f}".format(m["verify"] / m["cp-out"]),
+            "{:.2f}".format(m["restore"] / m["cp"]),
+            "/".join("{:.0f}".format(rs[k] / MiB) for k in
+                     ("rewrite", "verify", "restore"))))
+    print()
+    print("Wall ms (CPU ms):")
+    for name, r in hosts.items():
+        m = r["med"]
+        keys = [k for k in m if not k.endswith("-cpu")]
+        print("  {:<10} ".format(name) + "  ".join(
+            "{} {} ({})".format(k, ms(m[k]), ms(m[k + "-cpu"])) for k in keys))
+    if a.baseline:
+        print()
+        print("Baseline {} (same alternating runs), wall and peak RSS:"
+              .format(a.baseline))
+        for name, r in hosts.items():
+            m, rs = r["med"], r["rss"]
+            print("  {:<10} ".format(name) + "  ".join(
+                "{} {}->{} ms {}->{} MiB".format(
+                    k, ms(m["b-" + k]), ms(m[k]), mib(rs["b-" + k]),
+                    mib(rs[k]))
+                for k in ("rewrite", "verify", "restore")))
+    print()
+    print("Scaling (rewrite): " + ", ".join(
+        "{} objects {:.0f} us each ({:.0f} us above cp-out)".format(
+            r["n"], r["med"]["rewrite"] / r["n"] * 1e6,
+            (r["med"]["rewrite"] - r["med"]["cp-out"]) / r["n"] * 1e6)
+        for r in hosts.values()))
+    for name, r in hosts.items():
+        print("  {}: {}".format(name, r["checks"]))
