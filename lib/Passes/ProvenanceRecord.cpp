@@ -518,10 +518,29 @@ Expected<OutputPieces> hotswap::checkedOriginal(const ProvenanceRecord &R,
                                                 ArrayRef<uint8_t> File,
                                                 const RebuildFn &Rebuild,
                                                 const ReleaseFn &Release) {
+  Expected<OriginalAhead> A = originalAheadOfCheck(R, File, Rebuild, Release);
+  if (!A)
+    return A.takeError();
+  if (Error E = A->DigestCheck())
+    return std::move(E);
+  return std::move(A->Pieces);
+}
+
+Expected<OriginalAhead>
+hotswap::originalAheadOfCheck(const ProvenanceRecord &R, ArrayRef<uint8_t> File,
+                              const RebuildFn &Rebuild,
+                              const ReleaseFn &Release) {
   if (R.Rebuilt.empty()) {
-    if (Error E = checkProvenance(R, File, {}, Release))
+    if (Error E = checkHeld(R, File))
       return std::move(E);
-    return originalPieces(R, File);
+    OriginalAhead A;
+    A.Pieces = originalPieces(R, File);
+    A.DigestCheck = [R, File, Release]() -> Error {
+      if (hashOriginal(R, File, Release) != R.OriginalSHA256)
+        return notTheOriginal(R);
+      return Error::success();
+    };
+    return std::move(A);
   }
   if (!Rebuild)
     return makeError("its provenance record rebuilds " +
@@ -532,7 +551,8 @@ Expected<OutputPieces> hotswap::checkedOriginal(const ProvenanceRecord &R,
     return std::move(E);
   // The file's bytes but in the rebuilt ranges (holes, zeros where no
   // piece of a rebuilt bundle goes), then the held ranges' originals.
-  OutputPieces P;
+  OriginalAhead A;
+  OutputPieces &P = A.Pieces;
   uint64_t Pos = 0;
   for (const RebuiltRange &G : R.Rebuilt) {
     if (G.Offset > Pos)
@@ -568,21 +588,12 @@ Expected<OutputPieces> hotswap::checkedOriginal(const ProvenanceRecord &R,
     if (Release)
       Release(File.slice(G.SourceOffset, G.SourceSize));
   }
-  if (hashPieces(P, R.OriginalSize, File, Release) != R.OriginalSHA256)
-    return notTheOriginal(R);
-  return std::move(P);
-}
-
-Expected<OriginalAhead>
-hotswap::originalAheadOfCheck(const ProvenanceRecord &R, ArrayRef<uint8_t> File,
-                              const ReleaseFn &Release) {
-  assert(R.Rebuilt.empty() && "rebuilt ranges: checkedOriginal");
-  if (Error E = checkHeld(R, File))
-    return std::move(E);
-  OriginalAhead A;
-  A.Pieces = originalPieces(R, File);
-  A.DigestCheck = [R, File, Release]() -> Error {
-    if (hashOriginal(R, File, Release) != R.OriginalSHA256)
+  // The pieces, not the buffers they point into (which stay in A.Pieces,
+  // whose owner keeps them until the check is done).
+  OutputPieces Hashed;
+  Hashed.Pieces = P.Pieces;
+  A.DigestCheck = [R, File, Release, Hashed = std::move(Hashed)]() -> Error {
+    if (hashPieces(Hashed, R.OriginalSize, File, Release) != R.OriginalSHA256)
       return notTheOriginal(R);
     return Error::success();
   };

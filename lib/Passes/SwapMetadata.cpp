@@ -76,8 +76,10 @@ Error swap::fitMetadata(const KernelsAnalysis::Result &R,
                         std::vector<SwapPlan> &Plans) {
   const Section &S = *R.MetadataSection;
   for (;;) {
-    Expected<CodeObjectMetadata> MD =
-        CodeObjectMetadata::parse(S.contents(), S.Orig ? S.Orig->Offset : 0);
+    // A trial: the section's bytes outlive it unchanged (borrowed, not
+    // copied: a Tensile object's note is 49 MB).
+    Expected<CodeObjectMetadata> MD = CodeObjectMetadata::parse(
+        S.contents(), S.Orig ? S.Orig->Offset : 0, /*Borrow=*/true);
     if (!MD)
       return MD.takeError();
     for (const SwapPlan &P : Plans) {

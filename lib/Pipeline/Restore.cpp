@@ -44,13 +44,21 @@ void countRestored(const PipelineOptions &Opts) {
                        "rewrite");
 }
 
+/// Turns a failed check of the record into what a user is told.
+using ExplainFn = std::function<Error(Error)>;
+
 /// The original of the file \p Input, whose model is \p Obj, as pieces of
 /// \p Input; nullopt when it has no record. \p Later: see
-/// restoreCodeObject.
+/// restoreCodeObject. A failed check goes through \p Explain, when set,
+/// whether it fails here or later.
 Expected<std::optional<CodeObjectRun::Original>>
 originalOf(const Object &Obj, ArrayRef<uint8_t> Input,
            const PipelineOptions &Opts, const RebuildFn &Rebuild = {},
-           std::unique_ptr<EarlyJob> *Later = nullptr) {
+           std::unique_ptr<EarlyJob> *Later = nullptr,
+           const ExplainFn &Explain = {}) {
+  auto Told = [&](Error E) -> Error {
+    return Explain ? Explain(std::move(E)) : std::move(E);
+  };
   Expected<std::optional<ProvenanceRecord>> Rec = readProvenance(Obj);
   if (!Rec)
     return Rec.takeError();
@@ -58,13 +66,17 @@ originalOf(const Object &Obj, ArrayRef<uint8_t> Input,
     return std::nullopt;
   // The digest of a 400 MB original takes as long as writing it: on the
   // pool, while it is written.
-  if (Later && Opts.ThreadPool && (*Rec)->Rebuilt.empty()) {
+  if (Later && Opts.ThreadPool) {
     Expected<OriginalAhead> A =
-        originalAheadOfCheck(**Rec, Input, Opts.ReleaseInput);
+        originalAheadOfCheck(**Rec, Input, Rebuild, Opts.ReleaseInput);
     if (!A)
-      return A.takeError();
-    *Later =
-        std::make_unique<EarlyJob>(Opts.ThreadPool, std::move(A->DigestCheck));
+      return Told(A.takeError());
+    *Later = std::make_unique<EarlyJob>(
+        Opts.ThreadPool,
+        [Check = std::move(A->DigestCheck), Explain]() -> Error {
+          Error E = Check();
+          return E && Explain ? Explain(std::move(E)) : std::move(E);
+        });
     CodeObjectRun::Original O;
     O.Size = (*Rec)->OriginalSize;
     O.Pieces = std::move(A->Pieces);
@@ -75,7 +87,7 @@ originalOf(const Object &Obj, ArrayRef<uint8_t> Input,
   Expected<OutputPieces> Pieces =
       checkedOriginal(**Rec, Input, Rebuild, Opts.ReleaseInput);
   if (!Pieces)
-    return Pieces.takeError();
+    return Told(Pieces.takeError());
   CodeObjectRun::Original O;
   O.Size = (*Rec)->OriginalSize;
   O.Pieces = std::move(*Pieces);
@@ -111,26 +123,29 @@ Expected<Rewritten> restoreHostInput(ArrayRef<uint8_t> Input,
   Expected<std::unique_ptr<Object>> Host = readObject(Ref, RO);
   if (!Host)
     return Host.takeError();
-  Expected<std::optional<CodeObjectRun::Original>> O =
-      originalOf(**Host, Input, Opts, hostRebuilder(Input, Opts));
-  if (!O) {
-    // Say why the record no longer leads back when another tool laid the
-    // file out again (the record parsed: only its check failed).
-    Expected<std::optional<ProvenanceRecord>> Rec = readProvenance(**Host);
+  // Say why the record no longer leads back when another tool laid the
+  // file out again (the record parsed: only its check failed).
+  const Object *H = Host->get();
+  ExplainFn Explain = [H](Error E) -> Error {
+    Expected<std::optional<ProvenanceRecord>> Rec = readProvenance(*H);
     if (Rec && *Rec)
-      if (std::optional<std::string> Why = hostLaidOutAgain(**Host, **Rec)) {
-        consumeError(O.takeError());
+      if (std::optional<std::string> Why = hostLaidOutAgain(*H, **Rec)) {
+        consumeError(std::move(E));
         return makeError(*Why + ": its provenance record cannot give the "
                                 "original back");
       }
     if (!Rec)
       consumeError(Rec.takeError());
+    return E;
+  };
+  Rewritten R;
+  Expected<std::optional<CodeObjectRun::Original>> O = originalOf(
+      **Host, Input, Opts, hostRebuilder(Input, Opts), &R.Check, Explain);
+  if (!O)
     return O.takeError();
-  }
   if (!*O)
     return noRecord("host binary");
   countRestored(Opts);
-  Rewritten R;
   R.Size = (*O)->Size;
   R.Pieces = std::move((*O)->Pieces);
   R.Model = std::move(*Host);

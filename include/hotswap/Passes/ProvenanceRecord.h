@@ -219,19 +219,20 @@ llvm::Expected<OutputPieces> checkedOriginal(const ProvenanceRecord &R,
                                              const RebuildFn &Rebuild = {},
                                              const ReleaseFn &Release = {});
 
-/// checkedOriginal for a record without rebuilt ranges, in two parts, for
-/// a caller that writes the original while its digest is computed: the
-/// pieces (originalPieces), once the checks that read little passed (the
-/// file's size, the edited ranges), and DigestCheck, the check of the
-/// original's SHA-256 (\p Release as in checkProvenance), which the caller
-/// must run, and see succeed, before it keeps what it wrote. \p R's ranges
-/// and \p File must outlive DigestCheck.
+/// checkedOriginal in two parts, for a caller that writes the original
+/// while its digest is computed: the pieces, once every other check passed
+/// (the file's size, the edited ranges, each rebuilt range rebuilt), and
+/// DigestCheck, the check of the original's SHA-256 (\p Release as in
+/// checkProvenance), which the caller must run, and see succeed, before it
+/// keeps what it wrote. \p R's ranges, \p File and the buffers Pieces owns
+/// must outlive DigestCheck.
 struct OriginalAhead {
   OutputPieces Pieces;
   std::function<llvm::Error()> DigestCheck;
 };
 llvm::Expected<OriginalAhead> originalAheadOfCheck(const ProvenanceRecord &R,
                                                    llvm::ArrayRef<uint8_t> File,
+                                                   const RebuildFn &Rebuild,
                                                    const ReleaseFn &Release);
 
 /// Lowercase hex of a digest.
