@@ -51,6 +51,31 @@ Symbol SymbolTable::inputSymbol(size_t K) const {
   return S;
 }
 
+void SymbolTable::scanInput(function_ref<bool(size_t)> Each) const {
+  const bool Release = Owner && InputRecords.size() >= ReleaseFrom;
+  constexpr size_t Step = ReleaseFrom / sizeof(object::ELF64LE::Sym);
+  size_t Done = 0; // records handed back
+  size_t K = 0;
+  for (; K != InputCount; ++K) {
+    if (!Each(K))
+      break;
+    if (Release && K + 1 - Done == Step) {
+      Owner->releaseInput(
+          InputRecords.slice(Done * sizeof(object::ELF64LE::Sym),
+                             Step * sizeof(object::ELF64LE::Sym)));
+      Done = K + 1;
+    }
+  }
+  if (!Release)
+    return;
+  const size_t End = std::min(K + 1, InputCount);
+  if (End > Done)
+    Owner->releaseInput(
+        InputRecords.slice(Done * sizeof(object::ELF64LE::Sym),
+                           (End - Done) * sizeof(object::ELF64LE::Sym)));
+  Owner->releaseInput(InputStr);
+}
+
 void SymbolTable::materialize() const {
   if (isMaterialized())
     return;
@@ -59,8 +84,10 @@ void SymbolTable::materialize() const {
     return;
   std::vector<Symbol> All;
   All.reserve(InputCount + Symbols.size());
-  for (size_t K = 0; K != InputCount; ++K)
+  scanInput([&](size_t K) {
     All.push_back(inputSymbol(K));
+    return true;
+  });
   All.insert(All.end(), Symbols.begin(), Symbols.end());
   Symbols = std::move(All);
   Materialized.store(true, std::memory_order_release);
@@ -68,8 +95,10 @@ void SymbolTable::materialize() const {
 
 void SymbolTable::forEach(function_ref<void(const Symbol &)> F) const {
   if (!isMaterialized())
-    for (size_t K = 0; K != InputCount; ++K)
+    scanInput([&](size_t K) {
       F(inputSymbol(K));
+      return true;
+    });
   for (const Symbol &S : Symbols)
     F(S);
 }
@@ -77,11 +106,13 @@ void SymbolTable::forEach(function_ref<void(const Symbol &)> F) const {
 void SymbolTable::forEachOfType(uint8_t Type,
                                 function_ref<void(const Symbol &)> F) const {
   if (!isMaterialized())
-    for (size_t K = 0; K != InputCount; ++K)
+    scanInput([&](size_t K) {
       if (recordAt<object::ELF64LE::Sym>(InputRecords,
                                          K * sizeof(object::ELF64LE::Sym))
               .getType() == Type)
         F(inputSymbol(K));
+      return true;
+    });
   for (const Symbol &S : Symbols)
     if (S.Type == Type)
       F(S);
@@ -121,12 +152,18 @@ std::optional<Symbol> SymbolTable::find(StringRef Name) const {
 
 std::optional<Symbol>
 SymbolTable::findIf(function_ref<bool(const Symbol &)> Pred) const {
-  if (!isMaterialized())
-    for (size_t K = 0; K != InputCount; ++K) {
+  if (!isMaterialized()) {
+    std::optional<Symbol> Found;
+    scanInput([&](size_t K) {
       Symbol S = inputSymbol(K);
-      if (Pred(S))
-        return S;
-    }
+      if (!Pred(S))
+        return true;
+      Found = S;
+      return false;
+    });
+    if (Found)
+      return Found;
+  }
   for (const Symbol &S : Symbols)
     if (Pred(S))
       return S;

@@ -559,6 +559,7 @@ Error Reader::readSymbolTable(Section &Sec) {
   T->InputRecords = D.slice(std::min<uint64_t>(Count, 1) * sizeof(Elf_Sym),
                             (Count ? Count - 1 : 0) * sizeof(Elf_Sym));
   T->InputStr = Str;
+  T->Owner = &Obj;
   T->InputSections.reserve(Obj.Sections.size());
   for (const auto &S : Obj.Sections)
     T->InputSections.push_back(S.get());

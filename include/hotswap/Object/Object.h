@@ -191,6 +191,9 @@ public:
   /// of a Tensile object's 1.8M symbols are local labels, STT_NOTYPE).
   void forEachOfType(uint8_t Type,
                      llvm::function_ref<void(const Symbol &)> F) const;
+  /// Input records from which a scan (forEach and the like) hands the
+  /// bytes it read back to the object's owner (Object::releaseInput).
+  static constexpr uint64_t ReleaseFrom = 16u << 20;
   /// The symbols added after the input's, when the table has only had
   /// globals appended and has not been made whole: what a writer that keeps
   /// the input's records writes after them.
@@ -246,6 +249,13 @@ private:
   mutable std::vector<Symbol> Symbols;
   mutable std::atomic<bool> Materialized{true};
   mutable std::mutex MaterializeLock;
+  /// Calls \p Each with the index of every input record, in order; a
+  /// table of ReleaseFrom bytes or more hands its records back behind it
+  /// and its names at the end (Owner's releaseInput: they are read again
+  /// from the file when touched later). \p Each returns false to stop.
+  void scanInput(llvm::function_ref<bool(size_t)> Each) const;
+  /// The object the table belongs to (set by the reader).
+  const Object *Owner = nullptr;
   /// The input's records (the null entry left out), its string table, and
   /// the sections by their input index: what inputSymbol() reads.
   llvm::ArrayRef<uint8_t> InputRecords;
