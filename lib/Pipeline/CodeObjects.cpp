@@ -70,12 +70,14 @@ void pipeline::runCodeObject(CodeObjectRun &Run, const PipelineText &P,
   if (Run.StartHead && !Recorded)
     Run.StartHead(Run.Payload.size());
   // Hashed while the passes run (a new record needs it if the object
-  // changes).
+  // changes; a pipeline without a transform, verify or a printer, changes
+  // nothing and leaves no record).
   std::shared_ptr<InputDigest> Digest = std::move(Run.Digest);
   if (!Digest)
     Digest = std::make_shared<InputDigest>(
         Run.Payload, Opts, Run.InputOffset.has_value(),
-        Recorded ? InputDigest::Ahead::No : InputDigest::Ahead::Pool);
+        Recorded || P.canonical().empty() ? InputDigest::Ahead::No
+                                          : InputDigest::Ahead::Pool);
   if (Error E = runPasses(**Obj, *PM, Opts, &Run.Facts))
     return Fail(std::move(E));
   // A code object's non-loaded tail follows its new segment, each table

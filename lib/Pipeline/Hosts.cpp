@@ -270,17 +270,19 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
   if (StartHead && !Recorded)
     WriteAhead = StartHead(Input.size());
   // Hashed on a pool thread beside the code objects' runs, when there is
-  // a pool and a new record is likely to need it.
+  // a pool and a new record is likely to need it (not without a transform:
+  // verify and the printers change nothing).
+  const bool Likely = !Recorded && !P.canonical().empty();
   auto Digest = std::make_shared<InputDigest>(
       Input, Opts, /*Release=*/true,
-      Recorded ? InputDigest::Ahead::No : InputDigest::Ahead::Pool);
+      Likely ? InputDigest::Ahead::Pool : InputDigest::Ahead::No);
   std::vector<json::Value> JSON;
   if (Error E = checkHostRecord(**Host, Input, P, Opts, JSON))
     return std::move(E);
   Expected<std::vector<BundlePlan>> Plans = planBundles(*HB, Input, Opts);
   if (!Plans)
     return Plans.takeError();
-  if (!Recorded)
+  if (Likely)
     hashAlong(*Plans, Opts);
   std::optional<BundleStream> Stream;
   // (Where no new section can go, placeBundles says why if one is needed.)
