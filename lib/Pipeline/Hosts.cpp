@@ -273,9 +273,9 @@ Expected<Rewritten> pipeline::rewriteHostInput(ArrayRef<uint8_t> Input,
   // a pool and a new record is likely to need it (not without a transform:
   // verify and the printers change nothing).
   const bool Likely = !Recorded && !P.canonical().empty();
-  auto Digest = std::make_shared<InputDigest>(
-      Input, Opts, /*Release=*/true,
-      Likely ? InputDigest::Ahead::Pool : InputDigest::Ahead::No);
+  auto Digest = std::make_shared<InputDigest>(Input, Opts, /*Release=*/true,
+                                              Likely ? InputDigest::Ahead::Pool
+                                                     : InputDigest::Ahead::No);
   std::vector<json::Value> JSON;
   if (Error E = checkHostRecord(**Host, Input, P, Opts, JSON))
     return std::move(E);
