@@ -498,6 +498,14 @@ TEST(MetadataTest, SameSymbolInTwoNotes) {
   S = partitionedSection({Blob, Blob}, &Off);
   EXPECT_NE(parseError(S).find("kernel 'k.kd' is described by the notes"),
             std::string::npos);
+  // A note that repeats a symbol is its own problem first, whether or not
+  // an earlier note has the symbol too (each note's content is checked
+  // before the notes are put together).
+  S = partitionedSection(
+      {metadataBlob({{"k"}}, "t"), metadataBlob({{"k"}, {"k"}}, "t")}, &Off);
+  EXPECT_EQ(parseError(S), "metadata: note at offset " +
+                               ("0x" + utohexstr(Off[1], true)) +
+                               ": kernels 0 and 1 have the same symbol 'k.kd'");
 }
 
 TEST(MetadataTest, NotesAgreeOnVersionAndTarget) {

@@ -96,6 +96,9 @@ public:
         return MD.Kernels[It->second].Index;
       if (!TwoNotes) // reported once every note was read
         TwoNotes = {It->second, Note};
+      // (The map then leads to this note's kernel, so that a second one in
+      // this note is this note's problem, as it is without the first note.)
+      It->second = unsigned(MD.Kernels.size());
     }
     MD.FieldLocs.push_back(K.Fields);
     MD.MapLocs.push_back(K.Map);
