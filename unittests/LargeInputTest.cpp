@@ -219,7 +219,8 @@ TEST(LargeInput, ScansOfALargeSymbolTableHandItsBytesBack) {
 }
 
 TEST(LargeInput, ScansOfASmallSymbolTableHandNothingBack) {
-  std::unique_ptr<Object> Obj = readBytes(manySymbols(1000));
+  std::vector<uint8_t> B = manySymbols(1000); // (the object borrows it)
+  std::unique_ptr<Object> Obj = readBytes(B);
   ASSERT_TRUE(Obj);
   std::vector<ArrayRef<uint8_t>> Released;
   Obj->setInputReleaser(
