@@ -35,6 +35,18 @@ def fake_hip(a, work):
     return d
 
 
+def run_fake_hip(fh, lib, dump):
+    """Loads lib with the fake HIP runtime built in fh (fake_hip), its
+    registrations dumped into the empty directory dump; the run's result."""
+    shutil.rmtree(dump, ignore_errors=True)
+    os.makedirs(dump)
+    env = dict(os.environ, FAKE_HIP_DUMP_DIR=dump,
+               LD_PRELOAD=os.path.join(fh, "libfakehip.so"),
+               LD_LIBRARY_PATH=os.path.join(fh, "stand-in"))
+    return subprocess.run([os.path.join(fh, "run-fat"), lib], env=env,
+                          capture_output=True, text=True)
+
+
 def load_check(a, fh, lib, new, work):
     """Loads lib and new with the fake runtime (as
     test/FatBinary/rewrite-rocrand.test does): the same registrations, and
@@ -44,13 +56,7 @@ def load_check(a, fh, lib, new, work):
     events = []
     for which, path in (("in", lib), ("out", new)):
         dump = os.path.join(work, "dump-" + which)
-        shutil.rmtree(dump, ignore_errors=True)
-        os.makedirs(dump)
-        env = dict(os.environ, FAKE_HIP_DUMP_DIR=dump,
-                   LD_PRELOAD=os.path.join(fh, "libfakehip.so"),
-                   LD_LIBRARY_PATH=os.path.join(fh, "stand-in"))
-        p = subprocess.run([os.path.join(fh, "run-fat"), path], env=env,
-                           capture_output=True, text=True)
+        p = run_fake_hip(fh, path, dump)
         if p.returncode != 0 or "closed" not in p.stdout:
             if which == "in":
                 # The stand-in runtime defines what librocrand needs, not

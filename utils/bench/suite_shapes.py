@@ -37,7 +37,7 @@ import gen_host
 from common import HERE, LLVM, MCPU, MiB, log, mib, ms, sh, sync, target
 from inputs import exec_bytes
 from machine import LoadMeter
-from suite_libs import RSS_LIMIT, fake_hip
+from suite_libs import RSS_LIMIT, fake_hip, run_fake_hip
 from timing import rotate
 
 # Kernels per object; for host, code objects per library (7 per bundle).
@@ -108,13 +108,7 @@ def host_checks(a, path, rew, work):
     if not fh:
         return same, line + "; not loaded (no fake HIP runtime)"
     dump = os.path.join(work, "host-dump")
-    shutil.rmtree(dump, ignore_errors=True)
-    os.makedirs(dump)
-    env = dict(os.environ, FAKE_HIP_DUMP_DIR=dump,
-               LD_PRELOAD=os.path.join(fh, "libfakehip.so"),
-               LD_LIBRARY_PATH=os.path.join(fh, "stand-in"))
-    p = subprocess.run([os.path.join(fh, "run-fat"), rew], env=env,
-                       capture_output=True, text=True)
+    p = run_fake_hip(fh, rew, dump)
     c = subprocess.run(
         [sys.executable, os.path.join(a.root, "test", "FatBinary", "Inputs",
                                       "fatbin.py"), "check-capture", dump,
@@ -167,6 +161,29 @@ def time_passes(tool, argv, work):
     p = subprocess.run([tool, "-time-passes", "--threads=1"] + argv,
                        capture_output=True, text=True, cwd=work)
     return (p.stdout + p.stderr).rstrip()
+
+
+def print_times(a, rows, width, ops):
+    """Each row's wall and CPU medians and, with a baseline, its ops against
+    the baseline's (names padded to width)."""
+    print()
+    print("Wall ms (CPU ms):")
+    for name, r in rows.items():
+        m = r["med"]
+        keys = [k for k in m if not k.endswith("-cpu")]
+        print("  {:<{}} ".format(name, width) + "  ".join(
+            "{} {} ({})".format(k, ms(m[k]), ms(m[k + "-cpu"])) for k in keys))
+    if not a.baseline:
+        return
+    print()
+    print("Baseline {} (same alternating runs), wall and peak RSS:"
+          .format(a.baseline))
+    for name, r in rows.items():
+        m, rs = r["med"], r["rss"]
+        print("  {:<{}} ".format(name, width) + "  ".join(
+            "{} {}->{} ms {}->{} MiB".format(
+                k, ms(m["b-" + k]), ms(m[k]), mib(rs["b-" + k]), mib(rs[k]))
+            for k in ops))
 
 
 def suite_shapes(a, work):
@@ -331,24 +348,7 @@ def report_objects(a, rows):
             "/".join("{:.0f}".format(rs[k] / MiB) for k in
                      ("rewrite", "verify", "print", "restore")),
             mib(bound)))
-    print()
-    print("Wall ms (CPU ms):")
-    for name, r in rows.items():
-        m = r["med"]
-        keys = [k for k in m if not k.endswith("-cpu")]
-        print("  {:<14} ".format(name) + "  ".join(
-            "{} {} ({})".format(k, ms(m[k]), ms(m[k + "-cpu"])) for k in keys))
-    if a.baseline:
-        print()
-        print("Baseline {} (same alternating runs), wall and peak RSS:"
-              .format(a.baseline))
-        for name, r in rows.items():
-            m, rs = r["med"], r["rss"]
-            print("  {:<14} ".format(name) + "  ".join(
-                "{} {}->{} ms {}->{} MiB".format(
-                    k, ms(m["b-" + k]), ms(m[k]), mib(rs["b-" + k]),
-                    mib(rs[k]))
-                for k in ("rewrite", "verify", "print", "restore")))
+    print_times(a, rows, 14, ("rewrite", "verify", "print", "restore"))
 
     print()
     print("Scaling (rewrite): us per kernel at each size")
@@ -389,24 +389,7 @@ def report_hosts(a, hosts):
             "{:.2f}".format(m["restore"] / m["cp"]),
             "/".join("{:.0f}".format(rs[k] / MiB) for k in
                      ("rewrite", "verify", "restore"))))
-    print()
-    print("Wall ms (CPU ms):")
-    for name, r in hosts.items():
-        m = r["med"]
-        keys = [k for k in m if not k.endswith("-cpu")]
-        print("  {:<10} ".format(name) + "  ".join(
-            "{} {} ({})".format(k, ms(m[k]), ms(m[k + "-cpu"])) for k in keys))
-    if a.baseline:
-        print()
-        print("Baseline {} (same alternating runs), wall and peak RSS:"
-              .format(a.baseline))
-        for name, r in hosts.items():
-            m, rs = r["med"], r["rss"]
-            print("  {:<10} ".format(name) + "  ".join(
-                "{} {}->{} ms {}->{} MiB".format(
-                    k, ms(m["b-" + k]), ms(m[k]), mib(rs["b-" + k]),
-                    mib(rs[k]))
-                for k in ("rewrite", "verify", "restore")))
+    print_times(a, hosts, 10, ("rewrite", "verify", "restore"))
     print()
     print("Scaling (rewrite): " + ", ".join(
         "{} objects {:.0f} us each ({:.0f} us above cp-out)".format(
