@@ -321,6 +321,26 @@ TEST(DecodedCodeTest, LDSReadsM0OnlyBeforeGFX9) {
   EXPECT_EQ(New->liveIn(), "v0 exec");
 }
 
+TEST(DecodedCodeTest, M0WrittenByNameIsTheM0Read) {
+  // The decoder names M0 by its encoding (M0_gfxpre11, M0_gfx11plus), an
+  // instruction's implicit operand plain M0: one register all the same.
+  for (const char *CPU : {"gfx803", "gfx90a", "gfx1100"}) {
+    auto F = build(CPU, "s_mov_b32 m0, s1\n"                 // 0x1000
+                        "s_sendmsg sendmsg(MSG_INTERRUPT)\n" // 0x1004
+                        "s_mov_b32 s2, m0\n"                 // 0x1008
+                        "s_endpgm\n");
+    ASSERT_TRUE(F);
+    EXPECT_EQ(F->liveIn(), "s1 exec") << CPU;
+    EXPECT_EQ(F->liveAt(0x1008), "m0") << CPU;
+  }
+  auto Old = build("gfx803", "s_mov_b32 m0, -1\n"
+                             "ds_read_b32 v1, v0\n"
+                             "s_endpgm\n");
+  ASSERT_TRUE(Old);
+  EXPECT_EQ(Old->liveIn(), "v0 exec");
+  EXPECT_EQ(Old->liveAt(0x1004), "v0 exec m0");
+}
+
 TEST(DecodedCodeTest, CallsReadEverything) {
   auto F = build("gfx90a", "s_getpc_b64 s[4:5]\n"
                            "s_add_u32 s4, s4, 0x100\n"

@@ -40,7 +40,8 @@ static RegUnitInfo classifyRoot(StringRef Name) {
     return {RegClass::EXEC, 0};
   if (Name == "EXEC_HI")
     return {RegClass::EXEC, 1};
-  if (Name == "M0")
+  // LLVM names M0 by the encoding it has: M0_gfxpre11, M0_gfx11plus.
+  if (Name == "M0" || Name.starts_with("M0_gfx"))
     return {RegClass::M0, 0};
   if (Name == "SCC")
     return {RegClass::SCC, 0};
@@ -80,6 +81,12 @@ void RegisterModel::addUnits(MCRegister Reg, RegSet &Set) const {
     return;
   for (MCRegUnit U : MRI.regunits(Reg)) {
     unsigned I = static_cast<unsigned>(U);
+    if (Units[I].Class == RegClass::M0) {
+      // One register under three names (M0, and M0_gfxpre11 or
+      // M0_gfx11plus as the decoder gives it), each with units of its own.
+      addClass(RegClass::M0, Set);
+      return;
+    }
     if (Units[I].Class != RegClass::Other)
       Set.set(I);
   }
