@@ -138,7 +138,7 @@ TEST(PassBuilderTest, RejectsWithExactMessages) {
        "site (at column 1)"},
       {"verify-code<insns>",
        "invalid pipeline 'verify-code<insns>': pass 'verify-code': unknown "
-       "parameter 'insns' (known: only=REGEX) (at column 1)"},
+       "parameter 'insns' (known: only=REGEX, hazards) (at column 1)"},
       {"print<liveness;only=a;only=(>",
        "invalid pipeline 'print<liveness;only=a;only=(>': invalid regular "
        "expression '(' in only=: parentheses not balanced (at column 1)"},

@@ -2,6 +2,7 @@
 
 #include "hotswap/Passes/VerifyCode.h"
 
+#include "hotswap/Code/Hazards.h"
 #include "hotswap/Pass/AnalysisManager.h"
 #include "hotswap/Pass/PipelineParser.h"
 #include "hotswap/Passes/CodeAnalysis.h"
@@ -22,20 +23,24 @@ using namespace llvm;
 using namespace hotswap;
 using namespace hotswap::code;
 
-VerifyCodePass::VerifyCodePass(std::string Only) : Only(std::move(Only)) {}
+VerifyCodePass::VerifyCodePass(std::string Only, bool Hazards)
+    : Only(std::move(Only)), Hazards(Hazards) {}
 VerifyCodePass::~VerifyCodePass() = default;
 
 Expected<std::unique_ptr<Pass>> VerifyCodePass::create(StringRef Params) {
   std::string Only;
-  if (Error E = parseOnlyParams("", Params, Only))
+  bool Hazards = false;
+  if (Error E = parseOnlyParams("", Params, Only, {{"hazards", &Hazards}}))
     return std::move(E);
-  return std::make_unique<VerifyCodePass>(std::move(Only));
+  return std::make_unique<VerifyCodePass>(std::move(Only), Hazards);
 }
 
 void VerifyCodePass::printPipeline(raw_ostream &OS) const {
   OS << name();
-  if (!Only.empty())
-    OS << "<only=" << Only << ">";
+  if (!Only.empty() || Hazards)
+    OS << "<" << (Only.empty() ? "" : "only=" + Only)
+       << (Only.empty() || !Hazards ? "" : ";") << (Hazards ? "hazards" : "")
+       << ">";
 }
 
 /// Graph consistency, from the instructions: the first problem, if any.
@@ -198,7 +203,8 @@ struct Totals {
   uint64_t Functions = 0, Kernels = 0, Bytes = 0, Decoded = 0, Blocks = 0,
            Unreachable = 0, Padding = 0, NotEditable = 0, AbiOk = 0,
            AbiUndef = 0, AbiConservative = 0, CountsOk = 0, CountsChecked = 0,
-           WaitsOk = 0, WaitsFlat = 0, WaitsChecked = 0, InFlightReads = 0;
+           WaitsOk = 0, WaitsFlat = 0, WaitsChecked = 0, InFlightReads = 0,
+           HazardsChecked = 0, HazardsOk = 0, Hazards = 0;
   void add(const Totals &O) {
     Functions += O.Functions, Kernels += O.Kernels, Bytes += O.Bytes;
     Decoded += O.Decoded, Blocks += O.Blocks, Unreachable += O.Unreachable;
@@ -207,6 +213,8 @@ struct Totals {
     CountsOk += O.CountsOk, CountsChecked += O.CountsChecked;
     WaitsOk += O.WaitsOk, WaitsFlat += O.WaitsFlat;
     WaitsChecked += O.WaitsChecked, InFlightReads += O.InFlightReads;
+    HazardsChecked += O.HazardsChecked, HazardsOk += O.HazardsOk;
+    Hazards += O.Hazards;
   }
 };
 /// What checking one function found.
@@ -303,12 +311,50 @@ static void checkCounts(const CodeFunction &F,
   T.CountsOk += Ok;
 }
 
+namespace {
+/// What checking code against the hazard rules needs (verify-code<hazards>).
+struct HazardCheck {
+  const amdgpu::TargetInfo *Target = nullptr;
+  /// The decoder of the thread, and the bytes of the function.
+  const amdgpu::TargetMC *MC = nullptr;
+  ArrayRef<uint8_t> Bytes;
+};
+} // namespace
+
+/// Compiled code keeps the hazard rules of its target (the compiler's
+/// hazard recognizer put the waits there): a hazard found is a rule the
+/// model reads more strictly than the compiler, or a compiler's slip.
+static void checkHazards(const CodeFunction &F, const FunctionCFG &G,
+                         const HazardCheck &HC, Report &Out) {
+  if (!G.editable() || G.Insns.empty())
+    return;
+  std::vector<MCInst> Decoded = decodeInsns(*HC.MC, G.Insns, HC.Bytes, F.Begin);
+  if (Decoded.size() != G.Insns.size())
+    return;
+  ++Out.T.HazardsChecked;
+  HazardCode Code(*HC.MC, G, Decoded, F.Kind);
+  HazardRules Rules = HazardRules::of(*HC.MC, *HC.Target, F.Wave32);
+  std::vector<Hazard> Found;
+  for (uint32_t I = 0; I < Code.size(); ++I)
+    findHazards(Code, Rules, I, Found);
+  Out.T.Hazards += Found.size();
+  if (Found.empty()) {
+    ++Out.T.HazardsOk;
+    return;
+  }
+  Out.Exceptions.push_back(
+      "function '" + F.Name + "': " + describeHazard(Code, Found.front()) +
+      (Found.size() > 1
+           ? "; " + std::to_string(Found.size() - 1) + " more hazards"
+           : std::string()));
+}
+
 /// Checks function \p F, whose decoded code is \p FC, into \p Out
 /// (\p KernelAt: the kernels by their code entry).
 static void
 checkFunction(const CodeFunction &F, const CodeAnalysis::FunctionCode &FC,
               const DenseMap<uint64_t, const KernelInfo *> &KernelAt,
-              const RegisterModel &RM, Report &Out) {
+              const RegisterModel &RM, const HazardCheck *HC, Report &Out) {
   Totals &T = Out.T;
   std::vector<std::string> &Exceptions = Out.Exceptions,
                            &Failures = Out.Failures;
@@ -346,6 +392,8 @@ checkFunction(const CodeFunction &F, const CodeAnalysis::FunctionCode &FC,
       Exceptions.push_back(Who + ": " + inFlightText(Reads, G, FC.Waits, RM));
     T.InFlightReads += Reads.size();
   }
+  if (HC)
+    checkHazards(F, G, *HC, Out);
   if (F.Kind != FunctionKind::Kernel || G.Blocks.empty())
     return;
   auto KIt = KernelAt.find(F.Begin);
@@ -366,8 +414,8 @@ static Error
 checkInParallel(const CodeAnalysis::Result &R, const amdgpu::TargetInfo &TI,
                 ArrayRef<size_t> Todo,
                 const DenseMap<uint64_t, const KernelInfo *> &KernelAt,
-                const RegisterModel &RM, ThreadPoolInterface *Pool,
-                std::vector<Report> &Reports) {
+                const RegisterModel &RM, bool Hazards,
+                ThreadPoolInterface *Pool, std::vector<Report> &Reports) {
   if (!Pool || Todo.size() < 2 || Pool->getMaxConcurrency() < 2)
     return Error::success();
   size_t Chunks = std::min<size_t>(4 * Pool->getMaxConcurrency(), Todo.size());
@@ -387,10 +435,12 @@ checkInParallel(const CodeAnalysis::Result &R, const amdgpu::TargetInfo &TI,
         return;
       }
       for (size_t J = C; J < Todo.size(); J += Chunks)
-        if (!R.isComputed(Todo[J]))
-          checkFunction(R.functions().Functions[Todo[J]],
-                        *R.computeFunction(Todo[J], **MC), KernelAt, RM,
-                        Reports[J]);
+        if (!R.isComputed(Todo[J])) {
+          const CodeFunction &F = R.functions().Functions[Todo[J]];
+          HazardCheck HC{&TI, MC->get(), R.bytes(F)};
+          checkFunction(F, *R.computeFunction(Todo[J], **MC), KernelAt, RM,
+                        Hazards ? &HC : nullptr, Reports[J]);
+        }
     });
   Tasks.wait();
   if (Failed)
@@ -422,7 +472,7 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
     if (!OnlyRE || OnlyRE->match(M.Functions[I].Name))
       Todo.push_back(I);
   std::vector<Report> Reports(Todo.size());
-  if (Error E = checkInParallel(*R, K->Target, Todo, KernelAt, RM,
+  if (Error E = checkInParallel(*R, K->Target, Todo, KernelAt, RM, Hazards,
                                 Ctx.ThreadPool, Reports))
     return std::move(E);
   for (size_t J = 0; J < Todo.size(); ++J) {
@@ -436,7 +486,9 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       if (!Kept)
         R->invalidate(I);
     });
-    checkFunction(M.Functions[I], R->function(I), KernelAt, RM, Reports[J]);
+    HazardCheck HC{&K->Target, &R->mc(), R->bytes(M.Functions[I])};
+    checkFunction(M.Functions[I], R->function(I), KernelAt, RM,
+                  Hazards ? &HC : nullptr, Reports[J]);
   }
   Totals T;
   std::vector<std::string> Exceptions, Failures, Notes;
@@ -476,6 +528,9 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
              {"waits_ok", static_cast<int64_t>(T.WaitsOk)},
              {"waits_flat_global", static_cast<int64_t>(T.WaitsFlat)},
              {"in_flight_reads", static_cast<int64_t>(T.InFlightReads)},
+             {"hazards_checked", static_cast<int64_t>(T.HazardsChecked)},
+             {"hazards_ok", static_cast<int64_t>(T.HazardsOk)},
+             {"hazards", static_cast<int64_t>(T.Hazards)},
              {"exceptions", std::move(Ex)},
              {"failures", std::move(Fa)}}}};
     if (Ctx.JSONOut)
@@ -504,6 +559,11 @@ VerifyCodePass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       OS << "; " << T.WaitsFlat
          << " more where FLAT accesses are taken as not LDS";
     OS << "\n";
+    if (Hazards)
+      OS << "  hazards: " << T.HazardsOk << " of " << T.HazardsChecked
+         << " functions keep the hazard rules of the target ("
+         << HazardRules::of(R->mc(), K->Target, false).names() << "); "
+         << T.Hazards << " hazards found\n";
     for (const std::string &S : Exceptions)
       OS << "  exception: " << S << "\n";
     for (const std::string &S : Notes)

@@ -36,7 +36,9 @@ namespace hotswap {
 
 class VerifyCodePass : public Pass {
 public:
-  explicit VerifyCodePass(std::string Only);
+  /// \p Hazards: also check the code against the hazard rules of its
+  /// target (Code/Hazards.h): compiled code should break none.
+  explicit VerifyCodePass(std::string Only, bool Hazards = false);
   ~VerifyCodePass() override;
   static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
 
@@ -48,6 +50,7 @@ public:
 
 private:
   std::string Only;
+  bool Hazards = false;
 };
 
 } // namespace hotswap
