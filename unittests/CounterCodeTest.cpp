@@ -237,11 +237,12 @@ TEST(CounterCodeTest, TheGlobalFormAddsToTheCounterItsDistanceNames) {
   EXPECT_FALSE(counterForm(Generation::GFX125));
   EXPECT_FALSE(counterForm(Generation::GFX7));
   EXPECT_FALSE(counterForm(Generation::GFX6));
-  // gfx10: two waits more (8 bytes).
+  // gfx10: two waits more (8 bytes); gfx11+ counting waves: a wait for
+  // the copy of EXEC before it is given back (4 bytes).
   for (auto [CPU, Gen, Size] : {std::tuple<StringRef, Generation, size_t>{
-                                    "gfx1100", Generation::GFX11, 48},
-                                {"gfx1151", Generation::GFX11, 48},
-                                {"gfx1201", Generation::GFX12, 52},
+                                    "gfx1100", Generation::GFX11, 52},
+                                {"gfx1151", Generation::GFX11, 52},
+                                {"gfx1201", Generation::GFX12, 56},
                                 {"gfx1030", Generation::GFX10, 56},
                                 {"gfx1010", Generation::GFX10, 56}}) {
     SCOPED_TRACE(CPU.str());
@@ -251,8 +252,9 @@ TEST(CounterCodeTest, TheGlobalFormAddsToTheCounterItsDistanceNames) {
       for (CounterUnit Unit : {CounterUnit::Wave, CounterUnit::Lane}) {
         const CounterKind Kind{CounterForm::Global, Unit, Wave32, Gen};
         std::vector<uint8_t> B = globalCode(*MC, Gen, 0x53c, Wave32, Unit);
-        // Counting lanes leaves out the three EXEC moves.
-        ASSERT_EQ(B.size(), Unit == CounterUnit::Wave ? Size : Size - 12);
+        // Counting lanes leaves out the three EXEC moves (and the wait).
+        const size_t Moves = Gen == Generation::GFX10 ? 12 : 16;
+        ASSERT_EQ(B.size(), Unit == CounterUnit::Wave ? Size : Size - Moves);
         const CounterLayout L = counterLayout(Kind);
         EXPECT_EQ(support::endian::read32le(B.data() + L.DistanceAt), 0x53cu);
         Expected<CounterTarget> T = counterCodeTarget(*MC, B, At);
@@ -412,6 +414,7 @@ TEST(CounterCodeTest, OtherCodeIsNotGlobalCounterCode) {
                            "v_mov_b32 v1, 0x100\n";
   const std::string Tail = "global_atomic_add_u64 v1, v[2:3], s[4:5]\n"
                            "s_waitcnt_vscnt null, 0\n"
+                           "s_waitcnt_depctr 0xfffe\n"
                            "s_mov_b32 exec_lo, s3\n";
   // The template itself.
   EXPECT_EQ(
@@ -434,7 +437,8 @@ TEST(CounterCodeTest, OtherCodeIsNotGlobalCounterCode) {
                 *MC,
                 Asm(Head + "v_mov_b32 v2, 1\nv_mov_b32 v3, 0\n" +
                     "global_atomic_add_u64 v1, v[2:3], s[4:5] offset:8\n"
-                    "s_waitcnt_vscnt null, 0\ns_mov_b32 exec_lo, s3\n"),
+                    "s_waitcnt_vscnt null, 0\ns_waitcnt_depctr 0xfffe\n"
+                    "s_mov_b32 exec_lo, s3\n"),
                 At)),
             "its atomic is 'global_atomic_add_u64 v1, v[2:3], s[4:5] "
             "offset:8', not 'global_atomic_add_u64 v1, v[2:3], s[4:5]'");
@@ -457,9 +461,20 @@ TEST(CounterCodeTest, OtherCodeIsNotGlobalCounterCode) {
                     "v_mov_b32 v1, 0x100\nv_mov_b32 v2, 1\n"
                     "v_mov_b32 v3, 0\n"
                     "global_atomic_add_u64 v1, v[2:3], s[4:5]\n"
-                    "s_waitcnt_vscnt null, 0\ns_mov_b32 exec_lo, s4\n"),
+                    "s_waitcnt_vscnt null, 0\ns_waitcnt_depctr 0xfffe\n"
+                    "s_mov_b32 exec_lo, s4\n"),
                 At)),
             "its registers overlap");
+  // EXEC given back without waiting for the SALU's copy of it (gfx11+).
+  EXPECT_EQ(
+      why(counterCodeTarget(*MC,
+                            Asm(Head + "v_mov_b32 v2, 1\nv_mov_b32 v3, 0\n" +
+                                "global_atomic_add_u64 v1, v[2:3], s[4:5]\n"
+                                "s_waitcnt_vscnt null, 0\ns_nop 0\n"
+                                "s_mov_b32 exec_lo, s3\n"),
+                            At)),
+      "instruction 10 is 's_nop 0', not a wait for the SALU's write "
+      "of s3 (sa_sdst)");
   // A partial dependency wait.
   EXPECT_EQ(
       why(counterCodeTarget(

@@ -82,10 +82,18 @@ std::vector<std::string> code::counterCodeLines(const CounterKind &Kind) {
   L.push_back(Kind.Gen >= amdgpu::Generation::GFX12
                   ? "s_wait_storecnt 0"
                   : "s_waitcnt_vscnt null, 0");
+  // Before EXEC is given back (Hazards.h): gfx10 waits for everything:
+  // the atomic and the copy read EXEC, which the SALU giving it back (gfx10.1
+  // VMEM-to-scalar write) or a guest v_cmpx next (v_cmpx EXEC WAR) writes.
+  // gfx11+ counting waves: the copy of EXEC is an SALU write that its read
+  // must wait for (sa_sdst) where a VALU has read that SGPR pair before
+  // (gfx12's SGPR hazard, gfx11 wave64's mask write).
+  if (GFX10)
+    L.push_back("s_waitcnt_depctr 0");
+  else if (Wave && Kind.Gen >= amdgpu::Generation::GFX11)
+    L.push_back("s_waitcnt_depctr depctr_sa_sdst(0)");
   if (Wave)
     L.push_back(Move + Exec + ", " + Copy);
-  if (GFX10) // EXEC read by the atomic and the copy: a guest v_cmpx next
-    L.push_back("s_waitcnt_depctr 0");
   return L;
 }
 
@@ -131,7 +139,8 @@ struct CodeReader {
 /// (gfx10), the waits around the atomic and the final dependency wait.
 static Expected<CounterTarget>
 globalCounterTarget(const amdgpu::TargetMC &MC,
-                    ArrayRef<std::pair<Insn, MCInst>> Insns, bool Guarded) {
+                    ArrayRef<std::pair<Insn, MCInst>> Insns, bool Guarded,
+                    bool SaWait) {
   const RegisterModel &RM = RegisterModel::get(MC.regInfo());
   const InsnKinds &K = InsnKinds::get(MC.instrInfo());
   const CodeReader R{MC, Insns};
@@ -145,8 +154,9 @@ globalCounterTarget(const amdgpu::TargetMC &MC,
     return S;
   };
   // 7 instructions counting lanes, 10 counting waves (the EXEC moves);
-  // guarded, 2 more.
-  const size_t Lanes = Guarded ? 9 : 7, Waves = Lanes + 3;
+  // guarded, 2 more; gfx11+ counting waves, one more (\p SaWait).
+  const size_t Lanes = Guarded ? 9 : 7,
+               Waves = Lanes + 3 + (SaWait && !Guarded);
   const bool Wave = Insns.size() == Waves;
   if (Insns.size() != Lanes && !Wave)
     return makeError(Twine(Insns.size()) + " instructions, not the " +
@@ -160,8 +170,10 @@ globalCounterTarget(const amdgpu::TargetMC &MC,
   if (!WaitsForAll(0))
     return makeError("its dependency wait is '" + Text(0) +
                      "', not a wait for everything");
-  if (Guarded && !WaitsForAll(Insns.size() - 1))
-    return makeError("its last instruction is '" + Text(Insns.size() - 1) +
+  // The wait before EXEC is given back, or last.
+  const size_t Final = Insns.size() - (Wave ? 2 : 1);
+  if (Guarded && !WaitsForAll(Final))
+    return makeError("instruction " + Twine(Final + 1) + " is '" + Text(Final) +
                      "', not a dependency wait for everything");
   const MCRegister A = Reg(1, 0);
   if (!A || !StringRef(Text(1)).starts_with("s_getpc_b64 "))
@@ -183,10 +195,17 @@ globalCounterTarget(const amdgpu::TargetMC &MC,
     if (Text(3) != Move + Exec + ", 1")
       return makeError("instruction 4 is '" + Text(3) + "', not " + Move +
                        Exec + ", 1");
-    const size_t Back = Insns.size() - (Guarded ? 2 : 1);
+    const size_t Back = Insns.size() - 1;
     if (Text(Back) != Move + Exec + ", " + RM.format(SE))
       return makeError("instruction " + Twine(Back + 1) + " is '" + Text(Back) +
                        "', not EXEC given back from " + RM.format(SE));
+    if (!Guarded && SaWait &&
+        (!K.baseName(Insns[Back - 1].second.getOpcode())
+              .starts_with("S_WAITCNT_DEPCTR") ||
+         !Imm(Back - 1, 0) || (*Imm(Back - 1, 0) & 1)))
+      return makeError("instruction " + Twine(Back) + " is '" + Text(Back - 1) +
+                       "', not a wait for the SALU's write of " +
+                       RM.format(SE) + " (sa_sdst)");
     At = 4;
   }
   // v_mov_b32 O, DISTANCE; v_mov_b32 D, 1; v_mov_b32 D+1, 0.
@@ -336,7 +355,7 @@ Expected<CounterTarget> code::counterCodeTarget(const amdgpu::TargetMC &MC,
       MC.hasFeature("gfx10-insts") && !MC.hasFeature("gfx11-insts");
   if (!Insns.empty() &&
       K.baseName(Insns[0].second.getOpcode()).starts_with("S_WAITCNT_DEPCTR"))
-    return globalCounterTarget(MC, Insns, GFX10);
+    return globalCounterTarget(MC, Insns, GFX10, MC.hasFeature("gfx11-insts"));
   if (GFX10)
     return makeError("it is not the global form gfx10 counter code takes");
   if (Insns.size() > 1 &&

@@ -6,6 +6,7 @@
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Code/CallReads.h"
 #include "hotswap/Code/CounterCode.h"
+#include "hotswap/Code/Hazards.h"
 #include "hotswap/Code/LongJump.h"
 #include "hotswap/Code/RelocationProof.h"
 #include "hotswap/Code/SiteSafety.h"
@@ -419,6 +420,19 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
       verifyInsertedCode(**MC, R, K, G, Decoded, *CopyBytes, Rec->Clone,
                          Inserted, FallThrough, Replaced, Proof.InsnAddr,
                          Counters, CountersSeen, Seams, Wave32, P);
+    // The copy's hazards the original has not, from the copy's bytes: what
+    // was inserted (bodies, counters, long jumps) and what took an
+    // instruction's place.
+    if (!Inserted.empty() || !FallThrough.empty() || !Relaxed.empty()) {
+      std::vector<MCInst> CopyDecoded;
+      code::FunctionCFG CG =
+          code::buildCFG(**MC, C, *CopyBytes, Map, &CopyDecoded);
+      for (const code::NewHazard &NH :
+           code::newHazards(**MC, code::HazardRules::of(**MC, R.Target, Wave32),
+                            code::FunctionKind::Kernel, G, Decoded, CG,
+                            CopyDecoded, Proof.InsnAddr, Replaced))
+        P.push_back("cloned kernel '" + K.Name + "': hazard: " + NH.Message);
+    }
     for (size_t I = 0; I < G.Insns.size(); ++I) {
       uint64_t Off = G.Insns[I].Addr - Rec->Code;
       std::optional<uint64_t> Mapped = Rec->cloneOffset(Off);

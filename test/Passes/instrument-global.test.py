@@ -51,16 +51,19 @@ if mode == "flat":
     sys.exit(0)
 if mode == "gfx10":
     # gfx10's layout: the guard at +32, the atomic at +36, its wait at +44,
-    # EXEC given back at +48, the last dependency wait at +52. s_nop 0 over
-    # the guard, and over the last wait.
+    # the dependency wait at +48, EXEC given back at +52. s_nop 0 over the
+    # guard, and over the dependency wait.
     write("gfx10-noguard", word(first + 32, lambda w: 0xBF800000))
-    write("gfx10-nolast", word(first + 52, lambda w: 0xBF800000))
+    write("gfx10-nolast", word(first + 48, lambda w: 0xBF800000))
     sys.exit(0)
 
 # The distance one counter further on.
 write("bad-distance", word(first + 20, lambda w: w + 8))
-# EXEC given back from another SGPR (the copy's number + 1).
-write("bad-restore", word(first + 44, lambda w: w + 1))
+# EXEC given back from another SGPR (the copy's number + 1), after the
+# wait for the copy (+44).
+write("bad-restore", word(first + 48, lambda w: w + 1))
+# s_nop 0 where the wait for the copy of EXEC was.
+write("bad-nosa", word(first + 44, lambda w: 0xBF800000))
 # Adding 2 (inline constant 0x82) instead of 1.
 write("bad-two", word(first + 24, lambda w: (w & ~0x1FF) | 0x82))
 # s_nop 0 (0xbf800000) where the wait for the store was.
