@@ -469,8 +469,9 @@ TEST(HazardsTest, CodeAddedAndTakenBack) {
   EXPECT_EQ(Found[0].From, New);
   EXPECT_EQ(Found[0].Guard, "s_nop 4");
   EXPECT_EQ(describeHazard(Code, Found[0]),
-            "a VMEM reads an SGPR a VALU wrote (s4): at 0x1008 after at "
-            "0x2000 with 0 wait states between (5 needed)");
+            "a VMEM reads an SGPR a VALU wrote (s4): the instruction at "
+            "0x1008 follows the instruction at 0x2000 by 0 wait states (5 "
+            "needed)");
   Code.restore(M);
   Found.clear();
   findHazards(Code, Rules, 2, Found);

@@ -414,11 +414,13 @@ HazardCode::HazardCode(HazardCode &&) = default;
 uint64_t HazardCode::addr(uint32_t I) const { return Addrs[I]; }
 const MCInst &HazardCode::inst(uint32_t I) const { return *Insts[I]; }
 
-uint32_t HazardCode::add(const MCInst &MI, uint64_t Addr,
-                         ArrayRef<uint32_t> Ps) {
+uint32_t HazardCode::add(const MCInst &MI, uint64_t Addr, ArrayRef<uint32_t> Ps,
+                         StringRef Name) {
   Owned.push_back(MI);
   Insts.push_back(&Owned.back());
   Addrs.push_back(Addr);
+  Names.resize(Insts.size());
+  Names.back() = Name.str();
   Facts.push_back(describe(MC, RM, MI));
   Preds.emplace_back(Ps.begin(), Ps.end());
   Open.push_back(false);
@@ -439,6 +441,8 @@ void HazardCode::restore(Mark M) {
     Undo.pop_back();
   }
   while (size() > M.Size) {
+    if (Names.size() == size())
+      Names.pop_back();
     Insts.pop_back();
     Addrs.pop_back();
     Facts.pop_back();
@@ -1166,21 +1170,23 @@ void code::findHazards(const HazardCode &Code, const HazardRules &Rules,
   HazardFinder(Code, Rules, To, Out).run();
 }
 
+std::string HazardCode::where(uint32_t I) const {
+  if (I == None)
+    return "code before the function";
+  if (I < Names.size() && !Names[I].empty())
+    return Names[I];
+  return "the instruction at " + hex(Addrs[I]);
+}
+
 std::string code::describeHazard(const HazardCode &Code, const Hazard &H) {
-  auto Where = [&](uint32_t I) {
-    return I == HazardCode::None ? std::string("before the function")
-                                 : "at " + hex(Code.addr(I));
-  };
   std::string S = hazardKindName(H.Kind).str();
   if (!H.Regs.empty())
     S += " (" + H.Regs + ")";
-  S += ": " + Where(H.To);
+  S += ": " + Code.where(H.To) + " follows ";
   if (H.Need)
-    S += " after " + Where(H.From) + " with " + std::to_string(H.Have) +
-         " wait states between (" + std::to_string(H.Need) + " needed)";
-  else
-    S += " after " + Where(H.Origin ? *H.Origin : H.From) +
+    return S + Code.where(H.From) + " by " + std::to_string(H.Have) +
+           " wait states (" + std::to_string(H.Need) + " needed)";
+  return S + Code.where(H.Origin ? *H.Origin : H.From) +
          (H.Guard.empty() ? std::string(" with no VALU between")
                           : " with no '" + H.Guard + "' between");
-  return S;
 }

@@ -56,6 +56,7 @@ SiteRule hotswap::instrumentSiteRule(const amdgpu::TargetInfo &T,
   Rule.BodyWave64 = counterCode(counterKind(T, PerLane, /*Wave32=*/false));
   Rule.BodyMayReadPC = true;
   Rule.ProblemsRefuse = true;
+  Rule.Guards = false;
   // Where no registers are free, scalar counter code takes SGPRs above the
   // allocation (gfx9: the descriptor's count grows). Its five, an aligned
   // pair's padding, and four more: the usable count is taken below the

@@ -360,11 +360,13 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
           OS << ", alternative " << S.Alternative;
         for (const auto &[Name, Reg] : S.Bound)
           OS << ", " << Name << "=" << Reg;
+        for (const std::string &G : S.Guards)
+          OS << ", guard " << G;
         OS << "\n";
+        for (const std::string &Why : S.GuardReasons)
+          OS << "    hazard guarded: " << Why << "\n";
       }
     }
-    OS << "hazards between inserted code and its neighbours are not "
-          "checked\n";
     return PreservedAnalyses::all();
   }
   json::Array Kernels;
@@ -383,6 +385,15 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
         for (const auto &[Name, Reg] : S.Bound)
           B[Name] = Reg;
         O["bound"] = std::move(B);
+        if (!S.Guards.empty()) {
+          json::Array Gs, Ws;
+          for (const std::string &G : S.Guards)
+            Gs.push_back(G);
+          for (const std::string &W : S.GuardReasons)
+            Ws.push_back(W);
+          O["guards"] = std::move(Gs);
+          O["hazards_guarded"] = std::move(Ws);
+        }
       }
       Ss.push_back(std::move(O));
     }
@@ -399,7 +410,7 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
                                           {"total", int64_t(Sites)},
                                           {"applied", int64_t(Applied)},
                                           {"refused", int64_t(Sites - Applied)},
-                                          {"hazards_checked", false},
+                                          {"hazards_checked", true},
                                           {"kernels", std::move(Kernels)}}}});
   if (Ctx.JSONOut)
     Ctx.JSONOut->push_back(std::move(V));

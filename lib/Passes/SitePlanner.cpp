@@ -8,6 +8,7 @@
 #include "hotswap/Code/CFG.h"
 #include "hotswap/Code/Decode.h"
 #include "hotswap/Code/Liveness.h"
+#include "hotswap/Code/SiteHazards.h"
 #include "hotswap/Code/WaitCounts.h"
 #include "hotswap/Pass/Pass.h"
 #include "hotswap/Support/Error.h"
@@ -179,6 +180,11 @@ public:
 
 private:
   Expected<std::vector<uint8_t>> assembleLine(StringRef Text);
+  /// Puts around \p S's body the guards its seam needs (Hazards.h), where
+  /// the rule lets it, and keeps the body in \p SH for the seams after it;
+  /// the hazard that stays, if any.
+  Expected<std::optional<std::string>>
+  guardHazards(SeamHazards &SH, SitePlan &S, const CodeFunction &F);
   /// Replaces %opN (operand N of \p MI: a register as written, or a
   /// constant) and %opN.K (register K of a register tuple) in \p Text.
   Error substituteOperands(std::string &Text, const MCInst &MI) const;
@@ -278,6 +284,52 @@ Expected<std::vector<uint8_t>> SitePlanner::assembleLine(StringRef Text) {
   return B;
 }
 
+Expected<std::optional<std::string>>
+SitePlanner::guardHazards(SeamHazards &SH, SitePlan &S, const CodeFunction &F) {
+  amdgpu::TargetMC &MC = CA.mc();
+  auto Decode = [&](ArrayRef<uint8_t> Bytes) {
+    std::vector<MCInst> Out;
+    decodeRange(MC, Bytes, F.Begin + S.Offset,
+                [&](const Insn &, const MCInst &M) { Out.push_back(M); });
+    return Out;
+  };
+  SeamGuards G = SH.guards(S.Insn, Rule.Where, Decode(S.Body));
+  if (G.Problem)
+    return G.Problem;
+  if (!G.Before.empty() || !G.After.empty()) {
+    if (!Rule.Guards)
+      return std::optional<std::string>(G.Why.front());
+    std::vector<uint8_t> Body;
+    const std::string *Sides[] = {&G.Before, nullptr, &G.After};
+    for (const std::string *Side : Sides) {
+      if (!Side) {
+        llvm::append_range(Body, S.Body);
+        continue;
+      }
+      SmallVector<StringRef, 4> Lines;
+      StringRef(*Side).split(Lines, '\n', -1, false);
+      for (StringRef L : Lines) {
+        Expected<std::vector<uint8_t>> B = assembleLine(L);
+        if (!B)
+          return B.takeError();
+        llvm::append_range(Body, *B);
+      }
+    }
+    S.Body = std::move(Body);
+    auto Add = [&](const std::string &Side, StringRef Where) {
+      if (Side.empty())
+        return;
+      std::string Text = Side;
+      std::replace(Text.begin(), Text.end(), '\n', ';');
+      S.Guards.push_back(Text + " " + Where.str());
+    };
+    Add(G.Before, "before");
+    Add(G.After, "after");
+    S.GuardReasons = G.Why;
+  }
+  return SH.accept(S.Insn, Rule.Where, Decode(S.Body));
+}
+
 Expected<KernelSites> SitePlanner::plan(size_t FI,
                                         ArrayRef<const KernelInfo *> Kernels) {
   const FunctionMap &M = CA.functions();
@@ -341,6 +393,16 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         S.Refusal = "the kernel's code cannot be followed: " + Fd.Message;
       return KS;
     }
+  // The hazards of code at the seams, made on first need: the rules of
+  // the target and the function's code with the bodies accepted so far.
+  struct SeamsOfFunction {
+    HazardRules Rules;
+    SeamHazards Finder;
+    SeamsOfFunction(amdgpu::TargetMC &MC, HazardRules R, const FunctionCFG &G,
+                    ArrayRef<MCInst> Decoded, FunctionKind Kind)
+        : Rules(R), Finder(MC, Rules, G, Decoded, Kind) {}
+  };
+  std::optional<SeamsOfFunction> Seams;
   Liveness L = computeLiveness(MC, G, Decoded, F.Kind, F.Wave32, &Calls);
   WaitCounts WC = computeWaitCounts(MC, G, Decoded, F.Kind, CA.generation());
   RegisterLimits Limits{~0u, ~0u};
@@ -532,6 +594,22 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       std::vector<BodyProblem> Problems =
           checkBody(MC, S.Body, F.Wave32, WC.Set, Regs.Writable, Regs.InFlight,
                     Rule.BodyMayReadPC);
+      if (Problems.empty()) {
+        // The hazards the body makes with the code around it.
+        if (!Seams)
+          Seams.emplace(MC, HazardRules::of(MC, T, F.Wave32), G, Decoded,
+                        F.Kind);
+        Expected<std::optional<std::string>> Hazard =
+            guardHazards(Seams->Finder, S, F);
+        if (!Hazard)
+          return Hazard.takeError();
+        if (*Hazard) {
+          Problems.push_back(
+              {std::nullopt, 0, "it makes a hazard: " + **Hazard});
+          S.Guards.clear();
+          S.GuardReasons.clear();
+        }
+      }
       if (Problems.empty()) {
         Fits = true;
         if (Bodies.size() > 1)

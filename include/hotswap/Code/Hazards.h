@@ -213,10 +213,12 @@ public:
   /// function's entry).
   bool open(uint32_t I) const { return Open[I]; }
 
-  /// Adds \p MI (at \p Addr, an address for messages) after \p Preds;
-  /// returns its index.
+  /// Adds \p MI (at \p Addr, an address for messages, or named \p Name)
+  /// after \p Preds; returns its index.
   uint32_t add(const llvm::MCInst &MI, uint64_t Addr,
-               llvm::ArrayRef<uint32_t> Preds);
+               llvm::ArrayRef<uint32_t> Preds, llvm::StringRef Name = "");
+  /// What messages call instruction \p I ("at 0x1000", or its name).
+  std::string where(uint32_t I) const;
   void setPreds(uint32_t I, llvm::ArrayRef<uint32_t> Preds);
   /// Drops the instructions from \p Size on (added ones) and gives back
   /// the predecessors changed since \p Mark.
@@ -236,6 +238,7 @@ private:
   std::deque<llvm::MCInst> Owned;
   std::vector<const llvm::MCInst *> Insts;
   std::vector<uint64_t> Addrs;
+  std::vector<std::string> Names;
   std::vector<HazardInsn> Facts;
   std::vector<llvm::SmallVector<uint32_t, 2>> Preds;
   std::vector<bool> Open;

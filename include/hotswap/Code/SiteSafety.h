@@ -32,10 +32,10 @@
 // must be waited for inside it with a wait for 0 on the counters it counts
 // on, so that no guest wait counts it.
 //
-// Not checked yet: hazards between the body and the instructions around
-// it (gfx9 VALU SGPR write -> VMEM read, gfx10 LDS/branch/VMEM, gfx11 VALU
-// mask write, gfx12 s_wait_alu dependencies). A body that needs wait
-// states must carry them itself; print<sites> and the README say so.
+// Hazards between the body and the instructions around it (gfx9 VALU SGPR
+// write -> VMEM read, gfx10 LDS/branch/VMEM, gfx11 VALU mask write, gfx12
+// s_wait_alu dependencies, ...) are SiteHazards.h's: the guards a seam
+// needs, and the hazards none clears.
 //
 //===----------------------------------------------------------------------===//
 

@@ -92,6 +92,10 @@ struct SiteRule {
   /// problem), not an error: for bodies a pass writes, which cannot be
   /// fixed by their user (instrument's lane count writes SCC).
   bool ProblemsRefuse = false;
+  /// A body may be given the guards its seam needs against hazards
+  /// (Code/SiteHazards.h); without, a hazard is a problem of the body (for
+  /// code whose shape verify knows: instrument's counter code).
+  bool Guards = true;
 };
 
 /// One site and what it takes.
@@ -108,6 +112,9 @@ struct SitePlan {
   unsigned Alternative = 0;
   /// Placeholder -> register, in the order of first use.
   std::vector<std::pair<std::string, std::string>> Bound;
+  /// The guards put around the body against hazards ("s_nop 4 before"),
+  /// and the hazards they clear, as a person reads them.
+  std::vector<std::string> Guards, GuardReasons;
 };
 
 /// The sites of one function and the kernels that enter it.

@@ -1,0 +1,2 @@
+# A user hook: copy s4 into a free VGPR.
+v_mov_b32 %v0, s4
