@@ -234,7 +234,7 @@ TEST(CounterCodeTest, TheGlobalFormAddsToTheCounterItsDistanceNames) {
   EXPECT_EQ(counterForm(Generation::GFX12), CounterForm::Global);
   EXPECT_EQ(counterForm(Generation::GFX10), CounterForm::Global);
   EXPECT_EQ(counterForm(Generation::GFX8), CounterForm::Flat);
-  EXPECT_FALSE(counterForm(Generation::GFX125));
+  EXPECT_EQ(counterForm(Generation::GFX125), CounterForm::Global);
   EXPECT_FALSE(counterForm(Generation::GFX7));
   EXPECT_FALSE(counterForm(Generation::GFX6));
   // gfx10: two waits more (8 bytes); gfx11+ counting waves: a wait for
@@ -243,6 +243,7 @@ TEST(CounterCodeTest, TheGlobalFormAddsToTheCounterItsDistanceNames) {
                                     "gfx1100", Generation::GFX11, 52},
                                 {"gfx1151", Generation::GFX11, 52},
                                 {"gfx1201", Generation::GFX12, 56},
+                                {"gfx1250", Generation::GFX125, 56},
                                 {"gfx1030", Generation::GFX10, 56},
                                 {"gfx1010", Generation::GFX10, 56}}) {
     SCOPED_TRACE(CPU.str());

@@ -23,6 +23,7 @@ std::optional<CounterForm> code::counterForm(amdgpu::Generation Gen) {
   case amdgpu::Generation::GFX10:
   case amdgpu::Generation::GFX11:
   case amdgpu::Generation::GFX12:
+  case amdgpu::Generation::GFX125:
     return CounterForm::Global;
   default:
     return std::nullopt;
@@ -176,7 +177,9 @@ globalCounterTarget(const amdgpu::TargetMC &MC,
     return makeError("instruction " + Twine(Final + 1) + " is '" + Text(Final) +
                      "', not a dependency wait for everything");
   const MCRegister A = Reg(1, 0);
-  if (!A || !StringRef(Text(1)).starts_with("s_getpc_b64 "))
+  // gfx1250 names it s_get_pc_i64.
+  if (!A || !(StringRef(Text(1)).starts_with("s_getpc_b64 ") ||
+              StringRef(Text(1)).starts_with("s_get_pc_i64 ")))
     return makeError("instruction 2 is '" + Text(1) + "', not s_getpc_b64");
   RegSet SA = Units(A), SE = RM.emptySet();
   size_t At = 2;

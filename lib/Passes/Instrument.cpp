@@ -76,8 +76,7 @@ SiteRule hotswap::instrumentSiteRule(const amdgpu::TargetInfo &T,
 std::string hotswap::instrumentRefusal(const amdgpu::TargetInfo &T) {
   if (counterForm(T.Gen))
     return "";
-  return "counter code for " + T.Name +
-         " is not built yet (gfx8 to gfx12 but gfx1250)";
+  return "counter code for " + T.Name + " is not built yet (gfx8 to gfx1250)";
 }
 
 InstrumentPass::InstrumentPass(Counts W, bool L, std::string O)

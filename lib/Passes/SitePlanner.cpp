@@ -393,6 +393,17 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         S.Refusal = "the kernel's code cannot be followed: " + Fd.Message;
       return KS;
     }
+  // gfx1250: after s_set_vgpr_msb, v5 may name v261. Liveness reads VGPR
+  // numbers as written, so a kernel that switches banks has no VGPR known
+  // to be free anywhere (a write of "v5" in a window is not one of v5).
+  if (llvm::any_of(G.Windows, [](const CodeWindow &W) {
+        return W.K == CodeWindow::VGPRMSB;
+      })) {
+    for (SitePlan &S : KS.Sites)
+      S.Refusal = "the kernel switches VGPR banks (s_set_vgpr_msb): which "
+                  "VGPRs are free is not known";
+    return KS;
+  }
   // The hazards of code at the seams, made on first need: the rules of
   // the target and the function's code with the bodies accepted so far.
   struct SeamsOfFunction {

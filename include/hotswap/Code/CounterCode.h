@@ -116,8 +116,9 @@ enum class CounterUnit : uint8_t { Wave, Lane };
 enum class CounterForm : uint8_t { Scalar, Global, Flat };
 
 /// The form of counter code for generation \p Gen; none where it is not
-/// built (gfx6-7: LLVM 22 does not disassemble them, so no copy is made;
-/// gfx1250: its VGPR bank state).
+/// built (gfx6-7: LLVM 22 does not disassemble them, so no copy is made).
+/// gfx1250 takes the global form of gfx12 (s_getpc_b64 is s_get_pc_i64
+/// there); a kernel that switches VGPR banks is refused by the planner.
 std::optional<CounterForm> counterForm(amdgpu::Generation Gen);
 
 /// Which code: its form, unit, and for the global form the wave size and
