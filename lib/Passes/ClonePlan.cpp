@@ -112,6 +112,17 @@ hotswap::planClones(CodeAnalysis::Result &R, ArrayRef<size_t> Functions,
         relocate(MC, G, Decoded, R.bytes(F), At, Ins, Scratch);
     P.Refusal = std::move(RR.Refusal);
     if (RR.Code) {
+      // Where each recorded assembly landed: code inserted before an
+      // instruction starts where control reaching it lands.
+      for (const Insertion &In : Ins)
+        if (!In.Asm.empty() && !In.FallThrough &&
+            In.Before < RR.Code->LandAddr.size()) {
+          const uint64_t Start = RR.Code->LandAddr[In.Before];
+          if (!P.Asm.empty() && P.Asm.back().first == Start)
+            P.Asm.back().second += "\n" + In.Asm;
+          else
+            P.Asm.push_back({Start, In.Asm});
+        }
       At = alignTo(At + RR.Code->Bytes.size(), CloneAlign);
       P.OffsetMap = cloneOffsetMap(G, *RR.Code);
       P.Code = std::move(RR.Code);
@@ -252,7 +263,7 @@ hotswap::placeClones(Object &Obj, KernelsAnalysis::Result &R,
       }
       Records.push_back({K.Name, F.Begin, F.size(), C.Base, C.Bytes.size(),
                          P->OffsetMap, C.insertedRanges(), P->Replaced,
-                         C.Relaxed, C.FallThrough});
+                         C.Relaxed, C.FallThrough, P->Asm});
       Ctx.Stats.add(PassName, "cloned", "kernels cloned");
     }
     Ctx.Stats.add(PassName, "copies", "copies of code placed");
@@ -275,6 +286,9 @@ hotswap::placeClones(Object &Obj, KernelsAnalysis::Result &R,
         B -= Rec.Clone;
         E -= Rec.Clone;
       }
+  for (CloneRecord &Rec : Records)
+    for (auto &[At, Text] : Rec.Asm)
+      At -= Rec.Clone;
   if (Error E = appendCloneRecords(Obj, Records))
     return std::move(E);
   return Placed.size();

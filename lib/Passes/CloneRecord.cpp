@@ -6,6 +6,7 @@
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Code/CallReads.h"
 #include "hotswap/Code/CounterCode.h"
+#include "hotswap/Code/Decode.h"
 #include "hotswap/Code/Hazards.h"
 #include "hotswap/Code/LongJump.h"
 #include "hotswap/Code/RelocationProof.h"
@@ -97,6 +98,26 @@ Expected<CloneRecord> parseRecord(const json::Object &O) {
         return Ps.takeError();
       *Out = std::move(*Ps);
     }
+  if (const json::Value *V = O.get("asm")) {
+    const json::Array *A = V->getAsArray();
+    if (!A)
+      return makeError("'asm' is not an array");
+    for (const json::Value &E : *A) {
+      const json::Array *P = E.getAsArray();
+      std::optional<StringRef> Off, Text;
+      uint64_t N = 0;
+      if (P && P->size() == 2) {
+        Off = (*P)[0].getAsString();
+        Text = (*P)[1].getAsString();
+      }
+      if (!Off || !Text || !Off->consume_front("0x") ||
+          Off->getAsInteger(16, N) ||
+          (!R.Asm.empty() && R.Asm.back().first >= N))
+        return makeError("'asm' is not a sorted array of pairs of a "
+                         "hexadecimal string and assembly");
+      R.Asm.push_back({N, Text->str()});
+    }
+  }
   if (const json::Value *V = O.get("replaced")) {
     const json::Array *A = V->getAsArray();
     if (!A)
@@ -153,6 +174,12 @@ Error hotswap::appendCloneRecords(Object &Obj, ArrayRef<CloneRecord> Records) {
       Lines.back()["relaxed"] = pairsJSON(R.Relaxed);
     if (!R.FallThrough.empty())
       Lines.back()["fallthrough"] = pairsJSON(R.FallThrough);
+    if (!R.Asm.empty()) {
+      json::Array A;
+      for (const auto &[Off, Text] : R.Asm)
+        A.push_back(json::Array{hex(Off), Text});
+      Lines.back()["asm"] = std::move(A);
+    }
   }
   return appendRecordLines(Obj, CloneRecords, Lines);
 }
@@ -420,6 +447,44 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
       verifyInsertedCode(**MC, R, K, G, Decoded, *CopyBytes, Rec->Clone,
                          Inserted, FallThrough, Replaced, Proof.InsnAddr,
                          Counters, CountersSeen, Seams, Wave32, P);
+    // Code the record gives as assembly is that assembly: assembled again
+    // here, byte for byte (what the rule said at the site, guards and all).
+    for (const auto &[Off, Text] : Rec->Asm) {
+      const uint64_t At = Rec->Clone + Off;
+      auto Range =
+          llvm::find_if(Inserted, [&](const auto &R) { return R.first == At; });
+      if (Range == Inserted.end()) {
+        P.push_back("cloned kernel '" + K.Name + "': its record gives " +
+                    "assembly for " + hex(At) +
+                    ", where no inserted code starts");
+        continue;
+      }
+      Expected<std::vector<uint8_t>> Want = (*MC)->assemble(Text);
+      ArrayRef<uint8_t> Have = CopyBytes->slice(Range->first - Rec->Clone,
+                                                Range->second - Range->first);
+      if (!Want) {
+        P.push_back("cloned kernel '" + K.Name + "': the assembly its " +
+                    "record gives for " + hex(At) +
+                    " does not assemble: " + toString(Want.takeError()));
+      } else if (ArrayRef<uint8_t>(*Want) != Have) {
+        // The first instruction that differs, as a person reads it.
+        size_t D = 0;
+        while (D < Have.size() && D < Want->size() && Have[D] == (*Want)[D])
+          ++D;
+        std::string First = "its end";
+        code::decodeRange(
+            **MC, Have, At, [&](const code::Insn &I, const MCInst &M) {
+              if (I.Addr - At <= D && D < I.end() - At)
+                First = "'" +
+                        StringRef((*MC)->printInst(M, I.Addr)).trim().str() +
+                        "' at " + hex(I.Addr);
+            });
+        P.push_back("cloned kernel '" + K.Name + "': the code inserted at " +
+                    hex(At) + " is not the assembly its record gives (" +
+                    std::to_string(Want->size()) + " bytes); it differs at " +
+                    First);
+      }
+    }
     // The copy's hazards the original has not, from the copy's bytes: what
     // was inserted (bodies, counters, long jumps) and what took an
     // instruction's place.

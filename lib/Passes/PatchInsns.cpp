@@ -199,6 +199,8 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       In.Before = Rule.Where == SiteWhere::After ? S.Insn + 1 : S.Insn;
       In.Bytes = S.Body;
       In.Replace = Rule.Where == SiteWhere::Replace;
+      for (const std::string &L : S.Asm)
+        In.Asm += (In.Asm.empty() ? "" : "\n") + L;
       Ins.push_back(std::move(In));
     }
     llvm::stable_sort(Ins, [](const Insertion &A, const Insertion &B) {

@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/MC/MCInst.h"
+#include "llvm/Support/Endian.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 using namespace llvm;
@@ -299,11 +300,14 @@ SitePlanner::guardHazards(SeamHazards &SH, SitePlan &S, const CodeFunction &F) {
   if (!G.Before.empty() || !G.After.empty()) {
     if (!Rule.Guards)
       return std::optional<std::string>(G.Why.front());
+    // The body with its guards, as bytes and as assembly.
     std::vector<uint8_t> Body;
+    std::vector<std::string> Asm;
     const std::string *Sides[] = {&G.Before, nullptr, &G.After};
     for (const std::string *Side : Sides) {
       if (!Side) {
         llvm::append_range(Body, S.Body);
+        llvm::append_range(Asm, S.Asm);
         continue;
       }
       SmallVector<StringRef, 4> Lines;
@@ -313,9 +317,11 @@ SitePlanner::guardHazards(SeamHazards &SH, SitePlan &S, const CodeFunction &F) {
         if (!B)
           return B.takeError();
         llvm::append_range(Body, *B);
+        Asm.push_back(L.str());
       }
     }
     S.Body = std::move(Body);
+    S.Asm = std::move(Asm);
     auto Add = [&](const std::string &Side, StringRef Where) {
       if (Side.empty())
         return;
@@ -539,7 +545,13 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         LineAt.push_back({S.Body.size(), SL.Number});
         if (SL.Text == "%orig") {
           const Insn &In = G.Insns[S.Insn];
-          llvm::append_range(S.Body, Bytes.slice(In.Addr - F.Begin, In.Size));
+          ArrayRef<uint8_t> Orig = Bytes.slice(In.Addr - F.Begin, In.Size);
+          llvm::append_range(S.Body, Orig);
+          // As data: printed and assembled again, an instruction's
+          // encoding may change.
+          for (size_t W = 0; W + 4 <= Orig.size(); W += 4)
+            S.Asm.push_back(".long " +
+                            hex(support::endian::read32le(Orig.data() + W)));
           continue;
         }
         // Longest names first: %sp1 before %s1.
@@ -594,6 +606,7 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
                            "'" + Text + "': " + StringRef(Msg).trim());
         }
         llvm::append_range(S.Body, *B);
+        S.Asm.push_back(std::move(Text));
       }
       auto LineOf = [&](uint64_t Off) {
         unsigned Line = LineAt.front().second;
@@ -642,6 +655,7 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
                              Problems.front().Message);
       S.Body.clear();
       S.Bound.clear();
+      S.Asm.clear();
     }
     if (Fits)
       continue;

@@ -77,6 +77,10 @@ struct Insertion {
   std::vector<uint8_t> Bytes;
   bool Replace = false;
   bool FallThrough = false;
+  /// The assembly Bytes were made from, one instruction (or .long) per
+  /// line, when the client has it: recorded so that verify can assemble it
+  /// again (empty: not recorded; code whose bytes depend on its address).
+  std::string Asm;
 };
 
 struct Relocated {

@@ -45,6 +45,9 @@ struct ClonePlan {
   std::vector<std::pair<uint64_t, uint64_t>> OffsetMap;
   /// Offsets in the original of the instructions inserted code replaces.
   std::vector<uint64_t> Replaced;
+  /// The copy's address where inserted code starts -> the assembly it was
+  /// made from (Insertion::Asm), where the client gave it.
+  std::vector<std::pair<uint64_t, std::string>> Asm;
 };
 
 /// Copies are aligned as kernel code is (AMDGPUUsage: 256 bytes).

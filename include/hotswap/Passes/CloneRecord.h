@@ -69,6 +69,10 @@ struct CloneRecord {
   /// Copy offsets of code that runs only on the fall-through way into an
   /// instruction (an edge's counter code). Absent when empty.
   std::vector<std::pair<uint64_t, uint64_t>> FallThrough;
+  /// Copy offset where inserted code starts -> the assembly the pass made
+  /// it from (patch-insns' bodies with their guards), which verify
+  /// assembles again. Absent when empty (and in records before it).
+  std::vector<std::pair<uint64_t, std::string>> Asm;
 
   /// The copy's offset of original offset \p Off (an instruction start),
   /// by the map; nullopt outside the original.

@@ -112,6 +112,9 @@ struct SitePlan {
   unsigned Alternative = 0;
   /// Placeholder -> register, in the order of first use.
   std::vector<std::pair<std::string, std::string>> Bound;
+  /// The body as assembly, one instruction per line, guards included
+  /// (%orig as .long words): what verify assembles again.
+  std::vector<std::string> Asm;
   /// The guards put around the body against hazards ("s_nop 4 before"),
   /// and the hazards they clear, as a person reads them.
   std::vector<std::string> Guards, GuardReasons;
