@@ -294,32 +294,8 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       if (Error E = planEdges(KS, Ins, EdgesOf[KS.Function], *CA, Ctx))
         return std::move(E);
     // The allocation grows to hold the registers the code took above it.
-    if (KS.SGPRsUsed > KS.SGPRsAllocated)
-      for (size_t KI : KS.Kernels) {
-        KernelInfo &K = R.Kernels[KI];
-        const unsigned Need = KS.SGPRsUsed + R.Target.SGPRGranuleExtra;
-        const unsigned Granule =
-            std::max(K.KD.sgprGranule(), (Need + 7) / 8 - 1);
-        if (Granule >= 16 || Need > 128)
-          return makeError("kernel '" + K.Name + "': " + Twine(Need) +
-                           " SGPRs do not fit its descriptor");
-        K.KD.setSGPRGranule(Granule);
-      }
-    if (KS.VGPRsUsed > KS.VGPRsAllocated)
-      for (size_t KI : KS.Kernels) {
-        KernelInfo &K = R.Kernels[KI];
-        // The encoding's granule (KernelDescriptor::usableVGPRs): 8 for
-        // wave32 on gfx10+, 4 otherwise.
-        const unsigned Unit =
-            R.Target.Gen >= amdgpu::Generation::GFX10 && K.KD.isWave32() ? 8
-                                                                         : 4;
-        const unsigned Granule =
-            std::max(K.KD.vgprGranule(), (KS.VGPRsUsed + Unit - 1) / Unit - 1);
-        if (Granule >= 64 || KS.VGPRsUsed > 256)
-          return makeError("kernel '" + K.Name + "': " + Twine(KS.VGPRsUsed) +
-                           " VGPRs do not fit its descriptor");
-        K.KD.setVGPRGranule(Granule);
-      }
+    if (Error E = growDescriptors(R, KS))
+      return std::move(E);
     Functions.push_back(KS.Function);
     Inserts.push_back(std::move(Ins));
     KernelsOf[KS.Function] = KS.Kernels;
@@ -420,34 +396,9 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   for (const ClonePlan &P : Plans) {
     if (!P.Code)
       continue;
-    const KernelSites &KS = *SitesOf.lookup(P.Function);
-    if (KS.VGPRsUsed > KS.VGPRsAllocated)
-      for (size_t KI : KS.Kernels) {
-        KernelInfo &K = R.Kernels[KI];
-        Ctx.Stats.add(name(), "vgprs-raised",
-                      "kernels whose VGPR allocation grew (occupancy may "
-                      "drop)");
-        if (R.Metadata && K.MD && K.MD->VGPRCount &&
-            *K.MD->VGPRCount < KS.VGPRsUsed) {
-          if (Error E = R.Metadata->setField(
-                  K.KDSymbol, amdgpu::KernelField::VGPRCount, KS.VGPRsUsed))
-            return prefixError("kernel '" + K.Name + "'", std::move(E));
-          MetadataChanged = true;
-        }
-      }
-    if (KS.SGPRsUsed <= KS.SGPRsAllocated)
-      continue;
-    for (size_t KI : KS.Kernels) {
-      KernelInfo &K = R.Kernels[KI];
-      Ctx.Stats.add(name(), "sgprs-raised",
-                    "kernels whose SGPR allocation grew (occupancy may drop)");
-      const uint64_t Count = KS.SGPRsUsed + R.Target.SGPRGranuleExtra;
-      if (R.Metadata && K.MD && K.MD->SGPRCount && *K.MD->SGPRCount < Count) {
-        if (Error E = R.Metadata->setSGPRCount(K.KDSymbol, Count))
-          return prefixError("kernel '" + K.Name + "'", std::move(E));
-        MetadataChanged = true;
-      }
-    }
+    if (Error E = growMetadataCounts(R, *SitesOf.lookup(P.Function), Ctx,
+                                     name(), MetadataChanged))
+      return std::move(E);
   }
   if (MetadataChanged)
     if (Error E = commitKernelMetadata(Obj, R, Ctx, name()))

@@ -56,10 +56,17 @@ Expected<PatchRule> PatchRule::parse(StringRef Pass, StringRef Params) {
       HasWhere = true;
     } else if (Key == "insert" && !Value.empty()) {
       R.InsertFile = Value.str();
+    } else if (Key == "grow-sgprs" || Key == "grow-vgprs") {
+      unsigned N;
+      if (Value.getAsInteger(10, N) || N > 64)
+        return makeError(Key + "=" + Value +
+                         " is not a count of registers from 0 to 64");
+      (Key == "grow-sgprs" ? R.GrowSGPRs : R.GrowVGPRs) = N;
     } else {
       return makeError("unknown parameter '" + P +
                        "' (known: match=REGEX, at=OFFSET, "
-                       "where=before|after|replace, insert=FILE, only=REGEX)");
+                       "where=before|after|replace, insert=FILE, only=REGEX, "
+                       "grow-sgprs=N, grow-vgprs=N)");
     }
   }
   if (R.Match.empty() == !R.At)
@@ -81,6 +88,10 @@ void PatchRule::print(raw_ostream &OS) const {
   OS << ";where=" << siteWhereName(Where) << ";insert=" << InsertFile;
   if (!Only.empty())
     OS << ";only=" << Only;
+  if (GrowSGPRs)
+    OS << ";grow-sgprs=" << GrowSGPRs;
+  if (GrowVGPRs)
+    OS << ";grow-vgprs=" << GrowVGPRs;
 }
 
 namespace {
@@ -98,6 +109,8 @@ Expected<SiteRule> siteRule(const PatchRule &P) {
   R.Only = P.Only;
   R.BodyName = P.InsertFile;
   R.Body = std::move(*Lines);
+  R.ExtraSGPRs = P.GrowSGPRs;
+  R.ExtraVGPRs = P.GrowVGPRs;
   return R;
 }
 
@@ -206,6 +219,9 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     llvm::stable_sort(Ins, [](const Insertion &A, const Insertion &B) {
       return A.Before < B.Before;
     });
+    // Registers bound above the allocation (grow-sgprs, grow-vgprs).
+    if (Error E = growDescriptors(R, KS))
+      return std::move(E);
     Functions.push_back(KS.Function);
     Inserts.push_back(std::move(Ins));
     KernelsOf[KS.Function] = KS.Kernels;
@@ -226,13 +242,20 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       placeClones(Obj, R, *CA, Plans, KernelsOf, *Base, name(), AM, Ctx);
   if (!Placed)
     return Placed.takeError();
+  bool MetadataChanged = false;
   for (const ClonePlan &P : Plans)
     if (P.Code)
       for (const KernelSites &KS : *All)
-        if (KS.Function == P.Function)
+        if (KS.Function == P.Function) {
           Ctx.Stats.add(name(), "sites", "sites patched", KS.applied());
-  if (*Placed == 0)
-    return PreservedAnalyses::all();
+          if (Error E = growMetadataCounts(R, KS, Ctx, name(), MetadataChanged))
+            return std::move(E);
+        }
+  if (MetadataChanged)
+    if (Error E = commitKernelMetadata(Obj, R, Ctx, name()))
+      return std::move(E);
+  // With nothing placed, the descriptors growDescriptors raised in the
+  // kernels analysis were not written: it is not preserved either way.
   PreservedAnalyses PA = PreservedAnalyses::none();
   PA.preserve<TargetAnalysis>();
   return PA;

@@ -721,6 +721,68 @@ hotswap::planAllSites(Object &Obj, const SiteRule &Rule,
   return Out;
 }
 
+Error hotswap::growDescriptors(KernelsAnalysis::Result &R,
+                               const KernelSites &KS) {
+  if (KS.SGPRsUsed > KS.SGPRsAllocated)
+    for (size_t KI : KS.Kernels) {
+      KernelInfo &K = R.Kernels[KI];
+      const unsigned Need = KS.SGPRsUsed + R.Target.SGPRGranuleExtra;
+      const unsigned Granule = std::max(K.KD.sgprGranule(), (Need + 7) / 8 - 1);
+      if (Granule >= 16 || Need > 128)
+        return makeError("kernel '" + K.Name + "': " + Twine(Need) +
+                         " SGPRs do not fit its descriptor");
+      K.KD.setSGPRGranule(Granule);
+    }
+  if (KS.VGPRsUsed > KS.VGPRsAllocated)
+    for (size_t KI : KS.Kernels) {
+      KernelInfo &K = R.Kernels[KI];
+      // The encoding's granule (KernelDescriptor::usableVGPRs): 8 for
+      // wave32 on gfx10+, 4 otherwise.
+      const unsigned Unit =
+          R.Target.Gen >= amdgpu::Generation::GFX10 && K.KD.isWave32() ? 8 : 4;
+      const unsigned Granule =
+          std::max(K.KD.vgprGranule(), (KS.VGPRsUsed + Unit - 1) / Unit - 1);
+      if (Granule >= 64 || KS.VGPRsUsed > 256)
+        return makeError("kernel '" + K.Name + "': " + Twine(KS.VGPRsUsed) +
+                         " VGPRs do not fit its descriptor");
+      K.KD.setVGPRGranule(Granule);
+    }
+  return Error::success();
+}
+
+Error hotswap::growMetadataCounts(KernelsAnalysis::Result &R,
+                                  const KernelSites &KS, PassContext &Ctx,
+                                  StringRef PassName, bool &MetadataChanged) {
+  if (KS.VGPRsUsed > KS.VGPRsAllocated)
+    for (size_t KI : KS.Kernels) {
+      KernelInfo &K = R.Kernels[KI];
+      Ctx.Stats.add(PassName, "vgprs-raised",
+                    "kernels whose VGPR allocation grew (occupancy may "
+                    "drop)");
+      if (R.Metadata && K.MD && K.MD->VGPRCount &&
+          *K.MD->VGPRCount < KS.VGPRsUsed) {
+        if (Error E = R.Metadata->setField(
+                K.KDSymbol, amdgpu::KernelField::VGPRCount, KS.VGPRsUsed))
+          return prefixError("kernel '" + K.Name + "'", std::move(E));
+        MetadataChanged = true;
+      }
+    }
+  if (KS.SGPRsUsed <= KS.SGPRsAllocated)
+    return Error::success();
+  for (size_t KI : KS.Kernels) {
+    KernelInfo &K = R.Kernels[KI];
+    Ctx.Stats.add(PassName, "sgprs-raised",
+                  "kernels whose SGPR allocation grew (occupancy may drop)");
+    const uint64_t Count = KS.SGPRsUsed + R.Target.SGPRGranuleExtra;
+    if (R.Metadata && K.MD && K.MD->SGPRCount && *K.MD->SGPRCount < Count) {
+      if (Error E = R.Metadata->setSGPRCount(K.KDSymbol, Count))
+        return prefixError("kernel '" + K.Name + "'", std::move(E));
+      MetadataChanged = true;
+    }
+  }
+  return Error::success();
+}
+
 bool hotswap::anySelectedKernelRunsACopy(const Object &Obj,
                                          const KernelsAnalysis::Result &R,
                                          StringRef Only) {

@@ -77,6 +77,10 @@ struct PatchRule {
   code::SiteWhere Where = code::SiteWhere::Before;
   std::string InsertFile;
   std::string Only;
+  /// Registers above the kernels' allocation placeholders may take, whose
+  /// descriptors and metadata counts then grow (grow-sgprs=N, gfx6-9;
+  /// grow-vgprs=N, not on the gfx90a class).
+  unsigned GrowSGPRs = 0, GrowVGPRs = 0;
 
   /// Parses "match=...;where=...;insert=...;only=..." for pass \p Pass.
   static llvm::Expected<PatchRule> parse(llvm::StringRef Pass,

@@ -152,6 +152,19 @@ planAllSites(Object &Obj, const SiteRule &Rule, KernelsAnalysis::Result &R,
 
 /// Whether a selected kernel (names matching \p Only) runs a copy of its
 /// code (`.hotswap.clone.text`): a pass that places copies has run.
+/// Raises the descriptors of \p KS's kernels to hold the registers bound
+/// above their allocation (SiteRule::ExtraSGPRs/ExtraVGPRs), before their
+/// copies are placed. An error when they do not fit a descriptor.
+llvm::Error growDescriptors(KernelsAnalysis::Result &R, const KernelSites &KS);
+
+/// Once \p KS's copy is placed: the metadata's .sgpr_count and .vgpr_count
+/// of its kernels raised likewise, and -stats counting the kernels whose
+/// allocation grew (their occupancy may drop). Sets \p MetadataChanged
+/// when a value changed (the caller commits the metadata).
+llvm::Error growMetadataCounts(KernelsAnalysis::Result &R,
+                               const KernelSites &KS, PassContext &Ctx,
+                               llvm::StringRef PassName, bool &MetadataChanged);
+
 bool anySelectedKernelRunsACopy(const Object &Obj,
                                 const KernelsAnalysis::Result &R,
                                 llvm::StringRef Only);
