@@ -287,10 +287,7 @@ static HazardInsn describe(const amdgpu::TargetMC &MC, const RegisterModel &RM,
                       !N.starts_with("FLAT_");
   }
   auto Units = [&](MCRegister R, SmallVectorImpl<uint16_t> &Out) {
-    RegSet S = RM.emptySet();
-    RM.addUnits(R, S);
-    for (unsigned U : S.set_bits())
-      Out.push_back(uint16_t(U));
+    RM.appendUnits(R, Out);
   };
   const unsigned Defs = D.getNumDefs();
   SmallVector<MCRegister, 4> VRegs;

@@ -28,13 +28,16 @@ code::newHazards(const amdgpu::TargetMC &MC, const HazardRules &Rules,
                  ArrayRef<MCInst> CopyDecoded, ArrayRef<uint64_t> InsnAddr,
                  ArrayRef<uint32_t> Replaced) {
   std::vector<NewHazard> Out;
-  HazardCode Orig(MC, G, Decoded, Kind);
+  // The original's code is read only for hazards between two original
+  // instructions (made on first need: most copies have none).
+  std::optional<HazardCode> Orig;
   HazardCode Copy(MC, CopyG, CopyDecoded, Kind);
+  const uint32_t OrigSize = uint32_t(std::min(G.Insns.size(), Decoded.size()));
   // Copy instruction -> original instruction, for the copies of original
   // instructions (a replaced one's address is where its replacement
   // starts: that is inserted code).
   DenseMap<uint64_t, uint32_t> OrigAt;
-  for (uint32_t I = 0; I < InsnAddr.size() && I < Orig.size(); ++I)
+  for (uint32_t I = 0; I < InsnAddr.size() && I < OrigSize; ++I)
     if (!llvm::is_contained(Replaced, I))
       OrigAt[InsnAddr[I]] = I;
   auto OrigOf = [&](uint32_t J) -> std::optional<uint32_t> {
@@ -48,7 +51,7 @@ code::newHazards(const amdgpu::TargetMC &MC, const HazardRules &Rules,
   // The original's hazards by (kind, from, to), computed per instruction
   // on first need.
   std::set<std::tuple<HazardKind, uint32_t, uint32_t>> Known;
-  std::vector<bool> Done(Orig.size());
+  std::vector<bool> Done(OrigSize);
   std::vector<Hazard> Found;
   for (uint32_t J = 0; J < Copy.size(); ++J) {
     Found.clear();
@@ -57,8 +60,10 @@ code::newHazards(const amdgpu::TargetMC &MC, const HazardRules &Rules,
       std::optional<uint32_t> To = OrigOf(H.To), From = OrigOf(H.From);
       if (To && From && (!H.Origin || OrigOf(*H.Origin))) {
         if (!Done[*To]) {
+          if (!Orig)
+            Orig.emplace(MC, G, Decoded, Kind);
           std::vector<Hazard> O;
-          findHazards(Orig, Rules, *To, O);
+          findHazards(*Orig, Rules, *To, O);
           for (const Hazard &X : O)
             Known.insert({X.Kind, X.From, X.To});
           Done[*To] = true;

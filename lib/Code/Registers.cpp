@@ -92,6 +92,23 @@ void RegisterModel::addUnits(MCRegister Reg, RegSet &Set) const {
   }
 }
 
+void RegisterModel::appendUnits(MCRegister Reg,
+                                SmallVectorImpl<uint16_t> &Out) const {
+  if (!Reg.isValid() || Reg.id() >= MRI.getNumRegs())
+    return;
+  for (MCRegUnit U : MRI.regunits(Reg)) {
+    unsigned I = static_cast<unsigned>(U);
+    if (Units[I].Class == RegClass::M0) {
+      for (const auto &Us : ByClass[static_cast<unsigned>(RegClass::M0)])
+        for (unsigned X : Us)
+          Out.push_back(uint16_t(X));
+      return;
+    }
+    if (Units[I].Class != RegClass::Other)
+      Out.push_back(uint16_t(I));
+  }
+}
+
 RegClass RegisterModel::classOf(MCRegister Reg) const {
   if (!Reg.isValid() || Reg.id() >= MRI.getNumRegs())
     return RegClass::Other;

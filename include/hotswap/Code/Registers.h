@@ -60,6 +60,9 @@ public:
 
   /// Adds the tracked units of \p Reg to \p Set.
   void addUnits(llvm::MCRegister Reg, RegSet &Set) const;
+  /// The same units, appended to \p Out (unsorted; no set to clear).
+  void appendUnits(llvm::MCRegister Reg,
+                   llvm::SmallVectorImpl<uint16_t> &Out) const;
   /// The class of \p Reg (that of its units; Other for a register with
   /// none tracked, or of mixed classes).
   RegClass classOf(llvm::MCRegister Reg) const;
