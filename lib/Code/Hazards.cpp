@@ -129,26 +129,32 @@ StringRef code::hazardKindId(HazardKind K) {
 
 HazardRules HazardRules::of(const amdgpu::TargetMC &MC,
                             const amdgpu::TargetInfo &T, bool Wave32) {
-  using amdgpu::Generation;
-  HazardRules R;
-  R.GFX6to9 = T.Gen <= Generation::GFX9;
-  R.GFX7to9 = T.Gen >= Generation::GFX7 && T.Gen <= Generation::GFX9;
-  R.GFX8to9 = T.Gen >= Generation::GFX8 && T.Gen <= Generation::GFX9;
-  R.GFX9 = T.Gen == Generation::GFX9;
-  R.GFX940 = MC.hasFeature("gfx940-insts");
   // LLVM checks soft clauses when XNACK is on or "any"; a processor
   // without XNACK has none.
-  R.SoftClauses = T.HasXnack && T.Xnack != amdgpu::FeatureSetting::Off;
+  return of(MC, T.Gen, T.HasXnack && T.Xnack != amdgpu::FeatureSetting::Off,
+            Wave32);
+}
+
+HazardRules HazardRules::of(const amdgpu::TargetMC &MC, amdgpu::Generation Gen,
+                            bool Xnack, bool Wave32) {
+  using amdgpu::Generation;
+  HazardRules R;
+  R.GFX6to9 = Gen <= Generation::GFX9;
+  R.GFX7to9 = Gen >= Generation::GFX7 && Gen <= Generation::GFX9;
+  R.GFX8to9 = Gen >= Generation::GFX8 && Gen <= Generation::GFX9;
+  R.GFX9 = Gen == Generation::GFX9;
+  R.GFX940 = MC.hasFeature("gfx940-insts");
+  R.SoftClauses = Xnack;
   R.VMEMToScalarWrite = MC.hasFeature("vmem-to-scalar-write-hazard");
   R.SMEMToVectorWrite = MC.hasFeature("smem-to-vector-write-hazard");
   R.VcmpxExecWAR = MC.hasFeature("vcmpx-exec-war-hazard");
   R.LdsBranchVmem = MC.hasFeature("lds-branch-vmem-war-hazard");
   R.VcmpxPermlane = MC.hasFeature("vcmpx-permlane-hazard");
   R.TransUse = MC.hasFeature("valu-trans-use-hazard");
-  R.PartialForwarding = T.Gen == Generation::GFX11 && !Wave32;
-  R.MaskWrite = T.Gen == Generation::GFX11 && !Wave32;
-  R.SGPRReadAfterWrite = T.Gen == Generation::GFX12;
-  R.TransCoexec = T.Gen == Generation::GFX125;
+  R.PartialForwarding = Gen == Generation::GFX11 && !Wave32;
+  R.MaskWrite = Gen == Generation::GFX11 && !Wave32;
+  R.SGPRReadAfterWrite = Gen == Generation::GFX12;
+  R.TransCoexec = Gen == Generation::GFX125;
   return R;
 }
 
@@ -514,7 +520,7 @@ private:
 } // namespace hotswap
 
 /// Visits past this many instructions in one walk count as a hit.
-static constexpr unsigned WalkBudget = 1u << 15;
+static constexpr unsigned WalkBudget = 1u << 22;
 
 std::optional<HazardFinder::Found> HazardFinder::walk(
     uint32_t From, Count C, unsigned Limit, uint8_t State0,

@@ -26,7 +26,8 @@ std::string pair(unsigned I) {
 } // namespace
 
 uint64_t code::relaxationSize(bool Conditional, const LongJumpRegs &Regs) {
-  return (Conditional ? 4 : 0) + (Regs.SCCCopy ? 8 : 0) + JumpBytes;
+  return (Conditional ? 4 : 0) + (Regs.SCCCopy ? 8 : 0) + JumpBytes +
+         (Regs.WaitSALU ? 12 : 0);
 }
 
 Expected<std::vector<uint8_t>> code::relaxationCode(const amdgpu::TargetMC &MC,
@@ -42,11 +43,13 @@ Expected<std::vector<uint8_t>> code::relaxationCode(const amdgpu::TargetMC &MC,
   if (Regs.SCCCopy)
     Text += "s_cselect_b32 " + sgpr(*Regs.SCCCopy) + ", -1, 0\n";
   const uint64_t GetPC = (Conditional ? 4 : 0) + (Regs.SCCCopy ? 4 : 0);
-  Text += "s_getpc_b64 " + pair(P) + "\n";
+  const std::string Wait =
+      Regs.WaitSALU ? "s_waitcnt_depctr depctr_sa_sdst(0)\n" : "";
+  Text += "s_getpc_b64 " + pair(P) + "\n" + Wait;
   Text += "s_add_u32 " + sgpr(P) + ", " + sgpr(P) + ", " +
-          std::to_string(Placeholder) + "\n";
+          std::to_string(Placeholder) + "\n" + Wait;
   Text += "s_addc_u32 " + sgpr(P + 1) + ", " + sgpr(P + 1) + ", " +
-          std::to_string(Placeholder) + "\n";
+          std::to_string(Placeholder) + "\n" + Wait;
   if (Regs.SCCCopy)
     Text += "s_cmp_lg_u32 " + sgpr(*Regs.SCCCopy) + ", 0\n";
   Text += "s_setpc_b64 " + pair(P) + "\n";
@@ -56,10 +59,12 @@ Expected<std::vector<uint8_t>> code::relaxationCode(const amdgpu::TargetMC &MC,
   if (B->size() != Size)
     return makeError("the long jump assembles to " + Twine(B->size()) +
                      " bytes, not " + Twine(Size));
-  // s_getpc_b64 yields the address of the add after it.
+  // s_getpc_b64 yields the address of what follows it; the adds'
+  // literals follow their first 4 bytes.
   const uint64_t Offset = Target - (After + GetPC + 4);
-  for (auto [At, Half] : {std::pair<uint64_t, uint32_t>{GetPC + 8, Offset},
-                          {GetPC + 16, Offset >> 32}})
+  const uint64_t W = Regs.WaitSALU ? 4 : 0;
+  for (auto [At, Half] : {std::pair<uint64_t, uint32_t>{GetPC + W + 8, Offset},
+                          {GetPC + 2 * W + 16, Offset >> 32}})
     for (unsigned K = 0; K < 4; ++K)
       (*B)[At + K] = static_cast<uint8_t>(Half >> (8 * K));
   return B;
@@ -156,17 +161,33 @@ Expected<ReadRelaxation> code::readRelaxation(const amdgpu::TargetMC &MC,
   R.Regs.Pair = *P;
   const uint64_t PC = C.Insns[I].end();
   ++I;
+  // gfx12's waits for the SALU's writes, after s_getpc_b64 and each add.
+  auto SkipWait = [&](bool First) {
+    const bool Wait =
+        Name(I) == "S_WAITCNT_DEPCTR" && Imm(I, 0) && (*Imm(I, 0) & 1) == 0;
+    if (First)
+      R.Regs.WaitSALU = Wait;
+    if (Wait && R.Regs.WaitSALU)
+      ++I;
+    return Wait == R.Regs.WaitSALU;
+  };
+  if (!SkipWait(true))
+    return Fail(I, "s_add_u32");
   if (Name(I) != "S_ADD_U32" || SGPR(I, 0, 1) != *P || SGPR(I, 1, 1) != *P ||
       !Imm(I, 2))
     return Fail(I, "s_add_u32 " + sgpr(*P) + ", " + sgpr(*P) + ", constant");
   const uint32_t Lo = static_cast<uint32_t>(*Imm(I, 2));
   ++I;
+  if (!SkipWait(false))
+    return Fail(I, "s_waitcnt_depctr depctr_sa_sdst(0)");
   if (Name(I) != "S_ADDC_U32" || SGPR(I, 0, 1) != *P + 1 ||
       SGPR(I, 1, 1) != *P + 1 || !Imm(I, 2))
     return Fail(I, "s_addc_u32 " + sgpr(*P + 1) + ", " + sgpr(*P + 1) +
                        ", constant");
   const uint32_t Hi = static_cast<uint32_t>(*Imm(I, 2));
   ++I;
+  if (!SkipWait(false))
+    return Fail(I, "s_waitcnt_depctr depctr_sa_sdst(0)");
   if (R.Regs.SCCCopy) {
     if (Name(I) != "S_CMP_LG_U32" || SGPR(I, 0, 1) != R.Regs.SCCCopy ||
         Imm(I, 1) != 0)

@@ -3,6 +3,8 @@
 
 #include "hotswap/Passes/ClonePlan.h"
 
+#include "hotswap/Code/Hazards.h"
+
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Code/CallReads.h"
 #include "hotswap/Code/CodeAppender.h"
@@ -104,8 +106,12 @@ hotswap::planClones(CodeAnalysis::Result &R, ArrayRef<size_t> Functions,
       Seams.emplace(MC, G, Decoded, F.Kind, F.Wave32, R.generation(), Limits[X],
                     &*Calls);
       Scratch = [&](uint32_t T) {
-        return longJumpRegisters(RegisterModel::get(MC.regInfo()),
-                                 Seams->before(T));
+        std::optional<LongJumpRegs> Regs = longJumpRegisters(
+            RegisterModel::get(MC.regInfo()), Seams->before(T));
+        // gfx12: its SALU writes waited for (Hazards.h's SGPR rule).
+        if (Regs)
+          Regs->WaitSALU = R.generation() == amdgpu::Generation::GFX12;
+        return Regs;
       };
     }
     RelocationResult RR =
@@ -137,6 +143,18 @@ hotswap::planClones(CodeAnalysis::Result &R, ArrayRef<size_t> Functions,
           P.Code->insertedRanges(), Replaced, InsertedMayReadPC,
           P.Code->Relaxed, Seams ? &*Seams : nullptr, P.Code->FallThrough);
       P.Problems = std::move(Proof.Problems);
+      // Long jumps are code no planner checked against hazards (a body's
+      // seam is the site planner's): the copy must have none its original
+      // has not, or it is not placed (verify asks the same of the bytes).
+      if (P.Problems.empty() && !P.Code->Relaxed.empty()) {
+        std::vector<MCInst> CopyDecoded;
+        FunctionCFG CG = buildCFG(MC, C, P.Code->Bytes, WithCopy, &CopyDecoded);
+        for (const NewHazard &NH : newHazards(
+                 MC,
+                 HazardRules::of(MC, R.generation(), /*Xnack=*/true, F.Wave32),
+                 F.Kind, G, Decoded, CG, CopyDecoded, Proof.InsnAddr, Replaced))
+          P.Problems.push_back("hazard: " + NH.Message);
+      }
     }
     Plans.push_back(std::move(P));
   }

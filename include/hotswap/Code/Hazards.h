@@ -127,6 +127,10 @@ struct HazardRules {
   /// The rules of \p T, for code running in wave32 (\p Wave32) or wave64.
   static HazardRules of(const amdgpu::TargetMC &MC, const amdgpu::TargetInfo &T,
                         bool Wave32);
+  /// The same from the generation and whether XNACK may be on (where the
+  /// target's flags are not at hand: true is the stricter reading).
+  static HazardRules of(const amdgpu::TargetMC &MC, amdgpu::Generation Gen,
+                        bool Xnack, bool Wave32);
   /// The rules that hold, by name ("vmem-after-valu-sgpr, ...").
   std::string names() const;
 };

@@ -63,6 +63,10 @@ class CallReads;
 struct LongJumpRegs {
   unsigned Pair = 0;
   std::optional<unsigned> SCCCopy;
+  /// A wait for the SALU's writes (s_waitcnt_depctr sa_sdst(0)) after
+  /// s_getpc_b64 and after each add: gfx12, where an SALU reading an SGPR
+  /// an SALU wrote must wait when a VALU read that pair before (Hazards.h).
+  bool WaitSALU = false;
 };
 
 /// Bytes a relaxed branch places after itself.
