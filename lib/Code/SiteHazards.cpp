@@ -12,8 +12,9 @@ using namespace hotswap;
 using namespace hotswap::code;
 
 /// Guest instructions after a seam whose hazards are looked at: every rule
-/// that counts wait states reaches fewer than this many instructions back.
-static constexpr unsigned ForwardReach = 64;
+/// that counts wait states reaches fewer than NearReach instructions back
+/// (5 wait states at most); the others are looked for FarReach on.
+static constexpr unsigned NearReach = 8, FarReach = 64;
 
 SeamHazards::SeamHazards(const amdgpu::TargetMC &MC, const HazardRules &Rules,
                          const FunctionCFG &G, ArrayRef<MCInst> Decoded,
@@ -90,8 +91,8 @@ std::vector<Hazard> SeamHazards::newHazards(uint32_t I, SiteWhere W,
       Work.push_back(Start);
       Seen[Start] = true;
     }
-    for (size_t K = 0; K < Work.size() && To.size() < In.size() + ForwardReach;
-         ++K) {
+    const unsigned Reach = Rules.farReaching() ? FarReach : NearReach;
+    for (size_t K = 0; K < Work.size() && To.size() < In.size() + Reach; ++K) {
       To.push_back(Work[K]);
       for (uint32_t S : Succs[Work[K]])
         if (!Seen[S]) {

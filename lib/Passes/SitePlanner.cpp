@@ -294,10 +294,16 @@ SitePlanner::guardHazards(SeamHazards &SH, SitePlan &S, const CodeFunction &F) {
                 [&](const Insn &, const MCInst &M) { Out.push_back(M); });
     return Out;
   };
-  SeamGuards G = SH.guards(S.Insn, Rule.Where, Decode(S.Body));
+  std::vector<MCInst> Body0 = Decode(S.Body);
+  SeamGuards G = SH.guards(S.Insn, Rule.Where, Body0);
   if (G.Problem)
     return G.Problem;
-  if (!G.Before.empty() || !G.After.empty()) {
+  if (G.Before.empty() && G.After.empty()) {
+    // Nothing to guard: the body as it is makes no hazard.
+    SH.keep(S.Insn, Rule.Where, Body0);
+    return std::optional<std::string>();
+  }
+  {
     if (!Rule.Guards)
       return std::optional<std::string>(G.Why.front());
     // The body with its guards, as bytes and as assembly.

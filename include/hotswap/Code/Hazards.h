@@ -131,6 +131,13 @@ struct HazardRules {
   /// target's flags are not at hand: true is the stricter reading).
   static HazardRules of(const amdgpu::TargetMC &MC, amdgpu::Generation Gen,
                         bool Xnack, bool Wave32);
+  /// Whether a rule that holds reaches back further than a few wait
+  /// states (one cleared only by an instruction, or counting VALUs only).
+  bool farReaching() const {
+    return VMEMToScalarWrite || SMEMToVectorWrite || VcmpxExecWAR ||
+           LdsBranchVmem || VcmpxPermlane || TransUse || PartialForwarding ||
+           MaskWrite || SGPRReadAfterWrite || TransCoexec;
+  }
   /// The rules that hold, by name ("vmem-after-valu-sgpr, ...").
   std::string names() const;
 };

@@ -64,6 +64,11 @@ public:
   /// first hazard as a person reads it.
   std::optional<std::string> accept(uint32_t I, SiteWhere W,
                                     llvm::ArrayRef<llvm::MCInst> Body);
+  /// Keeps \p Body at seam (\p I, \p W) for the seams after it, unchecked:
+  /// for a body guards() found nothing to guard in.
+  void keep(uint32_t I, SiteWhere W, llvm::ArrayRef<llvm::MCInst> Body) {
+    splice(I, W, Body);
+  }
 
 private:
   /// Splices \p Body in at (I, W); returns the body's indices.
