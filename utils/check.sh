@@ -115,6 +115,14 @@ run_lit() {
       index($0, s " TEST ") == 1 && index($0, " FAILED " s) { on = 1; n = 0; print "why " $0 }
       on && n < 12 && /error|Error|No space|Killed|Segmentation|Abort|signal|not found|Traceback/ && !/^# (RUN|executed command)|# RUN: at line|^\+ / { print "  " $0; n++ }
       on && $0 == s { on = 0 }' "$out.log" | head -120
+    # FileCheck's annotated input of each failing test, at most 40 lines:
+    # what the command printed where a check did not match.
+    awk -v s="$stars" '
+      index($0, s " TEST ") == 1 && index($0, " FAILED " s) { on = 1; n = 0 }
+      on && /Input was:/ { dump = 1 }
+      on && dump && n++ < 40 { print "  " $0 }
+      on && dump && />>>>>>/ { dump = 0 }
+      on && $0 == s { on = 0; dump = 0 }' "$out.log" | head -120
     # What each failing test printed (lit -v's block), at most 80 lines
     # per test, so that a CI log alone says why.
     awk -v s="$stars" '

@@ -13,6 +13,7 @@ command's exit status (128 + N when killed by signal N).
 import argparse
 import os
 import pty
+import select
 import subprocess
 import sys
 
@@ -39,16 +40,27 @@ def main():
     p = subprocess.Popen(cmd,
                          stdout=slave if args.stdout_tty else None,
                          stderr=slave if args.stderr_tty else None)
-    os.close(slave)
+    # The slave stays open here until the command has exited: reading until
+    # every slave is closed (EIO) can lose what the command wrote last on
+    # some kernels. Then a marker written behind the command's output ends
+    # the read: the pty is first in, first out.
+    marker = b"\x00pty-run-end\x00"
     chunks = []
+    buf = b""
+    wrote_marker = False
     while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO: every slave descriptor is closed
-            break
-        if not data:
-            break
-        chunks.append(data)
+        ready, _, _ = select.select([master], [], [], 0.05)
+        if ready:
+            buf += os.read(master, 65536)
+            if wrote_marker and buf.endswith(marker):
+                buf = buf[:-len(marker)]
+                break
+            continue
+        if not wrote_marker and p.poll() is not None:
+            os.write(slave, marker)
+            wrote_marker = True
+    chunks.append(buf)
+    os.close(slave)
     rc = p.wait()
     os.close(master)
     text = b"".join(chunks).replace(b"\r\n", b"\n")
