@@ -183,6 +183,20 @@ TEST(HazardsTest, SoftClausesOnlyWithXnack) {
                     "s_load_dword s6, s[0:1], 0x8\n",
                     {FunctionKind::Kernel, false, FeatureSetting::On}),
             "");
+  // A store after a clause that writes starts a clause of its own.
+  EXPECT_EQ(hazards(GFX90A,
+                    "s_load_dwordx2 s[4:5], s[0:1], 0x0\n"
+                    "s_atomic_add_x2 s[8:9], s[2:3], 0x0\n",
+                    {FunctionKind::Kernel, false, FeatureSetting::On}),
+            "soft-clause@0x8(0/1)");
+  // A clause that writes nothing (atomics without return) takes anything
+  // after it, as LLVM reads it: another atomic, a load of its own base.
+  EXPECT_EQ(hazards(GFX90A,
+                    "s_atomic_add_x2 s[8:9], s[2:3], 0x0\n"
+                    "s_atomic_add_x2 s[8:9], s[2:3], 0x8\n"
+                    "s_load_dwordx2 s[4:5], s[4:5], 0x0\n",
+                    {FunctionKind::Kernel, false, FeatureSetting::On}),
+            "");
 }
 
 TEST(HazardsTest, GFX940Forwarding) {

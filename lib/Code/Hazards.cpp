@@ -748,8 +748,7 @@ void HazardFinder::softClause() {
   const bool SMEM = T.C == HazardInsn::SMEM;
   if (!SMEM && !(R.GFX8to9 && T.C == HazardInsn::VMEM))
     return;
-  SmallVector<uint16_t, 16> Defs(T.Writes.begin(), T.Writes.end());
-  SmallVector<uint16_t, 16> Uses(T.Reads.begin(), T.Reads.end());
+  SmallVector<uint16_t, 16> Defs, Uses;
   std::optional<uint32_t> Nearest;
   bool Any = false;
   walk(To, Count::WaitStates, ~0u, 0, [&](uint32_t I, unsigned, uint8_t &) {
@@ -762,11 +761,18 @@ void HazardFinder::softClause() {
     Uses.append(F(I).Reads.begin(), F(I).Reads.end());
     return Step::Continue;
   });
-  if (!Any)
+  // As LLVM reads it: a clause before To that writes nothing (stores,
+  // atomics without return) takes To whatever it is; else a store starts
+  // a clause of its own, and any other instruction one whose results do
+  // not meet its operands.
+  if (!Any || Defs.empty())
     return;
+  const bool Store = SMEM && T.Store;
+  Defs.append(T.Writes.begin(), T.Writes.end());
+  Uses.append(T.Reads.begin(), T.Reads.end());
   // EXEC and the like are read by every one of them and written by none;
   // only what one writes and another reads breaks the clause.
-  if (meets(Defs, Uses) || (SMEM && T.Store))
+  if (Store || meets(Defs, Uses))
     add(HazardKind::SoftClause, Found{*Nearest, 0}, "s_nop 0",
         format(Defs, Uses), std::nullopt, 1);
 }
