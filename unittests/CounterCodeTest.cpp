@@ -137,6 +137,121 @@ TEST(CounterCodeTest, TheTemplateIsStraightLineAndWaitsForItsAtomic) {
       checkBody(*MC, B, false, Set, Less, RM.emptySet(), true).empty());
 }
 
+/// Based code (%rp0 = s[20:21], %rp1 = s[22:23]): the entry's with
+/// \p Distance, or a block's at counter \p N.
+std::vector<uint8_t> basedCode(const TargetMC &MC, bool Entry, uint32_t N = 0,
+                               uint32_t Distance = 0) {
+  std::vector<std::string> Lines =
+      Entry
+          ? basedCounterEntryLines()
+          : counterCodeLines(CounterKind{CounterForm::Scalar, CounterUnit::Wave,
+                                         false, Generation::GFX9, true});
+  for (std::string &L : Lines)
+    if (size_t P = L.find("%nth"); P != std::string::npos)
+      L.replace(P, 4, std::to_string(N));
+  return assembleBound(MC, Lines,
+                       {{"%rp0.0", "s20"},
+                        {"%rp0.1", "s21"},
+                        {"%rp0", "s[20:21]"},
+                        {"%rp1", "s[22:23]"}},
+                       Distance);
+}
+
+TEST(CounterCodeTest, BasedCodeAddsAtItsOffsetFromTheBase) {
+  for (StringRef CPU : {"gfx900", "gfx90a", "gfx942"}) {
+    SCOPED_TRACE(CPU.str());
+    auto MC = mc(CPU);
+    ASSERT_TRUE(MC);
+    // The entry's: 28 bytes, the distance where the pass writes it.
+    std::vector<uint8_t> E = basedCode(*MC, true, 0, 0x800);
+    ASSERT_EQ(E.size(), 28u);
+    EXPECT_EQ(support::endian::read32le(E.data() + CounterDistanceAt), 0x800u);
+    Expected<CounterTarget> T = counterCodeTarget(*MC, E, At);
+    ASSERT_TRUE(bool(T)) << toString(T.takeError());
+    EXPECT_TRUE(T->SetsBase);
+    ASSERT_TRUE(T->Based);
+    EXPECT_EQ(T->Based->Base, "s[20:21]");
+    EXPECT_EQ(T->Based->One, "s[22:23]");
+    EXPECT_EQ(T->Counter, At + 4 + 0x800);
+    // Another block's: 8 bytes, its counter's offset from the base.
+    std::vector<uint8_t> B = basedCode(*MC, false, 5);
+    ASSERT_EQ(B.size(), 8u);
+    T = counterCodeTarget(*MC, B, At);
+    ASSERT_TRUE(bool(T)) << toString(T.takeError());
+    EXPECT_FALSE(T->SetsBase);
+    EXPECT_EQ(T->Counter, 40u);
+    EXPECT_EQ(T->Based->Base, "s[20:21]");
+    // With the s_nop a seam may need around it.
+    Expected<std::vector<uint8_t>> G = MC->assemble(
+        "s_nop 0\ns_atomic_add_x2 s[22:23], s[20:21], 0x10\ns_nop 1\n");
+    ASSERT_TRUE(bool(G));
+    EXPECT_EQ(why(counterCodeTarget(*MC, *G, At)), "counts at 16");
+  }
+}
+
+TEST(CounterCodeTest, BasedCodeOfOtherShapesIsRefused) {
+  auto MC = mc("gfx90a");
+  ASSERT_TRUE(MC);
+  auto Why = [&](StringRef Asm) {
+    Expected<std::vector<uint8_t>> B = MC->assemble(Asm);
+    if (!B)
+      return toString(B.takeError());
+    return why(counterCodeTarget(*MC, *B, At));
+  };
+  // An atomic that returns writes its data registers.
+  EXPECT_NE(Why("s_atomic_add_x2 s[22:23], s[20:21], 0x8 glc")
+                .find("returns the old value"),
+            std::string::npos);
+  // Counters are 8 bytes apart.
+  EXPECT_NE(Why("s_atomic_add_x2 s[22:23], s[20:21], 0x4")
+                .find("not s_atomic_add_x2 of a counter"),
+            std::string::npos);
+  // The data is the base.
+  EXPECT_EQ(Why("s_atomic_add_x2 s[20:21], s[20:21], 0x8"),
+            "its registers overlap");
+  // The entry's adds at the base and sets the one.
+  EXPECT_NE(Why("s_getpc_b64 s[20:21]\ns_add_u32 s20, s20, 0x100\n"
+                "s_addc_u32 s21, s21, 0\ns_mov_b64 s[22:23], 1\n"
+                "s_atomic_add_x2 s[22:23], s[20:21], 0x8\n")
+                .find("not to the base"),
+            std::string::npos);
+  EXPECT_NE(Why("s_getpc_b64 s[20:21]\ns_add_u32 s20, s20, 0x100\n"
+                "s_addc_u32 s21, s21, 0\ns_mov_b64 s[22:23], 2\n"
+                "s_atomic_add_x2 s[22:23], s[20:21], 0x0\n")
+                .find("not s_mov_b64 s[22:23], 1"),
+            std::string::npos);
+  // The base's address is the PC's plus the distance, carried.
+  EXPECT_NE(Why("s_getpc_b64 s[20:21]\ns_add_u32 s21, s21, 0x100\n"
+                "s_addc_u32 s20, s20, 0\ns_mov_b64 s[22:23], 1\n"
+                "s_atomic_add_x2 s[22:23], s[20:21], 0x0\n")
+                .find("not the base's address"),
+            std::string::npos);
+}
+
+TEST(CounterCodeTest, BasedCodeLeavesItsAtomicInFlight) {
+  auto MC = mc("gfx90a");
+  ASSERT_TRUE(MC);
+  const RegisterModel &RM = RegisterModel::get(MC->regInfo());
+  CounterSet Set = CounterSet::of(Generation::GFX9);
+  std::vector<uint8_t> B = basedCode(*MC, false, 3);
+  // No register written; the atomic returns nothing, so it may stay in
+  // flight, but only with leave.
+  EXPECT_TRUE(checkBody(*MC, B, false, Set, RM.emptySet(), RM.emptySet(), true,
+                        /*StoresMayStay=*/true)
+                  .empty());
+  EXPECT_FALSE(
+      checkBody(*MC, B, false, Set, RM.emptySet(), RM.emptySet(), true, false)
+          .empty());
+  // A load may never stay in flight.
+  Expected<std::vector<uint8_t>> L =
+      MC->assemble("s_load_dword s30, s[20:21], 0x0\n");
+  ASSERT_TRUE(bool(L));
+  RegSet S30 = RM.emptySet();
+  RM.addSGPRs(30, 1, S30);
+  EXPECT_FALSE(
+      checkBody(*MC, *L, false, Set, S30, RM.emptySet(), true, true).empty());
+}
+
 TEST(CounterCodeTest, OtherCodeIsNotCounterCode) {
   auto MC = mc("gfx90a");
   ASSERT_TRUE(MC);

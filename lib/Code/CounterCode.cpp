@@ -30,9 +30,19 @@ std::optional<CounterForm> code::counterForm(amdgpu::Generation Gen) {
   }
 }
 
+std::vector<std::string> code::basedCounterEntryLines() {
+  return {"s_getpc_b64 %rp0",
+          "s_add_u32 %rp0.0, %rp0.0, " +
+              std::to_string(CounterDistancePlaceholder),
+          "s_addc_u32 %rp0.1, %rp0.1, 0", "s_mov_b64 %rp1, 1",
+          "s_atomic_add_x2 %rp1, %rp0, 0"};
+}
+
 std::vector<std::string> code::counterCodeLines(const CounterKind &Kind) {
   const std::string Distance = std::to_string(CounterDistancePlaceholder);
   std::vector<std::string> L;
+  if (Kind.Based)
+    return {"s_atomic_add_x2 %rp1, %rp0, %nth*8"};
   if (Kind.Form == CounterForm::Scalar) {
     L = {"s_getpc_b64 %sp0", "s_mov_b32 %s0, " + Distance};
     if (Kind.Unit == CounterUnit::Wave) {
@@ -249,6 +259,24 @@ globalCounterTarget(const amdgpu::TargetMC &MC,
                        Wave ? CounterUnit::Wave : CounterUnit::Lane, ExecLo};
 }
 
+/// Whether \p L and \p H are the low and the high register of a pair.
+static bool pairHalves(const amdgpu::TargetMC &MC, MCRegister L, MCRegister H) {
+  // The number the name ends in (LLVM's "SGPR2", or "s2").
+  auto Number = [&](MCRegister Reg) -> std::optional<unsigned> {
+    if (!Reg)
+      return std::nullopt;
+    StringRef Name = MC.regName(Reg);
+    StringRef Digits = Name.drop_front(Name.find_last_not_of("0123456789") + 1);
+    unsigned N;
+    if (Digits.empty() || Digits.size() == Name.size() ||
+        Digits.getAsInteger(10, N))
+      return std::nullopt;
+    return N;
+  };
+  std::optional<unsigned> NL = Number(L), NH = Number(H);
+  return NL && NH && *NH == *NL + 1;
+}
+
 /// The flat form (CounterCode.h), decoded: \p Insns.
 static Expected<CounterTarget>
 flatCounterTarget(const amdgpu::TargetMC &MC,
@@ -273,23 +301,8 @@ flatCounterTarget(const amdgpu::TargetMC &MC,
   if (!A || !StringRef(Text(0)).starts_with("s_getpc_b64 "))
     return makeError("instruction 1 is '" + Text(0) + "', not s_getpc_b64");
   const RegSet SA = Units(A);
-  // Whether \p L and \p H are the low and the high register of a pair.
   auto Halves = [&](MCRegister L, MCRegister H) {
-    // The number the name ends in (LLVM's "SGPR2", or "s2").
-    auto Number = [&](MCRegister Reg) -> std::optional<unsigned> {
-      if (!Reg)
-        return std::nullopt;
-      StringRef Name = MC.regName(Reg);
-      StringRef Digits =
-          Name.drop_front(Name.find_last_not_of("0123456789") + 1);
-      unsigned N;
-      if (Digits.empty() || Digits.size() == Name.size() ||
-          Digits.getAsInteger(10, N))
-        return std::nullopt;
-      return N;
-    };
-    std::optional<unsigned> NL = Number(L), NH = Number(H);
-    return NL && NH && *NH == *NL + 1;
+    return pairHalves(MC, L, H);
   };
   const MCRegister Lo = R.reg(1, 0), Hi = R.reg(2, 0);
   const std::optional<int64_t> Dist = R.imm(1, 2);
@@ -340,6 +353,72 @@ flatCounterTarget(const amdgpu::TargetMC &MC,
                        Wave ? CounterUnit::Wave : CounterUnit::Lane, false};
 }
 
+/// The based form (CounterCode.h), decoded: \p Insns, the entry's five
+/// instructions or another block's one.
+static Expected<CounterTarget>
+basedCounterTarget(const amdgpu::TargetMC &MC,
+                   ArrayRef<std::pair<Insn, MCInst>> Insns) {
+  const RegisterModel &RM = RegisterModel::get(MC.regInfo());
+  const InsnKinds &K = InsnKinds::get(MC.instrInfo());
+  const CodeReader R{MC, Insns};
+  auto Units = [&](MCRegister Reg) {
+    RegSet S = RM.emptySet();
+    if (Reg)
+      RM.addUnits(Reg, S);
+    return S;
+  };
+  // The atomic, last: data D, base A, a constant offset, no return.
+  const size_t At = Insns.size() - 1;
+  if (K.baseName(Insns[At].second.getOpcode()).contains("_RTN"))
+    return makeError("its atomic '" + R.text(At) +
+                     "' returns the old value (it writes a register)");
+  const MCRegister D = R.reg(At, 0), A = R.reg(At, 1);
+  const std::optional<int64_t> Off = R.imm(At, 2);
+  if (!K.baseName(Insns[At].second.getOpcode())
+           .starts_with("S_ATOMIC_ADD_X2") ||
+      !D || !A || !Off || *Off < 0 || *Off > BasedCounterReach || *Off % 8)
+    return makeError("its atomic is '" + R.text(At) +
+                     "', not s_atomic_add_x2 of a counter");
+  const RegSet SD = Units(D), SA = Units(A);
+  if (SD.count() != SA.count() || SD.anyCommon(SA))
+    return makeError("its registers overlap");
+  const std::string Want = "s_atomic_add_x2 " + RM.format(SD) + ", " +
+                           RM.format(SA) + ", " + hex(uint64_t(*Off));
+  if (R.text(At) != Want)
+    return makeError("its atomic is '" + R.text(At) + "', not '" + Want + "'");
+  CounterTarget T;
+  RegSet Both = SA;
+  Both |= SD;
+  T.Based = BasedRegisters{RM.format(SA), RM.format(SD), std::move(Both)};
+  T.Counter = uint64_t(*Off);
+  if (Insns.size() == 1)
+    return T;
+  // The entry's: s_getpc_b64 A; s_add_u32 A.lo, A.lo, DIST;
+  // s_addc_u32 A.hi, A.hi, 0; s_mov_b64 D, 1; the atomic at offset 0.
+  if (*Off != 0)
+    return makeError("its atomic adds at offset " + hex(uint64_t(*Off)) +
+                     ", not to the base");
+  const MCRegister Lo = R.reg(1, 0), Hi = R.reg(2, 0);
+  const std::optional<int64_t> Dist = R.imm(1, 2);
+  RegSet Pair = Units(Lo);
+  if (Hi)
+    RM.addUnits(Hi, Pair);
+  if (R.reg(0, 0) != A || !pairHalves(MC, Lo, Hi) || Pair != SA || !Dist ||
+      !StringRef(R.text(0)).starts_with("s_getpc_b64 ") ||
+      !StringRef(R.text(1)).starts_with("s_add_u32 ") || R.reg(1, 1) != Lo ||
+      !StringRef(R.text(2)).starts_with("s_addc_u32 ") || R.reg(2, 1) != Hi ||
+      R.imm(2, 2) != 0)
+    return makeError("instructions 1 to 3 are '" + R.text(0) + "', '" +
+                     R.text(1) + "' and '" + R.text(2) +
+                     "', not the base's address");
+  if (R.text(3) != "s_mov_b64 " + RM.format(SD) + ", 1")
+    return makeError("instruction 4 is '" + R.text(3) + "', not s_mov_b64 " +
+                     RM.format(SD) + ", 1");
+  T.SetsBase = true;
+  T.Counter = Insns[0].first.end() + uint64_t(uint32_t(*Dist));
+  return T;
+}
+
 Expected<CounterTarget> code::counterCodeTarget(const amdgpu::TargetMC &MC,
                                                 ArrayRef<uint8_t> Bytes,
                                                 uint64_t Addr) {
@@ -361,6 +440,24 @@ Expected<CounterTarget> code::counterCodeTarget(const amdgpu::TargetMC &MC,
     return globalCounterTarget(MC, Insns, GFX10, MC.hasFeature("gfx11-insts"));
   if (GFX10)
     return makeError("it is not the global form gfx10 counter code takes");
+  // Based code, with the s_nop its seam may need on either side (a soft
+  // clause of SMEM operations with a guest's: SiteHazards.h).
+  {
+    ArrayRef<std::pair<Insn, MCInst>> Core = Insns;
+    auto IsNop = [&](const std::pair<Insn, MCInst> &I) {
+      return K.baseName(I.second.getOpcode()) == "S_NOP";
+    };
+    while (!Core.empty() && IsNop(Core.front()))
+      Core = Core.drop_front();
+    while (!Core.empty() && IsNop(Core.back()))
+      Core = Core.drop_back();
+    if ((Core.size() == 1 || Core.size() == 5) &&
+        K.baseName(Core.back().second.getOpcode())
+            .starts_with("S_ATOMIC_ADD_X2") &&
+        (Core.size() == 1 ||
+         K.baseName(Core[2].second.getOpcode()).starts_with("S_ADDC_U32")))
+      return basedCounterTarget(MC, Core);
+  }
   if (Insns.size() > 1 &&
       K.baseName(Insns[1].second.getOpcode()).starts_with("S_ADD_U32"))
     return flatCounterTarget(MC, Insns);

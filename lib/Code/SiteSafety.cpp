@@ -123,9 +123,10 @@ namespace {
 class BodyChecker {
 public:
   BodyChecker(const amdgpu::TargetMC &MC, bool Wave32, const CounterSet &Set,
-              const RegSet &Writable, const RegSet &InFlight, bool MayReadPC)
+              const RegSet &Writable, const RegSet &InFlight, bool MayReadPC,
+              bool StoresMayStay)
       : MC(MC), Wave32(Wave32), Set(Set), Writable(Writable),
-        InFlight(InFlight), MayReadPC(MayReadPC),
+        InFlight(InFlight), MayReadPC(MayReadPC), StoresMayStay(StoresMayStay),
         RM(RegisterModel::get(MC.regInfo())), K(InsnKinds::get(MC.instrInfo())),
         Displaced(RM.emptySet()), DisplacedBy(RM.numUnits(), 0) {
     PendingRegs.fill(RM.emptySet());
@@ -153,7 +154,7 @@ public:
       return A.Insn.value_or(~0u) < B.Insn.value_or(~0u);
     });
     for (unsigned C = 0; C < NumCounters; ++C)
-      if (Pending[C])
+      if (Pending[C] && (!StoresMayStay || PendingWrites[C]))
         Out.push_back({*Pending[C], Insns[*Pending[C]].first.Addr,
                        "the memory operation is not waited for "
                        "(" +
@@ -167,7 +168,7 @@ private:
   const bool Wave32;
   const CounterSet &Set;
   const RegSet &Writable, &InFlight;
-  const bool MayReadPC;
+  const bool MayReadPC, StoresMayStay;
   const RegisterModel &RM;
   const InsnKinds &K;
   std::vector<std::pair<Insn, MCInst>> Insns;
@@ -175,6 +176,8 @@ private:
   // Counters an operation of the body counts on and no wait of the body
   // has brought to 0 since, with the instruction that last counted.
   std::array<std::optional<uint32_t>, NumCounters> Pending{};
+  // Whether one of them writes a register (a load, an atomic that returns).
+  std::array<bool, NumCounters> PendingWrites{};
   // The registers those operations still write, per counter.
   std::array<RegSet, NumCounters> PendingRegs;
   // A register the site does not give may still be written when the body
@@ -284,10 +287,12 @@ private:
     for (const auto &[C, N] : E.Waits)
       if (N == 0) {
         Pending[unsigned(C)].reset();
+        PendingWrites[unsigned(C)] = false;
         PendingRegs[unsigned(C)].reset();
       }
     for (const WaitEffect::Event &Ev : E.Events) {
       Pending[unsigned(Ev.C)] = J;
+      PendingWrites[unsigned(Ev.C)] |= !Ev.NoDests && !E.Dests.empty();
       if (!Ev.NoDests)
         for (uint16_t U : E.Dests)
           PendingRegs[unsigned(Ev.C)].set(U);
@@ -318,6 +323,8 @@ private:
 std::vector<BodyProblem>
 code::checkBody(const amdgpu::TargetMC &MC, ArrayRef<uint8_t> Body, bool Wave32,
                 const CounterSet &Set, const RegSet &Writable,
-                const RegSet &InFlight, bool MayReadPC) {
-  return BodyChecker(MC, Wave32, Set, Writable, InFlight, MayReadPC).run(Body);
+                const RegSet &InFlight, bool MayReadPC, bool StoresMayStay) {
+  return BodyChecker(MC, Wave32, Set, Writable, InFlight, MayReadPC,
+                     StoresMayStay)
+      .run(Body);
 }

@@ -195,8 +195,10 @@ const CloneRecord *hotswap::currentClone(ArrayRef<CloneRecord> Records,
 
 /// The checks of every range of code inserted into \p K's copy (whose
 /// bytes are \p CopyBytes from \p CopyBase), against the seam of the
-/// original instruction of \p G it precedes or replaces.
-static void
+/// original instruction of \p G it precedes or replaces. Returns the
+/// registers based counter code reads, when the copy's entry sets them up
+/// (CounterCode.h), and the end of that code.
+static std::optional<std::pair<code::BasedRegisters, uint64_t>>
 verifyInsertedCode(const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
                    const KernelInfo &K, const code::FunctionCFG &G,
                    ArrayRef<MCInst> Decoded, ArrayRef<uint8_t> CopyBytes,
@@ -208,6 +210,10 @@ verifyInsertedCode(const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
                    DenseSet<uint64_t> &CountersSeen, code::FunctionSeams &Seams,
                    bool Wave32, VerifyProblems &P) {
   const code::WaitCounts &WC = Seams.waitCounts();
+  // Based counter code: the registers the copy's entry sets up, the base
+  // they hold, and where that code ends.
+  std::optional<std::pair<code::BasedRegisters, uint64_t>> Based;
+  uint64_t BaseValue = 0;
   // The code of range [B, E), at the seam (I, W).
   auto Check = [&](uint64_t B, uint64_t E, uint32_t I, code::SiteWhere W) {
     code::SiteRegisters Regs = Seams.at(I, W);
@@ -216,12 +222,40 @@ verifyInsertedCode(const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
     ArrayRef<uint8_t> Body = CopyBytes.slice(B - CopyBase, E - B);
     auto Counter = Counters.find(B);
     const bool IsCounter = Counter != Counters.end();
+    // Only based counter code leaves its atomic in flight (CounterCode.h).
+    bool StoresMayStay = false;
     if (IsCounter) {
       CountersSeen.insert(B);
       Expected<code::CounterTarget> Target =
           code::counterCodeTarget(MC, Body, B);
       const code::CounterTarget &Want = Counter->second;
-      if (!Target)
+      // Based code adds at an offset from the base the entry's sets up.
+      std::string BaseProblem;
+      StoresMayStay = Target && Target->Based;
+      if (Target && Target->Based && Target->SetsBase) {
+        if (I != 0 || W != code::SiteWhere::Before || B != CopyBase || Based)
+          BaseProblem = "sets up a base, but is not the code the copy starts "
+                        "with";
+        else {
+          Based.emplace(*Target->Based, E);
+          BaseValue = Target->Counter;
+        }
+      } else if (Target && Target->Based) {
+        if (!Based)
+          BaseProblem = "adds at an offset from " + Target->Based->Base +
+                        ", which the copy's entry does not set up";
+        else if (!(Based->first == *Target->Based))
+          BaseProblem = "reads " + Target->Based->Base + " and " +
+                        Target->Based->One + ", not " + Based->first.Base +
+                        " and " + Based->first.One +
+                        " that the copy's entry sets up";
+        else
+          Target->Counter += BaseValue;
+      }
+      if (!BaseProblem.empty())
+        P.push_back("cloned kernel '" + K.Name + "': the counter code at " +
+                    hex(B) + " " + BaseProblem);
+      else if (!Target)
         P.push_back("cloned kernel '" + K.Name + "': the counter code at " +
                     hex(B) +
                     " is not counter code: " + toString(Target.takeError()));
@@ -242,8 +276,9 @@ verifyInsertedCode(const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
             ", but the counter map says " +
             (Want.Unit == code::CounterUnit::Lane ? "lanes" : "waves"));
     }
-    for (const code::BodyProblem &BP : code::checkBody(
-             MC, Body, Wave32, WC.Set, Regs.Writable, Regs.InFlight, IsCounter))
+    for (const code::BodyProblem &BP :
+         code::checkBody(MC, Body, Wave32, WC.Set, Regs.Writable, Regs.InFlight,
+                         IsCounter, StoresMayStay))
       P.push_back(
           "cloned kernel '" + K.Name + "': code inserted at " + hex(B) + " (" +
           code::siteWhereName(W).str() + " " + hex(G.Insns[I].Addr) + "): " +
@@ -302,6 +337,51 @@ verifyInsertedCode(const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
       continue;
     }
     Check(B, E, *At, code::SiteWhere::Before);
+  }
+  return Based;
+}
+
+/// Based counter code reads registers its copy's entry set up (\p Based,
+/// the entry's code ending at \p EntryEnd): no other instruction of the
+/// copy \p CG (decoded: \p Decoded) writes them, and it calls nothing
+/// that might; firmware starts the copy at its entry (no preload header
+/// in the original \p G).
+static void
+verifyBasedRegisters(const amdgpu::TargetMC &MC, const KernelInfo &K,
+                     const code::FunctionCFG &G, const code::FunctionCFG &CG,
+                     ArrayRef<MCInst> Decoded,
+                     const code::BasedRegisters &Based, uint64_t EntryEnd,
+                     bool Wave32, VerifyProblems &P) {
+  const std::string Regs = Based.Base + " and " + Based.One;
+  if (!CG.Calls.empty())
+    P.push_back("cloned kernel '" + K.Name + "': its counter code reads " +
+                Regs + ", but the copy calls (at " +
+                hex(CG.Insns[CG.Calls.front().Insn].Addr) +
+                ": a callee may write them)");
+  if (llvm::any_of(G.Windows, [](const code::CodeWindow &W) {
+        return W.K == code::CodeWindow::PreloadHeader;
+      }))
+    P.push_back("cloned kernel '" + K.Name + "': its counter code reads " +
+                Regs +
+                ", set up at its entry, but firmware may start it past "
+                "its entry (a preload header)");
+  if (Decoded.size() != CG.Insns.size()) {
+    P.push_back("cloned kernel '" + K.Name + "': its copy does not decode");
+    return;
+  }
+  for (size_t I = 0; I < CG.Insns.size(); ++I) {
+    if (CG.Insns[I].Addr < EntryEnd)
+      continue;
+    code::InsnRegs R = code::instructionRegs(MC, Decoded[I], Wave32);
+    for (uint16_t U : R.ScalarDefs)
+      if (U < Based.Units.size() && Based.Units.test(U)) {
+        P.push_back(
+            "cloned kernel '" + K.Name + "': '" +
+            StringRef(MC.printInst(Decoded[I], CG.Insns[I].Addr)).trim().str() +
+            "' at " + hex(CG.Insns[I].Addr) + " writes " + Regs +
+            ", which its counter code reads");
+        return;
+      }
   }
 }
 
@@ -443,10 +523,11 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
       P.push_back("cloned kernel '" + K.Name + "': " + Pr);
     if (!Proof.proven())
       continue;
+    std::optional<std::pair<code::BasedRegisters, uint64_t>> Based;
     if (!Inserted.empty() || !FallThrough.empty())
-      verifyInsertedCode(**MC, R, K, G, Decoded, *CopyBytes, Rec->Clone,
-                         Inserted, FallThrough, Replaced, Proof.InsnAddr,
-                         Counters, CountersSeen, Seams, Wave32, P);
+      Based = verifyInsertedCode(
+          **MC, R, K, G, Decoded, *CopyBytes, Rec->Clone, Inserted, FallThrough,
+          Replaced, Proof.InsnAddr, Counters, CountersSeen, Seams, Wave32, P);
     // Code the record gives as assembly is that assembly: assembled again
     // here, byte for byte (what the rule said at the site, guards and all).
     for (const auto &[Off, Text] : Rec->Asm) {
@@ -492,6 +573,9 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
       std::vector<MCInst> CopyDecoded;
       code::FunctionCFG CG =
           code::buildCFG(**MC, C, *CopyBytes, Map, &CopyDecoded);
+      if (Based)
+        verifyBasedRegisters(**MC, K, G, CG, CopyDecoded, Based->first,
+                             Based->second, Wave32, P);
       for (const code::NewHazard &NH :
            code::newHazards(**MC, code::HazardRules::of(**MC, R.Target, Wave32),
                             code::FunctionKind::Kernel, G, Decoded, CG,

@@ -45,12 +45,28 @@ static CounterKind counterKind(const amdgpu::TargetInfo &T, bool PerLane,
 
 SiteRule hotswap::instrumentSiteRule(const amdgpu::TargetInfo &T,
                                      bool EntryOnly, bool PerLane,
-                                     StringRef Only) {
+                                     StringRef Only, bool Based) {
   SiteRule Rule;
   Rule.Select = EntryOnly ? SiteSelect::KernelEntry : SiteSelect::BlockStarts;
   Rule.Where = SiteWhere::Before;
   Rule.Only = Only.str();
   Rule.BodyName = "instrument's counter code";
+  if (Based) {
+    CounterKind Kind = counterKind(T, /*PerLane=*/false, /*Wave32=*/false);
+    Kind.Based = true;
+    Rule.Body = counterCode(Kind);
+    for (const std::string &L : basedCounterEntryLines())
+      Rule.EntryBody.push_back({unsigned(Rule.EntryBody.size() + 1), L});
+    Rule.ReservedPairs = 2;
+    Rule.MaxNth = BasedCounterReach / CounterBytes;
+    Rule.StoresMayStay = true;
+    Rule.BodyMayReadPC = true;
+    Rule.ProblemsRefuse = true;
+    // The atomic may make a soft clause with a guest's SMEM operations
+    // (XNACK): an s_nop guards it, and verify knows that shape.
+    Rule.Guards = true;
+    return Rule;
+  }
   // The global form moves EXEC: its wave32 and wave64 bodies differ.
   Rule.Body = counterCode(counterKind(T, PerLane, /*Wave32=*/true));
   Rule.BodyWave64 = counterCode(counterKind(T, PerLane, /*Wave32=*/false));
@@ -71,6 +87,43 @@ SiteRule hotswap::instrumentSiteRule(const amdgpu::TargetInfo &T,
       counterForm(T.Gen) == CounterForm::Flat)
     Rule.ExtraVGPRs = 4;
   return Rule;
+}
+
+Expected<std::vector<KernelSites>>
+hotswap::planInstrumentSites(Object &Obj, KernelsAnalysis::Result &R,
+                             CodeAnalysis::Result &CA, bool EntryOnly,
+                             bool PerLane, StringRef Only, PassContext *Ctx,
+                             StringRef PassName) {
+  SiteRule Rule = instrumentSiteRule(R.Target, EntryOnly, PerLane, Only);
+  if (counterForm(R.Target.Gen) != CounterForm::Scalar || PerLane)
+    return planAllSites(Obj, Rule, R, CA, Ctx, PassName);
+  Expected<std::vector<KernelSites>> All =
+      planAllSites(Obj,
+                   instrumentSiteRule(R.Target, EntryOnly, PerLane, Only,
+                                      /*Based=*/true),
+                   R, CA, Ctx, PassName);
+  if (!All)
+    return All.takeError();
+  // Kernels that cannot reserve registers find them at each block.
+  std::vector<size_t> Again;
+  for (const KernelSites &KS : *All)
+    if (!KS.Refused.empty())
+      Again.push_back(KS.Function);
+  if (Again.empty())
+    return All;
+  Expected<std::vector<KernelSites>> Rest =
+      planAllSites(Obj, Rule, R, CA, Ctx, PassName, Again);
+  if (!Rest)
+    return Rest.takeError();
+  for (KernelSites &KS : *All)
+    if (!KS.Refused.empty())
+      for (KernelSites &Other : *Rest)
+        if (Other.Function == KS.Function) {
+          std::string Why = std::move(KS.Refused);
+          KS = std::move(Other);
+          KS.Refused = std::move(Why);
+        }
+  return All;
 }
 
 std::string hotswap::instrumentRefusal(const amdgpu::TargetInfo &T) {
@@ -191,6 +244,36 @@ Error InstrumentPass::planEdges(
   llvm::stable_sort(Ins, [](const Insertion &A, const Insertion &B) {
     return A.Before < B.Before;
   });
+  // Based code adds at its counter's offset: the edges' counters follow
+  // the blocks', in that order.
+  // The block's code with the block's guards (the edge's code runs right
+  // before it, after the same guest instruction).
+  if (KS.Reserved) {
+    uint64_t Next = KS.applied();
+    for (Insertion &In : Ins) {
+      if (!In.FallThrough)
+        continue;
+      const SitePlan &S = *SiteAt.lookup(In.Before);
+      const uint64_t Offset = Next++ * CounterBytes;
+      if (Offset > BasedCounterReach)
+        return makeError("kernel '" + F.Name + "': more counters than " +
+                         "based counter code reaches (" +
+                         Twine(BasedCounterReach / CounterBytes + 1) + ")");
+      std::string Text;
+      for (StringRef L : S.Asm) {
+        if (L.starts_with("s_atomic_add_x2 "))
+          L = L.rsplit(", ").first;
+        Text += L.str();
+        if (L.starts_with("s_atomic_add_x2 "))
+          Text += ", " + std::to_string(Offset);
+        Text += "\n";
+      }
+      Expected<std::vector<uint8_t>> Code = CA.mc().assemble(Text);
+      if (!Code)
+        return Code.takeError();
+      In.Bytes = std::move(*Code);
+    }
+  }
   if (!Kept)
     CA.invalidate(KS.Function);
   return Error::success();
@@ -216,12 +299,10 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   auto CA = AM.getResult<CodeAnalysis>(Obj);
   if (!CA)
     return CA.takeError();
-  SiteRule Rule =
-      instrumentSiteRule(R.Target, What == Counts::Kernel, PerLane, Only);
   const CounterLayout Layout =
       counterLayout(counterKind(R.Target, PerLane, /*Wave32=*/true));
-  Expected<std::vector<KernelSites>> All =
-      planAllSites(Obj, Rule, R, *CA, &Ctx, name());
+  Expected<std::vector<KernelSites>> All = planInstrumentSites(
+      Obj, R, *CA, What == Counts::Kernel, PerLane, Only, &Ctx, name());
   if (!All)
     return All.takeError();
   const FunctionMap &M = CA->functions();
@@ -234,6 +315,8 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   // Per function: the edges counted, (from block, to block) offsets, in
   // the order of their code in the copy.
   DenseMap<size_t, std::vector<std::pair<uint64_t, uint64_t>>> EdgesOf;
+  // Functions counted by the based form: the first register reserved.
+  DenseMap<size_t, unsigned> BasedAt;
   for (const KernelSites &KS : *All) {
     const std::string &Kernel = M.Functions[KS.Function].Name;
     size_t Refused = KS.Sites.size() - KS.applied();
@@ -276,13 +359,24 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     }
     if (!KS.applied())
       continue;
+    // The form: based (a base set up at the entry) or not, and why not.
+    if (KS.Reserved) {
+      Ctx.Stats.add(name(), "kernels-based",
+                    "kernels counted from a base set up at their entry");
+    } else if (!KS.Refused.empty()) {
+      Ctx.Stats.add(name(), "kernels-not-based",
+                    "kernels whose blocks find registers of their own (no "
+                    "SGPRs above the allocation reserved)");
+    }
     std::vector<Insertion> Ins;
     for (const SitePlan &S : KS.Sites) {
       if (!S.Refusal.empty())
         continue;
-      if (S.Body.size() < Layout.DistanceAt + 4 ||
-          support::endian::read32le(S.Body.data() + Layout.DistanceAt) !=
-              CounterDistancePlaceholder)
+      // Based code other than the entry's has no distance.
+      if (KS.Reserved && S.Insn != 0) {
+      } else if (S.Body.size() < Layout.DistanceAt + 4 ||
+                 support::endian::read32le(S.Body.data() + Layout.DistanceAt) !=
+                     CounterDistancePlaceholder)
         return makeError("kernel '" + Kernel + "' +" + hex(S.Offset) +
                          ": the counter code was not assembled as expected");
       Insertion In;
@@ -296,6 +390,8 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     // The allocation grows to hold the registers the code took above it.
     if (Error E = growDescriptors(R, KS))
       return std::move(E);
+    if (KS.Reserved)
+      BasedAt[KS.Function] = *KS.Reserved;
     Functions.push_back(KS.Function);
     Inserts.push_back(std::move(Ins));
     KernelsOf[KS.Function] = KS.Kernels;
@@ -312,6 +408,10 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   if (!Base)
     return Base.takeError();
   std::vector<RegisterLimits> Limits = functionLimits(R, Functions, KernelsOf);
+  // Long jumps of a based copy must leave its reserved registers alone.
+  for (size_t I = 0; I < Functions.size(); ++I)
+    if (auto It = BasedAt.find(Functions[I]); It != BasedAt.end())
+      Limits[I].SGPRs = std::min(Limits[I].SGPRs, It->second);
   std::vector<ClonePlan> Plans = planClones(*CA, Functions, *Base, Inserts,
                                             /*InsertedMayReadPC=*/true, Limits);
   // Where the counters will go: after the copies placeClones packs (those
@@ -335,14 +435,17 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     if (!P.Code || !P.Problems.empty())
       continue;
     const KernelSites &KS = *SitesOf.lookup(P.Function);
-    // The next counter, for the counter code at \p Code of this copy.
-    auto NextCounter = [&](uint64_t Code) {
+    // The next counter, for the counter code at \p Code of this copy
+    // (based code other than the entry's has its offset already).
+    const bool Based = BasedAt.count(P.Function);
+    auto NextCounter = [&](uint64_t Code, bool HasDistance) {
       const uint64_t Index = Map.size();
       const uint64_t Distance =
           CounterBase + Index * CounterBytes - (Code + Layout.PCAt);
-      support::endian::write32le(P.Code->Bytes.data() + (Code - P.Code->Base) +
-                                     Layout.DistanceAt,
-                                 uint32_t(Distance));
+      if (HasDistance)
+        support::endian::write32le(
+            P.Code->Bytes.data() + (Code - P.Code->Base) + Layout.DistanceAt,
+            uint32_t(Distance));
       return Index;
     };
     std::vector<std::pair<uint64_t, uint64_t>> Ranges =
@@ -355,7 +458,7 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
         return makeError("kernel '" + M.Functions[P.Function].Name +
                          "': its copy holds fewer counter codes than sites");
       const uint64_t Code = Ranges[K++].first;
-      const uint64_t Index = NextCounter(Code);
+      const uint64_t Index = NextCounter(Code, !Based || S.Insn == 0);
       Map.push_back({Index, M.Functions[P.Function].Name,
                      S.Insn == 0 ? "entry" : "block", PerLane ? "lane" : "wave",
                      S.Offset, Code, std::nullopt});
@@ -368,7 +471,7 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                        "planned");
     for (size_t X = 0; X < Edges.size(); ++X) {
       const uint64_t Code = P.Code->FallThrough[X].first;
-      const uint64_t Index = NextCounter(Code);
+      const uint64_t Index = NextCounter(Code, !Based);
       Map.push_back({Index, M.Functions[P.Function].Name, "edge", "wave",
                      Edges[X].first, Code, Edges[X].second});
     }

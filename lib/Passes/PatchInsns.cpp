@@ -346,10 +346,9 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   Expected<std::vector<KernelSites>> All = [&]() {
     if (!InstrumentEntryOnly)
       return planRule(Obj, Rule, *K, *CA, nullptr, "print<sites>");
-    return planAllSites(Obj,
-                        instrumentSiteRule(K->Target, *InstrumentEntryOnly,
-                                           InstrumentPerLane, Rule.Only),
-                        *K, *CA, nullptr, "print<sites>");
+    return planInstrumentSites(Obj, *K, *CA, *InstrumentEntryOnly,
+                               InstrumentPerLane, Rule.Only, nullptr,
+                               "print<sites>");
   }();
   if (!All)
     return All.takeError();
@@ -372,6 +371,11 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       if (KS.VGPRsUsed > KS.VGPRsAllocated)
         OS << "; VGPRs above the allocation taken: it grows from "
            << KS.VGPRsAllocated << " to " << KS.VGPRsUsed << " VGPRs";
+      if (KS.Reserved)
+        OS << "; reserved for the whole kernel: s" << *KS.Reserved << " to s"
+           << KS.SGPRsUsed - 1;
+      else if (!KS.Refused.empty())
+        OS << "; " << KS.Refused;
       OS << "\n";
       for (const SitePlan &S : KS.Sites) {
         OS << "  +" << hex(S.Offset) << " " << S.Text << ": ";
@@ -428,6 +432,11 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       KO["sgprs_grow_to"] = int64_t(KS.SGPRsUsed);
     if (KS.VGPRsUsed > KS.VGPRsAllocated)
       KO["vgprs_grow_to"] = int64_t(KS.VGPRsUsed);
+    if (KS.Reserved)
+      KO["reserved_sgprs"] =
+          json::Array{int64_t(*KS.Reserved), int64_t(KS.SGPRsUsed - 1)};
+    else if (!KS.Refused.empty())
+      KO["reserved_refused"] = KS.Refused;
     Kernels.push_back(std::move(KO));
   }
   json::Value V(

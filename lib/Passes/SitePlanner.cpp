@@ -443,6 +443,98 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
   KS.VGPRsAllocated = Limits.VGPRs;
   if (Rule.ExtraVGPRs && !T.IsGFX90AClass && Limits.VGPRs != ~0u)
     Limits.VGPRs = std::min(Limits.VGPRs + Rule.ExtraVGPRs, 256u);
+  // Registers reserved for the whole function (SiteRule::ReservedPairs).
+  auto RefuseAll = [&KS](const std::string &Why) {
+    KS.Refused = Why;
+    KS.Reserved.reset();
+    KS.SGPRsUsed = KS.VGPRsUsed = 0;
+    for (SitePlan &S : KS.Sites) {
+      S.Refusal = Why;
+      S.Body.clear();
+      S.Bound.clear();
+      S.Asm.clear();
+      S.Guards.clear();
+      S.GuardReasons.clear();
+    }
+  };
+  std::optional<unsigned> Reserved;
+  const unsigned ReservedCount = 2 * Rule.ReservedPairs;
+  if (Rule.ReservedPairs) {
+    // Above every SGPR the code names: a kernel may name SGPRs above what
+    // its allocation is sure to hold (the special registers it does not
+    // use leave it more).
+    RegSet Named = RM.emptySet();
+    for (const MCInst &MI : Decoded) {
+      InsnRegs IR = instructionRegs(MC, MI, F.Wave32);
+      for (auto *V : {&IR.Uses, &IR.ScalarDefs})
+        for (uint16_t U : *V)
+          Named.set(U);
+    }
+    unsigned Lo = KS.SGPRsAllocated;
+    RegSet One = RM.emptySet();
+    for (unsigned I = 0; I < T.AddressableSGPRs; ++I) {
+      One.reset();
+      RM.addSGPRs(I, 1, One);
+      if (One.anyCommon(Named))
+        Lo = std::max(Lo, I + 1);
+    }
+    Lo = alignTo(Lo, 2);
+    std::string Why;
+    if (!T.HasSGPRGranule || KS.SGPRsAllocated == ~0u)
+      Why = "the SGPR allocation cannot grow on " + T.Name;
+    else if (Lo + ReservedCount + T.SGPRGranuleExtra > T.AddressableSGPRs)
+      Why = std::to_string(ReservedCount) + " SGPRs above the allocation (s" +
+            std::to_string(Lo) + " up) are not addressable";
+    else if (!G.Calls.empty())
+      Why = "the kernel calls (a callee may use SGPRs above the allocation)";
+    else if (llvm::any_of(G.Windows, [](const CodeWindow &W) {
+               return W.K == CodeWindow::PreloadHeader;
+             }))
+      Why = "firmware may start the kernel past its first instruction (a "
+            "preload header)";
+    if (!Why.empty()) {
+      RefuseAll("no SGPRs reserved: " + Why);
+      return KS;
+    }
+    Reserved = Lo;
+    Limits.SGPRs = std::max(Limits.SGPRs, Lo + ReservedCount);
+  }
+  // %rpN (%rpN.K) and %nth in \p Text.
+  size_t Accepted = 0;
+  auto SubstituteReserved = [&](std::string &Text) {
+    for (size_t At = Text.find("%rp"); Reserved && At != std::string::npos;
+         At = Text.find("%rp", At)) {
+      StringRef Rest = StringRef(Text).drop_front(At + 3);
+      StringRef Digits = Rest.take_while(isDigit);
+      unsigned N;
+      if (Digits.empty() || Digits.getAsInteger(10, N) ||
+          N >= Rule.ReservedPairs) {
+        ++At;
+        continue;
+      }
+      const unsigned Lo = *Reserved + 2 * N;
+      size_t Len = 3 + Digits.size();
+      std::string Reg =
+          "s[" + std::to_string(Lo) + ":" + std::to_string(Lo + 1) + "]";
+      StringRef After = Rest.drop_front(Digits.size());
+      if (After.size() >= 2 && After[0] == '.' &&
+          (After[1] == '0' || After[1] == '1') &&
+          (After.size() == 2 || !isDigit(After[2]))) {
+        Reg = "s" + std::to_string(Lo + (After[1] - '0'));
+        Len += 2;
+      }
+      Text.replace(At, Len, Reg);
+      At += Reg.size();
+    }
+    for (size_t At = Text.find("%nth");
+         Rule.MaxNth != ~0u && At != std::string::npos;
+         At = Text.find("%nth", At)) {
+      std::string N = std::to_string(Accepted);
+      Text.replace(At, 4, N);
+      At += N.size();
+    }
+  };
+  const std::vector<Alternative> EntryAlts = alternatives(Rule.EntryBody);
   for (SitePlan &S : KS.Sites) {
     S.Refusal = siteRefusal(G, S.Insn, Rule.Where);
     if (!S.Refusal.empty())
@@ -459,7 +551,15 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     std::string NoRoom;
     std::optional<std::pair<unsigned, std::string>> FirstProblem;
     bool Fits = false;
-    const std::vector<Alternative> &Bodies = F.Wave32 ? Alts : Alts64;
+    const std::vector<Alternative> &Bodies =
+        S.Insn == 0 && !Rule.EntryBody.empty() ? EntryAlts
+        : F.Wave32                             ? Alts
+                                               : Alts64;
+    if (Accepted > Rule.MaxNth) {
+      S.Refusal = "more sites than the code reaches (" +
+                  std::to_string(Rule.MaxNth + 1) + ")";
+      continue;
+    }
     for (const Alternative &Alt : Bodies) {
       if (Alt.P.Orig && Rule.Where != SiteWhere::Replace)
         return makeError("'" + Rule.BodyName +
@@ -562,6 +662,7 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         }
         // Longest names first: %sp1 before %s1.
         std::string Text = SL.Text;
+        SubstituteReserved(Text);
         std::vector<std::pair<std::string, std::string>> ByLength = S.Bound;
         llvm::sort(ByLength, [](const auto &A, const auto &B) {
           return A.first.size() > B.first.size();
@@ -623,7 +724,7 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       };
       std::vector<BodyProblem> Problems =
           checkBody(MC, S.Body, F.Wave32, WC.Set, Regs.Writable, Regs.InFlight,
-                    Rule.BodyMayReadPC);
+                    Rule.BodyMayReadPC, Rule.StoresMayStay);
       if (Problems.empty()) {
         // The hazards the body makes with the code around it.
         if (!Seams)
@@ -642,6 +743,7 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       }
       if (Problems.empty()) {
         Fits = true;
+        ++Accepted;
         if (Bodies.size() > 1)
           S.Alternative = &Alt - Bodies.data() + 1;
         for (unsigned I = TakenS.size(); I-- > 0;)
@@ -672,6 +774,20 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     if (FirstProblem)
       return siteError(F, S, FirstProblem->first, FirstProblem->second);
     S.Refusal = NoRoom;
+  }
+  if (Reserved) {
+    // What the entry body sets up must run before every other site.
+    if (KS.Sites.empty() || KS.Sites.front().Insn != 0 ||
+        !KS.Sites.front().Refusal.empty()) {
+      RefuseAll("no SGPRs reserved: the kernel's first instruction takes no "
+                "code" +
+                (KS.Sites.empty() || KS.Sites.front().Insn != 0
+                     ? std::string()
+                     : " (" + KS.Sites.front().Refusal + ")"));
+      return KS;
+    }
+    KS.Reserved = Reserved;
+    KS.SGPRsUsed = std::max(KS.SGPRsUsed, *Reserved + ReservedCount);
   }
   return KS;
 }
@@ -706,7 +822,8 @@ std::vector<std::pair<size_t, std::vector<size_t>>> hotswap::candidateFunctions(
 Expected<std::vector<KernelSites>>
 hotswap::planAllSites(Object &Obj, const SiteRule &Rule,
                       KernelsAnalysis::Result &R, CodeAnalysis::Result &CA,
-                      PassContext *Ctx, StringRef PassName) {
+                      PassContext *Ctx, StringRef PassName,
+                      ArrayRef<size_t> OnlyFunctions) {
   std::optional<Regex> Only;
   if (!Rule.Only.empty())
     Only.emplace(Rule.Only);
@@ -714,6 +831,8 @@ hotswap::planAllSites(Object &Obj, const SiteRule &Rule,
   std::vector<KernelSites> Out;
   for (auto &[FI, Kernels] :
        candidateFunctions(Obj, R, CA.functions(), Only, Ctx, PassName)) {
+    if (!OnlyFunctions.empty() && !llvm::is_contained(OnlyFunctions, FI))
+      continue;
     std::vector<const KernelInfo *> Ks;
     for (size_t I : Kernels)
       Ks.push_back(&R.Kernels[I]);

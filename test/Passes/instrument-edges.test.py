@@ -28,8 +28,9 @@ def write(name, patch):
 
 
 def distance_off_by_8(b):
-    # s_getpc_b64, then s_mov_b32 sN, DISTANCE: its literal at +8.
-    o = f.offset_of(edge + 8)
+    # Based code: s_atomic_add_x2, its offset from the base in its second
+    # word.
+    o = f.offset_of(edge + 4)
     old, = struct.unpack_from("<I", b, o)
     struct.pack_into("<I", b, o, old + 8)
 

@@ -65,6 +65,17 @@ write("live-pair", words([
     (cmp, (read(cmp) & ~0xff) | 6),                          # ssrc0
     (setpc, read(setpc) & ~0xff),                            # ssrc0
 ]))
+# Its pair made the base the copy's entry sets up for counter code (the
+# based form: the entry's s_getpc_b64 names it), which a relaxation may
+# not write, free as it is at the target.
+base = (read(clone) >> 16) & 0x7f
+write("reserved-pair", words([
+    (getpc, (read(getpc) & ~(0x7f << 16)) | (base << 16)),
+    (add, (read(add) & ~((0x7f << 16) | 0xff)) | (base << 16) | base),
+    (addc, (read(addc) & ~((0x7f << 16) | 0xff)) | ((base + 1) << 16)
+     | (base + 1)),
+    (setpc, (read(setpc) & ~0xff) | base),
+]))
 # SCC not given back: s_cmp_lg_u32 becomes s_nop 0.
 write("no-scc", word(cmp, 0xbf800000))
 

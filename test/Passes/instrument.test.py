@@ -62,21 +62,37 @@ def write_map(name, old, new):
 
 
 if lane_as_wave:
-    # A lane-counting output whose map says it counts waves.
+    # A lane-counting output (the form that finds its registers at each
+    # block): its map says it counts waves; counter 1's distance made that
+    # of counter 0 (8 bytes lower); counter 1's s_waitcnt lgkmcnt(0), its
+    # last word, made s_nop 0.
     write_map("bad-unit", b'"unit":"lane"', b'"unit":"wave"')
+    write("bad-distance", word(code[1] + 8, lambda d: d - 8))
+
+    def nop(old):
+        assert old == 0xBF8CC07F, hex(old)
+        return 0xBF800000
+    write("bad-wait", word(code[1] + 28, nop))
     sys.exit(0)
 
-# Counter 1's distance made that of counter 0 (8 bytes lower).
-write("bad-distance", word(code[1] + 8, lambda d: d - 8))
-# Counter 1's s_waitcnt lgkmcnt(0) -> s_nop 0.
-def nop(old):
-    assert old == 0xBF8CC07F, hex(old)
-    return 0xBF800000
-write("bad-wait", word(code[1] + 24, nop))
+# Based code (counting waves): counter 1's atomic adds at offset 0, the
+# base's own counter.
+def offset(old):
+    assert old == 8, hex(old)
+    return 0
+write("bad-offset", word(code[1] + 4, offset))
+# Counter 1's atomic reads s[4:5] as its base (SBASE, the low 6 bits of
+# its first word, counts register pairs).
+write("bad-base", word(code[1], lambda w: (w & ~0x3F) | 2))
+# The entry's code sets the one to 2 (s_mov_b64's inline constant).
+def two(old):
+    assert old & 0xFF == 0x81, hex(old)
+    return (old & ~0xFF) | 0x82
+write("bad-one", word(code[0] + 16, two))
 
 
-# The map names counter 2's code 4 bytes further on: the code there reads
-# the PC and is in no map entry.
+# The map names counter 2's code 4 bytes further on: the code there is
+# in no map entry, and the atomic there is not waited for.
 def bad_map(b):
     text = bytes(b[map_off:map_off + map_size])
     old = ('"code":"%#x"' % code[2]).encode()

@@ -75,6 +75,27 @@
 // writing an SGPR the VMEM reads or store data over 64 bits. Counting
 // lanes leaves EXEC alone (44 bytes).
 //
+// Based, for the gfx9 family counting waves, where four SGPRs above the
+// kernel's allocation can be reserved for the whole kernel (the site
+// planner's %rp0, %rp1: SitePlanner.h): the kernel's first block sets up
+// the base (its first counter) and the one it adds, once,
+//
+//   s_getpc_b64     s[b:b+1]
+//   s_add_u32       sb, sb, DISTANCE  ; writes SCC (dead at the entry)
+//   s_addc_u32      sb+1, sb+1, 0
+//   s_mov_b64       s[d:d+1], 1
+//   s_atomic_add_x2 s[d:d+1], s[b:b+1], 0
+//
+// (28 bytes), and every other block of the kernel takes one instruction:
+//
+//   s_atomic_add_x2 s[d:d+1], s[b:b+1], 8*N  ; its counter, N after the first
+//
+// 8 bytes, no register written. Nothing waits for the atomic: it returns
+// nothing, and one more operation in flight only makes a guest's
+// s_waitcnt wait longer, never shorter (the count it waits for to drop to
+// N counts the guest's operations and this one). The offset reaches
+// 2^20 - 8: 131072 counters per kernel.
+//
 // In every form the only bytes that depend on where the code is are
 // DISTANCE's, written once the code is placed (counterLayout()).
 //
@@ -90,6 +111,7 @@
 #include "hotswap/AMDGPU/TargetInfo.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -128,7 +150,18 @@ struct CounterKind {
   CounterUnit Unit = CounterUnit::Wave;
   bool Wave32 = false;
   amdgpu::Generation Gen = amdgpu::Generation::GFX9;
+  /// The based form (scalar, counting waves).
+  bool Based = false;
 };
+
+/// The based form's reach: the offset of its last counter from the first.
+inline constexpr uint32_t BasedCounterReach = (1u << 20) - 8;
+
+/// The based form's code at the kernel's first instruction (%rp0 the base,
+/// %rp1 the one), the distance being CounterDistancePlaceholder;
+/// counterCodeLines() gives the code of the other blocks (%nth the
+/// number of blocks counted before).
+std::vector<std::string> basedCounterEntryLines();
 
 /// The code as lines of assembly with the site planner's placeholders
 /// (SitePlanner.h; scalar: %sp0 = s[a:a+1], %s0 = sc, %sp1 = s[d:d+1];
@@ -147,12 +180,28 @@ struct CounterLayout {
 };
 CounterLayout counterLayout(const CounterKind &Kind);
 
+/// What based code reads: the base and the one, as registers are printed
+/// ("s[20:21]").
+struct BasedRegisters {
+  std::string Base, One;
+  /// Their register units (Registers.h), both pairs.
+  llvm::BitVector Units;
+  bool operator==(const BasedRegisters &O) const {
+    return Base == O.Base && One == O.One;
+  }
+};
+
 struct CounterTarget {
-  /// The counter's address.
+  /// The counter's address (based code other than the entry's: its
+  /// offset from the base, which the entry's code sets up).
   uint64_t Counter = 0;
   CounterUnit Unit = CounterUnit::Wave;
   /// Global code that moves only EXEC_LO (right only in wave32 kernels).
   bool ExecLo = false;
+  /// Based code: the registers it reads, and whether it is the entry's
+  /// (which sets them up: the base is its Counter).
+  std::optional<BasedRegisters> Based;
+  bool SetsBase = false;
 };
 
 /// The counter that \p Bytes, counter code at \p Addr, adds to, and what

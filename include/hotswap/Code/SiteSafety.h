@@ -30,7 +30,8 @@
 // not touch a register a load still writes (the guest's, in flight at the
 // seam, or its own before it waits), and every memory operation it issues
 // must be waited for inside it with a wait for 0 on the counters it counts
-// on, so that no guest wait counts it.
+// on, so that no guest wait counts it (counter code's atomics without
+// return excepted: see checkBody).
 //
 // Hazards between the body and the instructions around it (gfx9 VALU SGPR
 // write -> VMEM read, gfx10 LDS/branch/VMEM, gfx11 VALU mask write, gfx12
@@ -105,11 +106,15 @@ struct BodyProblem {
 /// body that reads or writes a register one of the body's own loads still
 /// writes (not waited for yet). Reading the PC is a problem unless
 /// \p MayReadPC: a body whose bytes are fixed up where it is placed (and
-/// checked again there, as counter code is: CounterCode.h).
+/// checked again there, as counter code is: CounterCode.h). With
+/// \p StoresMayStay, a memory operation that writes no register (a store,
+/// an atomic without return) may still be in flight when the body ends:
+/// one more operation a counter counts makes a guest's wait on it wait
+/// longer, never shorter (for code whose memory is its own: counters).
 std::vector<BodyProblem>
 checkBody(const amdgpu::TargetMC &MC, llvm::ArrayRef<uint8_t> Body, bool Wave32,
           const CounterSet &Set, const RegSet &Writable, const RegSet &InFlight,
-          bool MayReadPC = false);
+          bool MayReadPC = false, bool StoresMayStay = false);
 
 } // namespace code
 } // namespace hotswap

@@ -22,7 +22,17 @@
 //
 //                 (28 bytes; no VGPR, EXEC, VCC, M0 or SCC written) with
 //                 registers proven free at the block's start (the site
-//                 planner, SitePlanner.h). per=lane counts each wave's
+//                 planner, SitePlanner.h). Where the kernel can reserve
+//                 four SGPRs above its allocation (it calls nothing, has
+//                 no preload header, and the registers are addressable),
+//                 its first block sets up a base and a one in them once
+//                 and every other block takes 8 bytes (the based form,
+//                 CounterCode.h):
+//
+//                   s_atomic_add_x2 s[d:d+1], s[b:b+1], 8*N
+//
+//                 the allocation grows by them (-stats counts the
+//                 kernels). per=lane counts each wave's
 //                 active lanes instead (s_bcnt1_i32_b64 of EXEC: 32 bytes,
 //                 SCC written, so SCC must be dead at the block's start).
 //                 counters=edge counts blocks so, and the edges flow
@@ -97,10 +107,22 @@ private:
 
 /// The sites instrument counts (block starts, or the entry with
 /// \p EntryOnly) of kernels matching \p Only, with its counter code for
-/// target \p T (one instrumentRefusal accepts): what the pass plans and
-/// print<sites;instrument=...> shows.
+/// target \p T (one instrumentRefusal accepts); with \p Based, the based
+/// form (CounterCode.h: gfx9 counting waves).
 SiteRule instrumentSiteRule(const amdgpu::TargetInfo &T, bool EntryOnly,
-                            bool PerLane, llvm::StringRef Only);
+                            bool PerLane, llvm::StringRef Only,
+                            bool Based = false);
+
+/// The sites instrument counts and their code: what the pass plans and
+/// print<sites;instrument=...> shows. On the gfx9 family counting waves,
+/// each kernel takes the based form where four SGPRs above its
+/// allocation can be reserved (8 bytes a block after the entry), else
+/// the form that finds its registers at each block.
+llvm::Expected<std::vector<KernelSites>>
+planInstrumentSites(Object &Obj, KernelsAnalysis::Result &R,
+                    CodeAnalysis::Result &CA, bool EntryOnly, bool PerLane,
+                    llvm::StringRef Only, PassContext *Ctx,
+                    llvm::StringRef PassName);
 
 /// Why instrument has no counter code for \p T (empty: it has).
 std::string instrumentRefusal(const amdgpu::TargetInfo &T);

@@ -80,6 +80,9 @@ struct SiteRule {
   std::vector<SourceLine> BodyWave64;
   /// The body may read the PC: its pass fixes its bytes up once placed.
   bool BodyMayReadPC = false;
+  /// A body's stores and atomics without return may still be in flight
+  /// when it ends (code::checkBody; counter code's own memory).
+  bool StoresMayStay = false;
   /// SGPRs above the kernels' allocation placeholders may take (gfx6-9,
   /// where the descriptor's allocation can grow): the pass must raise the
   /// allocation to KernelSites::SGPRsUsed.
@@ -88,6 +91,23 @@ struct SiteRule {
   /// gfx90a class, whose AGPRs follow the VGPRs): the pass must raise the
   /// allocation to KernelSites::VGPRsUsed.
   unsigned ExtraVGPRs = 0;
+  /// The body at the function's first instruction, where it differs
+  /// (empty: Body there too): code that sets up what the others use.
+  std::vector<SourceLine> EntryBody;
+  /// Aligned SGPR pairs reserved for the whole function above its
+  /// allocation (gfx6-9), %rp0, %rp1... (%rp0.0, %rp0.1 their registers):
+  /// the same registers at every site, so a value the entry body puts
+  /// there is still there at every other site (the original code never
+  /// names them). A function where they do not fit, that calls (a callee
+  /// may take them), that firmware may start past its first instruction
+  /// (a preload header), or whose first instruction takes no body has
+  /// every site refused (KernelSites::Refused says why); the pass raises
+  /// the allocation (KernelSites::SGPRsUsed).
+  unsigned ReservedPairs = 0;
+  /// %nth, in a rule that sets MaxNth: how many of the function's sites
+  /// took a body before this one. A site where it would exceed MaxNth is
+  /// refused.
+  unsigned MaxNth = ~0u;
   /// A site where no body passes the checks is refused (with the first
   /// problem), not an error: for bodies a pass writes, which cannot be
   /// fixed by their user (instrument's lane count writes SCC).
@@ -130,6 +150,11 @@ struct KernelSites {
   unsigned SGPRsAllocated = 0, SGPRsUsed = 0;
   /// The same for VGPRs.
   unsigned VGPRsAllocated = 0, VGPRsUsed = 0;
+  /// Why the function took no reserved registers (SiteRule::ReservedPairs)
+  /// and so no body at any site (empty: it took them, or none were asked).
+  std::string Refused;
+  /// The first reserved register (s<Reserved>), when some were taken.
+  std::optional<unsigned> Reserved;
   size_t applied() const;
 };
 
@@ -143,12 +168,14 @@ candidateFunctions(Object &Obj, const KernelsAnalysis::Result &R,
                    llvm::StringRef PassName);
 
 /// Every candidate function's sites of \p Rule (functions without one are
-/// left out). A body that does not assemble or fails the checks at a site
-/// (when no alternative passes) is an error naming the line and the site.
+/// left out; with \p OnlyFunctions, only those functions). A body that
+/// does not assemble or fails the checks at a site (when no alternative
+/// passes) is an error naming the line and the site.
 llvm::Expected<std::vector<KernelSites>>
 planAllSites(Object &Obj, const SiteRule &Rule, KernelsAnalysis::Result &R,
              CodeAnalysis::Result &CA, PassContext *Ctx,
-             llvm::StringRef PassName);
+             llvm::StringRef PassName,
+             llvm::ArrayRef<size_t> OnlyFunctions = {});
 
 /// Whether a selected kernel (names matching \p Only) runs a copy of its
 /// code (`.hotswap.clone.text`): a pass that places copies has run.
