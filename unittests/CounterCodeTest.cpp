@@ -143,7 +143,7 @@ std::vector<uint8_t> basedCode(const TargetMC &MC, bool Entry, uint32_t N = 0,
                                uint32_t Distance = 0) {
   std::vector<std::string> Lines =
       Entry
-          ? basedCounterEntryLines()
+          ? basedCounterEntryLines(CounterKind{})
           : counterCodeLines(CounterKind{CounterForm::Scalar, CounterUnit::Wave,
                                          false, Generation::GFX9, true});
   for (std::string &L : Lines)

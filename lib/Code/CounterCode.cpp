@@ -30,19 +30,63 @@ std::optional<CounterForm> code::counterForm(amdgpu::Generation Gen) {
   }
 }
 
-std::vector<std::string> code::basedCounterEntryLines() {
-  return {"s_getpc_b64 %rp0",
-          "s_add_u32 %rp0.0, %rp0.0, " +
-              std::to_string(CounterDistancePlaceholder),
-          "s_addc_u32 %rp0.1, %rp0.1, 0", "s_mov_b64 %rp1, 1",
-          "s_atomic_add_x2 %rp1, %rp0, 0"};
+bool code::hasBasedForm(const CounterKind &Kind) {
+  if (Kind.Unit != CounterUnit::Wave)
+    return false;
+  if (Kind.Form == CounterForm::Scalar)
+    return true;
+  return Kind.Form == CounterForm::Global &&
+         Kind.Gen >= amdgpu::Generation::GFX10 &&
+         Kind.Gen <= amdgpu::Generation::GFX12;
+}
+
+uint32_t code::basedCounterReach(const CounterKind &Kind) {
+  if (Kind.Form == CounterForm::Global && Kind.Gen == amdgpu::Generation::GFX10)
+    return 2048 - 8;
+  if (Kind.Form == CounterForm::Global && Kind.Gen == amdgpu::Generation::GFX11)
+    return 4096 - 8;
+  return (1u << 20) - 8;
+}
+
+std::vector<std::string> code::basedCounterEntryLines(const CounterKind &Kind) {
+  std::vector<std::string> L = {"s_getpc_b64 %rp0",
+                                "s_add_u32 %rp0.0, %rp0.0, " +
+                                    std::to_string(CounterDistancePlaceholder),
+                                "s_addc_u32 %rp0.1, %rp0.1, 0"};
+  if (Kind.Form == CounterForm::Scalar) {
+    L.push_back("s_mov_b64 %rp1, 1");
+    L.push_back("s_atomic_add_x2 %rp1, %rp0, 0");
+    return L;
+  }
+  L.push_back("v_mov_b32 %rvp0.0, 1");
+  L.push_back("v_mov_b32 %rvp0.1, 0");
+  CounterKind Block = Kind;
+  Block.Based = true;
+  for (std::string Line : counterCodeLines(Block)) {
+    if (size_t P = Line.find("%nth*8"); P != std::string::npos)
+      Line.replace(P, 6, "0");
+    L.push_back(std::move(Line));
+  }
+  return L;
 }
 
 std::vector<std::string> code::counterCodeLines(const CounterKind &Kind) {
   const std::string Distance = std::to_string(CounterDistancePlaceholder);
   std::vector<std::string> L;
-  if (Kind.Based)
+  if (Kind.Based && Kind.Form == CounterForm::Scalar)
     return {"s_atomic_add_x2 %rp1, %rp0, %nth*8"};
+  if (Kind.Based) {
+    const std::string Exec = Kind.Wave32 ? "exec_lo" : "exec";
+    const std::string Move = Kind.Wave32 ? "s_mov_b32 " : "s_mov_b64 ";
+    const std::string Copy = Kind.Wave32 ? "%rp1.0" : "%rp1";
+    const bool GFX10 = Kind.Gen == amdgpu::Generation::GFX10;
+    return {
+        Move + Copy + ", " + Exec, Move + Exec + ", 1",
+        std::string(GFX10 ? "global_atomic_add_x2" : "global_atomic_add_u64") +
+            " %rvp0.1, %rvp0, %rp0 offset:%nth*8",
+        GFX10 ? "s_waitcnt_depctr 0" : "s_waitcnt_depctr depctr_sa_sdst(0)",
+        Move + Exec + ", " + Copy};
+  }
   if (Kind.Form == CounterForm::Scalar) {
     L = {"s_getpc_b64 %sp0", "s_mov_b32 %s0, " + Distance};
     if (Kind.Unit == CounterUnit::Wave) {
@@ -256,7 +300,8 @@ globalCounterTarget(const amdgpu::TargetMC &MC,
     return makeError("its wait is '" + Wait +
                      "', not one for its store to complete");
   return CounterTarget{Insns[1].first.end() + uint64_t(uint32_t(*Dist)),
-                       Wave ? CounterUnit::Wave : CounterUnit::Lane, ExecLo};
+                       Wave ? CounterUnit::Wave : CounterUnit::Lane, ExecLo,
+                       std::nullopt, false};
 }
 
 /// Whether \p L and \p H are the low and the high register of a pair.
@@ -350,7 +395,8 @@ flatCounterTarget(const amdgpu::TargetMC &MC,
     return makeError("its wait is '" + Text(At + 5) +
                      "', not s_waitcnt vmcnt(0) lgkmcnt(0)");
   return CounterTarget{Insns[0].first.end() + uint64_t(uint32_t(*Dist)),
-                       Wave ? CounterUnit::Wave : CounterUnit::Lane, false};
+                       Wave ? CounterUnit::Wave : CounterUnit::Lane, false,
+                       std::nullopt, false};
 }
 
 /// The based form (CounterCode.h), decoded: \p Insns, the entry's five
@@ -376,7 +422,8 @@ basedCounterTarget(const amdgpu::TargetMC &MC,
   const std::optional<int64_t> Off = R.imm(At, 2);
   if (!K.baseName(Insns[At].second.getOpcode())
            .starts_with("S_ATOMIC_ADD_X2") ||
-      !D || !A || !Off || *Off < 0 || *Off > BasedCounterReach || *Off % 8)
+      !D || !A || !Off || *Off < 0 || *Off > basedCounterReach(CounterKind{}) ||
+      *Off % 8)
     return makeError("its atomic is '" + R.text(At) +
                      "', not s_atomic_add_x2 of a counter");
   const RegSet SD = Units(D), SA = Units(A);
@@ -419,6 +466,96 @@ basedCounterTarget(const amdgpu::TargetMC &MC,
   return T;
 }
 
+/// The based global form (CounterCode.h), decoded: \p Insns, the entry's
+/// ten instructions or another block's five; \p GFX10 names the atomic
+/// and the wait its own way.
+static Expected<CounterTarget>
+basedGlobalCounterTarget(const amdgpu::TargetMC &MC,
+                         ArrayRef<std::pair<Insn, MCInst>> Insns, bool GFX10) {
+  const RegisterModel &RM = RegisterModel::get(MC.regInfo());
+  const CodeReader R{MC, Insns};
+  auto Units = [&](MCRegister Reg) {
+    RegSet S = RM.emptySet();
+    if (Reg)
+      RM.addUnits(Reg, S);
+    return S;
+  };
+  const size_t B = Insns.size() - 5;
+  // The EXEC moves: a copy, one lane, the copy back.
+  const MCRegister E = R.reg(B, 0);
+  const bool Wave32 = StringRef(R.text(B)).ends_with(", exec_lo");
+  const std::string Exec = Wave32 ? "exec_lo" : "exec";
+  const std::string Move = Wave32 ? "s_mov_b32 " : "s_mov_b64 ";
+  const RegSet SE = Units(E);
+  if (!E || R.text(B) != Move + RM.format(SE) + ", " + Exec)
+    return makeError("instruction " + Twine(B + 1) + " is '" + R.text(B) +
+                     "', not a copy of EXEC");
+  if (R.text(B + 1) != Move + Exec + ", 1")
+    return makeError("instruction " + Twine(B + 2) + " is '" + R.text(B + 1) +
+                     "', not " + Move + Exec + ", 1");
+  if (R.text(B + 4) != Move + Exec + ", " + RM.format(SE))
+    return makeError("its last instruction is '" + R.text(B + 4) +
+                     "', not EXEC given back from " + RM.format(SE));
+  // The atomic: data V (1, 0), address its high half, base A, no return.
+  const MCRegister V = R.reg(B + 2, 1), A = R.reg(B + 2, 2);
+  const std::optional<int64_t> Off = R.imm(B + 2, 3);
+  const RegSet SV = Units(V), SA = Units(A);
+  const std::string VName = RM.format(SV); // v[L:L+1]
+  StringRef Range = StringRef(VName).drop_front(2).drop_back();
+  const std::string High = "v" + Range.split(':').second.str();
+  const std::string Low = "v" + Range.split(':').first.str();
+  if (!V || !A || !Off || *Off < 0 || *Off % 8 || SV.count() < 2 ||
+      SA.anyCommon(SE))
+    return makeError("its atomic '" + R.text(B + 2) +
+                     "' does not add to a counter");
+  const std::string Want =
+      std::string(GFX10 ? "global_atomic_add_x2 " : "global_atomic_add_u64 ") +
+      High + ", " + VName + ", " + RM.format(SA) +
+      (*Off ? " offset:" + std::to_string(*Off) : std::string());
+  if (R.text(B + 2) != Want)
+    return makeError("its atomic is '" + R.text(B + 2) + "', not '" + Want +
+                     "'");
+  // The wait before EXEC is given back (the atomic and the copy read it).
+  const std::optional<int64_t> Wait = R.imm(B + 3, 0);
+  if (!StringRef(R.text(B + 3))
+           .starts_with(GFX10 ? "s_waitcnt_depctr" : "s_") ||
+      Wait != (GFX10 ? 0 : 0xff9e))
+    return makeError("instruction " + Twine(B + 4) + " is '" + R.text(B + 3) +
+                     "', not the wait before EXEC is given back");
+  CounterTarget T;
+  RegSet Both = SA;
+  Both |= SV;
+  T.Based = BasedRegisters{RM.format(SA), VName, std::move(Both)};
+  T.Counter = uint64_t(*Off);
+  T.ExecLo = Wave32;
+  if (B == 0)
+    return T;
+  // The entry's: the base's address, then the one and the zero.
+  if (*Off != 0)
+    return makeError("its atomic adds at offset " + hex(uint64_t(*Off)) +
+                     ", not to the base");
+  const MCRegister Lo = R.reg(1, 0), Hi = R.reg(2, 0);
+  const std::optional<int64_t> Dist = R.imm(1, 2);
+  RegSet Pair = Units(Lo);
+  if (Hi)
+    RM.addUnits(Hi, Pair);
+  if (R.reg(0, 0) != A || !pairHalves(MC, Lo, Hi) || Pair != SA || !Dist ||
+      !StringRef(R.text(0)).starts_with("s_getpc_b64 ") ||
+      !StringRef(R.text(1)).starts_with("s_add_") || R.reg(1, 1) != Lo ||
+      !StringRef(R.text(2)).starts_with("s_add") || R.reg(2, 1) != Hi ||
+      R.imm(2, 2) != 0)
+    return makeError("instructions 1 to 3 are '" + R.text(0) + "', '" +
+                     R.text(1) + "' and '" + R.text(2) +
+                     "', not the base's address");
+  if (R.text(3) != "v_mov_b32_e32 " + Low + ", 1" ||
+      R.text(4) != "v_mov_b32_e32 " + High + ", 0")
+    return makeError("instructions 4 and 5 are '" + R.text(3) + "' and '" +
+                     R.text(4) + "', not " + VName + " set to 1 and 0");
+  T.SetsBase = true;
+  T.Counter = Insns[0].first.end() + uint64_t(uint32_t(*Dist));
+  return T;
+}
+
 Expected<CounterTarget> code::counterCodeTarget(const amdgpu::TargetMC &MC,
                                                 ArrayRef<uint8_t> Bytes,
                                                 uint64_t Addr) {
@@ -435,6 +572,24 @@ Expected<CounterTarget> code::counterCodeTarget(const amdgpu::TargetMC &MC,
   // gfx10 (and only gfx10) has the hazards the guarded form avoids.
   const bool GFX10 =
       MC.hasFeature("gfx10-insts") && !MC.hasFeature("gfx11-insts");
+  // Based global code, with the waits its seam may need on either side.
+  if (MC.hasFeature("gfx10-insts")) {
+    ArrayRef<std::pair<Insn, MCInst>> Core = Insns;
+    auto IsWait = [&](const std::pair<Insn, MCInst> &I) {
+      StringRef B = K.baseName(I.second.getOpcode());
+      return B == "S_NOP" || B.starts_with("S_WAITCNT") ||
+             B.starts_with("S_WAIT_ALU");
+    };
+    while (!Core.empty() && IsWait(Core.front()))
+      Core = Core.drop_front();
+    while (!Core.empty() && IsWait(Core.back()))
+      Core = Core.drop_back();
+    if ((Core.size() == 5 || Core.size() == 10) &&
+        StringRef(CodeReader{MC, Core}.text(Core.size() - 3))
+            .starts_with("global_atomic_add_") &&
+        K.baseName(Core.back().second.getOpcode()).starts_with("S_MOV_B"))
+      return basedGlobalCounterTarget(MC, Core, GFX10);
+  }
   if (!Insns.empty() &&
       K.baseName(Insns[0].second.getOpcode()).starts_with("S_WAITCNT_DEPCTR"))
     return globalCounterTarget(MC, Insns, GFX10, MC.hasFeature("gfx11-insts"));
@@ -524,5 +679,6 @@ Expected<CounterTarget> code::counterCodeTarget(const amdgpu::TargetMC &MC,
     return makeError("its wait is '" + Text(At + 1) +
                      "', not s_waitcnt lgkmcnt(0)");
   return CounterTarget{Insns[0].first.end() + uint64_t(uint32_t(*Dist)),
-                       Lane ? CounterUnit::Lane : CounterUnit::Wave, false};
+                       Lane ? CounterUnit::Lane : CounterUnit::Wave, false,
+                       std::nullopt, false};
 }

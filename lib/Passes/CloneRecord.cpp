@@ -373,7 +373,9 @@ verifyBasedRegisters(const amdgpu::TargetMC &MC, const KernelInfo &K,
     if (CG.Insns[I].Addr < EntryEnd)
       continue;
     code::InsnRegs R = code::instructionRegs(MC, Decoded[I], Wave32);
-    for (uint16_t U : R.ScalarDefs)
+    SmallVector<uint16_t, 16> Defs(R.ScalarDefs.begin(), R.ScalarDefs.end());
+    Defs.append(R.VectorDefs.begin(), R.VectorDefs.end());
+    for (uint16_t U : Defs)
       if (U < Based.Units.size() && Based.Units.test(U)) {
         P.push_back(
             "cloned kernel '" + K.Name + "': '" +

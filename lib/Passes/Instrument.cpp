@@ -52,13 +52,26 @@ SiteRule hotswap::instrumentSiteRule(const amdgpu::TargetInfo &T,
   Rule.Only = Only.str();
   Rule.BodyName = "instrument's counter code";
   if (Based) {
-    CounterKind Kind = counterKind(T, /*PerLane=*/false, /*Wave32=*/false);
+    CounterKind Kind = counterKind(T, /*PerLane=*/false, /*Wave32=*/true);
     Kind.Based = true;
+    CounterKind Kind64 = Kind;
+    Kind64.Wave32 = false;
     Rule.Body = counterCode(Kind);
-    for (const std::string &L : basedCounterEntryLines())
-      Rule.EntryBody.push_back({unsigned(Rule.EntryBody.size() + 1), L});
+    Rule.BodyWave64 = counterCode(Kind64);
+    auto Lines = [](const CounterKind &K) {
+      std::vector<SourceLine> Out;
+      for (const std::string &L : basedCounterEntryLines(K))
+        Out.push_back({unsigned(Out.size() + 1), L});
+      return Out;
+    };
+    Rule.EntryBody = Lines(Kind);
+    Rule.EntryBodyWave64 = Lines(Kind64);
+    // The base and the one (scalar) or EXEC's copy (global); global code
+    // also takes a VGPR pair holding 1 and 0.
     Rule.ReservedPairs = 2;
-    Rule.MaxNth = BasedCounterReach / CounterBytes;
+    if (Kind.Form == CounterForm::Global)
+      Rule.ReservedVGPRPairs = 1;
+    Rule.MaxNth = basedCounterReach(Kind) / CounterBytes;
     Rule.StoresMayStay = true;
     Rule.BodyMayReadPC = true;
     Rule.ProblemsRefuse = true;
@@ -92,10 +105,11 @@ SiteRule hotswap::instrumentSiteRule(const amdgpu::TargetInfo &T,
 Expected<std::vector<KernelSites>>
 hotswap::planInstrumentSites(Object &Obj, KernelsAnalysis::Result &R,
                              CodeAnalysis::Result &CA, bool EntryOnly,
-                             bool PerLane, StringRef Only, PassContext *Ctx,
-                             StringRef PassName) {
+                             bool PerLane, bool Based, StringRef Only,
+                             PassContext *Ctx, StringRef PassName) {
   SiteRule Rule = instrumentSiteRule(R.Target, EntryOnly, PerLane, Only);
-  if (counterForm(R.Target.Gen) != CounterForm::Scalar || PerLane)
+  CounterKind Kind = counterKind(R.Target, PerLane, /*Wave32=*/true);
+  if (!Based || !hasBasedForm(Kind))
     return planAllSites(Obj, Rule, R, CA, Ctx, PassName);
   Expected<std::vector<KernelSites>> All =
       planAllSites(Obj,
@@ -132,12 +146,12 @@ std::string hotswap::instrumentRefusal(const amdgpu::TargetInfo &T) {
   return "counter code for " + T.Name + " is not built yet (gfx8 to gfx1250)";
 }
 
-InstrumentPass::InstrumentPass(Counts W, bool L, std::string O)
-    : What(W), PerLane(L), Only(std::move(O)) {}
+InstrumentPass::InstrumentPass(Counts W, bool L, std::string O, bool B)
+    : What(W), PerLane(L), Only(std::move(O)), Based(B) {}
 
 Expected<std::unique_ptr<Pass>> InstrumentPass::create(StringRef Params) {
   Counts What = Counts::Block;
-  bool PerLane = false;
+  bool PerLane = false, Based = true;
   std::string Only;
   SmallVector<StringRef, 4> Parts;
   Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
@@ -150,25 +164,28 @@ Expected<std::unique_ptr<Pass>> InstrumentPass::create(StringRef Params) {
                                 : Counts::Edge;
     } else if (Key == "per" && (Value == "wave" || Value == "lane")) {
       PerLane = Value == "lane";
+    } else if (Key == "base" && (Value == "auto" || Value == "none")) {
+      Based = Value == "auto";
     } else if (Key == "only") {
       if (Error E = regexParam(Key, Value, Only))
         return E;
     } else {
       return makeError("unknown parameter '" + P +
                        "' (known: counters=kernel|block|edge, "
-                       "per=wave|lane, only=REGEX)");
+                       "per=wave|lane, base=auto|none, only=REGEX)");
     }
   }
   if (What == Counts::Edge && PerLane)
     return makeError("counters=edge counts waves: lanes split at a branch "
                      "both ways, so their edge counts cannot be derived "
                      "(per=lane goes with counters=kernel or counters=block)");
-  return std::make_unique<InstrumentPass>(What, PerLane, std::move(Only));
+  return std::make_unique<InstrumentPass>(What, PerLane, std::move(Only),
+                                          Based);
 }
 
 void InstrumentPass::printPipeline(raw_ostream &OS) const {
   OS << name();
-  if (What == Counts::Block && !PerLane && Only.empty())
+  if (What == Counts::Block && !PerLane && Only.empty() && Based)
     return;
   OS << "<counters="
      << (What == Counts::Kernel  ? "kernel"
@@ -176,6 +193,8 @@ void InstrumentPass::printPipeline(raw_ostream &OS) const {
                                  : "edge");
   if (PerLane)
     OS << ";per=lane";
+  if (!Based)
+    OS << ";base=none";
   if (!Only.empty())
     OS << ";only=" << Only;
   OS << ">";
@@ -184,7 +203,7 @@ void InstrumentPass::printPipeline(raw_ostream &OS) const {
 Error InstrumentPass::planEdges(
     const KernelSites &KS, std::vector<Insertion> &Ins,
     std::vector<std::pair<uint64_t, uint64_t>> &Edges, CodeAnalysis::Result &CA,
-    PassContext &Ctx) const {
+    uint32_t Reach, PassContext &Ctx) const {
   const CodeFunction &F = CA.functions().Functions[KS.Function];
   const bool Kept = CA.isComputed(KS.Function);
   const FunctionCFG &G = CA.cfg(KS.Function);
@@ -255,17 +274,21 @@ Error InstrumentPass::planEdges(
         continue;
       const SitePlan &S = *SiteAt.lookup(In.Before);
       const uint64_t Offset = Next++ * CounterBytes;
-      if (Offset > BasedCounterReach)
+      if (Offset > Reach)
         return makeError("kernel '" + F.Name + "': more counters than " +
                          "based counter code reaches (" +
-                         Twine(BasedCounterReach / CounterBytes + 1) + ")");
+                         Twine(Reach / CounterBytes + 1) + ")");
+      // The block's code with the edge's offset: the scalar atomic's last
+      // operand, the global one's offset:.
       std::string Text;
       for (StringRef L : S.Asm) {
         if (L.starts_with("s_atomic_add_x2 "))
-          L = L.rsplit(", ").first;
-        Text += L.str();
-        if (L.starts_with("s_atomic_add_x2 "))
-          Text += ", " + std::to_string(Offset);
+          Text += (L.rsplit(", ").first + ", " + Twine(Offset)).str();
+        else if (L.contains("_atomic_add_") && L.contains(" offset:"))
+          Text +=
+              (L.split(" offset:").first + " offset:" + Twine(Offset)).str();
+        else
+          Text += L.str();
         Text += "\n";
       }
       Expected<std::vector<uint8_t>> Code = CA.mc().assemble(Text);
@@ -299,10 +322,16 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   auto CA = AM.getResult<CodeAnalysis>(Obj);
   if (!CA)
     return CA.takeError();
-  const CounterLayout Layout =
+  // Where the distance is: based code's entry starts with s_getpc_b64 and
+  // the add of the distance, as scalar code does.
+  const CounterLayout SelfLayout =
       counterLayout(counterKind(R.Target, PerLane, /*Wave32=*/true));
+  const CounterLayout BasedLayout = counterLayout(CounterKind{});
+  auto LayoutOf = [&](const KernelSites &KS) {
+    return KS.Reserved ? BasedLayout : SelfLayout;
+  };
   Expected<std::vector<KernelSites>> All = planInstrumentSites(
-      Obj, R, *CA, What == Counts::Kernel, PerLane, Only, &Ctx, name());
+      Obj, R, *CA, What == Counts::Kernel, PerLane, Based, Only, &Ctx, name());
   if (!All)
     return All.takeError();
   const FunctionMap &M = CA->functions();
@@ -374,8 +403,9 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
         continue;
       // Based code other than the entry's has no distance.
       if (KS.Reserved && S.Insn != 0) {
-      } else if (S.Body.size() < Layout.DistanceAt + 4 ||
-                 support::endian::read32le(S.Body.data() + Layout.DistanceAt) !=
+      } else if (S.Body.size() < LayoutOf(KS).DistanceAt + 4 ||
+                 support::endian::read32le(S.Body.data() +
+                                           LayoutOf(KS).DistanceAt) !=
                      CounterDistancePlaceholder)
         return makeError("kernel '" + Kernel + "' +" + hex(S.Offset) +
                          ": the counter code was not assembled as expected");
@@ -385,7 +415,12 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       Ins.push_back(std::move(In));
     }
     if (What == Counts::Edge)
-      if (Error E = planEdges(KS, Ins, EdgesOf[KS.Function], *CA, Ctx))
+      if (Error E =
+              planEdges(KS, Ins, EdgesOf[KS.Function], *CA,
+                        basedCounterReach(counterKind(
+                            R.Target, PerLane,
+                            CA->functions().Functions[KS.Function].Wave32)),
+                        Ctx))
         return std::move(E);
     // The allocation grows to hold the registers the code took above it.
     if (Error E = growDescriptors(R, KS))
@@ -438,6 +473,7 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     // The next counter, for the counter code at \p Code of this copy
     // (based code other than the entry's has its offset already).
     const bool Based = BasedAt.count(P.Function);
+    const CounterLayout Layout = Based ? BasedLayout : SelfLayout;
     auto NextCounter = [&](uint64_t Code, bool HasDistance) {
       const uint64_t Index = Map.size();
       const uint64_t Distance =

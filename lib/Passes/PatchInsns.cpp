@@ -268,8 +268,9 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
 SitesPrinterPass::SitesPrinterPass(PatchRule R) : Rule(std::move(R)) {}
 
 SitesPrinterPass::SitesPrinterPass(bool EntryOnly, bool PerLane,
-                                   std::string Only)
-    : InstrumentEntryOnly(EntryOnly), InstrumentPerLane(PerLane) {
+                                   std::string Only, bool Based)
+    : InstrumentEntryOnly(EntryOnly), InstrumentPerLane(PerLane),
+      InstrumentBased(Based) {
   Rule.Only = std::move(Only);
 }
 
@@ -278,7 +279,7 @@ Expected<std::unique_ptr<Pass>> SitesPrinterPass::create(StringRef Params) {
     SmallVector<StringRef, 2> Parts;
     Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
     std::optional<bool> EntryOnly;
-    bool PerLane = false;
+    bool PerLane = false, Based = true;
     std::string Only;
     for (StringRef P : Parts) {
       auto [Key, Value] = P.split('=');
@@ -286,19 +287,21 @@ Expected<std::unique_ptr<Pass>> SitesPrinterPass::create(StringRef Params) {
         EntryOnly = Value == "kernel";
       } else if (Key == "per" && (Value == "wave" || Value == "lane")) {
         PerLane = Value == "lane";
+      } else if (Key == "base" && (Value == "auto" || Value == "none")) {
+        Based = Value == "auto";
       } else if (Key == "only") {
         if (Error E = regexParam(Key, Value, Only))
           return E;
       } else {
         return makeError("unknown parameter '" + P +
                          "' (known with instrument=kernel|block: "
-                         "per=wave|lane, only=REGEX)");
+                         "per=wave|lane, base=auto|none, only=REGEX)");
       }
     }
     if (!EntryOnly)
       return makeError("instrument=kernel|block says which sites to show");
     return std::make_unique<SitesPrinterPass>(*EntryOnly, PerLane,
-                                              std::move(Only));
+                                              std::move(Only), Based);
   }
   Expected<PatchRule> R = PatchRule::parse("print<sites>", Params);
   if (!R)
@@ -312,6 +315,8 @@ void SitesPrinterPass::printPipeline(raw_ostream &OS) const {
        << (*InstrumentEntryOnly ? "kernel" : "block");
     if (InstrumentPerLane)
       OS << ";per=lane";
+    if (!InstrumentBased)
+      OS << ";base=none";
     if (!Rule.Only.empty())
       OS << ";only=" << Rule.Only;
     OS << ">";
@@ -347,8 +352,8 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
     if (!InstrumentEntryOnly)
       return planRule(Obj, Rule, *K, *CA, nullptr, "print<sites>");
     return planInstrumentSites(Obj, *K, *CA, *InstrumentEntryOnly,
-                               InstrumentPerLane, Rule.Only, nullptr,
-                               "print<sites>");
+                               InstrumentPerLane, InstrumentBased, Rule.Only,
+                               nullptr, "print<sites>");
   }();
   if (!All)
     return All.takeError();
@@ -371,10 +376,12 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       if (KS.VGPRsUsed > KS.VGPRsAllocated)
         OS << "; VGPRs above the allocation taken: it grows from "
            << KS.VGPRsAllocated << " to " << KS.VGPRsUsed << " VGPRs";
-      if (KS.Reserved)
+      if (KS.Reserved) {
         OS << "; reserved for the whole kernel: s" << *KS.Reserved << " to s"
            << KS.SGPRsUsed - 1;
-      else if (!KS.Refused.empty())
+        if (KS.ReservedVGPR)
+          OS << ", v" << *KS.ReservedVGPR << " to v" << KS.VGPRsUsed - 1;
+      } else if (!KS.Refused.empty())
         OS << "; " << KS.Refused;
       OS << "\n";
       for (const SitePlan &S : KS.Sites) {
@@ -435,6 +442,9 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
     if (KS.Reserved)
       KO["reserved_sgprs"] =
           json::Array{int64_t(*KS.Reserved), int64_t(KS.SGPRsUsed - 1)};
+    if (KS.ReservedVGPR)
+      KO["reserved_vgprs"] =
+          json::Array{int64_t(*KS.ReservedVGPR), int64_t(KS.VGPRsUsed - 1)};
     else if (!KS.Refused.empty())
       KO["reserved_refused"] = KS.Refused;
     Kernels.push_back(std::move(KO));

@@ -447,6 +447,7 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
   auto RefuseAll = [&KS](const std::string &Why) {
     KS.Refused = Why;
     KS.Reserved.reset();
+    KS.ReservedVGPR.reset();
     KS.SGPRsUsed = KS.VGPRsUsed = 0;
     for (SitePlan &S : KS.Sites) {
       S.Refusal = Why;
@@ -457,34 +458,48 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       S.GuardReasons.clear();
     }
   };
-  std::optional<unsigned> Reserved;
-  const unsigned ReservedCount = 2 * Rule.ReservedPairs;
+  std::optional<unsigned> Reserved, ReservedV;
+  const unsigned ReservedCount = 2 * Rule.ReservedPairs,
+                 ReservedVCount = 2 * Rule.ReservedVGPRPairs;
   if (Rule.ReservedPairs) {
-    // Above every SGPR the code names: a kernel may name SGPRs above what
-    // its allocation is sure to hold (the special registers it does not
-    // use leave it more).
+    // Above every register the code names: a kernel may name SGPRs above
+    // what its allocation is sure to hold (the special registers it does
+    // not use leave it more). gfx10+ allocates every SGPR to every wave.
     RegSet Named = RM.emptySet();
     for (const MCInst &MI : Decoded) {
       InsnRegs IR = instructionRegs(MC, MI, F.Wave32);
-      for (auto *V : {&IR.Uses, &IR.ScalarDefs})
+      for (auto *V : {&IR.Uses, &IR.ScalarDefs, &IR.VectorDefs})
         for (uint16_t U : *V)
           Named.set(U);
     }
-    unsigned Lo = KS.SGPRsAllocated;
-    RegSet One = RM.emptySet();
-    for (unsigned I = 0; I < T.AddressableSGPRs; ++I) {
-      One.reset();
-      RM.addSGPRs(I, 1, One);
-      if (One.anyCommon(Named))
-        Lo = std::max(Lo, I + 1);
-    }
-    Lo = alignTo(Lo, 2);
+    auto Above = [&](unsigned From, unsigned Limit, bool Vector) {
+      RegSet One = RM.emptySet();
+      for (unsigned I = 0; I < Limit; ++I) {
+        One.reset();
+        if (Vector)
+          RM.addVGPRs(I, 1, One);
+        else
+          RM.addSGPRs(I, 1, One);
+        if (One.anyCommon(Named))
+          From = std::max(From, I + 1);
+      }
+      return unsigned(alignTo(From, 2));
+    };
+    const unsigned Lo =
+        Above(T.HasSGPRGranule ? KS.SGPRsAllocated : 0, T.AddressableSGPRs,
+              /*Vector=*/false);
+    const unsigned VLo = Above(0, 256, /*Vector=*/true);
     std::string Why;
-    if (!T.HasSGPRGranule || KS.SGPRsAllocated == ~0u)
-      Why = "the SGPR allocation cannot grow on " + T.Name;
+    if (KS.SGPRsAllocated == ~0u)
+      Why = "the kernel's SGPR allocation is not known";
     else if (Lo + ReservedCount + T.SGPRGranuleExtra > T.AddressableSGPRs)
       Why = std::to_string(ReservedCount) + " SGPRs above the allocation (s" +
             std::to_string(Lo) + " up) are not addressable";
+    else if (ReservedVCount && T.IsGFX90AClass)
+      Why = "VGPRs cannot be reserved on " + T.Name + " (AGPRs follow them)";
+    else if (ReservedVCount && VLo + ReservedVCount > 256)
+      Why = std::to_string(ReservedVCount) + " VGPRs above v" +
+            std::to_string(VLo) + " are not addressable";
     else if (!G.Calls.empty())
       Why = "the kernel calls (a callee may use SGPRs above the allocation)";
     else if (llvm::any_of(G.Windows, [](const CodeWindow &W) {
@@ -498,6 +513,10 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     }
     Reserved = Lo;
     Limits.SGPRs = std::max(Limits.SGPRs, Lo + ReservedCount);
+    if (ReservedVCount) {
+      ReservedV = VLo;
+      Limits.VGPRs = std::max(Limits.VGPRs, VLo + ReservedVCount);
+    }
   }
   // %rpN (%rpN.K) and %nth in \p Text.
   size_t Accepted = 0;
@@ -526,6 +545,30 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       Text.replace(At, Len, Reg);
       At += Reg.size();
     }
+    for (size_t At = Text.find("%rvp"); ReservedV && At != std::string::npos;
+         At = Text.find("%rvp", At)) {
+      StringRef Rest = StringRef(Text).drop_front(At + 4);
+      StringRef Digits = Rest.take_while(isDigit);
+      unsigned N;
+      if (Digits.empty() || Digits.getAsInteger(10, N) ||
+          N >= Rule.ReservedVGPRPairs) {
+        ++At;
+        continue;
+      }
+      const unsigned Lo = *ReservedV + 2 * N;
+      size_t Len = 4 + Digits.size();
+      std::string Reg =
+          "v[" + std::to_string(Lo) + ":" + std::to_string(Lo + 1) + "]";
+      StringRef After = Rest.drop_front(Digits.size());
+      if (After.size() >= 2 && After[0] == '.' &&
+          (After[1] == '0' || After[1] == '1') &&
+          (After.size() == 2 || !isDigit(After[2]))) {
+        Reg = "v" + std::to_string(Lo + (After[1] - '0'));
+        Len += 2;
+      }
+      Text.replace(At, Len, Reg);
+      At += Reg.size();
+    }
     for (size_t At = Text.find("%nth");
          Rule.MaxNth != ~0u && At != std::string::npos;
          At = Text.find("%nth", At)) {
@@ -534,7 +577,9 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       At += N.size();
     }
   };
-  const std::vector<Alternative> EntryAlts = alternatives(Rule.EntryBody);
+  const std::vector<Alternative> EntryAlts = alternatives(
+      !F.Wave32 && !Rule.EntryBodyWave64.empty() ? Rule.EntryBodyWave64
+                                                 : Rule.EntryBody);
   for (SitePlan &S : KS.Sites) {
     S.Refusal = siteRefusal(G, S.Insn, Rule.Where);
     if (!S.Refusal.empty())
@@ -556,8 +601,14 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         : F.Wave32                             ? Alts
                                                : Alts64;
     if (Accepted > Rule.MaxNth) {
-      S.Refusal = "more sites than the code reaches (" +
-                  std::to_string(Rule.MaxNth + 1) + ")";
+      const std::string Why = "more sites than the code reaches (" +
+                              std::to_string(Rule.MaxNth + 1) + ")";
+      // Code that reads reserved registers is the function's or none.
+      if (Reserved) {
+        RefuseAll("no SGPRs reserved: " + Why);
+        return KS;
+      }
+      S.Refusal = Why;
       continue;
     }
     for (const Alternative &Alt : Bodies) {
@@ -788,6 +839,10 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     }
     KS.Reserved = Reserved;
     KS.SGPRsUsed = std::max(KS.SGPRsUsed, *Reserved + ReservedCount);
+    if (ReservedV) {
+      KS.ReservedVGPR = ReservedV;
+      KS.VGPRsUsed = std::max(KS.VGPRsUsed, *ReservedV + ReservedVCount);
+    }
   }
   return KS;
 }

@@ -49,6 +49,20 @@ if mode == "flat":
     write("flat-two", word(first + 32, lambda w: (w & ~0x1FF) | 0x82))
     write("flat-nowait", word(first + 48, lambda w: 0xBF800000))
     sys.exit(0)
+if mode == "based":
+    # The based form (gfx1100, wave32). The entry: s_getpc +0, s_add_u32
+    # +4 (literal at +8), s_addc_u32 +12, v_mov_b32 vd, 1 +16, v_mov_b32
+    # vd+1, 0 +20, then a block's code: the copy of EXEC +0, EXEC set +4,
+    # the atomic +8 (its offset in the low 13 bits of its first word), the
+    # wait +16, EXEC given back +20. Counter 1's offset one counter on; the
+    # entry's one made 2 (inline constant 0x82); s_nop 0 over counter 1's
+    # wait.
+    second = int(entries[1]["code"], 16)
+    write("based-offset", word(second + 8,
+                               lambda w: (w & ~0x1FFF) | ((w & 0x1FFF) + 8)))
+    write("based-one", word(first + 16, lambda w: (w & ~0x1FF) | 0x82))
+    write("based-nowait", word(second + 16, lambda w: 0xBF800000))
+    sys.exit(0)
 if mode == "gfx10":
     # gfx10's layout: the guard at +32, the atomic at +36, its wait at +44,
     # the dependency wait at +48, EXEC given back at +52. s_nop 0 over the

@@ -96,6 +96,31 @@
 // N counts the guest's operations and this one). The offset reaches
 // 2^20 - 8: 131072 counters per kernel.
 //
+// The global form is based likewise on gfx10, gfx11 and gfx12, counting
+// waves: two SGPR pairs above every SGPR the kernel names (gfx10+
+// allocates them all to every wave: nothing grows) and a VGPR pair above
+// every VGPR it names (the VGPR allocation may grow). The entry sets up
+// the base and, in every lane, the VGPR pair to 1 and 0:
+//
+//   s_getpc_b64  s[b:b+1]
+//   s_add_u32    sb, sb, DISTANCE
+//   s_addc_u32   sb+1, sb+1, 0
+//   v_mov_b32    vd, 1
+//   v_mov_b32    vd+1, 0
+//
+// and every block (the entry's too) runs, for one lane:
+//
+//   s_mov_b32        se, exec_lo      ; wave64: s_mov_b64 s[e:e+1], exec
+//   s_mov_b32        exec_lo, 1
+//   global_atomic_add_u64 vd+1, v[d:d+1], s[b:b+1] offset:8*N
+//   s_waitcnt_depctr 0 (gfx10) or depctr_sa_sdst(0) (gfx11+)
+//   s_mov_b32        exec_lo, se
+//
+// 24 bytes (28 on gfx12, whose atomic is 12; gfx10 calls it
+// global_atomic_add_x2), with the guards its seam needs from the site
+// planner. The offset reaches 255 counters on gfx10, 511 on gfx11: a
+// kernel with more blocks takes the self-contained form.
+//
 // In every form the only bytes that depend on where the code is are
 // DISTANCE's, written once the code is placed (counterLayout()).
 //
@@ -154,14 +179,21 @@ struct CounterKind {
   bool Based = false;
 };
 
-/// The based form's reach: the offset of its last counter from the first.
-inline constexpr uint32_t BasedCounterReach = (1u << 20) - 8;
+/// Whether the based form is built for \p Kind's form and generation
+/// (counting waves: gfx9, gfx10, gfx11, gfx12).
+bool hasBasedForm(const CounterKind &Kind);
 
-/// The based form's code at the kernel's first instruction (%rp0 the base,
-/// %rp1 the one), the distance being CounterDistancePlaceholder;
+/// The based form's reach: the offset of its last counter from the first
+/// (the atomic's immediate offset: 20 bits on gfx9, 12 and 13 signed ones
+/// on gfx10 and gfx11, 24 signed ones on gfx12, of which 20 are used).
+uint32_t basedCounterReach(const CounterKind &Kind);
+
+/// The based form's code at the kernel's first instruction (%rp0 the base;
+/// scalar: %rp1 the one; global: %rvp0 the one and a zero, %rp1 EXEC's
+/// copy), the distance being CounterDistancePlaceholder;
 /// counterCodeLines() gives the code of the other blocks (%nth the
 /// number of blocks counted before).
-std::vector<std::string> basedCounterEntryLines();
+std::vector<std::string> basedCounterEntryLines(const CounterKind &Kind);
 
 /// The code as lines of assembly with the site planner's placeholders
 /// (SitePlanner.h; scalar: %sp0 = s[a:a+1], %s0 = sc, %sp1 = s[d:d+1];

@@ -1,6 +1,7 @@
 //===- hotswap/Passes/Instrument.h - instrument<counters> -------*- C++ -*-===//
 //
-// instrument<counters=kernel|block;per=wave|lane;only=REGEX>
+// instrument<counters=kernel|block|edge;per=wave|lane;base=auto|none;
+//            only=REGEX>
 //   Requires:     a linked (ET_DYN) code object with kernels, of the gfx9
 //                 family (gfx900...gfx950: scalar atomics); kernels of
 //                 other generations are left as they are, warned of (an
@@ -80,7 +81,8 @@ public:
   /// What is counted.
   enum class Counts { Kernel, Block, Edge };
 
-  InstrumentPass(Counts What, bool PerLane, std::string Only);
+  InstrumentPass(Counts What, bool PerLane, std::string Only,
+                 bool Based = true);
   static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
   void printPipeline(llvm::raw_ostream &OS) const override;
 
@@ -94,15 +96,19 @@ public:
 private:
   /// counters=edge: adds to \p Ins the counter code of the edges of
   /// \p KS's function that block counts leave unknown (EdgeCounts.h), and
-  /// to \p Edges their (from block, to block) offsets, in code order.
+  /// to \p Edges their (from block, to block) offsets, in code order;
+  /// based code adds at offsets up to \p Reach.
   llvm::Error planEdges(const KernelSites &KS,
                         std::vector<code::Insertion> &Ins,
                         std::vector<std::pair<uint64_t, uint64_t>> &Edges,
-                        CodeAnalysis::Result &CA, PassContext &Ctx) const;
+                        CodeAnalysis::Result &CA, uint32_t Reach,
+                        PassContext &Ctx) const;
 
   Counts What;
   bool PerLane = false;
   std::string Only;
+  /// base=auto (the default): the based form where a kernel allows it.
+  bool Based = true;
 };
 
 /// The sites instrument counts (block starts, or the entry with
@@ -114,14 +120,14 @@ SiteRule instrumentSiteRule(const amdgpu::TargetInfo &T, bool EntryOnly,
                             bool Based = false);
 
 /// The sites instrument counts and their code: what the pass plans and
-/// print<sites;instrument=...> shows. On the gfx9 family counting waves,
-/// each kernel takes the based form where four SGPRs above its
-/// allocation can be reserved (8 bytes a block after the entry), else
-/// the form that finds its registers at each block.
+/// print<sites;instrument=...> shows. Counting waves on gfx9-12, with
+/// \p Based, each kernel takes the based form where registers can be
+/// reserved for it (8 bytes a block after the entry on gfx9, 24 or 28 on
+/// gfx10-12), else the form that finds its registers at each block.
 llvm::Expected<std::vector<KernelSites>>
 planInstrumentSites(Object &Obj, KernelsAnalysis::Result &R,
                     CodeAnalysis::Result &CA, bool EntryOnly, bool PerLane,
-                    llvm::StringRef Only, PassContext *Ctx,
+                    bool Based, llvm::StringRef Only, PassContext *Ctx,
                     llvm::StringRef PassName);
 
 /// Why instrument has no counter code for \p T (empty: it has).

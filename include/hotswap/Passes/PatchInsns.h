@@ -118,9 +118,11 @@ private:
 class SitesPrinterPass : public Pass {
 public:
   explicit SitesPrinterPass(PatchRule Rule);
-  /// print<sites;instrument=kernel|block[;per=wave|lane][;only=REGEX]>: the
-  /// sites instrument would count, and why the others are not.
-  SitesPrinterPass(bool InstrumentEntryOnly, bool PerLane, std::string Only);
+  /// print<sites;instrument=kernel|block[;per=wave|lane][;base=auto|none]
+  /// [;only=REGEX]>: the sites instrument would count, and why the others
+  /// are not.
+  SitesPrinterPass(bool InstrumentEntryOnly, bool PerLane, std::string Only,
+                   bool Based = true);
   static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
 
   llvm::StringRef name() const override { return "print<sites>"; }
@@ -133,7 +135,7 @@ private:
   PatchRule Rule;
   /// Set: instrument's sites (true: the entry only), not Rule's.
   std::optional<bool> InstrumentEntryOnly;
-  bool InstrumentPerLane = false;
+  bool InstrumentPerLane = false, InstrumentBased = true;
 };
 
 } // namespace hotswap

@@ -94,6 +94,9 @@ struct SiteRule {
   /// The body at the function's first instruction, where it differs
   /// (empty: Body there too): code that sets up what the others use.
   std::vector<SourceLine> EntryBody;
+  /// The same for wave64 functions, where it must differ (empty:
+  /// EntryBody serves both).
+  std::vector<SourceLine> EntryBodyWave64;
   /// Aligned SGPR pairs reserved for the whole function above its
   /// allocation (gfx6-9), %rp0, %rp1... (%rp0.0, %rp0.1 their registers):
   /// the same registers at every site, so a value the entry body puts
@@ -104,9 +107,14 @@ struct SiteRule {
   /// every site refused (KernelSites::Refused says why); the pass raises
   /// the allocation (KernelSites::SGPRsUsed).
   unsigned ReservedPairs = 0;
+  /// Aligned VGPR pairs reserved likewise (%rvp0, %rvp0.0, %rvp0.1...),
+  /// above every VGPR the function names (not on the gfx90a class, whose
+  /// AGPRs follow the VGPRs); the allocation may grow
+  /// (KernelSites::VGPRsUsed).
+  unsigned ReservedVGPRPairs = 0;
   /// %nth, in a rule that sets MaxNth: how many of the function's sites
   /// took a body before this one. A site where it would exceed MaxNth is
-  /// refused.
+  /// refused (with ReservedPairs, every site of the function).
   unsigned MaxNth = ~0u;
   /// A site where no body passes the checks is refused (with the first
   /// problem), not an error: for bodies a pass writes, which cannot be
@@ -153,8 +161,9 @@ struct KernelSites {
   /// Why the function took no reserved registers (SiteRule::ReservedPairs)
   /// and so no body at any site (empty: it took them, or none were asked).
   std::string Refused;
-  /// The first reserved register (s<Reserved>), when some were taken.
-  std::optional<unsigned> Reserved;
+  /// The first reserved register (s<Reserved>, v<ReservedVGPR>), when
+  /// some were taken.
+  std::optional<unsigned> Reserved, ReservedVGPR;
   size_t applied() const;
 };
 
