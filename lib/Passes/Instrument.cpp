@@ -102,20 +102,23 @@ SiteRule hotswap::instrumentSiteRule(const amdgpu::TargetInfo &T,
   return Rule;
 }
 
-Expected<std::vector<KernelSites>>
-hotswap::planInstrumentSites(Object &Obj, KernelsAnalysis::Result &R,
-                             CodeAnalysis::Result &CA, bool EntryOnly,
-                             bool PerLane, bool Based, StringRef Only,
-                             PassContext *Ctx, StringRef PassName) {
+Expected<std::vector<KernelSites>> hotswap::planInstrumentSites(
+    Object &Obj, KernelsAnalysis::Result &R, CodeAnalysis::Result &CA,
+    bool EntryOnly, bool PerLane, bool Based, bool Edges, StringRef Only,
+    PassContext *Ctx, StringRef PassName) {
   SiteRule Rule = instrumentSiteRule(R.Target, EntryOnly, PerLane, Only);
   CounterKind Kind = counterKind(R.Target, PerLane, /*Wave32=*/true);
   if (!Based || !hasBasedForm(Kind))
     return planAllSites(Obj, Rule, R, CA, Ctx, PassName);
+  SiteRule BasedRule =
+      instrumentSiteRule(R.Target, EntryOnly, PerLane, Only, /*Based=*/true);
+  // Edge counters follow the blocks' at the same base, at most one for each
+  // block (the fall-through way out of a conditional branch): half the
+  // reach for the blocks keeps them all in reach.
+  if (Edges)
+    BasedRule.MaxNth = (BasedRule.MaxNth + 1) / 2 - 1;
   Expected<std::vector<KernelSites>> All =
-      planAllSites(Obj,
-                   instrumentSiteRule(R.Target, EntryOnly, PerLane, Only,
-                                      /*Based=*/true),
-                   R, CA, Ctx, PassName);
+      planAllSites(Obj, BasedRule, R, CA, Ctx, PassName);
   if (!All)
     return All.takeError();
   // Kernels that cannot reserve registers find them at each block.
@@ -330,8 +333,9 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   auto LayoutOf = [&](const KernelSites &KS) {
     return KS.Reserved ? BasedLayout : SelfLayout;
   };
-  Expected<std::vector<KernelSites>> All = planInstrumentSites(
-      Obj, R, *CA, What == Counts::Kernel, PerLane, Based, Only, &Ctx, name());
+  Expected<std::vector<KernelSites>> All =
+      planInstrumentSites(Obj, R, *CA, What == Counts::Kernel, PerLane, Based,
+                          What == Counts::Edge, Only, &Ctx, name());
   if (!All)
     return All.takeError();
   const FunctionMap &M = CA->functions();

@@ -351,9 +351,9 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   Expected<std::vector<KernelSites>> All = [&]() {
     if (!InstrumentEntryOnly)
       return planRule(Obj, Rule, *K, *CA, nullptr, "print<sites>");
-    return planInstrumentSites(Obj, *K, *CA, *InstrumentEntryOnly,
-                               InstrumentPerLane, InstrumentBased, Rule.Only,
-                               nullptr, "print<sites>");
+    return planInstrumentSites(
+        Obj, *K, *CA, *InstrumentEntryOnly, InstrumentPerLane, InstrumentBased,
+        /*Edges=*/false, Rule.Only, nullptr, "print<sites>");
   }();
   if (!All)
     return All.takeError();

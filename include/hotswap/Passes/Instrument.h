@@ -123,12 +123,13 @@ SiteRule instrumentSiteRule(const amdgpu::TargetInfo &T, bool EntryOnly,
 /// print<sites;instrument=...> shows. Counting waves on gfx9-12, with
 /// \p Based, each kernel takes the based form where registers can be
 /// reserved for it (8 bytes a block after the entry on gfx9, 24 or 28 on
-/// gfx10-12), else the form that finds its registers at each block.
+/// gfx10-12), else the form that finds its registers at each block;
+/// \p Edges keeps room in the base's reach for edge counters.
 llvm::Expected<std::vector<KernelSites>>
 planInstrumentSites(Object &Obj, KernelsAnalysis::Result &R,
                     CodeAnalysis::Result &CA, bool EntryOnly, bool PerLane,
-                    bool Based, llvm::StringRef Only, PassContext *Ctx,
-                    llvm::StringRef PassName);
+                    bool Based, bool Edges, llvm::StringRef Only,
+                    PassContext *Ctx, llvm::StringRef PassName);
 
 /// Why instrument has no counter code for \p T (empty: it has).
 std::string instrumentRefusal(const amdgpu::TargetInfo &T);
