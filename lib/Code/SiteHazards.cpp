@@ -126,6 +126,16 @@ std::vector<Hazard> SeamHazards::newHazards(uint32_t I, SiteWhere W,
   return Out;
 }
 
+/// The body instruction (an index of \p In, the body spliced) hazard \p H
+/// lands on: its last part, else its first, if either is the body's.
+static std::optional<uint32_t> bodyIndex(ArrayRef<uint32_t> In,
+                                         const Hazard &H) {
+  for (uint32_t X : {H.To, H.From})
+    if (auto It = llvm::find(In, X); It != In.end())
+      return uint32_t(It - In.begin());
+  return std::nullopt;
+}
+
 SeamGuards SeamHazards::guards(uint32_t I, SiteWhere W, ArrayRef<MCInst> Body) {
   SeamGuards G;
   HazardCode::Mark M = Code.mark();
@@ -139,7 +149,7 @@ SeamGuards SeamHazards::guards(uint32_t I, SiteWhere W, ArrayRef<MCInst> Body) {
     std::string What = describeHazard(Code, H);
     if ((ToIn && FromIn) || H.Guard.empty() || (!ToIn && !FromIn && OriginIn)) {
       if (!G.Problem)
-        G.Problem = What;
+        G.Problem = SeamProblem{What, bodyIndex(In, H)};
       continue;
     }
     const bool Before = ToIn;
@@ -170,14 +180,14 @@ SeamGuards SeamHazards::guards(uint32_t I, SiteWhere W, ArrayRef<MCInst> Body) {
   return G;
 }
 
-std::optional<std::string> SeamHazards::accept(uint32_t I, SiteWhere W,
+std::optional<SeamProblem> SeamHazards::accept(uint32_t I, SiteWhere W,
                                                ArrayRef<MCInst> Body) {
   HazardCode::Mark M = Code.mark();
   std::vector<uint32_t> In = splice(I, W, Body);
   std::vector<Hazard> Hs = newHazards(I, W, In);
   if (Hs.empty())
     return std::nullopt;
-  std::string What = describeHazard(Code, Hs.front());
+  SeamProblem P{describeHazard(Code, Hs.front()), bodyIndex(In, Hs.front())};
   Code.restore(M);
-  return What;
+  return P;
 }

@@ -183,8 +183,8 @@ private:
   Expected<std::vector<uint8_t>> assembleLine(StringRef Text);
   /// Puts around \p S's body the guards its seam needs (Hazards.h), where
   /// the rule lets it, and keeps the body in \p SH for the seams after it;
-  /// the hazard that stays, if any.
-  Expected<std::optional<std::string>>
+  /// the hazard that stays, if any, at the body's instruction it lands on.
+  Expected<std::optional<BodyProblem>>
   guardHazards(SeamHazards &SH, SitePlan &S, const CodeFunction &F);
   /// Replaces %opN (operand N of \p MI: a register as written, or a
   /// constant) and %opN.K (register K of a register tuple) in \p Text.
@@ -285,27 +285,45 @@ Expected<std::vector<uint8_t>> SitePlanner::assembleLine(StringRef Text) {
   return B;
 }
 
-Expected<std::optional<std::string>>
+Expected<std::optional<BodyProblem>>
 SitePlanner::guardHazards(SeamHazards &SH, SitePlan &S, const CodeFunction &F) {
   amdgpu::TargetMC &MC = CA.mc();
+  // The body's instructions, and their offsets in it.
+  std::vector<uint64_t> Offsets;
   auto Decode = [&](ArrayRef<uint8_t> Bytes) {
     std::vector<MCInst> Out;
-    decodeRange(MC, Bytes, F.Begin + S.Offset,
-                [&](const Insn &, const MCInst &M) { Out.push_back(M); });
+    Offsets.clear();
+    const uint64_t At = F.Begin + S.Offset;
+    decodeRange(MC, Bytes, At, [&](const Insn &I, const MCInst &M) {
+      Out.push_back(M);
+      Offsets.push_back(I.Addr - At);
+    });
     return Out;
   };
   std::vector<MCInst> Body0 = Decode(S.Body);
+  const std::vector<uint64_t> Offsets0 = Offsets;
+  // A hazard as a problem of the body: at the instruction it lands on
+  // (\p Skip guard instructions before the body's first).
+  auto Problem = [&](const SeamProblem &P, size_t Skip) {
+    BodyProblem BP{std::nullopt, 0, "it makes a hazard: " + P.What};
+    if (P.Insn && *P.Insn >= Skip && *P.Insn - Skip < Offsets0.size()) {
+      BP.Insn = uint32_t(*P.Insn - Skip);
+      BP.Offset = Offsets0[*BP.Insn];
+    }
+    return std::optional<BodyProblem>(std::move(BP));
+  };
   SeamGuards G = SH.guards(S.Insn, Rule.Where, Body0);
   if (G.Problem)
-    return G.Problem;
+    return Problem(*G.Problem, 0);
   if (G.Before.empty() && G.After.empty()) {
     // Nothing to guard: the body as it is makes no hazard.
     SH.keep(S.Insn, Rule.Where, Body0);
-    return std::optional<std::string>();
+    return std::optional<BodyProblem>();
   }
+  size_t GuardsBefore = 0;
   {
     if (!Rule.Guards)
-      return std::optional<std::string>(G.Why.front());
+      return Problem(SeamProblem{G.Why.front(), std::nullopt}, 0);
     // The body with its guards, as bytes and as assembly.
     std::vector<uint8_t> Body;
     std::vector<std::string> Asm;
@@ -318,6 +336,8 @@ SitePlanner::guardHazards(SeamHazards &SH, SitePlan &S, const CodeFunction &F) {
       }
       SmallVector<StringRef, 4> Lines;
       StringRef(*Side).split(Lines, '\n', -1, false);
+      if (Side == &G.Before)
+        GuardsBefore = Lines.size();
       for (StringRef L : Lines) {
         Expected<std::vector<uint8_t>> B = assembleLine(L);
         if (!B)
@@ -339,7 +359,10 @@ SitePlanner::guardHazards(SeamHazards &SH, SitePlan &S, const CodeFunction &F) {
     Add(G.After, "after");
     S.GuardReasons = G.Why;
   }
-  return SH.accept(S.Insn, Rule.Where, Decode(S.Body));
+  if (std::optional<SeamProblem> P =
+          SH.accept(S.Insn, Rule.Where, Decode(S.Body)))
+    return Problem(*P, GuardsBefore);
+  return std::optional<BodyProblem>();
 }
 
 Expected<KernelSites> SitePlanner::plan(size_t FI,
@@ -781,13 +804,12 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         if (!Seams)
           Seams.emplace(MC, HazardRules::of(MC, T, F.Wave32), G, Decoded,
                         F.Kind);
-        Expected<std::optional<std::string>> Hazard =
+        Expected<std::optional<BodyProblem>> Hazard =
             guardHazards(Seams->Finder, S, F);
         if (!Hazard)
           return Hazard.takeError();
         if (*Hazard) {
-          Problems.push_back(
-              {std::nullopt, 0, "it makes a hazard: " + **Hazard});
+          Problems.push_back(std::move(**Hazard));
           S.Guards.clear();
           S.GuardReasons.clear();
         }

@@ -41,6 +41,13 @@ namespace hotswap {
 namespace code {
 
 /// What code at one seam needs around it.
+/// A hazard no guard at the seam clears, and the body's instruction it
+/// lands on (its index in the body given; none: a guest's).
+struct SeamProblem {
+  std::string What;
+  std::optional<uint32_t> Insn;
+};
+
 struct SeamGuards {
   /// Assembly before and after the body, one instruction per line (empty:
   /// none).
@@ -48,7 +55,7 @@ struct SeamGuards {
   /// The hazards guarded, as a person reads them.
   std::vector<std::string> Why;
   /// A hazard no guard at the seam clears.
-  std::optional<std::string> Problem;
+  std::optional<SeamProblem> Problem;
 };
 
 class SeamHazards {
@@ -62,7 +69,7 @@ public:
   /// Whether \p Body (guards included) makes no hazard at seam (\p I,
   /// \p W): if so it stays in the code for the seams after it; if not, the
   /// first hazard as a person reads it.
-  std::optional<std::string> accept(uint32_t I, SiteWhere W,
+  std::optional<SeamProblem> accept(uint32_t I, SiteWhere W,
                                     llvm::ArrayRef<llvm::MCInst> Body);
   /// Keeps \p Body at seam (\p I, \p W) for the seams after it, unchecked:
   /// for a body guards() found nothing to guard in.
