@@ -40,11 +40,18 @@ bool code::hasBasedForm(const CounterKind &Kind) {
          Kind.Gen <= amdgpu::Generation::GFX12;
 }
 
-uint32_t code::basedCounterReach(const CounterKind &Kind) {
+uint32_t code::basedCounterBias(const CounterKind &Kind) {
   if (Kind.Form == CounterForm::Global && Kind.Gen == amdgpu::Generation::GFX10)
-    return 2048 - 8;
+    return 2048;
   if (Kind.Form == CounterForm::Global && Kind.Gen == amdgpu::Generation::GFX11)
-    return 4096 - 8;
+    return 4096;
+  return 0;
+}
+
+uint32_t code::basedCounterReach(const CounterKind &Kind) {
+  // The offset's positive half past the bias.
+  if (uint32_t Bias = basedCounterBias(Kind))
+    return 2 * Bias - 8;
   return (1u << 20) - 8;
 }
 
@@ -83,7 +90,10 @@ std::vector<std::string> code::counterCodeLines(const CounterKind &Kind) {
     return {
         Move + Copy + ", " + Exec, Move + Exec + ", 1",
         std::string(GFX10 ? "global_atomic_add_x2" : "global_atomic_add_u64") +
-            " %rvp0.1, %rvp0, %rp0 offset:%nth*8",
+            " %rvp0.1, %rvp0, %rp0 offset:%nth*8" +
+            (basedCounterBias(Kind)
+                 ? "-" + std::to_string(basedCounterBias(Kind))
+                 : std::string()),
         GFX10 ? "s_waitcnt_depctr 0" : "s_waitcnt_depctr depctr_sa_sdst(0)",
         Move + Exec + ", " + Copy};
   }
@@ -300,8 +310,11 @@ globalCounterTarget(const amdgpu::TargetMC &MC,
     return makeError("its wait is '" + Wait +
                      "', not one for its store to complete");
   return CounterTarget{Insns[1].first.end() + uint64_t(uint32_t(*Dist)),
-                       Wave ? CounterUnit::Wave : CounterUnit::Lane, ExecLo,
-                       std::nullopt, false};
+                       Wave ? CounterUnit::Wave : CounterUnit::Lane,
+                       ExecLo,
+                       std::nullopt,
+                       false,
+                       0};
 }
 
 /// Whether \p L and \p H are the low and the high register of a pair.
@@ -395,8 +408,11 @@ flatCounterTarget(const amdgpu::TargetMC &MC,
     return makeError("its wait is '" + Text(At + 5) +
                      "', not s_waitcnt vmcnt(0) lgkmcnt(0)");
   return CounterTarget{Insns[0].first.end() + uint64_t(uint32_t(*Dist)),
-                       Wave ? CounterUnit::Wave : CounterUnit::Lane, false,
-                       std::nullopt, false};
+                       Wave ? CounterUnit::Wave : CounterUnit::Lane,
+                       false,
+                       std::nullopt,
+                       false,
+                       0};
 }
 
 /// The based form (CounterCode.h), decoded: \p Insns, the entry's five
@@ -462,7 +478,7 @@ basedCounterTarget(const amdgpu::TargetMC &MC,
     return makeError("instruction 4 is '" + R.text(3) + "', not s_mov_b64 " +
                      RM.format(SD) + ", 1");
   T.SetsBase = true;
-  T.Counter = Insns[0].first.end() + uint64_t(uint32_t(*Dist));
+  T.Counter = T.BaseAddr = Insns[0].first.end() + uint64_t(uint32_t(*Dist));
   return T;
 }
 
@@ -498,14 +514,21 @@ basedGlobalCounterTarget(const amdgpu::TargetMC &MC,
                      "', not EXEC given back from " + RM.format(SE));
   // The atomic: data V (1, 0), address its high half, base A, no return.
   const MCRegister V = R.reg(B + 2, 1), A = R.reg(B + 2, 2);
-  const std::optional<int64_t> Off = R.imm(B + 2, 3);
+  // The offset as printed: signed, of the width the generation encodes.
+  std::optional<int64_t> Off = 0;
+  if (const std::string Text = R.text(B + 2);
+      StringRef(Text).contains(" offset:")) {
+    int64_t X;
+    Off = StringRef(Text).split(" offset:").second.getAsInteger(10, X)
+              ? std::nullopt
+              : std::optional<int64_t>(X);
+  }
   const RegSet SV = Units(V), SA = Units(A);
   const std::string VName = RM.format(SV); // v[L:L+1]
   StringRef Range = StringRef(VName).drop_front(2).drop_back();
   const std::string High = "v" + Range.split(':').second.str();
   const std::string Low = "v" + Range.split(':').first.str();
-  if (!V || !A || !Off || *Off < 0 || *Off % 8 || SV.count() < 2 ||
-      SA.anyCommon(SE))
+  if (!V || !A || !Off || *Off % 8 || SV.count() < 2 || SA.anyCommon(SE))
     return makeError("its atomic '" + R.text(B + 2) +
                      "' does not add to a counter");
   const std::string Want =
@@ -530,10 +553,9 @@ basedGlobalCounterTarget(const amdgpu::TargetMC &MC,
   T.ExecLo = Wave32;
   if (B == 0)
     return T;
-  // The entry's: the base's address, then the one and the zero.
-  if (*Off != 0)
-    return makeError("its atomic adds at offset " + hex(uint64_t(*Off)) +
-                     ", not to the base");
+  // The entry's: the base's address, then the one and the zero; its atomic
+  // adds to the kernel's first counter, an offset from the base (verify
+  // checks which: the counter map's).
   const MCRegister Lo = R.reg(1, 0), Hi = R.reg(2, 0);
   const std::optional<int64_t> Dist = R.imm(1, 2);
   RegSet Pair = Units(Lo);
@@ -552,7 +574,8 @@ basedGlobalCounterTarget(const amdgpu::TargetMC &MC,
     return makeError("instructions 4 and 5 are '" + R.text(3) + "' and '" +
                      R.text(4) + "', not " + VName + " set to 1 and 0");
   T.SetsBase = true;
-  T.Counter = Insns[0].first.end() + uint64_t(uint32_t(*Dist));
+  T.BaseAddr = Insns[0].first.end() + uint64_t(uint32_t(*Dist));
+  T.Counter = T.BaseAddr + uint64_t(*Off);
   return T;
 }
 
@@ -679,6 +702,9 @@ Expected<CounterTarget> code::counterCodeTarget(const amdgpu::TargetMC &MC,
     return makeError("its wait is '" + Text(At + 1) +
                      "', not s_waitcnt lgkmcnt(0)");
   return CounterTarget{Insns[0].first.end() + uint64_t(uint32_t(*Dist)),
-                       Lane ? CounterUnit::Lane : CounterUnit::Wave, false,
-                       std::nullopt, false};
+                       Lane ? CounterUnit::Lane : CounterUnit::Wave,
+                       false,
+                       std::nullopt,
+                       false,
+                       0};
 }

@@ -238,7 +238,7 @@ verifyInsertedCode(const amdgpu::TargetMC &MC, const KernelsAnalysis::Result &R,
                         "with";
         else {
           Based.emplace(*Target->Based, E);
-          BaseValue = Target->Counter;
+          BaseValue = Target->BaseAddr;
         }
       } else if (Target && Target->Based) {
         if (!Based)

@@ -206,7 +206,7 @@ void InstrumentPass::printPipeline(raw_ostream &OS) const {
 Error InstrumentPass::planEdges(
     const KernelSites &KS, std::vector<Insertion> &Ins,
     std::vector<std::pair<uint64_t, uint64_t>> &Edges, CodeAnalysis::Result &CA,
-    uint32_t Reach, PassContext &Ctx) const {
+    uint32_t Reach, uint32_t Bias, PassContext &Ctx) const {
   const CodeFunction &F = CA.functions().Functions[KS.Function];
   const bool Kept = CA.isComputed(KS.Function);
   const FunctionCFG &G = CA.cfg(KS.Function);
@@ -288,8 +288,9 @@ Error InstrumentPass::planEdges(
         if (L.starts_with("s_atomic_add_x2 "))
           Text += (L.rsplit(", ").first + ", " + Twine(Offset)).str();
         else if (L.contains("_atomic_add_") && L.contains(" offset:"))
-          Text +=
-              (L.split(" offset:").first + " offset:" + Twine(Offset)).str();
+          Text += (L.split(" offset:").first +
+                   " offset:" + Twine(int64_t(Offset) - int64_t(Bias)))
+                      .str();
         else
           Text += L.str();
         Text += "\n";
@@ -418,14 +419,14 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       In.Bytes = S.Body;
       Ins.push_back(std::move(In));
     }
-    if (What == Counts::Edge)
+    if (What == Counts::Edge) {
+      const CounterKind Kind = counterKind(
+          R.Target, PerLane, CA->functions().Functions[KS.Function].Wave32);
       if (Error E =
               planEdges(KS, Ins, EdgesOf[KS.Function], *CA,
-                        basedCounterReach(counterKind(
-                            R.Target, PerLane,
-                            CA->functions().Functions[KS.Function].Wave32)),
-                        Ctx))
+                        basedCounterReach(Kind), basedCounterBias(Kind), Ctx))
         return std::move(E);
+    }
     // The allocation grows to hold the registers the code took above it.
     if (Error E = growDescriptors(R, KS))
       return std::move(E);
@@ -478,10 +479,15 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     // (based code other than the entry's has its offset already).
     const bool Based = BasedAt.count(P.Function);
     const CounterLayout Layout = Based ? BasedLayout : SelfLayout;
+    // Based code's base lies this far past the kernel's first counter.
+    const uint64_t Bias =
+        Based ? basedCounterBias(counterKind(R.Target, PerLane,
+                                             M.Functions[P.Function].Wave32))
+              : 0;
     auto NextCounter = [&](uint64_t Code, bool HasDistance) {
       const uint64_t Index = Map.size();
       const uint64_t Distance =
-          CounterBase + Index * CounterBytes - (Code + Layout.PCAt);
+          CounterBase + Index * CounterBytes + Bias - (Code + Layout.PCAt);
       if (HasDistance)
         support::endian::write32le(
             P.Code->Bytes.data() + (Code - P.Code->Base) + Layout.DistanceAt,

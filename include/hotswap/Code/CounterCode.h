@@ -118,8 +118,10 @@
 //
 // 24 bytes (28 on gfx12, whose atomic is 12; gfx10 calls it
 // global_atomic_add_x2), with the guards its seam needs from the site
-// planner. The offset reaches 255 counters on gfx10, 511 on gfx11: a
-// kernel with more blocks takes the self-contained form.
+// planner. The offset is signed on gfx10 and gfx11: the base lies 2048
+// (4096) bytes past the kernel's first counter, and the offsets reach 512
+// counters on gfx10, 1024 on gfx11; a kernel with more blocks takes the
+// self-contained form.
 //
 // In every form the only bytes that depend on where the code is are
 // DISTANCE's, written once the code is placed (counterLayout()).
@@ -187,6 +189,9 @@ bool hasBasedForm(const CounterKind &Kind);
 /// (the atomic's immediate offset: 20 bits on gfx9, 12 and 13 signed ones
 /// on gfx10 and gfx11, 24 signed ones on gfx12, of which 20 are used).
 uint32_t basedCounterReach(const CounterKind &Kind);
+/// How far past the kernel's first counter its base is: the negative half
+/// of a signed offset's reach (2048 on gfx10, 4096 on gfx11; else 0).
+uint32_t basedCounterBias(const CounterKind &Kind);
 
 /// The based form's code at the kernel's first instruction (%rp0 the base;
 /// scalar: %rp1 the one; global: %rvp0 the one and a zero, %rp1 EXEC's
@@ -232,8 +237,11 @@ struct CounterTarget {
   bool ExecLo = false;
   /// Based code: the registers it reads, and whether it is the entry's
   /// (which sets them up: the base is its Counter).
-  std::optional<BasedRegisters> Based;
+  std::optional<BasedRegisters> Based = std::nullopt;
   bool SetsBase = false;
+  /// The base the entry's code sets up (its own counter is an offset from
+  /// it).
+  uint64_t BaseAddr = 0;
 };
 
 /// The counter that \p Bytes, counter code at \p Addr, adds to, and what

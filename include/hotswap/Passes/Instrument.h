@@ -97,11 +97,12 @@ private:
   /// counters=edge: adds to \p Ins the counter code of the edges of
   /// \p KS's function that block counts leave unknown (EdgeCounts.h), and
   /// to \p Edges their (from block, to block) offsets, in code order;
-  /// based code adds at offsets up to \p Reach.
+  /// based code adds at offsets up to \p Reach from the kernel's first
+  /// counter, \p Bias before its base.
   llvm::Error planEdges(const KernelSites &KS,
                         std::vector<code::Insertion> &Ins,
                         std::vector<std::pair<uint64_t, uint64_t>> &Edges,
-                        CodeAnalysis::Result &CA, uint32_t Reach,
+                        CodeAnalysis::Result &CA, uint32_t Reach, uint32_t Bias,
                         PassContext &Ctx) const;
 
   Counts What;
