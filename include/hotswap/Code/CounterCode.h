@@ -112,7 +112,7 @@
 //
 //   s_mov_b32        se, exec_lo      ; wave64: s_mov_b64 s[e:e+1], exec
 //   s_mov_b32        exec_lo, 1
-//   global_atomic_add_u64 vd+1, v[d:d+1], s[b:b+1] offset:8*N
+//   global_atomic_add_u64 vd+1, v[d:d+1], s[b:b+1] offset:8*N-BIAS
 //   s_waitcnt_depctr 0 (gfx10) or depctr_sa_sdst(0) (gfx11+)
 //   s_mov_b32        exec_lo, se
 //
