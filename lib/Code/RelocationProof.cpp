@@ -75,10 +75,14 @@ public:
       if (Pair[I] != UINT32_MAX) // else replaced
         checkPair(I);
     checkIdioms();
-    if (R.Problems.empty())
+    if (R.Problems.empty()) {
       for (uint32_t I = 0; I < Pair.size(); ++I)
         R.InsnAddr.push_back(Pair[I] == UINT32_MAX ? Land[I]
                                                    : C.Insns[Pair[I]].Addr);
+      // The copy as read, for the checks after the proof.
+      R.CopyCFG = std::move(C);
+      R.CopyDecoded = std::move(CopyOps);
+    }
     return std::move(R);
   }
 

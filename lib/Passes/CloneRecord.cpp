@@ -572,9 +572,9 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
     // was inserted (bodies, counters, long jumps) and what took an
     // instruction's place.
     if (!Inserted.empty() || !FallThrough.empty() || !Relaxed.empty()) {
-      std::vector<MCInst> CopyDecoded;
-      code::FunctionCFG CG =
-          code::buildCFG(**MC, C, *CopyBytes, Map, &CopyDecoded);
+      // The copy as the proof read it.
+      const code::FunctionCFG &CG = Proof.CopyCFG;
+      ArrayRef<MCInst> CopyDecoded = Proof.CopyDecoded;
       if (Based)
         verifyBasedRegisters(**MC, K, G, CG, CopyDecoded, Based->first,
                              Based->second, Wave32, P);

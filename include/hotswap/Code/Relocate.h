@@ -80,7 +80,7 @@ struct Insertion {
   /// The assembly Bytes were made from, one instruction (or .long) per
   /// line, when the client has it: recorded so that verify can assemble it
   /// again (empty: not recorded; code whose bytes depend on its address).
-  std::string Asm;
+  std::string Asm = {};
 };
 
 struct Relocated {

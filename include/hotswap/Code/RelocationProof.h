@@ -42,6 +42,7 @@
 #include "hotswap/Code/LongJump.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/MC/MCInst.h"
 
 #include <cstdint>
 #include <string>
@@ -65,6 +66,10 @@ struct RelocationProofResult {
   /// replaced one, the start of what took its place).
   std::vector<uint64_t> InsnAddr;
   unsigned BranchesChecked = 0, PCRelChecked = 0, BranchesRelaxed = 0;
+  /// The copy's graph and instructions as the proof read them (when
+  /// proven): what a client checks next need not decode it again.
+  FunctionCFG CopyCFG;
+  std::vector<llvm::MCInst> CopyDecoded;
 
   bool proven() const { return Problems.empty(); }
 };
