@@ -471,6 +471,7 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   // Each counter code gets its counter's distance, in the copies, before
   // they are placed (the proof did not read it: code::proveRelocation).
   std::vector<CounterEntry> Map;
+  uint64_t CounterCodeBytes = 0;
   for (ClonePlan &P : Plans) {
     if (!P.Code || !P.Problems.empty())
       continue;
@@ -503,7 +504,9 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       if (K >= Ranges.size())
         return makeError("kernel '" + M.Functions[P.Function].Name +
                          "': its copy holds fewer counter codes than sites");
-      const uint64_t Code = Ranges[K++].first;
+      const uint64_t Code = Ranges[K].first;
+      CounterCodeBytes += Ranges[K].second - Ranges[K].first;
+      ++K;
       const uint64_t Index = NextCounter(Code, !Based || S.Insn == 0);
       Map.push_back({Index, M.Functions[P.Function].Name,
                      S.Insn == 0 ? "entry" : "block", PerLane ? "lane" : "wave",
@@ -517,6 +520,8 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                        "planned");
     for (size_t X = 0; X < Edges.size(); ++X) {
       const uint64_t Code = P.Code->FallThrough[X].first;
+      CounterCodeBytes +=
+          P.Code->FallThrough[X].second - P.Code->FallThrough[X].first;
       const uint64_t Index = NextCounter(Code, !Based);
       Map.push_back({Index, M.Functions[P.Function].Name, "edge", "wave",
                      Edges[X].first, Code, Edges[X].second});
@@ -574,6 +579,9 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       Map, [](const CounterEntry &E) { return E.Kind == "edge"; });
   Ctx.Stats.add(name(), "counters", "blocks counted",
                 Map.size() - EdgeCounters);
+  Ctx.Stats.add(name(), "counter-code-bytes",
+                "bytes of counter code (entries' set-up included)",
+                CounterCodeBytes);
   if (What == Counts::Edge)
     Ctx.Stats.add(name(), "edges-counted", "edges counted", EdgeCounters);
   return PA;
