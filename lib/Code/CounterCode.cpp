@@ -539,9 +539,11 @@ basedGlobalCounterTarget(const amdgpu::TargetMC &MC,
     return makeError("its atomic is '" + R.text(B + 2) + "', not '" + Want +
                      "'");
   // The wait before EXEC is given back (the atomic and the copy read it).
+  // (gfx12 prints it s_wait_alu.)
+  const InsnKinds &K = InsnKinds::get(MC.instrInfo());
+  auto Op = [&](size_t I) { return K.baseName(Insns[I].second.getOpcode()); };
   const std::optional<int64_t> Wait = R.imm(B + 3, 0);
-  if (!StringRef(R.text(B + 3))
-           .starts_with(GFX10 ? "s_waitcnt_depctr" : "s_") ||
+  if (!Op(B + 3).starts_with("S_WAITCNT_DEPCTR") ||
       Wait != (GFX10 ? 0 : 0xff9e))
     return makeError("instruction " + Twine(B + 4) + " is '" + R.text(B + 3) +
                      "', not the wait before EXEC is given back");
@@ -563,9 +565,8 @@ basedGlobalCounterTarget(const amdgpu::TargetMC &MC,
     RM.addUnits(Hi, Pair);
   if (R.reg(0, 0) != A || !pairHalves(MC, Lo, Hi) || Pair != SA || !Dist ||
       !StringRef(R.text(0)).starts_with("s_getpc_b64 ") ||
-      !StringRef(R.text(1)).starts_with("s_add_") || R.reg(1, 1) != Lo ||
-      !StringRef(R.text(2)).starts_with("s_add") || R.reg(2, 1) != Hi ||
-      R.imm(2, 2) != 0)
+      !Op(1).starts_with("S_ADD_U32") || R.reg(1, 1) != Lo ||
+      !Op(2).starts_with("S_ADDC_U32") || R.reg(2, 1) != Hi || R.imm(2, 2) != 0)
     return makeError("instructions 1 to 3 are '" + R.text(0) + "', '" +
                      R.text(1) + "' and '" + R.text(2) +
                      "', not the base's address");

@@ -62,6 +62,11 @@ if mode == "based":
                                lambda w: (w & ~0x1FFF) | ((w & 0x1FFF) + 8)))
     write("based-one", word(first + 16, lambda w: (w & ~0x1FF) | 0x82))
     write("based-nowait", word(second + 16, lambda w: 0xBF800000))
+    # The entry's s_add_u32 made s_add_i32 (SOP2 opcode bit 24): its SCC
+    # is no carry for s_addc_u32. Counter 1's wait made s_nop with the
+    # wait's operand (the opcode field, bits 16-22, of SOPP cleared).
+    write("based-signed", word(first + 4, lambda w: w ^ (1 << 24)))
+    write("based-nop", word(second + 16, lambda w: w & ~(0x7F << 16)))
     sys.exit(0)
 if mode == "gfx10":
     # gfx10's layout: the guard at +32, the atomic at +36, its wait at +44,
