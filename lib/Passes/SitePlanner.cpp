@@ -541,57 +541,41 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       Limits.VGPRs = std::max(Limits.VGPRs, VLo + ReservedVCount);
     }
   }
-  // %rpN (%rpN.K) and %nth in \p Text.
+  // %rpN (%rpN.K), %rvpN (%rvpN.K) and %nth in \p Text.
   size_t Accepted = 0;
+  // Placeholders \p Name N (N below \p Count) for the pairs from register
+  // \p First of class \p Class ("s", "v").
+  auto SubstitutePairs = [](std::string &Text, StringRef Name, unsigned First,
+                            unsigned Count, StringRef Class) {
+    for (size_t At = Text.find(Name.str()); At != std::string::npos;
+         At = Text.find(Name.str(), At)) {
+      StringRef Rest = StringRef(Text).drop_front(At + Name.size());
+      StringRef Digits = Rest.take_while(isDigit);
+      unsigned N;
+      if (Digits.empty() || Digits.getAsInteger(10, N) || N >= Count) {
+        ++At;
+        continue;
+      }
+      const unsigned Lo = First + 2 * N;
+      size_t Len = Name.size() + Digits.size();
+      std::string Reg = Class.str() + "[" + std::to_string(Lo) + ":" +
+                        std::to_string(Lo + 1) + "]";
+      StringRef After = Rest.drop_front(Digits.size());
+      if (After.size() >= 2 && After[0] == '.' &&
+          (After[1] == '0' || After[1] == '1') &&
+          (After.size() == 2 || !isDigit(After[2]))) {
+        Reg = Class.str() + std::to_string(Lo + (After[1] - '0'));
+        Len += 2;
+      }
+      Text.replace(At, Len, Reg);
+      At += Reg.size();
+    }
+  };
   auto SubstituteReserved = [&](std::string &Text) {
-    for (size_t At = Text.find("%rp"); Reserved && At != std::string::npos;
-         At = Text.find("%rp", At)) {
-      StringRef Rest = StringRef(Text).drop_front(At + 3);
-      StringRef Digits = Rest.take_while(isDigit);
-      unsigned N;
-      if (Digits.empty() || Digits.getAsInteger(10, N) ||
-          N >= Rule.ReservedPairs) {
-        ++At;
-        continue;
-      }
-      const unsigned Lo = *Reserved + 2 * N;
-      size_t Len = 3 + Digits.size();
-      std::string Reg =
-          "s[" + std::to_string(Lo) + ":" + std::to_string(Lo + 1) + "]";
-      StringRef After = Rest.drop_front(Digits.size());
-      if (After.size() >= 2 && After[0] == '.' &&
-          (After[1] == '0' || After[1] == '1') &&
-          (After.size() == 2 || !isDigit(After[2]))) {
-        Reg = "s" + std::to_string(Lo + (After[1] - '0'));
-        Len += 2;
-      }
-      Text.replace(At, Len, Reg);
-      At += Reg.size();
-    }
-    for (size_t At = Text.find("%rvp"); ReservedV && At != std::string::npos;
-         At = Text.find("%rvp", At)) {
-      StringRef Rest = StringRef(Text).drop_front(At + 4);
-      StringRef Digits = Rest.take_while(isDigit);
-      unsigned N;
-      if (Digits.empty() || Digits.getAsInteger(10, N) ||
-          N >= Rule.ReservedVGPRPairs) {
-        ++At;
-        continue;
-      }
-      const unsigned Lo = *ReservedV + 2 * N;
-      size_t Len = 4 + Digits.size();
-      std::string Reg =
-          "v[" + std::to_string(Lo) + ":" + std::to_string(Lo + 1) + "]";
-      StringRef After = Rest.drop_front(Digits.size());
-      if (After.size() >= 2 && After[0] == '.' &&
-          (After[1] == '0' || After[1] == '1') &&
-          (After.size() == 2 || !isDigit(After[2]))) {
-        Reg = "v" + std::to_string(Lo + (After[1] - '0'));
-        Len += 2;
-      }
-      Text.replace(At, Len, Reg);
-      At += Reg.size();
-    }
+    if (Reserved)
+      SubstitutePairs(Text, "%rp", *Reserved, Rule.ReservedPairs, "s");
+    if (ReservedV)
+      SubstitutePairs(Text, "%rvp", *ReservedV, Rule.ReservedVGPRPairs, "v");
     for (size_t At = Text.find("%nth");
          Rule.MaxNth != ~0u && At != std::string::npos;
          At = Text.find("%nth", At)) {
