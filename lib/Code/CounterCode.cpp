@@ -191,6 +191,14 @@ struct CodeReader {
                ? M.getOperand(Op).getReg()
                : MCRegister();
   }
+  /// The register units of \p Reg (none: an empty set).
+  RegSet units(MCRegister Reg) const {
+    const RegisterModel &RM = RegisterModel::get(MC.regInfo());
+    RegSet S = RM.emptySet();
+    if (Reg)
+      RM.addUnits(Reg, S);
+    return S;
+  }
   /// Operand \p Op of instruction \p I: a constant (none if it is not).
   std::optional<int64_t> imm(size_t I, unsigned Op) const {
     const MCInst &M = Insns[I].second;
@@ -415,6 +423,28 @@ flatCounterTarget(const amdgpu::TargetMC &MC,
                        0};
 }
 
+/// The base based code's entry sets up in \p A (units \p SA): its first
+/// three instructions, s_getpc_b64 A; s_add_u32 A.lo, A.lo, DIST;
+/// s_addc_u32 A.hi, A.hi, 0, give the PC after s_getpc_b64 plus DIST.
+static Expected<uint64_t> baseAddress(const amdgpu::TargetMC &MC,
+                                      const CodeReader &R, MCRegister A,
+                                      const RegSet &SA) {
+  const InsnKinds &K = InsnKinds::get(MC.instrInfo());
+  auto Op = [&](size_t I) { return K.baseName(R.Insns[I].second.getOpcode()); };
+  const MCRegister Lo = R.reg(1, 0), Hi = R.reg(2, 0);
+  const std::optional<int64_t> Dist = R.imm(1, 2);
+  RegSet Pair = R.units(Lo);
+  Pair |= R.units(Hi);
+  if (R.reg(0, 0) != A || !pairHalves(MC, Lo, Hi) || Pair != SA || !Dist ||
+      !Op(0).starts_with("S_GETPC_B64") || !Op(1).starts_with("S_ADD_U32") ||
+      R.reg(1, 1) != Lo || !Op(2).starts_with("S_ADDC_U32") ||
+      R.reg(2, 1) != Hi || R.imm(2, 2) != 0)
+    return makeError("instructions 1 to 3 are '" + R.text(0) + "', '" +
+                     R.text(1) + "' and '" + R.text(2) +
+                     "', not the base's address");
+  return R.Insns[0].first.end() + uint64_t(uint32_t(*Dist));
+}
+
 /// The based form (CounterCode.h), decoded: \p Insns, the entry's five
 /// instructions or another block's one.
 static Expected<CounterTarget>
@@ -423,12 +453,7 @@ basedCounterTarget(const amdgpu::TargetMC &MC,
   const RegisterModel &RM = RegisterModel::get(MC.regInfo());
   const InsnKinds &K = InsnKinds::get(MC.instrInfo());
   const CodeReader R{MC, Insns};
-  auto Units = [&](MCRegister Reg) {
-    RegSet S = RM.emptySet();
-    if (Reg)
-      RM.addUnits(Reg, S);
-    return S;
-  };
+  auto Units = [&](MCRegister Reg) { return R.units(Reg); };
   // The atomic, last: data D, base A, a constant offset, no return.
   const size_t At = Insns.size() - 1;
   if (K.baseName(Insns[At].second.getOpcode()).contains("_RTN"))
@@ -461,24 +486,14 @@ basedCounterTarget(const amdgpu::TargetMC &MC,
   if (*Off != 0)
     return makeError("its atomic adds at offset " + hex(uint64_t(*Off)) +
                      ", not to the base");
-  const MCRegister Lo = R.reg(1, 0), Hi = R.reg(2, 0);
-  const std::optional<int64_t> Dist = R.imm(1, 2);
-  RegSet Pair = Units(Lo);
-  if (Hi)
-    RM.addUnits(Hi, Pair);
-  if (R.reg(0, 0) != A || !pairHalves(MC, Lo, Hi) || Pair != SA || !Dist ||
-      !StringRef(R.text(0)).starts_with("s_getpc_b64 ") ||
-      !StringRef(R.text(1)).starts_with("s_add_u32 ") || R.reg(1, 1) != Lo ||
-      !StringRef(R.text(2)).starts_with("s_addc_u32 ") || R.reg(2, 1) != Hi ||
-      R.imm(2, 2) != 0)
-    return makeError("instructions 1 to 3 are '" + R.text(0) + "', '" +
-                     R.text(1) + "' and '" + R.text(2) +
-                     "', not the base's address");
+  Expected<uint64_t> Base = baseAddress(MC, R, A, SA);
+  if (!Base)
+    return Base.takeError();
   if (R.text(3) != "s_mov_b64 " + RM.format(SD) + ", 1")
     return makeError("instruction 4 is '" + R.text(3) + "', not s_mov_b64 " +
                      RM.format(SD) + ", 1");
   T.SetsBase = true;
-  T.Counter = T.BaseAddr = Insns[0].first.end() + uint64_t(uint32_t(*Dist));
+  T.Counter = T.BaseAddr = *Base;
   return T;
 }
 
@@ -490,12 +505,7 @@ basedGlobalCounterTarget(const amdgpu::TargetMC &MC,
                          ArrayRef<std::pair<Insn, MCInst>> Insns, bool GFX10) {
   const RegisterModel &RM = RegisterModel::get(MC.regInfo());
   const CodeReader R{MC, Insns};
-  auto Units = [&](MCRegister Reg) {
-    RegSet S = RM.emptySet();
-    if (Reg)
-      RM.addUnits(Reg, S);
-    return S;
-  };
+  auto Units = [&](MCRegister Reg) { return R.units(Reg); };
   const size_t B = Insns.size() - 5;
   // The EXEC moves: a copy, one lane, the copy back.
   const MCRegister E = R.reg(B, 0);
@@ -558,24 +568,15 @@ basedGlobalCounterTarget(const amdgpu::TargetMC &MC,
   // The entry's: the base's address, then the one and the zero; its atomic
   // adds to the kernel's first counter, an offset from the base (verify
   // checks which: the counter map's).
-  const MCRegister Lo = R.reg(1, 0), Hi = R.reg(2, 0);
-  const std::optional<int64_t> Dist = R.imm(1, 2);
-  RegSet Pair = Units(Lo);
-  if (Hi)
-    RM.addUnits(Hi, Pair);
-  if (R.reg(0, 0) != A || !pairHalves(MC, Lo, Hi) || Pair != SA || !Dist ||
-      !StringRef(R.text(0)).starts_with("s_getpc_b64 ") ||
-      !Op(1).starts_with("S_ADD_U32") || R.reg(1, 1) != Lo ||
-      !Op(2).starts_with("S_ADDC_U32") || R.reg(2, 1) != Hi || R.imm(2, 2) != 0)
-    return makeError("instructions 1 to 3 are '" + R.text(0) + "', '" +
-                     R.text(1) + "' and '" + R.text(2) +
-                     "', not the base's address");
+  Expected<uint64_t> Base = baseAddress(MC, R, A, SA);
+  if (!Base)
+    return Base.takeError();
   if (R.text(3) != "v_mov_b32_e32 " + Low + ", 1" ||
       R.text(4) != "v_mov_b32_e32 " + High + ", 0")
     return makeError("instructions 4 and 5 are '" + R.text(3) + "' and '" +
                      R.text(4) + "', not " + VName + " set to 1 and 0");
   T.SetsBase = true;
-  T.BaseAddr = Insns[0].first.end() + uint64_t(uint32_t(*Dist));
+  T.BaseAddr = *Base;
   T.Counter = T.BaseAddr + uint64_t(*Off);
   return T;
 }
