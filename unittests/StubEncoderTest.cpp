@@ -611,6 +611,71 @@ TEST(TargetMCTest, LiteralCutOffByTheEndIsNotDecoded) {
   }
 }
 
+// decodeOne() reuses the decode of bytes it has seen: the answer must be the
+// one a TargetMC that never saw them gives, for every address, every tail
+// after the instruction, fewer bytes than it needs, and either SoftFail
+// choice.
+TEST(TargetMCTest, RepeatedDecodesAgreeWithFreshOnes) {
+  for (const char *CPU : {"gfx90a", "gfx1010", "gfx1100"}) {
+    // One TargetMC decodes everything twice; each check also asks a new one.
+    auto Seen = TargetMC::create(CPU, "");
+    ASSERT_TRUE(isOk(Seen)) << CPU;
+    auto Fresh = [&](ArrayRef<uint8_t> Bytes, uint64_t Addr,
+                     bool AllowSoftFail) {
+      auto MC = TargetMC::create(CPU, "");
+      EXPECT_TRUE(isOk(MC));
+      std::optional<DecodedInst> D =
+          (*MC)->decodeOne(Bytes, Addr, AllowSoftFail);
+      return D ? std::to_string(D->Size) + " " +
+                     (*MC)->printInst(D->Inst, Addr) +
+                     (D->SoftFail ? " softfail" : "")
+               : std::string("none");
+    };
+    auto Again = [&](ArrayRef<uint8_t> Bytes, uint64_t Addr,
+                     bool AllowSoftFail) {
+      std::optional<DecodedInst> D =
+          (*Seen)->decodeOne(Bytes, Addr, AllowSoftFail);
+      return D ? std::to_string(D->Size) + " " +
+                     (*Seen)->printInst(D->Inst, Addr) +
+                     (D->SoftFail ? " softfail" : "")
+               : std::string("none");
+    };
+    auto B = (*Seen)->assemble("s_branch 5\ns_nop 0\ns_mov_b32 s0, "
+                               "0x12345678\ns_nop 1\n");
+    ASSERT_TRUE(isOk(B));
+    std::vector<uint8_t> Branch(B->begin(), B->begin() + 4);
+    std::vector<uint8_t> Mov(B->begin() + 8, B->begin() + 16);
+    // The same first word with another literal.
+    std::vector<uint8_t> Mov2 = Mov;
+    Mov2[7] ^= 0x80;
+    // v_cmpx_eq_u32_e64 with an SDST other than EXEC (gfx10: SoftFail).
+    const std::vector<uint8_t> Cmpx = {0x04, 0x00, 0xd2, 0xd4,
+                                       0x01, 0x05, 0x02, 0x00};
+    std::vector<std::pair<std::vector<uint8_t>, uint64_t>> Cases = {
+        {*B, 0x1000},
+        {*B, 0x2000}, // the branch's target moves with it
+        {Branch, 0x3000},
+        {std::vector<uint8_t>(B->begin() + 4, B->end()), 0x1004},
+        {Mov, 0},
+        {Mov2, 0},
+        {std::vector<uint8_t>(Mov.begin(), Mov.begin() + 4), 0}, // cut off
+        {std::vector<uint8_t>(Mov.begin(), Mov.begin() + 6), 0},
+        {Cmpx, 0x100},
+        {std::vector<uint8_t>(Cmpx.begin(), Cmpx.begin() + 4), 0x100},
+    };
+    for (int Round = 0; Round < 2; ++Round)
+      for (const auto &[Bytes, Addr] : Cases)
+        for (bool Soft : {false, true})
+          EXPECT_EQ(Again(Bytes, Addr, Soft), Fresh(Bytes, Addr, Soft))
+              << CPU << " round " << Round << " at " << Addr << " of "
+              << Bytes.size() << " bytes" << (Soft ? ", soft" : "");
+    // A branch decodes to its offset, wherever it is.
+    EXPECT_EQ(Again(*B, 0x1000, false), "4 s_branch 5");
+    if (StringRef(CPU) == "gfx1010")
+      EXPECT_EQ(Again(Cmpx, 0, true), "8 v_cmpx_eq_u32_e64 v1, v2 softfail");
+  }
+}
+
 TEST(TargetMCTest, LiteralFieldsOf64BitEncodingsBeforeGFX10) {
   // VOP3 with src0 = literal and MUBUF with soffset = literal: illegal
   // before gfx10 (no room for the literal) and crash LLVM 22's disassembler.

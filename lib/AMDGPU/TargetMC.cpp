@@ -271,6 +271,7 @@ Expected<std::unique_ptr<TargetMC>> TargetMC::create(StringRef MCPU,
     if (!M->Disasm)
       return makeError("cannot create AMDGPU disassembler");
     M->PreGFX10 = !T.STI->checkFeatures("+gfx10-insts");
+    M->MaxInstBytes = T.MAI->getMaxInstLength(T.STI.get());
   }
   return std::move(M);
 }
@@ -374,30 +375,52 @@ std::optional<DecodedInst> TargetMC::decodeOne(ArrayRef<uint8_t> Bytes,
   ++Decodes;
   if (Proxy)
     return Proxy->decodeOne(Bytes, Addr, AllowSoftFail);
-  DecodedInst D;
+  // The decoder is given the instruction's bytes as far as the longest
+  // instruction reaches, nothing after them: what it returns is a function
+  // of those bytes alone (branch targets are decoded as offsets, and no
+  // symbolizer is attached), so a decode of the same bytes is reused.
+  ArrayRef<uint8_t> Window = Bytes.take_front(MaxInstBytes);
+  StringRef Key(reinterpret_cast<const char *>(Window.data()), Window.size());
+  auto Answer = [&](const MemoDecode &M) -> std::optional<DecodedInst> {
+    if (M.Status == 0 || (M.Status == 2 && !AllowSoftFail) ||
+        M.Size > Bytes.size())
+      return std::nullopt;
+    DecodedInst D;
+    D.Inst = M.Inst;
+    D.Size = M.Size;
+    D.SoftFail = M.Status == 2;
+    return D;
+  };
+  if (auto It = DecodeMemo.find(Key); It != DecodeMemo.end())
+    return Answer(It->second);
+  MemoDecode M;
   std::string Comments;
   raw_string_ostream CS(Comments);
   // LLVM 22's AMDGPU disassembler crashes (a dangling Twine in its error
   // path) when an instruction's literal operand is cut off by the end of the
-  // bytes. Near the end, decode from a zero-padded copy instead, and reject
-  // anything that needs the padding.
-  constexpr size_t MaxInstSize = 16, Pad = 16;
-  SmallVector<uint8_t, 2 * MaxInstSize + Pad> Padded;
-  ArrayRef<uint8_t> Input = Bytes;
-  if (Bytes.size() < 2 * MaxInstSize) {
-    Padded.assign(Bytes.begin(), Bytes.end());
-    Padded.append(Pad, 0);
-    Input = Padded;
+  // bytes. Decode from a zero-padded copy instead, and reject anything that
+  // needs the padding (Answer: the size against the bytes there are).
+  constexpr size_t Pad = 16;
+  SmallVector<uint8_t, 48> Input(Window.begin(), Window.end());
+  Input.append(Pad, 0);
+  if (!literalCrashesLLVM(Input)) {
+    uint64_t Size = 0;
+    MCDisassembler::DecodeStatus S =
+        Disasm->getInstruction(M.Inst, Size, Input, Addr, CS);
+    if (S != MCDisassembler::Fail && Size != 0 && Size <= Window.size()) {
+      M.Size = uint8_t(Size);
+      M.Status = S == MCDisassembler::SoftFail ? 2 : 1;
+    }
   }
-  if (literalCrashesLLVM(Input))
-    return std::nullopt;
-  MCDisassembler::DecodeStatus S =
-      Disasm->getInstruction(D.Inst, D.Size, Input, Addr, CS);
-  D.SoftFail = S == MCDisassembler::SoftFail;
-  if ((S != MCDisassembler::Success && !(D.SoftFail && AllowSoftFail)) ||
-      D.Size == 0 || D.Size > Bytes.size())
-    return std::nullopt;
-  return D;
+  // An operand the decoder made an expression of could depend on Addr:
+  // not reused (none is made without a symbolizer).
+  if (llvm::any_of(M.Inst, [](const MCOperand &O) { return O.isExpr(); }))
+    return Answer(M);
+  // Bounded: clients decode a function at a time, and hit in what they
+  // decoded last.
+  if (DecodeMemo.size() >= (1u << 17))
+    DecodeMemo.clear();
+  return Answer(DecodeMemo.try_emplace(Key, std::move(M)).first->second);
 }
 
 std::string TargetMC::printInst(const MCInst &Inst, uint64_t Addr) const {
@@ -449,7 +472,10 @@ StringRef TargetMC::regName(MCRegister Reg) const {
 }
 
 bool TargetMC::hasFeature(StringRef Name) const {
-  return T.STI->checkFeatures(("+" + Name).str());
+  auto [It, New] = FeatureMemo.try_emplace(Name, false);
+  if (New)
+    It->second = T.STI->checkFeatures(("+" + Name).str());
+  return It->second;
 }
 
 } // namespace amdgpu

@@ -144,6 +144,22 @@ private:
 
   mutable llvm::StringMap<unsigned> OpcodeMemo;
   mutable uint64_t Decodes = 0;
+
+  /// The most bytes one instruction of this subtarget has (LLVM's
+  /// MCAsmInfo::getMaxInstLength): the decoder reads no more.
+  size_t MaxInstBytes = 0;
+  /// Decodes of the bytes the decoder was given (at most MaxInstBytes),
+  /// keyed by those bytes: real code repeats most of its encodings, and a
+  /// function is decoded again by each client (the planner, the relocator,
+  /// the proof of a copy). See decodeOne().
+  struct MemoDecode {
+    llvm::MCInst Inst;
+    uint8_t Size = 0;
+    /// 0: not an instruction; 1: decoded; 2: decoded with SoftFail.
+    uint8_t Status = 0;
+  };
+  mutable llvm::StringMap<MemoDecode> DecodeMemo;
+  mutable llvm::StringMap<bool> FeatureMemo;
 };
 
 } // namespace amdgpu
