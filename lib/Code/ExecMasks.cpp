@@ -286,8 +286,11 @@ ExecEffect code::execEffect(const MCInst &MI, const MCInstrInfo &MII,
   const bool WritesExec = noteWrites(MI, D, RM, E);
   auto RefOf = [&](unsigned I) { return maskRefOf(MI, I, RM); };
   auto OpOf = maskOpOf;
+  // S_<Op>_B64 or S_<Op>_B32.
   auto Base = [&](StringRef Op) {
-    return N == ("S_" + Op + "_B64").str() || N == ("S_" + Op + "_B32").str();
+    return N.starts_with("S_") &&
+           (N.ends_with("_B64") || N.ends_with("_B32")) &&
+           N.drop_front(2).drop_back(4) == Op;
   };
   if (N.contains("_SAVEEXEC_B")) {
     // S_<OP>_SAVEEXEC_B64 sD, s0: sD = EXEC; EXEC = OP(s0, EXEC).

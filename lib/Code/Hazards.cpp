@@ -373,9 +373,9 @@ static HazardInsn describe(const amdgpu::TargetMC &MC, const RegisterModel &RM,
       if (RM.unit(U).Class == RegClass::VCC)
         H.SGPRWrites.push_back(U);
   }
-  llvm::sort(H.Reads);
+  std::sort(H.Reads.begin(), H.Reads.end()); // not qsort (llvm::sort)
   H.Reads.erase(llvm::unique(H.Reads), H.Reads.end());
-  llvm::sort(H.Writes);
+  std::sort(H.Writes.begin(), H.Writes.end());
   H.Writes.erase(llvm::unique(H.Writes), H.Writes.end());
   return H;
 }
@@ -413,6 +413,13 @@ HazardCode::HazardCode(const amdgpu::TargetMC &MC, const FunctionCFG &G,
 
 HazardCode::~HazardCode() = default;
 HazardCode::HazardCode(HazardCode &&) = default;
+HazardCode::HazardCode(const HazardCode &Other)
+    : MC(Other.MC), RM(Other.RM), Insts(Other.Insts), Addrs(Other.Addrs),
+      Names(Other.Names), Facts(Other.Facts), Preds(Other.Preds),
+      Open(Other.Open), Undo(Other.Undo) {
+  // Added instructions live in Other.Owned, which Insts points into.
+  assert(Other.Owned.empty() && "a copy of code with added instructions");
+}
 
 uint64_t HazardCode::addr(uint32_t I) const { return Addrs[I]; }
 const MCInst &HazardCode::inst(uint32_t I) const { return *Insts[I]; }

@@ -23,19 +23,22 @@ static void describe(const MCInst &MI, const MCInstrInfo &MII,
                      InsnRegs &R, RegSet &Scratch) {
   const MCInstrDesc &D = MII.get(MI.getOpcode());
   StringRef N = K.baseName(MI.getOpcode());
+  (void)Scratch;
   auto Units = [&](MCRegister Reg, SmallVectorImpl<uint16_t> &Out,
                    bool Implicit) {
-    Scratch.reset();
-    RM.addUnits(Reg, Scratch);
-    for (unsigned U : Scratch.set_bits()) {
-      // LLVM's descriptions name VCC and EXEC as implicit operands; a wave32
-      // instruction uses their low halves only.
-      const RegUnitInfo &I = RM.unit(U);
-      if (Implicit && Wave32 && I.Index == 1 &&
-          (I.Class == RegClass::VCC || I.Class == RegClass::EXEC))
-        continue;
-      Out.push_back(static_cast<uint16_t>(U));
-    }
+    const size_t From = Out.size();
+    RM.appendUnits(Reg, Out);
+    // LLVM's descriptions name VCC and EXEC as implicit operands; a wave32
+    // instruction uses their low halves only.
+    if (Implicit && Wave32)
+      Out.erase(std::remove_if(Out.begin() + From, Out.end(),
+                               [&](uint16_t U) {
+                                 const RegUnitInfo &I = RM.unit(U);
+                                 return I.Index == 1 &&
+                                        (I.Class == RegClass::VCC ||
+                                         I.Class == RegClass::EXEC);
+                               }),
+                Out.end());
   };
   auto NoteDef = [&](MCRegister Reg, bool Implicit) {
     RegClass C = RM.classOf(Reg);
@@ -68,7 +71,9 @@ static void describe(const MCInst &MI, const MCInstrInfo &MII,
   for (MCPhysReg Reg : D.implicit_defs())
     NoteDef(Reg, true);
   for (auto *V : {&R.Uses, &R.ScalarDefs, &R.VectorDefs}) {
-    llvm::sort(*V);
+    // std::sort: llvm::sort hands plain integers to qsort, five times as
+    // slow on these few.
+    std::sort(V->begin(), V->end());
     V->erase(std::unique(V->begin(), V->end()), V->end());
   }
   // Reads of other lanes than those EXEC enables: v_readlane (any lane),
@@ -310,15 +315,32 @@ Liveness code::computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
         }
     }
   }
-  L.EverLive = RM.emptySet();
   for (uint32_t B = 0; B < NB; ++B) {
     L.LiveIn[B] = anyOf(InState[B], Empty);
     L.LiveOut[B] = anyOf(L.OutState[B], Empty);
-    L.EverLive |= L.LiveOut[B];
-    for (const RegSet &S : L.liveBefore(B))
-      L.EverLive |= S;
   }
   return L;
+}
+
+RegSet Liveness::everLive() const {
+  RegSet Out(AllTracked.size());
+  for (uint32_t B = 0; B < G->Blocks.size(); ++B) {
+    Out |= LiveOut[B];
+    for (const RegSet &S : liveBefore(B))
+      Out |= S;
+  }
+  return Out;
+}
+
+RegSet Liveness::liveBeforeInsn(uint32_t I) const {
+  const uint32_t B = G->blockOf(I);
+  const Block &Bl = G->Blocks[B];
+  if (I == Bl.First)
+    return LiveIn[B];
+  State S = OutState[B];
+  for (uint32_t J = Bl.End; J-- > I;)
+    step(J, S);
+  return anyOf(S, RegSet(AllTracked.size()));
 }
 
 std::vector<RegSet> Liveness::liveBefore(uint32_t B) const {

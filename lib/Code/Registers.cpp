@@ -63,6 +63,10 @@ RegisterModel::RegisterModel(const MCRegisterInfo &MRI) : MRI(MRI) {
       V.resize(I.Index + 1);
     V[I.Index].push_back(U);
   }
+  AllTracked = emptySet();
+  for (unsigned U = 0; U < Units.size(); ++U)
+    if (isTracked(U))
+      AllTracked.set(U);
 }
 
 const RegisterModel &RegisterModel::get(const MCRegisterInfo &MRI) {
@@ -155,14 +159,6 @@ void RegisterModel::addClass(RegClass C, RegSet &Set) const {
   for (const auto &Us : ByClass[static_cast<unsigned>(C)])
     for (unsigned U : Us)
       Set.set(U);
-}
-
-RegSet RegisterModel::allTracked() const {
-  RegSet S = emptySet();
-  for (unsigned U = 0; U < Units.size(); ++U)
-    if (isTracked(U))
-      S.set(U);
-  return S;
 }
 
 std::optional<unsigned> RegisterModel::highest(const RegSet &Set,

@@ -19,7 +19,7 @@ static constexpr unsigned NearReach = 8, FarReach = 64;
 SeamHazards::SeamHazards(const amdgpu::TargetMC &MC, const HazardRules &Rules,
                          const FunctionCFG &G, ArrayRef<MCInst> Decoded,
                          FunctionKind Kind)
-    : Rules(Rules), Orig(MC, G, Decoded, Kind), Code(MC, G, Decoded, Kind) {
+    : Rules(Rules), Orig(MC, G, Decoded, Kind), Code(Orig) {
   Succs.resize(Orig.size());
   for (uint32_t I = 0; I < Orig.size(); ++I)
     for (uint32_t P : Orig.preds(I))

@@ -70,12 +70,6 @@ std::string code::siteRefusal(const FunctionCFG &G, uint32_t I, SiteWhere W) {
 }
 
 /// What is live just before instruction \p I (I == size: after the last).
-static RegSet liveBeforeInsn(const FunctionCFG &G, const Liveness &L,
-                             uint32_t I) {
-  uint32_t B = G.blockOf(I);
-  return L.liveBefore(B)[I - G.Blocks[B].First];
-}
-
 SiteRegisters code::siteRegisters(const RegisterModel &RM, const FunctionCFG &G,
                                   const Liveness &L, const WaitCounts &WC,
                                   uint32_t I, SiteWhere W,
@@ -85,12 +79,11 @@ SiteRegisters code::siteRegisters(const RegisterModel &RM, const FunctionCFG &G,
   if (W == SiteWhere::Replace) {
     // What is live once the instruction has run.
     uint32_t B = G.blockOf(I);
-    Live = I + 1 < G.Blocks[B].End ? liveBeforeInsn(G, L, I + 1) : L.LiveOut[B];
+    Live = I + 1 < G.Blocks[B].End ? L.liveBeforeInsn(I + 1) : L.LiveOut[B];
   } else {
-    Live = liveBeforeInsn(G, L, Seam);
+    Live = L.liveBeforeInsn(Seam);
   }
-  uint32_t SB = G.blockOf(Seam);
-  RegSet InFlight = WC.statesBefore(SB)[Seam - G.Blocks[SB].First].inFlight(RM);
+  RegSet InFlight = WC.stateBefore(Seam).inFlight(RM);
 
   SiteRegisters R;
   R.Writable = RM.allTracked();

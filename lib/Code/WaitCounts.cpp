@@ -406,6 +406,14 @@ void WaitCounts::step(uint32_t I, WaitState &S) const {
     unknownState(Set, S);
 }
 
+WaitState WaitCounts::stateBefore(uint32_t I) const {
+  const uint32_t B = G->blockOf(I);
+  WaitState S = In[B];
+  for (uint32_t J = G->Blocks[B].First; J < I; ++J)
+    step(J, S);
+  return S;
+}
+
 std::vector<WaitState> WaitCounts::statesBefore(uint32_t B) const {
   const Block &Bl = G->Blocks[B];
   std::vector<WaitState> Out;

@@ -229,7 +229,7 @@ void CodePrinter::printLiveness(CodeAnalysis::Result &R, size_t FI,
     return;
   }
   OS << "  live at entry: " << RM.format(FC.Live.LiveIn[0]) << "\n";
-  OS << "  highest ever live: " << highestText(RM, FC.Live.EverLive) << "\n";
+  OS << "  highest ever live: " << highestText(RM, FC.Live.everLive()) << "\n";
   if (Opts.Insns) {
     OS << "  exec values: e0 every lane, e1 at entry";
     for (uint32_t V = 2; V < FC.Live.execValues(); ++V)
@@ -301,7 +301,7 @@ json::Object CodePrinter::livenessJSON(CodeAnalysis::Result &R,
   for (auto [C, Key] : {std::pair{RegClass::SGPR, "highest_sgpr"},
                         std::pair{RegClass::VGPR, "highest_vgpr"},
                         std::pair{RegClass::AGPR, "highest_agpr"}})
-    if (auto H = RM.highest(FC.Live.EverLive, C))
+    if (auto H = RM.highest(FC.Live.everLive(), C))
       Out[Key] = *H;
   return Out;
 }

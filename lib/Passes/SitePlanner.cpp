@@ -488,13 +488,7 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     // Above every register the code names: a kernel may name SGPRs above
     // what its allocation is sure to hold (the special registers it does
     // not use leave it more). gfx10+ allocates every SGPR to every wave.
-    RegSet Named = RM.emptySet();
-    for (const MCInst &MI : Decoded) {
-      InsnRegs IR = instructionRegs(MC, MI, F.Wave32);
-      for (auto *V : {&IR.Uses, &IR.ScalarDefs, &IR.VectorDefs})
-        for (uint16_t U : *V)
-          Named.set(U);
-    }
+    const RegSet &Named = L.Referenced;
     auto Above = [&](unsigned From, unsigned Limit, bool Vector) {
       RegSet One = RM.emptySet();
       for (unsigned I = 0; I < Limit; ++I) {
@@ -625,10 +619,11 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
                          "where=replace leaves out");
       bool Bound = true;
       // Bind: pairs first (they need alignment), then single registers.
-      std::vector<unsigned> FreeS =
-          freeIndices(RM, Regs.Scratch, RegClass::SGPR, Limits.SGPRs);
-      std::vector<unsigned> FreeV =
-          freeIndices(RM, Regs.Scratch, RegClass::VGPR, Limits.VGPRs);
+      std::vector<unsigned> FreeS, FreeV;
+      if (!Alt.P.Uses.empty()) {
+        FreeS = freeIndices(RM, Regs.Scratch, RegClass::SGPR, Limits.SGPRs);
+        FreeV = freeIndices(RM, Regs.Scratch, RegClass::VGPR, Limits.VGPRs);
+      }
       // Registers taken by the body's placeholders, SGPRs and VGPRs; the
       // lowest free register (aligned pair) of a class not taken yet.
       std::vector<bool> TakenS, TakenV;

@@ -295,7 +295,7 @@ static void checkCounts(const CodeFunction &F,
   bool Ok = true;
   auto Check = [&](RegClass C, std::optional<uint64_t> Count, StringRef Key,
                    StringRef Prefix) {
-    RegSet Live = FC.Live.EverLive;
+    RegSet Live = FC.Live.everLive();
     Live &= FC.Live.Referenced;
     std::optional<unsigned> H = RM.highest(Live, C);
     if (!H || !Count || *H < *Count)

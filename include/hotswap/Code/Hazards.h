@@ -215,6 +215,9 @@ public:
              llvm::ArrayRef<llvm::MCInst> Decoded, FunctionKind Kind);
   ~HazardCode();
   HazardCode(HazardCode &&);
+  /// A copy of \p Other, to which nothing was added yet (its instructions
+  /// are the caller's; each describing every instruction again costs).
+  HazardCode(const HazardCode &Other);
 
   uint32_t size() const { return uint32_t(Facts.size()); }
   uint64_t addr(uint32_t I) const;

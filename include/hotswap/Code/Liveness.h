@@ -87,13 +87,17 @@ struct Liveness {
   /// Whether the forward EXEC analysis reached a fixed point; if not,
   /// every vector write is taken to end no life.
   bool ExecConverged = true;
-  /// Every unit live at some boundary of the function.
-  RegSet EverLive;
+  /// Every unit live at some boundary of the function (a walk over every
+  /// instruction: made when asked).
+  RegSet everLive() const;
   /// Every unit some instruction of the function reads or writes.
   RegSet Referenced;
 
   /// The live sets before each instruction of block \p B, first to last.
   std::vector<RegSet> liveBefore(uint32_t B) const;
+  /// The live set before instruction \p I alone (a walk from its block's
+  /// end to it).
+  RegSet liveBeforeInsn(uint32_t I) const;
   /// The EXEC value before instruction \p I (0: every lane, 1: the
   /// entry's) and the value a value is a subset of (-1 for 0).
   uint32_t execBefore(uint32_t I) const { return ExecBefore[I]; }

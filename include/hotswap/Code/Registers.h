@@ -75,7 +75,7 @@ public:
   void addVGPRs(unsigned First, unsigned Count, RegSet &Set) const;
   void addClass(RegClass C, RegSet &Set) const;
   /// Every tracked unit.
-  RegSet allTracked() const;
+  const RegSet &allTracked() const { return AllTracked; }
 
   /// The set as a person reads it: "s[0:5] s8 v[0:2] exec scc".
   std::string format(const RegSet &Set) const;
@@ -88,6 +88,7 @@ private:
   std::vector<RegUnitInfo> Units;
   /// Units of each class by index: SGPRUnits[5] are s5's units.
   std::vector<std::vector<unsigned>> ByClass[8];
+  RegSet AllTracked;
 };
 
 } // namespace code

@@ -195,6 +195,8 @@ struct WaitCounts {
 
   /// The state before each instruction of block \p B, first to last.
   std::vector<WaitState> statesBefore(uint32_t B) const;
+  /// The state before instruction \p I alone.
+  WaitState stateBefore(uint32_t I) const;
   /// Moves \p S from before instruction \p I to after it.
   void step(uint32_t I, WaitState &S) const;
   /// The same function's counters were every FLAT access global (the
