@@ -12,6 +12,7 @@
 #include "hotswap/Code/EdgeCounts.h"
 #include "hotswap/Code/Liveness.h"
 #include "hotswap/Code/Registers.h"
+#include "hotswap/Code/SiteSafety.h"
 #include "hotswap/Code/WaitCounts.h"
 #include "hotswap/Support/Format.h"
 
@@ -214,6 +215,92 @@ TEST(DecodedCodeTest, ScalarWritesKill) {
   EXPECT_EQ(F->liveIn(), "s1");
   EXPECT_EQ(F->liveAt(0x1004), "s2");
   EXPECT_EQ(F->liveAt(0x1008), "");
+}
+
+/// The LiveBound of \p F, from the instructions of its graph.
+static LiveBound boundOf(const Fn &F) {
+  std::vector<InsnRegs> Regs;
+  for (const MCInst &MI : decodeInsns(*F.MC, F.G.Insns, F.Bytes, Base))
+    Regs.push_back(instructionRegs(*F.MC, MI, F.F.Wave32));
+  return LiveBound(F.rm(), F.G, std::move(Regs));
+}
+
+// The site planner checks bodies against LiveBound before it computes
+// liveness: the bound must hold everything liveness says is live, at
+// every seam, or a body could write a live register.
+TEST(DecodedCodeTest, LiveBoundHoldsWhatIsLive) {
+  const char *Code[] = {
+      // Scalar values, SCC, a loop, EXEC narrowed and given back.
+      "s_load_dwordx2 s[4:5], s[0:1], 0\n"
+      "s_mov_b32 s6, 0\n"
+      "s_cmp_eq_u32 s2, 0\n"
+      "s_cbranch_scc1 2\n"
+      "v_cmp_gt_u32 vcc, v0, v1\n"
+      "s_and_saveexec_b64 s[8:9], vcc\n"
+      "s_add_u32 s6, s6, 1\n"
+      "s_cmp_lt_u32 s6, s3\n"
+      "s_cbranch_scc1 -3\n"
+      "s_or_b64 exec, exec, s[8:9]\n"
+      "s_waitcnt lgkmcnt(0)\n"
+      "v_mov_b32 v2, s6\n"
+      "global_store_dword v[4:5], v2, off\n"
+      "s_endpgm\n",
+      // Read and written by one instruction; written before read.
+      "s_add_u32 s0, s0, 1\n"
+      "s_mov_b32 s1, 2\n"
+      "s_add_u32 s2, s1, s0\n"
+      "s_cmp_eq_u32 s2, 0\n"
+      "s_cselect_b32 s3, 1, 0\n"
+      "v_mov_b32 v0, s3\n"
+      "global_store_dword v[2:3], v0, off\n"
+      "s_endpgm\n",
+  };
+  for (const char *Asm : Code) {
+    auto F = build("gfx90a", Asm);
+    ASSERT_TRUE(F);
+    LiveBound LB = boundOf(*F);
+    ASSERT_TRUE(LB.holds());
+    for (uint32_t I = 0; I < F->G.Insns.size(); ++I) {
+      const uint32_t B = F->G.blockOf(I);
+      RegSet After = I + 1 < F->G.Blocks[B].End ? F->L.liveBeforeInsn(I + 1)
+                                                : F->L.LiveOut[B];
+      for (auto [W, Live] :
+           {std::pair(SiteWhere::Before, F->L.liveBeforeInsn(I)),
+            std::pair(SiteWhere::After, After),
+            std::pair(SiteWhere::Replace, After)}) {
+        RegSet Missing = Live;
+        Missing.reset(LB.at(I, W));
+        EXPECT_TRUE(Missing.none())
+            << "before instruction " << I << " (" << int(W)
+            << "): " << F->rm().format(Missing) << " live but not bound";
+      }
+    }
+  }
+  // What it leaves out: registers no instruction names, and scalar ones the
+  // block writes before it reads them; what it keeps: s0, read by the
+  // instruction that writes it, and every register the code names.
+  auto F = build("gfx90a", Code[1]);
+  ASSERT_TRUE(F);
+  LiveBound LB = boundOf(*F);
+  EXPECT_EQ(F->rm().format(LB.at(0, SiteWhere::Before)), "s0 v0 v[2:3] exec");
+  EXPECT_EQ(F->rm().format(LB.named()), "s[0:3] v0 v[2:3] exec scc");
+}
+
+// Where a register the code never names may still be live -- a device
+// function's return, a call -- there is no bound.
+TEST(DecodedCodeTest, NoLiveBoundWhereExitsKeepRegisters) {
+  auto Ret = build("gfx90a", "s_mov_b32 s4, 0\ns_setpc_b64 s[30:31]\n",
+                   FunctionKind::Device);
+  ASSERT_TRUE(Ret);
+  EXPECT_FALSE(boundOf(*Ret).holds());
+  auto Call = build("gfx90a", "s_getpc_b64 s[4:5]\n"
+                              "s_swappc_b64 s[30:31], s[4:5]\n"
+                              "s_endpgm\n");
+  ASSERT_TRUE(Call);
+  EXPECT_FALSE(boundOf(*Call).holds());
+  auto End = build("gfx90a", "s_mov_b32 s4, 0\ns_endpgm\n");
+  ASSERT_TRUE(End);
+  EXPECT_TRUE(boundOf(*End).holds());
 }
 
 TEST(DecodedCodeTest, VectorWriteUnderFullExecKills) {

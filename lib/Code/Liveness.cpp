@@ -105,13 +105,13 @@ InsnRegs code::instructionRegs(const amdgpu::TargetMC &MC, const MCInst &MI,
 }
 
 static void addTo(Liveness::State &S, uint32_t Value, uint16_t Unit,
-                  const RegSet &Empty) {
+                  size_t Units) {
   for (auto &[V, Set] : S)
     if (V == Value) {
       Set.set(Unit);
       return;
     }
-  S.push_back({Value, Empty});
+  S.push_back({Value, RegSet(Units)});
   S.back().second.set(Unit);
 }
 
@@ -190,7 +190,6 @@ void Liveness::step(uint32_t I, State &S) const {
       for (uint16_t U : R.VectorDefs)
         Set.reset(U);
   }
-  RegSet Empty(AllTracked.size());
   if (R.UsesAll || R.CallReadsAt >= 0) {
     const RegSet &Read = R.UsesAll ? AllTracked : CallSets[R.CallReadsAt];
     bool Found = false;
@@ -205,9 +204,8 @@ void Liveness::step(uint32_t I, State &S) const {
   for (uint16_t U : R.Uses) {
     // Scalar registers have no lanes: kept under every lane.
     bool Lanes = !R.CrossLane && ScalarClassOf[U] == 0;
-    addTo(S, Lanes ? E : AllLanes, U, Empty);
+    addTo(S, Lanes ? E : AllLanes, U, AllTracked.size());
   }
-  normalize(S);
 }
 
 Liveness code::computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
@@ -306,6 +304,7 @@ Liveness code::computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
     L.OutState[B] = S;
     for (uint32_t I = Bl.End; I-- > Bl.First;)
       L.step(I, S);
+    normalize(S);
     if (S != InState[B]) {
       InState[B] = std::move(S);
       for (uint32_t P : Bl.Preds)

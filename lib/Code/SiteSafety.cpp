@@ -69,7 +69,6 @@ std::string code::siteRefusal(const FunctionCFG &G, uint32_t I, SiteWhere W) {
   return "unknown placement";
 }
 
-/// What is live just before instruction \p I (I == size: after the last).
 SiteRegisters code::siteRegisters(const RegisterModel &RM, const FunctionCFG &G,
                                   const Liveness &L, const WaitCounts &WC,
                                   uint32_t I, SiteWhere W,
@@ -83,30 +82,77 @@ SiteRegisters code::siteRegisters(const RegisterModel &RM, const FunctionCFG &G,
   } else {
     Live = L.liveBeforeInsn(Seam);
   }
-  RegSet InFlight = WC.stateBefore(Seam).inFlight(RM);
+  return seamRegisters(RM, Live, WC.stateBefore(Seam).inFlight(RM), L.regs(I),
+                       W, outsideLimits(RM, Limits));
+}
 
-  SiteRegisters R;
-  R.Writable = RM.allTracked();
-  R.Writable.reset(Live);
-  R.Writable.reset(InFlight);
+RegSet code::outsideLimits(const RegisterModel &RM, RegisterLimits Limits) {
   RegSet Outside = RM.emptySet();
   RM.addSGPRs(Limits.SGPRs, 1024 - std::min(Limits.SGPRs, 1024u), Outside);
   RM.addVGPRs(Limits.VGPRs, 1024 - std::min(Limits.VGPRs, 1024u), Outside);
   RM.addClass(RegClass::AGPR, Outside);
+  return Outside;
+}
+
+SiteRegisters code::seamRegisters(const RegisterModel &RM, const RegSet &Live,
+                                  RegSet InFlight, const InsnRegs &Own,
+                                  SiteWhere W, const RegSet &Outside) {
+  SiteRegisters R;
+  R.Writable = RM.allTracked();
+  R.Writable.reset(Live);
+  R.Writable.reset(InFlight);
   R.Writable.reset(Outside);
-  const InsnRegs &Regs = L.regs(I);
-  RegSet Own = RM.emptySet();
-  for (auto *V : {&Regs.Uses, &Regs.ScalarDefs, &Regs.VectorDefs})
+  RegSet Its = RM.emptySet();
+  for (auto *V : {&Own.Uses, &Own.ScalarDefs, &Own.VectorDefs})
     for (uint16_t U : *V)
-      Own.set(U);
+      Its.set(U);
   if (W == SiteWhere::Replace)
-    for (auto *V : {&Regs.ScalarDefs, &Regs.VectorDefs})
+    for (auto *V : {&Own.ScalarDefs, &Own.VectorDefs})
       for (uint16_t U : *V)
         R.Writable.set(U);
   R.Scratch = R.Writable;
-  R.Scratch.reset(Own);
+  R.Scratch.reset(Its);
   R.InFlight = std::move(InFlight);
   return R;
+}
+
+LiveBound::LiveBound(const RegisterModel &RM, const FunctionCFG &G,
+                     std::vector<InsnRegs> Regs)
+    : RM(RM), G(G), Regs(std::move(Regs)), Named(RM.emptySet()) {
+  for (const InsnRegs &R : this->Regs)
+    for (auto *V : {&R.Uses, &R.ScalarDefs, &R.VectorDefs})
+      for (uint16_t U : *V)
+        Named.set(U);
+  // Exits that keep registers live (a return, a tail call, an unresolved
+  // jump, a trap, code that runs off) and calls (they read what they like)
+  // make registers the function never names live.
+  Holds = G.Calls.empty() && this->Regs.size() == G.Insns.size();
+  for (const Block &B : G.Blocks)
+    Holds &= B.Exit == BlockExit::None || B.Exit == BlockExit::EndProgram;
+  for (const InsnRegs &R : this->Regs)
+    Holds &= !R.UsesAll && R.CallReadsAt < 0;
+}
+
+RegSet LiveBound::at(uint32_t I, SiteWhere W) const {
+  assert(Holds && "no bound without liveness here");
+  RegSet Live = Named;
+  const uint32_t B = G.blockOf(I);
+  // A scalar register the rest of the block writes before it reads it is
+  // dead at the seam: one path leads on from there to the block's end. The
+  // first use or write of each unit from the seam on decides; an
+  // instruction reads before it writes.
+  RegSet Decided = RM.emptySet();
+  for (uint32_t J = W == SiteWhere::Before ? I : I + 1; J < G.Blocks[B].End;
+       ++J) {
+    for (uint16_t U : Regs[J].Uses)
+      Decided.set(U);
+    for (uint16_t U : Regs[J].ScalarDefs) {
+      if (!Decided.test(U))
+        Live.reset(U);
+      Decided.set(U);
+    }
+  }
+  return Live;
 }
 
 namespace {

@@ -449,7 +449,23 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         : Rules(R), Finder(MC, Rules, G, Decoded, Kind) {}
   };
   std::optional<SeamsOfFunction> Seams;
-  Liveness L = computeLiveness(MC, G, Decoded, F.Kind, F.Wave32, &Calls);
+  // Liveness is made when a site needs it. A body that binds no register
+  // is checked first against a bound of what is live (LiveBound: the
+  // registers the function names, where nothing else can be live); only
+  // where that does not let it pass, or where the bound does not hold, is
+  // liveness computed. The bound is never less than liveness, so a body it
+  // lets pass liveness lets pass too.
+  std::vector<InsnRegs> InsnRegsOf;
+  InsnRegsOf.reserve(Decoded.size());
+  for (const MCInst &MI : Decoded)
+    InsnRegsOf.push_back(instructionRegs(MC, MI, F.Wave32));
+  const LiveBound Bound(RM, G, std::move(InsnRegsOf));
+  std::optional<Liveness> L;
+  auto Live = [&]() -> const Liveness & {
+    if (!L)
+      L.emplace(computeLiveness(MC, G, Decoded, F.Kind, F.Wave32, &Calls));
+    return *L;
+  };
   WaitCounts WC = computeWaitCounts(MC, G, Decoded, F.Kind, CA.generation());
   RegisterLimits Limits{~0u, ~0u};
   for (const KernelInfo *K : Kernels) {
@@ -488,7 +504,7 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     // Above every register the code names: a kernel may name SGPRs above
     // what its allocation is sure to hold (the special registers it does
     // not use leave it more). gfx10+ allocates every SGPR to every wave.
-    const RegSet &Named = L.Referenced;
+    const RegSet &Named = Bound.named();
     auto Above = [&](unsigned From, unsigned Limit, bool Vector) {
       RegSet One = RM.emptySet();
       for (unsigned I = 0; I < Limit; ++I) {
@@ -578,6 +594,7 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       At += N.size();
     }
   };
+  const RegSet Outside = outsideLimits(RM, Limits);
   const std::vector<Alternative> EntryAlts = alternatives(
       !F.Wave32 && !Rule.EntryBodyWave64.empty() ? Rule.EntryBodyWave64
                                                  : Rule.EntryBody);
@@ -585,8 +602,20 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     S.Refusal = siteRefusal(G, S.Insn, Rule.Where);
     if (!S.Refusal.empty())
       continue;
+    // The seam's registers: by the bound while it holds (Exact false).
+    bool Exact = !Bound.holds();
+    auto ExactRegs = [&] {
+      Exact = true;
+      return siteRegisters(RM, G, Live(), WC, S.Insn, Rule.Where, Limits);
+    };
     SiteRegisters Regs =
-        siteRegisters(RM, G, L, WC, S.Insn, Rule.Where, Limits);
+        Exact ? ExactRegs()
+              : seamRegisters(RM, Bound.at(S.Insn, Rule.Where),
+                              WC.stateBefore(Rule.Where == SiteWhere::After
+                                                 ? S.Insn + 1
+                                                 : S.Insn)
+                                  .inFlight(RM),
+                              Bound.regs(S.Insn), Rule.Where, Outside);
     if (Regs.InFlight == RM.allTracked()) {
       S.Refusal = "what loads still write here is not known (after a call, "
                   "or a path the analysis cannot follow)";
@@ -620,6 +649,8 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       bool Bound = true;
       // Bind: pairs first (they need alignment), then single registers.
       std::vector<unsigned> FreeS, FreeV;
+      if (!Alt.P.Uses.empty() && !Exact)
+        Regs = ExactRegs();
       if (!Alt.P.Uses.empty()) {
         FreeS = freeIndices(RM, Regs.Scratch, RegClass::SGPR, Limits.SGPRs);
         FreeV = freeIndices(RM, Regs.Scratch, RegClass::VGPR, Limits.VGPRs);
@@ -778,6 +809,12 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       std::vector<BodyProblem> Problems =
           checkBody(MC, S.Body, F.Wave32, WC.Set, Regs.Writable, Regs.InFlight,
                     Rule.BodyMayReadPC, Rule.StoresMayStay);
+      if (!Problems.empty() && !Exact) {
+        Regs = ExactRegs();
+        Problems =
+            checkBody(MC, S.Body, F.Wave32, WC.Set, Regs.Writable,
+                      Regs.InFlight, Rule.BodyMayReadPC, Rule.StoresMayStay);
+      }
       if (Problems.empty()) {
         // The hazards the body makes with the code around it.
         if (!Seams)

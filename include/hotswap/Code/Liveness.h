@@ -116,7 +116,9 @@ public:
   using State = llvm::SmallVector<std::pair<uint32_t, RegSet>, 4>;
 
 private:
-  /// Moves \p S from after instruction \p I to before it.
+  /// Moves \p S from after instruction \p I to before it. \p S is left
+  /// as it comes (empty sets kept, values in any order): normalized where
+  /// states are compared, once per block.
   void step(uint32_t I, State &S) const;
   /// \p S at the start of block \p To, as seen at the end of \p From:
   /// needs under a join \p To made are needs under what \p From held.

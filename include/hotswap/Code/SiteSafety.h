@@ -91,6 +91,41 @@ std::string siteRefusal(const FunctionCFG &G, uint32_t I, SiteWhere W);
 SiteRegisters siteRegisters(const RegisterModel &RM, const FunctionCFG &G,
                             const Liveness &L, const WaitCounts &WC, uint32_t I,
                             SiteWhere W, RegisterLimits Limits);
+/// The same from what is live at the seam, \p Live, and what loads still
+/// write there, \p InFlight; \p Own is what the site's instruction reads
+/// and writes; \p Outside what lies outside the limits (outsideLimits()).
+SiteRegisters seamRegisters(const RegisterModel &RM, const RegSet &Live,
+                            RegSet InFlight, const InsnRegs &Own, SiteWhere W,
+                            const RegSet &Outside);
+/// The registers above \p Limits, and every AGPR: no body writes them.
+RegSet outsideLimits(const RegisterModel &RM, RegisterLimits Limits);
+/// A superset of what is live at any seam of a function, without
+/// liveness: the registers the function names, less the scalar ones the
+/// seam's block writes before it reads them. Nothing else is ever live
+/// where every exit ends the program and nothing is called (holds());
+/// elsewhere there is no bound. A body checked against it is checked
+/// against less than liveness gives it, never more.
+class LiveBound {
+public:
+  /// \p Regs: what each instruction of \p G reads and writes
+  /// (instructionRegs()).
+  LiveBound(const RegisterModel &RM, const FunctionCFG &G,
+            std::vector<InsnRegs> Regs);
+  bool holds() const { return Holds; }
+  /// Every unit some instruction reads or writes.
+  const RegSet &named() const { return Named; }
+  /// What may be live at the seam of site (\p I, \p W) (SiteWhere::Replace:
+  /// once the instruction has run). Only where holds().
+  RegSet at(uint32_t I, SiteWhere W) const;
+  const InsnRegs &regs(uint32_t I) const { return Regs[I]; }
+
+private:
+  const RegisterModel &RM;
+  const FunctionCFG &G;
+  std::vector<InsnRegs> Regs;
+  RegSet Named;
+  bool Holds = false;
+};
 
 struct BodyProblem {
   /// The body instruction at fault (its index and byte offset), or the
