@@ -45,6 +45,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/TargetParser.h"
 
+#include <cstring>
 #include <mutex>
 
 extern "C" {
@@ -272,6 +273,10 @@ Expected<std::unique_ptr<TargetMC>> TargetMC::create(StringRef MCPU,
       return makeError("cannot create AMDGPU disassembler");
     M->PreGFX10 = !T.STI->checkFeatures("+gfx10-insts");
     M->MaxInstBytes = T.MAI->getMaxInstLength(T.STI.get());
+    if (M->MaxInstBytes > sizeof(MemoKey::W))
+      return makeError("LLVM's AMDGPU instructions grew past " +
+                       Twine(sizeof(MemoKey::W)) + " bytes (" +
+                       Twine(M->MaxInstBytes) + " on " + MCPU + ")");
   }
   return std::move(M);
 }
@@ -380,7 +385,6 @@ std::optional<DecodedInst> TargetMC::decodeOne(ArrayRef<uint8_t> Bytes,
   // of those bytes alone (branch targets are decoded as offsets, and no
   // symbolizer is attached), so a decode of the same bytes is reused.
   ArrayRef<uint8_t> Window = Bytes.take_front(MaxInstBytes);
-  StringRef Key(reinterpret_cast<const char *>(Window.data()), Window.size());
   auto Answer = [&](const MemoDecode &M) -> std::optional<DecodedInst> {
     if (M.Status == 0 || (M.Status == 2 && !AllowSoftFail) ||
         M.Size > Bytes.size())
@@ -391,8 +395,18 @@ std::optional<DecodedInst> TargetMC::decodeOne(ArrayRef<uint8_t> Bytes,
     D.SoftFail = M.Status == 2;
     return D;
   };
-  if (auto It = DecodeMemo.find(Key); It != DecodeMemo.end())
-    return Answer(It->second);
+  MemoKey Key;
+  std::memcpy(Key.W, Window.data(), Window.size());
+  Key.Len = uint8_t(Window.size());
+  const bool Word = MaxInstBytes == 8 && Window.size() == 8 &&
+                    Key.W[0] != DenseMapInfo<uint64_t>::getEmptyKey() &&
+                    Key.W[0] != DenseMapInfo<uint64_t>::getTombstoneKey();
+  if (Word) {
+    if (auto It = DecodeMemo8.find(Key.W[0]); It != DecodeMemo8.end())
+      return Answer(MemoDecodes[It->second]);
+  } else if (auto It = DecodeMemo.find(Key); It != DecodeMemo.end()) {
+    return Answer(MemoDecodes[It->second]);
+  }
   MemoDecode M;
   std::string Comments;
   raw_string_ostream CS(Comments);
@@ -418,9 +432,17 @@ std::optional<DecodedInst> TargetMC::decodeOne(ArrayRef<uint8_t> Bytes,
     return Answer(M);
   // Bounded: clients decode a function at a time, and hit in what they
   // decoded last.
-  if (DecodeMemo.size() >= (1u << 17))
+  if (MemoDecodes.size() >= (1u << 17)) {
     DecodeMemo.clear();
-  return Answer(DecodeMemo.try_emplace(Key, std::move(M)).first->second);
+    DecodeMemo8.clear();
+    MemoDecodes.clear();
+  }
+  if (Word)
+    DecodeMemo8[Key.W[0]] = uint32_t(MemoDecodes.size());
+  else
+    DecodeMemo[Key] = uint32_t(MemoDecodes.size());
+  MemoDecodes.push_back(std::move(M));
+  return Answer(MemoDecodes.back());
 }
 
 std::string TargetMC::printInst(const MCInst &Inst, uint64_t Addr) const {

@@ -155,33 +155,37 @@ hotswap::readCloneRecords(const Object &Obj) {
 }
 
 Error hotswap::appendCloneRecords(Object &Obj, ArrayRef<CloneRecord> Records) {
-  std::vector<json::Object> Lines;
-  for (const CloneRecord &R : Records) {
-    Lines.push_back(json::Object{{"kernel", R.Kernel},
-                                 {"code", hex(R.Code)},
-                                 {"size", hex(R.Size)},
-                                 {"clone", hex(R.Clone)},
-                                 {"clone_size", hex(R.CloneSize)},
-                                 {"map", pairsJSON(R.Map)},
-                                 {"inserted", pairsJSON(R.Inserted)}});
-    if (!R.Replaced.empty()) {
-      json::Array A;
-      for (uint64_t Off : R.Replaced)
-        A.push_back(hex(Off));
-      Lines.back()["replaced"] = std::move(A);
-    }
-    if (!R.Relaxed.empty())
-      Lines.back()["relaxed"] = pairsJSON(R.Relaxed);
-    if (!R.FallThrough.empty())
-      Lines.back()["fallthrough"] = pairsJSON(R.FallThrough);
-    if (!R.Asm.empty()) {
-      json::Array A;
-      for (const auto &[Off, Text] : R.Asm)
-        A.push_back(json::Array{hex(Off), Text});
-      Lines.back()["asm"] = std::move(A);
-    }
-  }
-  return appendRecordLines(Obj, CloneRecords, Lines);
+  // Written one at a time, keys in the order json::Object prints them.
+  return appendRecordLines(
+      Obj, CloneRecords, Records.size(), [&](json::OStream &J, size_t I) {
+        const CloneRecord &R = Records[I];
+        J.object([&] {
+          if (!R.Asm.empty())
+            J.attributeArray("asm", [&] {
+              for (const auto &A : R.Asm)
+                J.array([&] {
+                  J.value(hex(A.first));
+                  J.value(A.second);
+                });
+            });
+          J.attribute("clone", hex(R.Clone));
+          J.attribute("clone_size", hex(R.CloneSize));
+          J.attribute("code", hex(R.Code));
+          if (!R.FallThrough.empty())
+            J.attribute("fallthrough", pairsJSON(R.FallThrough));
+          J.attribute("inserted", pairsJSON(R.Inserted));
+          J.attribute("kernel", R.Kernel);
+          J.attribute("map", pairsJSON(R.Map));
+          if (!R.Relaxed.empty())
+            J.attribute("relaxed", pairsJSON(R.Relaxed));
+          if (!R.Replaced.empty())
+            J.attributeArray("replaced", [&] {
+              for (uint64_t Off : R.Replaced)
+                J.value(hex(Off));
+            });
+          J.attribute("size", hex(R.Size));
+        });
+      });
 }
 
 const CloneRecord *hotswap::currentClone(ArrayRef<CloneRecord> Records,

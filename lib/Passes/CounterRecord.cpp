@@ -68,17 +68,19 @@ Expected<std::vector<CounterEntry>> hotswap::readCounterMap(const Object &Obj) {
 Error hotswap::appendCounterMap(Object &Obj, ArrayRef<CounterEntry> Entries) {
   // One line at a time: a parsed object per block of a large library takes
   // hundreds of MB.
+  // Written as they come, keys in the order json::Object prints them.
   return appendRecordLines(Obj, CounterMapRecords, Entries.size(),
-                           [&](size_t I) {
+                           [&](json::OStream &J, size_t I) {
                              const CounterEntry &E = Entries[I];
-                             json::Object O{{"index", int64_t(E.Index)},
-                                            {"kernel", E.Kernel},
-                                            {"kind", E.Kind},
-                                            {"unit", E.Unit},
-                                            {"offset", hex(E.Offset)},
-                                            {"code", hex(E.Code)}};
-                             if (E.To)
-                               O["to"] = hex(*E.To);
-                             return O;
+                             J.object([&] {
+                               J.attribute("code", hex(E.Code));
+                               J.attribute("index", int64_t(E.Index));
+                               J.attribute("kernel", E.Kernel);
+                               J.attribute("kind", E.Kind);
+                               J.attribute("offset", hex(E.Offset));
+                               if (E.To)
+                                 J.attribute("to", hex(*E.To));
+                               J.attribute("unit", E.Unit);
+                             });
                            });
 }

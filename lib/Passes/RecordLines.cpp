@@ -146,6 +146,14 @@ Error hotswap::appendRecordLines(Object &Obj, const RecordKind &K,
 
 Error hotswap::appendRecordLines(Object &Obj, const RecordKind &K, size_t Count,
                                  function_ref<json::Object(size_t)> Line) {
+  return appendRecordLines(Obj, K, Count, [&](json::OStream &J, size_t I) {
+    J.value(json::Value(Line(I)));
+  });
+}
+
+Error hotswap::appendRecordLines(
+    Object &Obj, const RecordKind &K, size_t Count,
+    function_ref<void(json::OStream &, size_t)> Write) {
   if (!Count)
     return Error::success();
   Section *S = Obj.findSection(K.Section);
@@ -161,8 +169,13 @@ Error hotswap::appendRecordLines(Object &Obj, const RecordKind &K, size_t Count,
   if (!Text.empty() && Text.back() != '\n')
     Text.push_back('\n');
   raw_string_ostream OS(Text);
-  for (size_t I = 0; I != Count; ++I)
-    OS << json::Value(Line(I)) << '\n';
+  for (size_t I = 0; I != Count; ++I) {
+    {
+      json::OStream J(OS);
+      Write(J, I);
+    }
+    OS << '\n';
+  }
   OS.flush();
   Expected<std::vector<uint8_t>> Bytes = encodeRecordLines(K, Text);
   if (!Bytes)

@@ -24,6 +24,8 @@
 #define HOTSWAP_AMDGPU_TARGETMC_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/MC/MCInst.h"
@@ -32,6 +34,7 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -158,7 +161,27 @@ private:
     /// 0: not an instruction; 1: decoded; 2: decoded with SoftFail.
     uint8_t Status = 0;
   };
-  mutable llvm::StringMap<MemoDecode> DecodeMemo;
+  /// The bytes, zero-filled to 24, and how many there are.
+  struct MemoKey {
+    uint64_t W[3] = {0, 0, 0};
+    uint8_t Len = 0;
+  };
+  struct MemoKeyInfo {
+    static MemoKey getEmptyKey() { return {{0, 0, 0}, 0xff}; }
+    static MemoKey getTombstoneKey() { return {{0, 0, 0}, 0xfe}; }
+    static unsigned getHashValue(const MemoKey &K) {
+      return unsigned(llvm::hash_combine(K.W[0], K.W[1], K.W[2], K.Len));
+    }
+    static bool isEqual(const MemoKey &A, const MemoKey &B) {
+      return A.Len == B.Len && A.W[0] == B.W[0] && A.W[1] == B.W[1] &&
+             A.W[2] == B.W[2];
+    }
+  };
+  mutable llvm::DenseMap<MemoKey, uint32_t, MemoKeyInfo> DecodeMemo;
+  /// Where instructions take at most 8 bytes (gfx6-9): the window as one
+  /// word, a smaller table (all but the two words DenseMap reserves).
+  mutable llvm::DenseMap<uint64_t, uint32_t> DecodeMemo8;
+  mutable std::deque<MemoDecode> MemoDecodes;
   mutable llvm::StringMap<bool> FeatureMemo;
 };
 

@@ -84,6 +84,12 @@ llvm::Error forEachRecordLine(
 /// recordLinesText reads it.
 llvm::Error appendRecordLines(Object &Obj, const RecordKind &K,
                               llvm::ArrayRef<llvm::json::Object> Lines);
+/// The same with \p Count lines that \p Write writes one at a time, each
+/// as one JSON value (an object whose keys come in sorted order, as
+/// llvm::json prints a json::Object: lines read the same either way).
+llvm::Error appendRecordLines(
+    Object &Obj, const RecordKind &K, size_t Count,
+    llvm::function_ref<void(llvm::json::OStream &, size_t)> Write);
 /// The same with \p Count lines that \p Line makes one at a time.
 llvm::Error
 appendRecordLines(Object &Obj, const RecordKind &K, size_t Count,
