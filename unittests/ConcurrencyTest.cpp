@@ -342,6 +342,39 @@ TEST(ConcurrencyInputs, VerifyCodeSpreadsFunctionsOverThePool) {
   }
 }
 
+// instrument (and patch-insns) plan a code object's functions on the
+// pool's workers, each with its own LLVM MC state: the output is the bytes
+// of a run without a pool (under ThreadSanitizer too: check.sh --tsan).
+TEST(ConcurrencyInputs, SitePlanningSpreadsFunctionsOverThePool) {
+  const std::vector<Prepared> &All = prepared();
+  ASSERT_EQ(All.size(), NumCases);
+  for (const Prepared &P : All) {
+    for (const char *Pipeline :
+         {"instrument,verify", "instrument<counters=edge;base=none>"}) {
+      auto Output = [&](ThreadPoolInterface *Pool) -> std::string {
+        std::string S;
+        raw_string_ostream OS(S);
+        PipelineOptions Opts;
+        Opts.ThreadPool = Pool;
+        Opts.PrintOut = &OS;
+        auto Out = runPipeline(bufferOf(P), Pipeline, Opts);
+        if (!Out)
+          return "error: " + toString(Out.takeError());
+        return S + (*Out)->getBuffer().str();
+      };
+      std::string Serial = Output(nullptr);
+      ASSERT_EQ(StringRef(Serial).find("error: "), StringRef::npos)
+          << P.Name << ", " << Pipeline << ": " << Serial;
+      for (unsigned Workers : {2u, 3u}) {
+        CountingThreadPool Pool(Workers);
+        EXPECT_TRUE(Output(&Pool) == Serial)
+            << P.Name << ", " << Pipeline << ", " << Workers << " workers";
+        EXPECT_GT(Pool.tasks(), 0u) << P.Name << ", " << Pipeline;
+      }
+    }
+  }
+}
+
 /// concurrency-gfx900 with a 9 MiB non-loaded section: large enough for
 /// its SHA-256 (the provenance record's) to be computed on the pool while
 /// the passes run, and written after the input's bytes.

@@ -219,10 +219,10 @@ TEST(DecodedCodeTest, ScalarWritesKill) {
 
 /// The LiveBound of \p F, from the instructions of its graph.
 static LiveBound boundOf(const Fn &F) {
-  std::vector<InsnRegs> Regs;
-  for (const MCInst &MI : decodeInsns(*F.MC, F.G.Insns, F.Bytes, Base))
-    Regs.push_back(instructionRegs(*F.MC, MI, F.F.Wave32));
-  return LiveBound(F.rm(), F.G, std::move(Regs));
+  return LiveBound(F.rm(), F.G,
+                   instructionRegs(*F.MC,
+                                   decodeInsns(*F.MC, F.G.Insns, F.Bytes, Base),
+                                   F.F.Wave32));
 }
 
 // The site planner checks bodies against LiveBound before it computes

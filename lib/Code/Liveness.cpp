@@ -89,19 +89,27 @@ static void describe(const MCInst &MI, const MCInstrInfo &MII,
 
 InsnRegs code::instructionRegs(const amdgpu::TargetMC &MC, const MCInst &MI,
                                bool Wave32) {
+  return std::move(instructionRegs(MC, ArrayRef(MI), Wave32).front());
+}
+
+std::vector<InsnRegs> code::instructionRegs(const amdgpu::TargetMC &MC,
+                                            ArrayRef<MCInst> MIs, bool Wave32) {
   const RegisterModel &RM = RegisterModel::get(MC.regInfo());
-  InsnRegs R;
+  const InsnKinds &K = InsnKinds::get(MC.instrInfo());
+  std::vector<InsnRegs> Out(MIs.size());
   RegSet Scratch = RM.emptySet();
   auto FetchInactive = [&](const MCInst &X) {
     return StringRef(MC.printInst(X, 0)).contains("fi:1");
   };
-  describe(MI, MC.instrInfo(), InsnKinds::get(MC.instrInfo()), RM,
-           MC.hasFeature("gfx9-insts"), Wave32,
-           MC.hasFeature("gfx10-insts")
-               ? function_ref<bool(const MCInst &)>(FetchInactive)
-               : function_ref<bool(const MCInst &)>(),
-           R, Scratch);
-  return R;
+  const bool DSIgnoresM0 = MC.hasFeature("gfx9-insts");
+  const function_ref<bool(const MCInst &)> FI =
+      MC.hasFeature("gfx10-insts")
+          ? function_ref<bool(const MCInst &)>(FetchInactive)
+          : function_ref<bool(const MCInst &)>();
+  for (size_t I = 0; I < MIs.size(); ++I)
+    describe(MIs[I], MC.instrInfo(), K, RM, DSIgnoresM0, Wave32, FI, Out[I],
+             Scratch);
+  return Out;
 }
 
 static void addTo(Liveness::State &S, uint32_t Value, uint16_t Unit,

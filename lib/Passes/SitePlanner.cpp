@@ -20,6 +20,7 @@
 #include "llvm/MC/MCInst.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ThreadPool.h"
 
 using namespace llvm;
 using namespace hotswap;
@@ -159,17 +160,19 @@ std::string literalMnemonicPrefix(StringRef RE) {
 /// printer.
 class SitePlanner {
 public:
-  SitePlanner(const SiteRule &Rule, CodeAnalysis::Result &CA,
-              const amdgpu::TargetInfo &T)
+  /// Plans with \p MC (the object's, or one of a thread's own); reads
+  /// only what \p CA shares read-only.
+  SitePlanner(const SiteRule &Rule, const CodeAnalysis::Result &CA,
+              const amdgpu::TargetInfo &T, amdgpu::TargetMC &MC)
       : Rule(Rule), Alts(alternatives(Rule.Body)),
         Alts64(alternatives(Rule.BodyWave64.empty() ? Rule.Body
                                                     : Rule.BodyWave64)),
-        CA(CA), T(T),
-        Calls(CA.mc(), CA.functions(),
+        CA(CA), T(T), MC(MC),
+        Calls(MC, CA.functions(),
               [&CA](const CodeFunction &F) {
                 return std::optional<ArrayRef<uint8_t>>(CA.bytes(F));
               }),
-        RM(RegisterModel::get(CA.mc().regInfo())) {
+        RM(RegisterModel::get(MC.regInfo())) {
     if (!Rule.Match.empty()) {
       MatchRE.emplace(Rule.Match);
       MnemonicPrefix = literalMnemonicPrefix(Rule.Match);
@@ -199,8 +202,9 @@ private:
   const SiteRule &Rule;
   /// The rule's bodies for wave32 functions and for wave64 ones.
   std::vector<Alternative> Alts, Alts64;
-  CodeAnalysis::Result &CA;
+  const CodeAnalysis::Result &CA;
   const amdgpu::TargetInfo &T;
+  amdgpu::TargetMC &MC;
   /// What calls read: a register no callee names is free before a call.
   CallReads Calls;
   const RegisterModel &RM;
@@ -278,7 +282,7 @@ Expected<std::vector<uint8_t>> SitePlanner::assembleLine(StringRef Text) {
   auto It = Assembled.find(Text);
   if (It != Assembled.end())
     return It->second;
-  Expected<std::vector<uint8_t>> B = CA.mc().assemble(Text);
+  Expected<std::vector<uint8_t>> B = MC.assemble(Text);
   if (!B)
     return B.takeError();
   Assembled[Text] = *B;
@@ -287,7 +291,6 @@ Expected<std::vector<uint8_t>> SitePlanner::assembleLine(StringRef Text) {
 
 Expected<std::optional<BodyProblem>>
 SitePlanner::guardHazards(SeamHazards &SH, SitePlan &S, const CodeFunction &F) {
-  amdgpu::TargetMC &MC = CA.mc();
   // The body's instructions, and their offsets in it.
   std::vector<uint64_t> Offsets;
   auto Decode = [&](ArrayRef<uint8_t> Bytes) {
@@ -369,7 +372,6 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
                                         ArrayRef<const KernelInfo *> Kernels) {
   const FunctionMap &M = CA.functions();
   const CodeFunction &F = M.Functions[FI];
-  amdgpu::TargetMC &MC = CA.mc();
   KernelSites KS;
   KS.Function = FI;
   std::vector<MCInst> Decoded;
@@ -455,11 +457,7 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
   // where that does not let it pass, or where the bound does not hold, is
   // liveness computed. The bound is never less than liveness, so a body it
   // lets pass liveness lets pass too.
-  std::vector<InsnRegs> InsnRegsOf;
-  InsnRegsOf.reserve(Decoded.size());
-  for (const MCInst &MI : Decoded)
-    InsnRegsOf.push_back(instructionRegs(MC, MI, F.Wave32));
-  const LiveBound Bound(RM, G, std::move(InsnRegsOf));
+  const LiveBound Bound(RM, G, instructionRegs(MC, Decoded, F.Wave32));
   std::optional<Liveness> L;
   auto Live = [&]() -> const Liveness & {
     if (!L)
@@ -920,22 +918,71 @@ hotswap::planAllSites(Object &Obj, const SiteRule &Rule,
   std::optional<Regex> Only;
   if (!Rule.Only.empty())
     Only.emplace(Rule.Only);
-  SitePlanner Planner(Rule, CA, R.Target);
-  std::vector<KernelSites> Out;
-  for (auto &[FI, Kernels] :
-       candidateFunctions(Obj, R, CA.functions(), Only, Ctx, PassName)) {
-    if (!OnlyFunctions.empty() && !llvm::is_contained(OnlyFunctions, FI))
-      continue;
+  std::vector<std::pair<size_t, std::vector<size_t>>> Work;
+  for (auto &C :
+       candidateFunctions(Obj, R, CA.functions(), Only, Ctx, PassName))
+    if (OnlyFunctions.empty() || llvm::is_contained(OnlyFunctions, C.first))
+      Work.push_back(std::move(C));
+  // Each function's plan depends on it alone: functions are planned on the
+  // pool's threads where there is one, each thread with a TargetMC and a
+  // planner of its own (the first thread with the object's TargetMC, idle
+  // while the caller waits, whose decodes the caller's next steps reuse),
+  // and taken in function order (the first error too), so the answer is
+  // the one a single thread gives.
+  std::vector<std::optional<Expected<KernelSites>>> Plans(Work.size());
+  auto PlanOne = [&](SitePlanner &P, size_t J) {
     std::vector<const KernelInfo *> Ks;
-    for (size_t I : Kernels)
+    for (size_t I : Work[J].second)
       Ks.push_back(&R.Kernels[I]);
-    Expected<KernelSites> KS = Planner.plan(FI, Ks);
-    if (!KS)
-      return KS.takeError();
-    KS->Kernels = Kernels;
-    if (!KS->Sites.empty())
+    Plans[J].emplace(P.plan(Work[J].first, Ks));
+  };
+  llvm::ThreadPoolInterface *Pool = Ctx ? Ctx->ThreadPool : nullptr;
+  if (Pool && Work.size() > 1 && Pool->getMaxConcurrency() > 1) {
+    const size_t Chunks =
+        std::min<size_t>(Pool->getMaxConcurrency(), Work.size());
+    std::vector<std::unique_ptr<amdgpu::TargetMC>> MCs(Chunks);
+    for (size_t C = 1; C < Chunks; ++C) {
+      Expected<std::unique_ptr<amdgpu::TargetMC>> New =
+          amdgpu::TargetMC::create(R.Target.MCPU, R.Target.Features);
+      if (!New)
+        return New.takeError();
+      MCs[C] = std::move(*New);
+    }
+    ThreadPoolTaskGroup Tasks(*Pool);
+    for (size_t C = 0; C < Chunks; ++C)
+      Tasks.async([&, C] {
+        SitePlanner P(Rule, CA, R.Target, C ? *MCs[C] : CA.mc());
+        for (size_t J = C; J < Work.size(); J += Chunks)
+          PlanOne(P, J);
+      });
+    Tasks.wait();
+  } else {
+    SitePlanner P(Rule, CA, R.Target, CA.mc());
+    for (size_t J = 0; J < Work.size(); ++J) {
+      PlanOne(P, J);
+      if (!*Plans[J])
+        break;
+    }
+  }
+  std::vector<KernelSites> Out;
+  std::optional<Error> First;
+  for (size_t J = 0; J < Work.size(); ++J) {
+    if (!Plans[J])
+      continue;
+    Expected<KernelSites> &KS = *Plans[J];
+    if (!KS) {
+      if (!First)
+        First.emplace(KS.takeError());
+      else
+        consumeError(KS.takeError());
+      continue;
+    }
+    KS->Kernels = Work[J].second;
+    if (!KS->Sites.empty() && !First)
       Out.push_back(std::move(*KS));
   }
+  if (First)
+    return std::move(*First);
   return Out;
 }
 

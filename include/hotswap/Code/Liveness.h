@@ -77,6 +77,10 @@ struct InsnRegs {
 /// call's UsesAll is set by the graph, not here).
 InsnRegs instructionRegs(const amdgpu::TargetMC &MC, const llvm::MCInst &MI,
                          bool Wave32);
+/// The same for each of \p MIs.
+std::vector<InsnRegs> instructionRegs(const amdgpu::TargetMC &MC,
+                                      llvm::ArrayRef<llvm::MCInst> MIs,
+                                      bool Wave32);
 
 struct Liveness {
   /// Per block: live at its start and at its end (in any lanes).
