@@ -377,23 +377,31 @@ bool TargetMC::literalCrashesLLVM(ArrayRef<uint8_t> Bytes) const {
 std::optional<DecodedInst> TargetMC::decodeOne(ArrayRef<uint8_t> Bytes,
                                                uint64_t Addr,
                                                bool AllowSoftFail) const {
+  DecodedView V = decodeView(Bytes, Addr, AllowSoftFail);
+  if (!V.Inst)
+    return std::nullopt;
+  DecodedInst D;
+  D.Inst = *V.Inst;
+  D.Size = V.Size;
+  D.SoftFail = V.SoftFail;
+  return D;
+}
+
+DecodedView TargetMC::decodeView(ArrayRef<uint8_t> Bytes, uint64_t Addr,
+                                 bool AllowSoftFail) const {
   ++Decodes;
   if (Proxy)
-    return Proxy->decodeOne(Bytes, Addr, AllowSoftFail);
+    return Proxy->decodeView(Bytes, Addr, AllowSoftFail);
   // The decoder is given the instruction's bytes as far as the longest
   // instruction reaches, nothing after them: what it returns is a function
   // of those bytes alone (branch targets are decoded as offsets, and no
   // symbolizer is attached), so a decode of the same bytes is reused.
   ArrayRef<uint8_t> Window = Bytes.take_front(MaxInstBytes);
-  auto Answer = [&](const MemoDecode &M) -> std::optional<DecodedInst> {
+  auto Answer = [&](const MemoDecode &M) -> DecodedView {
     if (M.Status == 0 || (M.Status == 2 && !AllowSoftFail) ||
         M.Size > Bytes.size())
-      return std::nullopt;
-    DecodedInst D;
-    D.Inst = M.Inst;
-    D.Size = M.Size;
-    D.SoftFail = M.Status == 2;
-    return D;
+      return DecodedView();
+    return DecodedView{&M.Inst, M.Size, M.Status == 2};
   };
   MemoKey Key;
   std::memcpy(Key.W, Window.data(), Window.size());
@@ -428,8 +436,10 @@ std::optional<DecodedInst> TargetMC::decodeOne(ArrayRef<uint8_t> Bytes,
   }
   // An operand the decoder made an expression of could depend on Addr:
   // not reused (none is made without a symbolizer).
-  if (llvm::any_of(M.Inst, [](const MCOperand &O) { return O.isExpr(); }))
-    return Answer(M);
+  if (llvm::any_of(M.Inst, [](const MCOperand &O) { return O.isExpr(); })) {
+    Unshared = std::move(M);
+    return Answer(Unshared);
+  }
   // Bounded: clients decode a function at a time, and hit in what they
   // decoded last.
   if (MemoDecodes.size() >= (1u << 17)) {

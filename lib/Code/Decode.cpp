@@ -162,23 +162,23 @@ code::decodeRange(const amdgpu::TargetMC &MC, ArrayRef<uint8_t> Bytes,
   R.Insns.reserve(Bytes.size() / 6 + 1);
   uint64_t Off = 0;
   while (Off < Bytes.size()) {
-    std::optional<amdgpu::DecodedInst> D =
-        MC.decodeOne(Bytes.drop_front(Off), Addr + Off, /*AllowSoftFail=*/true);
-    if (!D || D->Size == 0 || D->Size > Bytes.size() - Off) {
+    const amdgpu::DecodedView D = MC.decodeView(
+        Bytes.drop_front(Off), Addr + Off, /*AllowSoftFail=*/true);
+    if (!D.Inst || D.Size == 0 || D.Size > Bytes.size() - Off) {
       R.Stop = DecodeStop{Addr + Off, "bytes that are not an instruction"};
       break;
     }
     Insn I;
     I.Addr = Addr + Off;
-    I.Opcode = D->Inst.getOpcode();
-    I.Size = static_cast<uint8_t>(D->Size);
-    I.F = K.flowOf(D->Inst);
+    I.Opcode = D.Inst->getOpcode();
+    I.Size = static_cast<uint8_t>(D.Size);
+    I.F = K.flowOf(*D.Inst);
     if (I.F == Flow::Jump || I.F == Flow::CondJump || I.F == Flow::Call)
-      I.Target = K.pcRelTarget(D->Inst, I.Addr, D->Size);
+      I.Target = K.pcRelTarget(*D.Inst, I.Addr, D.Size);
     R.Insns.push_back(I);
     if (Visit)
-      Visit(R.Insns.back(), D->Inst);
-    Off += D->Size;
+      Visit(R.Insns.back(), *D.Inst);
+    Off += D.Size;
   }
   return R;
 }

@@ -197,12 +197,12 @@ static bool startsWithAny(StringRef N, ArrayRef<StringLiteral> Prefixes) {
   return false;
 }
 
-static HazardInsn describe(const amdgpu::TargetMC &MC, const RegisterModel &RM,
-                           const MCInst &MI) {
-  const MCInstrInfo &MII = MC.instrInfo();
-  const MCInstrDesc &D = MII.get(MI.getOpcode());
-  const InsnKinds &K = InsnKinds::get(MII);
-  StringRef N = K.baseName(MI.getOpcode());
+/// What an instruction's opcode alone says of it: its class and the flags
+/// its name and description give.
+static HazardInsn opcodeFacts(const MCInstrInfo &MII, const InsnKinds &K,
+                              unsigned Opcode) {
+  const MCInstrDesc &D = MII.get(Opcode);
+  StringRef N = K.baseName(Opcode);
   HazardInsn H;
   static constexpr StringLiteral VMEM[] = {"BUFFER_",  "TBUFFER_", "GLOBAL_",
                                            "SCRATCH_", "FLAT_",    "IMAGE_"};
@@ -230,16 +230,10 @@ static HazardInsn describe(const amdgpu::TargetMC &MC, const RegisterModel &RM,
   } else if (N.starts_with("S_")) {
     H.C = startsWithAny(N, SMEM) ? HazardInsn::SMEM : HazardInsn::SALU;
   }
-  Flow F = K.flowOf(MI);
-  H.Branch = F == Flow::Jump || F == Flow::CondJump ||
-             F == Flow::IndirectJump || F == Flow::Call ||
-             F == Flow::IndirectCall;
-  H.Call =
-      F == Flow::IndirectJump || F == Flow::Call || F == Flow::IndirectCall;
   H.Store = D.mayStore();
   if (H.C == HazardInsn::VALU) {
     // The base name drops the encoding ("V_MOV_B32_dpp_vi").
-    H.DPP = MII.getName(MI.getOpcode()).contains("_dpp");
+    H.DPP = MII.getName(Opcode).contains("_dpp");
     H.Trans = startsWithAny(N, TransOps);
     H.VNop = N.starts_with("V_NOP");
     H.DivFmas = N.starts_with("V_DIV_FMAS");
@@ -257,6 +251,35 @@ static HazardInsn describe(const amdgpu::TargetMC &MC, const RegisterModel &RM,
     H.M0Read9 = N.starts_with("S_MOVREL");
     H.M0Read8 = N.starts_with("S_SENDMSG") || N.starts_with("S_TTRACEDATA");
     H.SALUDef = D.getNumDefs() > 0 || !D.implicit_defs().empty();
+  }
+  if (H.C == HazardInsn::DS)
+    H.M0Read9 =
+        N.starts_with("DS_READ_ADDTID") || N.starts_with("DS_WRITE_ADDTID");
+  if (H.C == HazardInsn::DS)
+    H.M0Read8 = N.starts_with("DS_GWS");
+  if (H.C == HazardInsn::VMEM) {
+    H.M0Read9 = N.contains("_LDS");
+    H.BufferOrImage = !N.starts_with("GLOBAL_") && !N.starts_with("SCRATCH_") &&
+                      !N.starts_with("FLAT_");
+  }
+  return H;
+}
+
+/// What \p MI is, from \p Op, what its opcode is (opcodeFacts()).
+static HazardInsn describe(const amdgpu::TargetMC &MC, const RegisterModel &RM,
+                           const MCInst &MI, const HazardInsn &Op) {
+  const MCInstrInfo &MII = MC.instrInfo();
+  const MCInstrDesc &D = MII.get(MI.getOpcode());
+  const InsnKinds &K = InsnKinds::get(MII);
+  StringRef N = K.baseName(MI.getOpcode());
+  HazardInsn H = Op;
+  Flow F = K.flowOf(MI);
+  H.Branch = F == Flow::Jump || F == Flow::CondJump ||
+             F == Flow::IndirectJump || F == Flow::Call ||
+             F == Flow::IndirectCall;
+  H.Call =
+      F == Flow::IndirectJump || F == Flow::Call || F == Flow::IndirectCall;
+  if (H.C == HazardInsn::SALU) {
     if (N.starts_with("S_NOP") && MI.getNumOperands() &&
         MI.getOperand(0).isImm())
       H.WaitStates = uint8_t(std::min<int64_t>(
@@ -281,16 +304,6 @@ static HazardInsn describe(const amdgpu::TargetMC &MC, const RegisterModel &RM,
     if ((H.SetReg || H.GetReg) && MI.getNumOperands() &&
         MI.getOperand(MI.getNumOperands() - 1).isImm())
       H.HwReg = int16_t(MI.getOperand(MI.getNumOperands() - 1).getImm() & 0x3f);
-  }
-  if (H.C == HazardInsn::DS)
-    H.M0Read9 =
-        N.starts_with("DS_READ_ADDTID") || N.starts_with("DS_WRITE_ADDTID");
-  if (H.C == HazardInsn::DS)
-    H.M0Read8 = N.starts_with("DS_GWS");
-  if (H.C == HazardInsn::VMEM) {
-    H.M0Read9 = N.contains("_LDS");
-    H.BufferOrImage = !N.starts_with("GLOBAL_") && !N.starts_with("SCRATCH_") &&
-                      !N.starts_with("FLAT_");
   }
   auto Units = [&](MCRegister R, SmallVectorImpl<uint16_t> &Out) {
     RM.appendUnits(R, Out);
@@ -393,10 +406,16 @@ HazardCode::HazardCode(const amdgpu::TargetMC &MC, const FunctionCFG &G,
   Facts.reserve(N);
   Preds.resize(N);
   Open.assign(N, false);
+  // A function uses few opcodes many times.
+  const InsnKinds &K = InsnKinds::get(MC.instrInfo());
+  DenseMap<unsigned, HazardInsn> Ops;
   for (size_t I = 0; I < N; ++I) {
     Insts.push_back(&Decoded[I]);
     Addrs.push_back(G.Insns[I].Addr);
-    Facts.push_back(describe(MC, RM, Decoded[I]));
+    auto [It, New] = Ops.try_emplace(Decoded[I].getOpcode());
+    if (New)
+      It->second = opcodeFacts(MC.instrInfo(), K, Decoded[I].getOpcode());
+    Facts.push_back(describe(MC, RM, Decoded[I], It->second));
   }
   for (const Block &B : G.Blocks) {
     if (B.First >= N)
@@ -415,10 +434,18 @@ HazardCode::~HazardCode() = default;
 HazardCode::HazardCode(HazardCode &&) = default;
 HazardCode::HazardCode(const HazardCode &Other)
     : MC(Other.MC), RM(Other.RM), Insts(Other.Insts), Addrs(Other.Addrs),
-      Names(Other.Names), Facts(Other.Facts), Preds(Other.Preds),
       Open(Other.Open), Undo(Other.Undo) {
   // Added instructions live in Other.Owned, which Insts points into.
   assert(Other.Owned.empty() && "a copy of code with added instructions");
+  // Room for what add() brings: growing would copy every instruction's
+  // facts (their small vectors do not move without a copy).
+  constexpr size_t Spare = 256;
+  Facts.reserve(Other.Facts.size() + Spare);
+  Facts.assign(Other.Facts.begin(), Other.Facts.end());
+  Preds.reserve(Other.Preds.size() + Spare);
+  Preds.assign(Other.Preds.begin(), Other.Preds.end());
+  Names.reserve(Other.Names.size() + Spare);
+  Names.assign(Other.Names.begin(), Other.Names.end());
 }
 
 uint64_t HazardCode::addr(uint32_t I) const { return Addrs[I]; }
@@ -431,7 +458,10 @@ uint32_t HazardCode::add(const MCInst &MI, uint64_t Addr, ArrayRef<uint32_t> Ps,
   Addrs.push_back(Addr);
   Names.resize(Insts.size());
   Names.back() = Name.str();
-  Facts.push_back(describe(MC, RM, MI));
+  Facts.push_back(
+      describe(MC, RM, MI,
+               opcodeFacts(MC.instrInfo(), InsnKinds::get(MC.instrInfo()),
+                           MI.getOpcode())));
   Preds.emplace_back(Ps.begin(), Ps.end());
   Open.push_back(false);
   ++Epoch;

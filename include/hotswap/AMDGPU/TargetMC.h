@@ -67,6 +67,13 @@ struct DecodedInst {
   bool SoftFail = false;
 };
 
+/// One decoded instruction, in the decoder's keeping (TargetMC::decodeView).
+struct DecodedView {
+  const llvm::MCInst *Inst = nullptr;
+  uint64_t Size = 0;
+  bool SoftFail = false;
+};
+
 struct MCTables;
 
 class TargetMC {
@@ -100,6 +107,10 @@ public:
   std::optional<DecodedInst> decodeOne(llvm::ArrayRef<uint8_t> Bytes,
                                        uint64_t Addr,
                                        bool AllowSoftFail = false) const;
+  /// The same without a copy: the instruction (nullptr when there is none)
+  /// is valid until the next decode of this TargetMC.
+  DecodedView decodeView(llvm::ArrayRef<uint8_t> Bytes, uint64_t Addr,
+                         bool AllowSoftFail = false) const;
   /// How many times decodeOne() has run (what `-stats` reports as
   /// instructions decoded: the default pipeline decodes no kernel code).
   uint64_t decodeCount() const { return Decodes; }
@@ -182,6 +193,8 @@ private:
   /// word, a smaller table (all but the two words DenseMap reserves).
   mutable llvm::DenseMap<uint64_t, uint32_t> DecodeMemo8;
   mutable std::deque<MemoDecode> MemoDecodes;
+  /// A decode that is not kept (decodeView's answer until the next).
+  mutable MemoDecode Unshared;
   mutable llvm::StringMap<bool> FeatureMemo;
 };
 

@@ -125,7 +125,9 @@ struct DecodedRange {
 /// Decodes \p Bytes (at address \p Addr) from the start, instruction after
 /// instruction, to the end or to the first bytes that are not an
 /// instruction (an instruction running past the end counts as such).
-/// \p Visit, when given, sees every instruction with its operands.
+/// \p Visit, when given, sees every instruction with its operands (the
+/// decoder's own, TargetMC::decodeView: Visit copies what it keeps and
+/// does not decode with \p MC itself).
 DecodedRange decodeRange(
     const amdgpu::TargetMC &MC, llvm::ArrayRef<uint8_t> Bytes, uint64_t Addr,
     llvm::function_ref<void(const Insn &, const llvm::MCInst &)> Visit = {});
