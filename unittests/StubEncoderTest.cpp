@@ -620,25 +620,23 @@ TEST(TargetMCTest, RepeatedDecodesAgreeWithFreshOnes) {
     // One TargetMC decodes everything twice; each check also asks a new one.
     auto Seen = TargetMC::create(CPU, "");
     ASSERT_TRUE(isOk(Seen)) << CPU;
+    // What \p MC decodes there, as text.
+    auto Decode = [](const TargetMC &MC, ArrayRef<uint8_t> Bytes, uint64_t Addr,
+                     bool AllowSoftFail) {
+      std::optional<DecodedInst> D = MC.decodeOne(Bytes, Addr, AllowSoftFail);
+      return D ? std::to_string(D->Size) + " " + MC.printInst(D->Inst, Addr) +
+                     (D->SoftFail ? " softfail" : "")
+               : std::string("none");
+    };
     auto Fresh = [&](ArrayRef<uint8_t> Bytes, uint64_t Addr,
                      bool AllowSoftFail) {
       auto MC = TargetMC::create(CPU, "");
       EXPECT_TRUE(isOk(MC));
-      std::optional<DecodedInst> D =
-          (*MC)->decodeOne(Bytes, Addr, AllowSoftFail);
-      return D ? std::to_string(D->Size) + " " +
-                     (*MC)->printInst(D->Inst, Addr) +
-                     (D->SoftFail ? " softfail" : "")
-               : std::string("none");
+      return Decode(**MC, Bytes, Addr, AllowSoftFail);
     };
     auto Again = [&](ArrayRef<uint8_t> Bytes, uint64_t Addr,
                      bool AllowSoftFail) {
-      std::optional<DecodedInst> D =
-          (*Seen)->decodeOne(Bytes, Addr, AllowSoftFail);
-      return D ? std::to_string(D->Size) + " " +
-                     (*Seen)->printInst(D->Inst, Addr) +
-                     (D->SoftFail ? " softfail" : "")
-               : std::string("none");
+      return Decode(**Seen, Bytes, Addr, AllowSoftFail);
     };
     auto B = (*Seen)->assemble("s_branch 5\ns_nop 0\ns_mov_b32 s0, "
                                "0x12345678\ns_nop 1\n");
