@@ -20,10 +20,9 @@ static void describe(const MCInst &MI, const MCInstrInfo &MII,
                      const InsnKinds &K, const RegisterModel &RM,
                      bool DSIgnoresM0, bool Wave32,
                      function_ref<bool(const MCInst &)> FetchInactive,
-                     InsnRegs &R, RegSet &Scratch) {
+                     InsnRegs &R) {
   const MCInstrDesc &D = MII.get(MI.getOpcode());
   StringRef N = K.baseName(MI.getOpcode());
-  (void)Scratch;
   auto Units = [&](MCRegister Reg, SmallVectorImpl<uint16_t> &Out,
                    bool Implicit) {
     const size_t From = Out.size();
@@ -97,7 +96,6 @@ std::vector<InsnRegs> code::instructionRegs(const amdgpu::TargetMC &MC,
   const RegisterModel &RM = RegisterModel::get(MC.regInfo());
   const InsnKinds &K = InsnKinds::get(MC.instrInfo());
   std::vector<InsnRegs> Out(MIs.size());
-  RegSet Scratch = RM.emptySet();
   auto FetchInactive = [&](const MCInst &X) {
     return StringRef(MC.printInst(X, 0)).contains("fi:1");
   };
@@ -107,8 +105,7 @@ std::vector<InsnRegs> code::instructionRegs(const amdgpu::TargetMC &MC,
           ? function_ref<bool(const MCInst &)>(FetchInactive)
           : function_ref<bool(const MCInst &)>();
   for (size_t I = 0; I < MIs.size(); ++I)
-    describe(MIs[I], MC.instrInfo(), K, RM, DSIgnoresM0, Wave32, FI, Out[I],
-             Scratch);
+    describe(MIs[I], MC.instrInfo(), K, RM, DSIgnoresM0, Wave32, FI, Out[I]);
   return Out;
 }
 
@@ -241,7 +238,6 @@ Liveness code::computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
   size_t N = G.Insns.size();
   L.Regs.resize(N);
   std::vector<ExecEffect> Exec(N);
-  RegSet Scratch = RM.emptySet();
   L.Referenced = RM.emptySet();
   bool DSIgnoresM0 = MC.hasFeature("gfx9-insts");
   // gfx10+ DPP has a "fetch inactive" bit; LLVM prints it as "fi:1".
@@ -253,7 +249,7 @@ Liveness code::computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
     FetchInactive = FetchInactiveText;
   for (size_t I = 0; I < N && I < Decoded.size(); ++I) {
     describe(Decoded[I], MC.instrInfo(), K, RM, DSIgnoresM0, Wave32,
-             FetchInactive, L.Regs[I], Scratch);
+             FetchInactive, L.Regs[I]);
     Exec[I] = execEffect(Decoded[I], MC.instrInfo(), K, RM);
     for (auto *V :
          {&L.Regs[I].Uses, &L.Regs[I].ScalarDefs, &L.Regs[I].VectorDefs})
