@@ -674,6 +674,55 @@ TEST(TargetMCTest, RepeatedDecodesAgreeWithFreshOnes) {
   }
 }
 
+// A dependency wait with named fields assembles to what llvm-mc gives in
+// a process of its own, for each target, whatever targets the process
+// assembled for before: LLVM keeps the default of the fields not named
+// from the first subtarget it encoded such a wait for, and gfx10.1 has no
+// hold_cnt (bit 7). Without TargetMC's own encoding one of the two
+// targets below gets the other's default, in any order.
+TEST(TargetMCTest, DependencyWaitsDoNotDependOnEarlierTargets) {
+  struct Case {
+    const char *CPU, *Text;
+    std::vector<uint8_t> Bytes; // llvm-mc -show-encoding, a fresh process
+  };
+  const Case Cases[] = {
+      {"gfx1010",
+       "s_waitcnt_depctr depctr_sa_sdst(0)",
+       {0x1e, 0xff, 0xa3, 0xbf}},
+      {"gfx1100",
+       "s_waitcnt_depctr depctr_sa_sdst(0)",
+       {0x9e, 0xff, 0x88, 0xbf}},
+      {"gfx1010",
+       "s_waitcnt_depctr depctr_vm_vsrc(0)",
+       {0x03, 0xff, 0xa3, 0xbf}},
+      {"gfx1030",
+       "s_waitcnt_depctr depctr_vm_vsrc(0)",
+       {0x83, 0xff, 0xa3, 0xbf}},
+      {"gfx1100",
+       "s_waitcnt_depctr depctr_va_vdst(0)",
+       {0x9f, 0x0f, 0x88, 0xbf}},
+      {"gfx1201",
+       "s_waitcnt_depctr depctr_va_sdst(0) depctr_va_vcc(0) depctr_sa_sdst(0)",
+       {0x9c, 0xf1, 0x88, 0xbf}},
+      {"gfx1201", "s_wait_alu depctr_va_sdst(0)", {0x9f, 0xf1, 0x88, 0xbf}},
+      {"gfx1010",
+       "s_waitcnt_depctr depctr_va_vcc(0)",
+       {0x1d, 0xff, 0xa3, 0xbf}},
+  };
+  for (int Round = 0; Round < 2; ++Round)
+    for (const Case &C : Cases) {
+      auto MC = TargetMC::create(C.CPU, "");
+      ASSERT_TRUE(isOk(MC));
+      auto B = (*MC)->assemble(C.Text);
+      ASSERT_TRUE(isOk(B)) << C.CPU << ": " << C.Text;
+      EXPECT_EQ(*B, C.Bytes) << C.CPU << ": " << C.Text;
+    }
+  // Not a field of gfx10.1: LLVM's to reject.
+  auto MC = TargetMC::create("gfx1010", "");
+  ASSERT_TRUE(isOk(MC));
+  EXPECT_TRUE(failed((*MC)->assemble("s_waitcnt_depctr depctr_hold_cnt(0)")));
+}
+
 TEST(TargetMCTest, LiteralFieldsOf64BitEncodingsBeforeGFX10) {
   // VOP3 with src0 = literal and MUBUF with soffset = literal: illegal
   // before gfx10 (no room for the literal) and crash LLVM 22's disassembler.

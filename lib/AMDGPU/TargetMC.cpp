@@ -286,9 +286,75 @@ StringRef TargetMC::features() const { return T.Features; }
 const MCInstrInfo &TargetMC::instrInfo() const { return *T.MII; }
 const MCRegisterInfo &TargetMC::regInfo() const { return *T.MRI; }
 
+/// s_waitcnt_depctr (s_wait_alu on gfx12) with named fields, as a number.
+/// LLVM's assembler gives the fields not named the values of the first
+/// subtarget the process encoded such a wait for (a function-level static
+/// in its AMDGPUBaseInfo: getDefaultDepCtrEncoding), so after a gfx10.1
+/// object a gfx11 wait loses its hold_cnt bit, and what a run assembles
+/// would depend on what the process did before. The fields, and the
+/// default LLVM computes for each subtarget in a fresh process: every field
+/// at its maximum (hold_cnt exists from gfx10.3 on).
+static std::string depctrAsNumber(StringRef Line, bool GFX10_3) {
+  StringRef L = Line.ltrim();
+  StringRef Mnemonic =
+      L.take_until([](char C) { return C == ' ' || C == '\t'; });
+  if (Mnemonic != "s_waitcnt_depctr" && Mnemonic != "s_wait_alu")
+    return std::string();
+  StringRef Rest = L.drop_front(Mnemonic.size()).trim();
+  if (!Rest.starts_with("depctr_"))
+    return std::string();
+  struct Field {
+    StringRef Name;
+    unsigned Shift, Width;
+  };
+  static constexpr Field Fields[] = {
+      {"depctr_sa_sdst", 0, 1},  {"depctr_va_vcc", 1, 1},
+      {"depctr_vm_vsrc", 2, 3},  {"depctr_hold_cnt", 7, 1},
+      {"depctr_va_ssrc", 8, 1},  {"depctr_va_sdst", 9, 3},
+      {"depctr_va_vdst", 12, 4},
+  };
+  uint32_t Value = GFX10_3 ? 0xff9f : 0xff1f;
+  while (!Rest.empty()) {
+    Rest = Rest.ltrim(" \t,&");
+    if (Rest.empty())
+      break;
+    auto [Name, After] = Rest.split('(');
+    auto [Digits, Tail] = After.split(')');
+    uint64_t V;
+    const StringRef FieldName = Name.trim();
+    const Field *F = llvm::find_if(
+        Fields, [&](const Field &X) { return X.Name == FieldName; });
+    // Anything else is LLVM's to read (and to reject).
+    if (F == std::end(Fields) || Digits.trim().getAsInteger(0, V) ||
+        V >= (1u << F->Width) || (F->Shift == 7 && !GFX10_3) ||
+        After.size() == Digits.size())
+      return std::string();
+    const uint32_t Mask = ((1u << F->Width) - 1) << F->Shift;
+    Value = (Value & ~Mask) | (uint32_t(V) << F->Shift);
+    Rest = Tail;
+  }
+  return (Mnemonic + " " + hex(Value)).str();
+}
+
 Expected<std::vector<uint8_t>> TargetMC::assemble(StringRef AsmText) const {
   std::string Errors;
   SourceMgr SM;
+  // Named dependency-counter fields as numbers (depctrAsNumber), where the
+  // target has the counter (gfx10 on).
+  std::string Text;
+  if (AsmText.contains("depctr_") && T.STI->checkFeatures("+gfx10-insts")) {
+    const bool GFX10_3 = T.STI->checkFeatures("+gfx10-3-insts");
+    SmallVector<StringRef, 8> Lines;
+    AsmText.split(Lines, '\n');
+    for (StringRef L : Lines) {
+      std::string N = depctrAsNumber(L, GFX10_3);
+      Text += N.empty() ? L.str() : N;
+      Text += '\n';
+    }
+    if (!AsmText.ends_with("\n"))
+      Text.pop_back();
+    AsmText = Text;
+  }
   SM.AddNewSourceBuffer(MemoryBuffer::getMemBufferCopy(AsmText, "<stub>"),
                         SMLoc());
   SM.setDiagHandler(captureDiag, &Errors);
