@@ -17,6 +17,7 @@
 #include "hotswap/Support/Format.h"
 
 #include "llvm/MC/MCInst.h"
+#include "llvm/MC/MCRegisterInfo.h"
 
 #include "gtest/gtest.h"
 
@@ -746,6 +747,59 @@ TEST(DecodedCodeTest, RegisterSetsFormat) {
   EXPECT_EQ(RM.format(S), "s[0:5] s8 v[3:4] scc");
   EXPECT_EQ(RM.highest(S, RegClass::SGPR), 8u);
   EXPECT_EQ(RM.highest(S, RegClass::AGPR), std::nullopt);
+}
+
+// RegisterModel answers per register from tables made once; here every
+// register of three targets is read unit by unit instead, as LLVM lists
+// them, and the answers compared.
+TEST(DecodedCodeTest, RegisterTablesAgreeWithUnits) {
+  for (const char *CPU : {"gfx90a", "gfx1100", "gfx1250"}) {
+    auto MC = TargetMC::create(CPU, "");
+    ASSERT_OK(MC);
+    const MCRegisterInfo &MRI = (*MC)->regInfo();
+    const RegisterModel &RM = RegisterModel::get(MRI);
+    RegSet M0 = RM.emptySet();
+    RM.addClass(RegClass::M0, M0);
+    unsigned SGPRTuples = 0;
+    for (unsigned R = 1; R < MRI.getNumRegs(); ++R) {
+      SCOPED_TRACE(std::string(CPU) + " " + MRI.getName(R));
+      RegSet Want = RM.emptySet();
+      std::optional<RegClass> C;
+      bool Mixed = false;
+      unsigned Lo = ~0u, Hi = 0;
+      for (MCRegUnit U : MRI.regunits(MCRegister(R))) {
+        const RegUnitInfo &I = RM.unit(static_cast<unsigned>(U));
+        if (I.Class == RegClass::M0)
+          Want |= M0;
+        else if (I.Class != RegClass::Other)
+          Want.set(static_cast<unsigned>(U));
+        Mixed |= C && *C != I.Class;
+        C = I.Class;
+        Lo = std::min<unsigned>(Lo, I.Index);
+        Hi = std::max<unsigned>(Hi, I.Index);
+      }
+      const RegClass Class =
+          Mixed ? RegClass::Other : C.value_or(RegClass::Other);
+      ASSERT_EQ(RM.classOf(R), Class);
+      RegSet Got = RM.emptySet();
+      RM.addUnits(R, Got);
+      ASSERT_EQ(Got, Want);
+      SmallVector<uint16_t, 8> Listed;
+      RM.appendUnits(R, Listed);
+      RegSet FromList = RM.emptySet();
+      for (uint16_t U : Listed)
+        FromList.set(U);
+      ASSERT_EQ(FromList, Want);
+      ASSERT_EQ(Listed.size(), Want.count());
+      if (Class == RegClass::SGPR) {
+        ASSERT_EQ(RM.sgprRange(R), std::make_pair(Lo, Hi - Lo + 1));
+        SGPRTuples += Hi > Lo;
+      } else {
+        ASSERT_EQ(RM.sgprRange(R), std::nullopt);
+      }
+    }
+    EXPECT_GT(SGPRTuples, 100u) << CPU;
+  }
 }
 
 } // namespace

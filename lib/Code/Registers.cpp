@@ -67,6 +67,42 @@ RegisterModel::RegisterModel(const MCRegisterInfo &MRI) : MRI(MRI) {
   for (unsigned U = 0; U < Units.size(); ++U)
     if (isTracked(U))
       AllTracked.set(U);
+  Regs.resize(MRI.getNumRegs());
+  for (unsigned R = 1; R < Regs.size(); ++R) {
+    RegFacts &F = Regs[R];
+    F.UnitsBegin = uint32_t(RegUnitList.size());
+    // Its tracked units; M0 is one register under three names (M0, and
+    // M0_gfxpre11 or M0_gfx11plus as the decoder gives it), each with
+    // units of its own: any of them stands for all.
+    for (MCRegUnit U : MRI.regunits(MCRegister(R))) {
+      unsigned I = static_cast<unsigned>(U);
+      if (Units[I].Class == RegClass::M0) {
+        for (const auto &Us : ByClass[static_cast<unsigned>(RegClass::M0)])
+          for (unsigned X : Us)
+            RegUnitList.push_back(uint16_t(X));
+        break;
+      }
+      if (Units[I].Class != RegClass::Other)
+        RegUnitList.push_back(uint16_t(I));
+    }
+    F.NumUnits = uint16_t(RegUnitList.size() - F.UnitsBegin);
+    // Its class: that of its units, Other for none or mixed ones.
+    std::optional<RegClass> C;
+    bool Mixed = false;
+    unsigned Lo = ~0u, Hi = 0;
+    for (MCRegUnit U : MRI.regunits(MCRegister(R))) {
+      const RegUnitInfo &UI = Units[static_cast<unsigned>(U)];
+      Mixed |= C && *C != UI.Class;
+      C = UI.Class;
+      Lo = std::min<unsigned>(Lo, UI.Index);
+      Hi = std::max<unsigned>(Hi, UI.Index);
+    }
+    F.Class = Mixed ? RegClass::Other : C.value_or(RegClass::Other);
+    if (F.Class == RegClass::SGPR) {
+      F.SGPRFirst = uint16_t(Lo);
+      F.SGPRCount = uint16_t(Hi - Lo + 1);
+    }
+  }
 }
 
 const RegisterModel &RegisterModel::get(const MCRegisterInfo &MRI) {
@@ -81,62 +117,29 @@ const RegisterModel &RegisterModel::get(const MCRegisterInfo &MRI) {
 }
 
 void RegisterModel::addUnits(MCRegister Reg, RegSet &Set) const {
-  if (!Reg.isValid() || Reg.id() >= MRI.getNumRegs())
-    return;
-  for (MCRegUnit U : MRI.regunits(Reg)) {
-    unsigned I = static_cast<unsigned>(U);
-    if (Units[I].Class == RegClass::M0) {
-      // One register under three names (M0, and M0_gfxpre11 or
-      // M0_gfx11plus as the decoder gives it), each with units of its own.
-      addClass(RegClass::M0, Set);
-      return;
-    }
-    if (Units[I].Class != RegClass::Other)
-      Set.set(I);
-  }
+  if (const RegFacts *F = factsOf(Reg))
+    for (uint16_t U : ArrayRef(RegUnitList).slice(F->UnitsBegin, F->NumUnits))
+      Set.set(U);
 }
 
 void RegisterModel::appendUnits(MCRegister Reg,
                                 SmallVectorImpl<uint16_t> &Out) const {
-  if (!Reg.isValid() || Reg.id() >= MRI.getNumRegs())
-    return;
-  for (MCRegUnit U : MRI.regunits(Reg)) {
-    unsigned I = static_cast<unsigned>(U);
-    if (Units[I].Class == RegClass::M0) {
-      for (const auto &Us : ByClass[static_cast<unsigned>(RegClass::M0)])
-        for (unsigned X : Us)
-          Out.push_back(uint16_t(X));
-      return;
-    }
-    if (Units[I].Class != RegClass::Other)
-      Out.push_back(uint16_t(I));
-  }
+  if (const RegFacts *F = factsOf(Reg))
+    llvm::append_range(Out,
+                       ArrayRef(RegUnitList).slice(F->UnitsBegin, F->NumUnits));
 }
 
 RegClass RegisterModel::classOf(MCRegister Reg) const {
-  if (!Reg.isValid() || Reg.id() >= MRI.getNumRegs())
-    return RegClass::Other;
-  std::optional<RegClass> C;
-  for (MCRegUnit U : MRI.regunits(Reg)) {
-    RegClass UC = Units[static_cast<unsigned>(U)].Class;
-    if (C && *C != UC)
-      return RegClass::Other;
-    C = UC;
-  }
-  return C.value_or(RegClass::Other);
+  const RegFacts *F = factsOf(Reg);
+  return F ? F->Class : RegClass::Other;
 }
 
 std::optional<std::pair<unsigned, unsigned>>
 RegisterModel::sgprRange(MCRegister Reg) const {
-  if (classOf(Reg) != RegClass::SGPR)
+  const RegFacts *F = factsOf(Reg);
+  if (!F || F->Class != RegClass::SGPR)
     return std::nullopt;
-  unsigned Lo = ~0u, Hi = 0;
-  for (MCRegUnit U : MRI.regunits(Reg)) {
-    unsigned I = Units[static_cast<unsigned>(U)].Index;
-    Lo = std::min(Lo, I);
-    Hi = std::max(Hi, I);
-  }
-  return std::make_pair(Lo, Hi - Lo + 1);
+  return std::make_pair(unsigned(F->SGPRFirst), unsigned(F->SGPRCount));
 }
 
 void RegisterModel::addSGPRs(unsigned First, unsigned Count,

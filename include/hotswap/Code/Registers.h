@@ -89,6 +89,22 @@ private:
   /// Units of each class by index: SGPRUnits[5] are s5's units.
   std::vector<std::vector<unsigned>> ByClass[8];
   RegSet AllTracked;
+  /// Per register, what the queries above answer, worked out once from
+  /// its units (iterating a register's units is slow, and the analyses ask
+  /// for every operand of every instruction).
+  struct RegFacts {
+    uint32_t UnitsBegin = 0; // in RegUnitList
+    uint16_t NumUnits = 0;
+    RegClass Class = RegClass::Other;
+    uint16_t SGPRFirst = 0, SGPRCount = 0;
+  };
+  std::vector<RegFacts> Regs;
+  std::vector<uint16_t> RegUnitList;
+  const RegFacts *factsOf(llvm::MCRegister Reg) const {
+    if (!Reg.isValid() || Reg.id() >= Regs.size())
+      return nullptr;
+    return &Regs[Reg.id()];
+  }
 };
 
 } // namespace code
