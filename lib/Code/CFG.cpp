@@ -472,6 +472,11 @@ private:
     // Instructions that open or close windows: index, immediate, kind.
     std::vector<std::tuple<uint32_t, int64_t, CodeWindow::Kind>> Marks;
     uint32_t Visited = 0;
+    // No instruction is shorter than 4 bytes: the vector never grows (an
+    // MCInst is copied, not moved, when it does: its operands' vector has
+    // no noexcept move).
+    if (Decoded)
+      Decoded->reserve(Decoded->size() + Bytes.size() / 4 + 1);
     DecodedRange R =
         decodeRange(MC, Bytes, F.Begin, [&](const Insn &In, const MCInst &MI) {
           if (auto Op = scalarOp(MI, Visited, K, MC.instrInfo(), RM))

@@ -397,25 +397,52 @@ static HazardInsn describe(const amdgpu::TargetMC &MC, const RegisterModel &RM,
 // The code
 //===----------------------------------------------------------------------===//
 
+/// The facts of a function's instructions, each described on first use:
+/// a function uses few opcodes many times, and a seam's walk reads few
+/// instructions.
+struct HazardCode::GuestFacts {
+  const amdgpu::TargetMC &MC;
+  const RegisterModel &RM;
+  const InsnKinds &K;
+  /// Per instruction: 1 + its index in Store, or 0 (not yet described).
+  std::vector<uint32_t> At;
+  std::deque<HazardInsn> Store;
+  llvm::DenseMap<unsigned, HazardInsn> Ops;
+
+  GuestFacts(const amdgpu::TargetMC &MC, const RegisterModel &RM, size_t N)
+      : MC(MC), RM(RM), K(InsnKinds::get(MC.instrInfo())), At(N, 0) {}
+
+  const HazardInsn &opcode(unsigned Opcode) {
+    auto [It, New] = Ops.try_emplace(Opcode);
+    if (New)
+      It->second = opcodeFacts(MC.instrInfo(), K, Opcode);
+    return It->second;
+  }
+  const HazardInsn &get(uint32_t I, const MCInst &MI) {
+    if (At[I])
+      return Store[At[I] - 1];
+    Store.push_back(describe(MC, RM, MI, opcode(MI.getOpcode())));
+    At[I] = uint32_t(Store.size());
+    return Store.back();
+  }
+  /// An instruction a client adds (never stored here).
+  HazardInsn describeAdded(const MCInst &MI) {
+    return describe(MC, RM, MI, opcode(MI.getOpcode()));
+  }
+};
+
 HazardCode::HazardCode(const amdgpu::TargetMC &MC, const FunctionCFG &G,
                        ArrayRef<MCInst> Decoded, FunctionKind Kind)
     : MC(MC), RM(RegisterModel::get(MC.regInfo())) {
   const size_t N = std::min(G.Insns.size(), Decoded.size());
+  Guest = std::make_shared<GuestFacts>(MC, RM, N);
   Insts.reserve(N);
   Addrs.reserve(N);
-  Facts.reserve(N);
   Preds.resize(N);
   Open.assign(N, false);
-  // A function uses few opcodes many times.
-  const InsnKinds &K = InsnKinds::get(MC.instrInfo());
-  DenseMap<unsigned, HazardInsn> Ops;
   for (size_t I = 0; I < N; ++I) {
     Insts.push_back(&Decoded[I]);
     Addrs.push_back(G.Insns[I].Addr);
-    auto [It, New] = Ops.try_emplace(Decoded[I].getOpcode());
-    if (New)
-      It->second = opcodeFacts(MC.instrInfo(), K, Decoded[I].getOpcode());
-    Facts.push_back(describe(MC, RM, Decoded[I], It->second));
   }
   for (const Block &B : G.Blocks) {
     if (B.First >= N)
@@ -434,18 +461,22 @@ HazardCode::~HazardCode() = default;
 HazardCode::HazardCode(HazardCode &&) = default;
 HazardCode::HazardCode(const HazardCode &Other)
     : MC(Other.MC), RM(Other.RM), Insts(Other.Insts), Addrs(Other.Addrs),
-      Open(Other.Open), Undo(Other.Undo) {
+      Guest(Other.Guest), Open(Other.Open), Undo(Other.Undo) {
   // Added instructions live in Other.Owned, which Insts points into.
   assert(Other.Owned.empty() && "a copy of code with added instructions");
   // Room for what add() brings: growing would copy every instruction's
-  // facts (their small vectors do not move without a copy).
+  // predecessors (their small vectors do not move without a copy).
   constexpr size_t Spare = 256;
-  Facts.reserve(Other.Facts.size() + Spare);
-  Facts.assign(Other.Facts.begin(), Other.Facts.end());
   Preds.reserve(Other.Preds.size() + Spare);
   Preds.assign(Other.Preds.begin(), Other.Preds.end());
   Names.reserve(Other.Names.size() + Spare);
   Names.assign(Other.Names.begin(), Other.Names.end());
+}
+
+const HazardInsn &HazardCode::facts(uint32_t I) const {
+  if (I < Guest->At.size())
+    return Guest->get(I, *Insts[I]);
+  return Added[I - Guest->At.size()];
 }
 
 uint64_t HazardCode::addr(uint32_t I) const { return Addrs[I]; }
@@ -458,10 +489,7 @@ uint32_t HazardCode::add(const MCInst &MI, uint64_t Addr, ArrayRef<uint32_t> Ps,
   Addrs.push_back(Addr);
   Names.resize(Insts.size());
   Names.back() = Name.str();
-  Facts.push_back(
-      describe(MC, RM, MI,
-               opcodeFacts(MC.instrInfo(), InsnKinds::get(MC.instrInfo()),
-                           MI.getOpcode())));
+  Added.push_back(Guest->describeAdded(MI));
   Preds.emplace_back(Ps.begin(), Ps.end());
   Open.push_back(false);
   ++Epoch;
@@ -485,7 +513,7 @@ void HazardCode::restore(Mark M) {
       Names.pop_back();
     Insts.pop_back();
     Addrs.pop_back();
-    Facts.pop_back();
+    Added.pop_back();
     Preds.pop_back();
     Open.pop_back();
     Owned.pop_back();

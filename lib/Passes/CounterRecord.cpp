@@ -65,22 +65,48 @@ Expected<std::vector<CounterEntry>> hotswap::readCounterMap(const Object &Obj) {
   return Out;
 }
 
+/// \p E as the map's line holds it.
+static json::Object counterEntryJSON(const CounterEntry &E) {
+  json::Object O{{"code", hex(E.Code)},     {"index", int64_t(E.Index)},
+                 {"kernel", E.Kernel},      {"kind", E.Kind},
+                 {"offset", hex(E.Offset)}, {"unit", E.Unit}};
+  if (E.To)
+    O["to"] = hex(*E.To);
+  return O;
+}
+
 Error hotswap::appendCounterMap(Object &Obj, ArrayRef<CounterEntry> Entries) {
   // One line at a time: a parsed object per block of a large library takes
-  // hundreds of MB.
-  // Written as they come, keys in the order json::Object prints them.
-  return appendRecordLines(Obj, CounterMapRecords, Entries.size(),
-                           [&](json::OStream &J, size_t I) {
-                             const CounterEntry &E = Entries[I];
-                             J.object([&] {
-                               J.attribute("code", hex(E.Code));
-                               J.attribute("index", int64_t(E.Index));
-                               J.attribute("kernel", E.Kernel);
-                               J.attribute("kind", E.Kind);
-                               J.attribute("offset", hex(E.Offset));
-                               if (E.To)
-                                 J.attribute("to", hex(*E.To));
-                               J.attribute("unit", E.Unit);
-                             });
-                           });
+  // hundreds of MB. The line is the one json::Object prints (keys sorted,
+  // no spaces), written directly: a kernel's entries follow each other, so
+  // its name is quoted once (JSON's quoting of long mangled names was most
+  // of the writing); the other values need no quoting.
+  const std::string *Kernel = nullptr;
+  std::string Quoted;
+  auto Plain = [](StringRef S) {
+    return llvm::all_of(S, [](char C) {
+      return C >= 0x20 && C < 0x7f && C != '"' && C != '\\';
+    });
+  };
+  return appendRecordLines(
+      Obj, CounterMapRecords, Entries.size(), [&](json::OStream &J, size_t I) {
+        const CounterEntry &E = Entries[I];
+        if (!Kernel || *Kernel != E.Kernel) {
+          Kernel = &E.Kernel;
+          Quoted.clear();
+          raw_string_ostream(Quoted) << json::Value(E.Kernel);
+        }
+        if (!Plain(E.Kind) || !Plain(E.Unit)) {
+          J.value(counterEntryJSON(E));
+          return;
+        }
+        J.rawValue([&](raw_ostream &OS) {
+          OS << "{\"code\":\"" << hex(E.Code) << "\",\"index\":" << E.Index
+             << ",\"kernel\":" << Quoted << ",\"kind\":\"" << E.Kind
+             << "\",\"offset\":\"" << hex(E.Offset) << '"';
+          if (E.To)
+            OS << ",\"to\":\"" << hex(*E.To) << '"';
+          OS << ",\"unit\":\"" << E.Unit << "\"}";
+        });
+      });
 }

@@ -216,10 +216,10 @@ public:
   ~HazardCode();
   HazardCode(HazardCode &&);
   /// A copy of \p Other, to which nothing was added yet (its instructions
-  /// are the caller's; each describing every instruction again costs).
+  /// are the caller's; the two share what they describe of them).
   HazardCode(const HazardCode &Other);
 
-  uint32_t size() const { return uint32_t(Facts.size()); }
+  uint32_t size() const { return uint32_t(Insts.size()); }
   uint64_t addr(uint32_t I) const;
   const llvm::MCInst &inst(uint32_t I) const;
   llvm::ArrayRef<uint32_t> preds(uint32_t I) const { return Preds[I]; }
@@ -243,7 +243,10 @@ public:
   Mark mark() const { return {size(), Undo.size()}; }
   void restore(Mark M);
 
-  const HazardInsn &facts(uint32_t I) const { return Facts[I]; }
+  /// What the rules read of instruction \p I. The function's own are
+  /// described when first asked for (a seam's walk reads few of them), and
+  /// stay where they are (a reference outlives later calls).
+  const HazardInsn &facts(uint32_t I) const;
   const RegisterModel &regs() const { return RM; }
 
 private:
@@ -253,7 +256,12 @@ private:
   std::vector<const llvm::MCInst *> Insts;
   std::vector<uint64_t> Addrs;
   std::vector<std::string> Names;
-  std::vector<HazardInsn> Facts;
+  /// The function's instructions' facts, described on first use and shared
+  /// with copies (not for use by two threads at once).
+  struct GuestFacts;
+  std::shared_ptr<GuestFacts> Guest;
+  /// The added instructions' facts.
+  std::deque<HazardInsn> Added;
   std::vector<llvm::SmallVector<uint32_t, 2>> Preds;
   std::vector<bool> Open;
   std::vector<std::pair<uint32_t, llvm::SmallVector<uint32_t, 2>>> Undo;
