@@ -375,6 +375,41 @@ TEST(ConcurrencyInputs, SitePlanningSpreadsFunctionsOverThePool) {
   }
 }
 
+// instrument plans, copies and proves a batch of functions at a time,
+// handing each function's graph from its planner to its copy: a batch per
+// function gives the bytes of one batch for all, with or without a pool.
+TEST(ConcurrencyInputs, InstrumentBatchesGiveTheBytesOfOne) {
+  const std::vector<Prepared> &All = prepared();
+  ASSERT_EQ(All.size(), NumCases);
+  for (const Prepared &P : All) {
+    for (const char *Params : {"", "counters=edge;", "base=none;"}) {
+      auto Output = [&](StringRef Batch, ThreadPoolInterface *Pool) {
+        std::string S;
+        raw_string_ostream OS(S);
+        PipelineOptions Opts;
+        Opts.ThreadPool = Pool;
+        Opts.PrintOut = &OS;
+        std::string Pipeline =
+            ("instrument<" + Twine(Params) + Batch + ">,verify,print<counters>")
+                .str();
+        auto Out = runPipeline(bufferOf(P), Pipeline, Opts);
+        if (!Out)
+          return "error: " + toString(Out.takeError());
+        return S + (*Out)->getBuffer().str();
+      };
+      const std::string One = Output("batch=1000000000", nullptr);
+      ASSERT_EQ(StringRef(One).find("error: "), StringRef::npos)
+          << P.Name << ", " << Params << ": " << One;
+      EXPECT_TRUE(Output("batch=1", nullptr) == One)
+          << P.Name << ", " << Params;
+      CountingThreadPool Pool(2);
+      EXPECT_TRUE(Output("batch=1", &Pool) == One) << P.Name << ", " << Params;
+      EXPECT_TRUE(Output("batch=300", &Pool) == One)
+          << P.Name << ", " << Params;
+    }
+  }
+}
+
 /// concurrency-gfx900 with a 9 MiB non-loaded section: large enough for
 /// its SHA-256 (the provenance record's) to be computed on the pool while
 /// the passes run, and written after the input's bytes.

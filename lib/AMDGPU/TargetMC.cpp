@@ -337,6 +337,21 @@ static std::string depctrAsNumber(StringRef Line, bool GFX10_3) {
 }
 
 Expected<std::vector<uint8_t>> TargetMC::assemble(StringRef AsmText) const {
+  // The same text gives the same bytes: clients assemble the same few
+  // lines at many sites. Errors are not kept.
+  if (auto It = AssembleMemo.find(AsmText); It != AssembleMemo.end())
+    return It->second;
+  Expected<std::vector<uint8_t>> B = assembleFresh(AsmText);
+  if (B) {
+    if (AssembleMemo.size() >= 4096)
+      AssembleMemo.clear();
+    AssembleMemo[AsmText] = *B;
+  }
+  return B;
+}
+
+Expected<std::vector<uint8_t>>
+TargetMC::assembleFresh(StringRef AsmText) const {
   std::string Errors;
   SourceMgr SM;
   // Named dependency-counter fields as numbers (depctrAsNumber), where the
@@ -473,8 +488,8 @@ DecodedView TargetMC::decodeView(ArrayRef<uint8_t> Bytes, uint64_t Addr,
   std::memcpy(Key.W, Window.data(), Window.size());
   Key.Len = uint8_t(Window.size());
   const bool Word = MaxInstBytes == 8 && Window.size() == 8 &&
-                    Key.W[0] != DenseMapInfo<uint64_t>::getEmptyKey() &&
-                    Key.W[0] != DenseMapInfo<uint64_t>::getTombstoneKey();
+                    Key.W[0] != WordInfo::getEmptyKey() &&
+                    Key.W[0] != WordInfo::getTombstoneKey();
   if (Word) {
     if (auto It = DecodeMemo8.find(Key.W[0]); It != DecodeMemo8.end())
       return Answer(MemoDecodes[It->second]);

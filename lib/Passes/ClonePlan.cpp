@@ -64,7 +64,8 @@ code::RegisterLimits hotswap::kernelLimits(const KernelsAnalysis::Result &R,
 std::vector<ClonePlan>
 hotswap::planClones(CodeAnalysis::Result &R, ArrayRef<size_t> Functions,
                     uint64_t Base, ArrayRef<std::vector<Insertion>> Inserts,
-                    bool InsertedMayReadPC, ArrayRef<RegisterLimits> Limits) {
+                    bool InsertedMayReadPC, ArrayRef<RegisterLimits> Limits,
+                    ArrayRef<const DecodedFunction *> Code) {
   const FunctionMap &M = R.functions();
   amdgpu::TargetMC &MC = R.mc();
   // What calls read, for the liveness of relaxations (made on first use).
@@ -81,8 +82,15 @@ hotswap::planClones(CodeAnalysis::Result &R, ArrayRef<size_t> Functions,
   for (size_t X = 0; X < Functions.size(); ++X) {
     size_t I = Functions[X];
     const CodeFunction &F = M.Functions[I];
-    std::vector<MCInst> Decoded;
-    FunctionCFG G = buildCFG(MC, F, R.bytes(F), M, &Decoded);
+    std::optional<DecodedFunction> Own;
+    const DecodedFunction *DF = X < Code.size() ? Code[X] : nullptr;
+    if (!DF) {
+      Own.emplace();
+      Own->G = buildCFG(MC, F, R.bytes(F), M, &Own->Decoded);
+      DF = &*Own;
+    }
+    const FunctionCFG &G = DF->G;
+    ArrayRef<MCInst> Decoded = DF->Decoded;
     ClonePlan P;
     P.Function = I;
     ArrayRef<Insertion> Ins;

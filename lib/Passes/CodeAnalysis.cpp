@@ -22,6 +22,22 @@ CodeAnalysis::Result::Result(Object &Obj, std::unique_ptr<amdgpu::TargetMC> MC,
 
 CodeAnalysis::Result::~Result() = default;
 
+Expected<amdgpu::TargetMC &> CodeAnalysis::Result::workerMC(size_t Worker) {
+  if (Worker == 0)
+    return *MC;
+  if (WorkerMCs.size() < Worker)
+    WorkerMCs.resize(Worker);
+  std::unique_ptr<amdgpu::TargetMC> &Slot = WorkerMCs[Worker - 1];
+  if (!Slot) {
+    Expected<std::unique_ptr<amdgpu::TargetMC>> New =
+        amdgpu::TargetMC::create(MC->mcpu(), MC->features());
+    if (!New)
+      return New.takeError();
+    Slot = std::move(*New);
+  }
+  return *Slot;
+}
+
 ArrayRef<uint8_t> CodeAnalysis::Result::bytes(const CodeFunction &F) const {
   return F.Sec->contents().slice(F.Begin - F.Sec->Addr, F.size());
 }

@@ -20,8 +20,10 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Regex.h"
 
 #include <array>
+#include <deque>
 
 using namespace llvm;
 using namespace hotswap;
@@ -105,20 +107,23 @@ SiteRule hotswap::instrumentSiteRule(const amdgpu::TargetInfo &T,
 Expected<std::vector<KernelSites>> hotswap::planInstrumentSites(
     Object &Obj, KernelsAnalysis::Result &R, CodeAnalysis::Result &CA,
     bool EntryOnly, bool PerLane, bool Based, bool Edges, StringRef Only,
-    PassContext *Ctx, StringRef PassName) {
+    PassContext *Ctx, StringRef PassName, ArrayRef<size_t> OnlyFunctions,
+    bool KeepCode) {
   SiteRule Rule = instrumentSiteRule(R.Target, EntryOnly, PerLane, Only);
+  Rule.KeepCode = KeepCode;
   CounterKind Kind = counterKind(R.Target, PerLane, /*Wave32=*/true);
   if (!Based || !hasBasedForm(Kind))
-    return planAllSites(Obj, Rule, R, CA, Ctx, PassName);
+    return planAllSites(Obj, Rule, R, CA, Ctx, PassName, OnlyFunctions);
   SiteRule BasedRule =
       instrumentSiteRule(R.Target, EntryOnly, PerLane, Only, /*Based=*/true);
+  BasedRule.KeepCode = KeepCode;
   // Edge counters follow the blocks' at the same base, at most one for each
   // block (the fall-through way out of a conditional branch): half the
   // reach for the blocks keeps them all in reach.
   if (Edges)
     BasedRule.MaxNth = (BasedRule.MaxNth + 1) / 2 - 1;
   Expected<std::vector<KernelSites>> All =
-      planAllSites(Obj, BasedRule, R, CA, Ctx, PassName);
+      planAllSites(Obj, BasedRule, R, CA, Ctx, PassName, OnlyFunctions);
   if (!All)
     return All.takeError();
   // Kernels that cannot reserve registers find them at each block.
@@ -149,12 +154,14 @@ std::string hotswap::instrumentRefusal(const amdgpu::TargetInfo &T) {
   return "counter code for " + T.Name + " is not built yet (gfx8 to gfx1250)";
 }
 
-InstrumentPass::InstrumentPass(Counts W, bool L, std::string O, bool B)
-    : What(W), PerLane(L), Only(std::move(O)), Based(B) {}
+InstrumentPass::InstrumentPass(Counts W, bool L, std::string O, bool B,
+                               uint64_t Batch)
+    : What(W), PerLane(L), Only(std::move(O)), Based(B), BatchBytes(Batch) {}
 
 Expected<std::unique_ptr<Pass>> InstrumentPass::create(StringRef Params) {
   Counts What = Counts::Block;
   bool PerLane = false, Based = true;
+  uint64_t BatchBytes = DefaultBatchBytes;
   std::string Only;
   SmallVector<StringRef, 4> Parts;
   Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
@@ -172,22 +179,29 @@ Expected<std::unique_ptr<Pass>> InstrumentPass::create(StringRef Params) {
     } else if (Key == "only") {
       if (Error E = regexParam(Key, Value, Only))
         return E;
+    } else if (Key == "batch") {
+      if (Value.getAsInteger(0, BatchBytes) || BatchBytes == 0)
+        return makeError("batch=" + Value +
+                         " is not a positive count of bytes");
     } else {
       return makeError("unknown parameter '" + P +
                        "' (known: counters=kernel|block|edge, "
-                       "per=wave|lane, base=auto|none, only=REGEX)");
+                       "per=wave|lane, base=auto|none, only=REGEX, "
+                       "batch=BYTES)");
     }
   }
   if (What == Counts::Edge && PerLane)
     return makeError("counters=edge counts waves: lanes split at a branch "
                      "both ways, so their edge counts cannot be derived "
                      "(per=lane goes with counters=kernel or counters=block)");
-  return std::make_unique<InstrumentPass>(What, PerLane, std::move(Only),
-                                          Based);
+  return std::make_unique<InstrumentPass>(What, PerLane, std::move(Only), Based,
+                                          BatchBytes);
 }
 
 void InstrumentPass::printPipeline(raw_ostream &OS) const {
   OS << name();
+  // batch= is left out: the output does not depend on it (and the record
+  // of the pipeline is part of the output).
   if (What == Counts::Block && !PerLane && Only.empty() && Based)
     return;
   OS << "<counters="
@@ -208,8 +222,9 @@ Error InstrumentPass::planEdges(
     std::vector<std::pair<uint64_t, uint64_t>> &Edges, CodeAnalysis::Result &CA,
     uint32_t Reach, uint32_t Bias, PassContext &Ctx) const {
   const CodeFunction &F = CA.functions().Functions[KS.Function];
-  const bool Kept = CA.isComputed(KS.Function);
-  const FunctionCFG &G = CA.cfg(KS.Function);
+  // The graph the sites were planned on, where the planner kept it.
+  const bool Kept = KS.Code || CA.isComputed(KS.Function);
+  const FunctionCFG &G = KS.Code ? KS.Code->G : CA.cfg(KS.Function);
   // Blocks whose counter code is placed; an edge into one of them can be
   // counted with the same code (the seam before the block holds on every
   // way in, the fall-through one too).
@@ -334,126 +349,175 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   auto LayoutOf = [&](const KernelSites &KS) {
     return KS.Reserved ? BasedLayout : SelfLayout;
   };
-  Expected<std::vector<KernelSites>> All =
-      planInstrumentSites(Obj, R, *CA, What == Counts::Kernel, PerLane, Based,
-                          What == Counts::Edge, Only, &Ctx, name());
-  if (!All)
-    return All.takeError();
   const FunctionMap &M = CA->functions();
+  // The candidates, a batch at a time (batch=): each function is planned
+  // (on the pool's threads), and its copy made and proven, while its graph
+  // and instructions are at hand (KernelSites::Code), not decoded again;
+  // memory holds a batch's. A function's plan and copy depend on it alone
+  // and on the copies before it: the bytes, warnings and statistics are
+  // those of one batch (only an error in planning a later batch comes
+  // after the warnings of the earlier ones).
+  std::optional<Regex> OnlyRE;
+  if (!Only.empty())
+    OnlyRE.emplace(Only);
+  std::vector<std::vector<size_t>> Batches;
+  {
+    uint64_t InBatch = 0;
+    for (const auto &C : candidateFunctions(Obj, R, M, OnlyRE, &Ctx, name())) {
+      if (Batches.empty() || InBatch >= BatchBytes) {
+        Batches.emplace_back();
+        InBatch = 0;
+      }
+      Batches.back().push_back(C.first);
+      InBatch += M.Functions[C.first].End - M.Functions[C.first].Begin;
+    }
+  }
 
   // Coverage: every block counted or not, and why not.
   std::vector<size_t> Functions;
   std::vector<std::vector<Insertion>> Inserts;
   DenseMap<size_t, std::vector<size_t>> KernelsOf;
-  DenseMap<size_t, const KernelSites *> SitesOf;
+  std::deque<KernelSites> Planned;
+  DenseMap<size_t, KernelSites *> SitesOf;
   // Per function: the edges counted, (from block, to block) offsets, in
   // the order of their code in the copy.
   DenseMap<size_t, std::vector<std::pair<uint64_t, uint64_t>>> EdgesOf;
   // Functions counted by the based form: the first register reserved.
   DenseMap<size_t, unsigned> BasedAt;
-  for (const KernelSites &KS : *All) {
-    const std::string &Kernel = M.Functions[KS.Function].Name;
-    size_t Refused = KS.Sites.size() - KS.applied();
-    Ctx.Stats.add(name(), "blocks", "blocks seen", KS.Sites.size());
-    if (Refused) {
-      const SitePlan *First = nullptr;
-      for (const SitePlan &S : KS.Sites)
-        if (!S.Refusal.empty() && !First)
-          First = &S;
-      std::string Msg = "kernel '" + Kernel + "': " + Twine(Refused).str() +
-                        " of " + Twine(KS.Sites.size()).str() +
-                        " blocks not counted (first: +" + hex(First->Offset) +
-                        ": " + First->Refusal + ")";
-      if (Ctx.Strict)
-        return makeError(Msg);
-      Ctx.Warn(Msg);
-      Ctx.Stats.add(name(), "blocks-refused", "blocks not counted", Refused);
-      // By reason: no register, a window, the code cannot be followed or
-      // what is in flight is unknown.
-      for (const SitePlan &S : KS.Sites) {
-        if (S.Refusal.empty())
-          continue;
-        StringRef Why = S.Refusal;
-        if (Why.starts_with("no free"))
-          Ctx.Stats.add(name(), "blocks-refused-registers",
-                        "blocks not counted: no free registers");
-        else if (Why.starts_with("the code does not fit"))
-          Ctx.Stats.add(name(), "blocks-refused-checks",
-                        "blocks not counted: the code would write what is "
-                        "live (SCC)");
-        else if (Why.contains("window") || Why.contains("preload"))
-          Ctx.Stats.add(name(), "blocks-refused-window",
-                        "blocks not counted: in a window");
-        else
-          Ctx.Stats.add(name(), "blocks-refused-unknown",
-                        "blocks not counted: code or loads in flight unknown");
+  std::optional<uint64_t> Base;
+  uint64_t CopyAt = 0;
+  bool AnySites = false;
+  std::vector<ClonePlan> Plans;
+  for (const std::vector<size_t> &Batch : Batches) {
+    Expected<std::vector<KernelSites>> All = planInstrumentSites(
+        Obj, R, *CA, What == Counts::Kernel, PerLane, Based,
+        What == Counts::Edge, Only, &Ctx, name(), Batch, /*KeepCode=*/true);
+    if (!All)
+      return All.takeError();
+    AnySites |= !All->empty();
+    const size_t BatchStart = Functions.size();
+    for (KernelSites &Sites : *All) {
+      Planned.push_back(std::move(Sites));
+      KernelSites &KS = Planned.back();
+      const std::string &Kernel = M.Functions[KS.Function].Name;
+      size_t Refused = KS.Sites.size() - KS.applied();
+      Ctx.Stats.add(name(), "blocks", "blocks seen", KS.Sites.size());
+      if (Refused) {
+        const SitePlan *First = nullptr;
+        for (const SitePlan &S : KS.Sites)
+          if (!S.Refusal.empty() && !First)
+            First = &S;
+        std::string Msg = "kernel '" + Kernel + "': " + Twine(Refused).str() +
+                          " of " + Twine(KS.Sites.size()).str() +
+                          " blocks not counted (first: +" + hex(First->Offset) +
+                          ": " + First->Refusal + ")";
+        if (Ctx.Strict)
+          return makeError(Msg);
+        Ctx.Warn(Msg);
+        Ctx.Stats.add(name(), "blocks-refused", "blocks not counted", Refused);
+        // By reason: no register, a window, the code cannot be followed or
+        // what is in flight is unknown.
+        for (const SitePlan &S : KS.Sites) {
+          if (S.Refusal.empty())
+            continue;
+          StringRef Why = S.Refusal;
+          if (Why.starts_with("no free"))
+            Ctx.Stats.add(name(), "blocks-refused-registers",
+                          "blocks not counted: no free registers");
+          else if (Why.starts_with("the code does not fit"))
+            Ctx.Stats.add(name(), "blocks-refused-checks",
+                          "blocks not counted: the code would write what is "
+                          "live (SCC)");
+          else if (Why.contains("window") || Why.contains("preload"))
+            Ctx.Stats.add(name(), "blocks-refused-window",
+                          "blocks not counted: in a window");
+          else
+            Ctx.Stats.add(
+                name(), "blocks-refused-unknown",
+                "blocks not counted: code or loads in flight unknown");
+        }
+        Ctx.Stats.add(name(), "kernels-partial",
+                      "kernels with blocks not counted");
       }
-      Ctx.Stats.add(name(), "kernels-partial",
-                    "kernels with blocks not counted");
-    }
-    if (!KS.applied())
-      continue;
-    // The form: based (a base set up at the entry) or not, and why not.
-    if (KS.Reserved) {
-      Ctx.Stats.add(name(), "kernels-based",
-                    "kernels counted from a base set up at their entry");
-    } else if (!KS.Refused.empty()) {
-      Ctx.Stats.add(name(), "kernels-not-based",
-                    "kernels whose blocks find registers of their own (no "
-                    "SGPRs above the allocation reserved)");
-    }
-    std::vector<Insertion> Ins;
-    for (const SitePlan &S : KS.Sites) {
-      if (!S.Refusal.empty())
+      if (!KS.applied())
         continue;
-      // Based code other than the entry's has no distance.
-      if (KS.Reserved && S.Insn != 0) {
-      } else if (S.Body.size() < LayoutOf(KS).DistanceAt + 4 ||
-                 support::endian::read32le(S.Body.data() +
-                                           LayoutOf(KS).DistanceAt) !=
-                     CounterDistancePlaceholder)
-        return makeError("kernel '" + Kernel + "' +" + hex(S.Offset) +
-                         ": the counter code was not assembled as expected");
-      Insertion In;
-      In.Before = S.Insn;
-      In.Bytes = S.Body;
-      Ins.push_back(std::move(In));
-    }
-    if (What == Counts::Edge) {
-      const CounterKind Kind = counterKind(
-          R.Target, PerLane, CA->functions().Functions[KS.Function].Wave32);
-      if (Error E =
-              planEdges(KS, Ins, EdgesOf[KS.Function], *CA,
-                        basedCounterReach(Kind), basedCounterBias(Kind), Ctx))
+      // The form: based (a base set up at the entry) or not, and why not.
+      if (KS.Reserved) {
+        Ctx.Stats.add(name(), "kernels-based",
+                      "kernels counted from a base set up at their entry");
+      } else if (!KS.Refused.empty()) {
+        Ctx.Stats.add(name(), "kernels-not-based",
+                      "kernels whose blocks find registers of their own (no "
+                      "SGPRs above the allocation reserved)");
+      }
+      std::vector<Insertion> Ins;
+      for (const SitePlan &S : KS.Sites) {
+        if (!S.Refusal.empty())
+          continue;
+        // Based code other than the entry's has no distance.
+        if (KS.Reserved && S.Insn != 0) {
+        } else if (S.Body.size() < LayoutOf(KS).DistanceAt + 4 ||
+                   support::endian::read32le(S.Body.data() +
+                                             LayoutOf(KS).DistanceAt) !=
+                       CounterDistancePlaceholder)
+          return makeError("kernel '" + Kernel + "' +" + hex(S.Offset) +
+                           ": the counter code was not assembled as expected");
+        Insertion In;
+        In.Before = S.Insn;
+        In.Bytes = S.Body;
+        Ins.push_back(std::move(In));
+      }
+      if (What == Counts::Edge) {
+        const CounterKind Kind = counterKind(
+            R.Target, PerLane, CA->functions().Functions[KS.Function].Wave32);
+        if (Error E =
+                planEdges(KS, Ins, EdgesOf[KS.Function], *CA,
+                          basedCounterReach(Kind), basedCounterBias(Kind), Ctx))
+          return std::move(E);
+      }
+      // The allocation grows to hold the registers the code took above it.
+      if (Error E = growDescriptors(R, KS))
         return std::move(E);
+      if (KS.Reserved)
+        BasedAt[KS.Function] = *KS.Reserved;
+      Functions.push_back(KS.Function);
+      Inserts.push_back(std::move(Ins));
+      KernelsOf[KS.Function] = KS.Kernels;
+      SitesOf[KS.Function] = &KS;
     }
-    // The allocation grows to hold the registers the code took above it.
-    if (Error E = growDescriptors(R, KS))
-      return std::move(E);
-    if (KS.Reserved)
-      BasedAt[KS.Function] = *KS.Reserved;
-    Functions.push_back(KS.Function);
-    Inserts.push_back(std::move(Ins));
-    KernelsOf[KS.Function] = KS.Kernels;
-    SitesOf[KS.Function] = &KS;
+    if (Functions.size() == BatchStart)
+      continue;
+    if (!Base) {
+      Expected<uint64_t> B = CodeAppender(Obj).nextAddress(CloneAlign);
+      if (!B)
+        return B.takeError();
+      Base = CopyAt = *B;
+    }
+    ArrayRef<size_t> New = ArrayRef(Functions).drop_front(BatchStart);
+    std::vector<RegisterLimits> Limits = functionLimits(R, New, KernelsOf);
+    std::vector<const DecodedFunction *> Code;
+    for (size_t I = 0; I < New.size(); ++I) {
+      // Long jumps of a based copy must leave its reserved registers alone.
+      if (auto It = BasedAt.find(New[I]); It != BasedAt.end())
+        Limits[I].SGPRs = std::min(Limits[I].SGPRs, It->second);
+      Code.push_back(SitesOf.lookup(New[I])->Code.get());
+    }
+    for (ClonePlan &P :
+         planClones(*CA, New, CopyAt, ArrayRef(Inserts).drop_front(BatchStart),
+                    /*InsertedMayReadPC=*/true, Limits, Code)) {
+      if (P.Code)
+        CopyAt = alignTo(P.Code->Base + P.Code->Bytes.size(), CloneAlign);
+      Plans.push_back(std::move(P));
+    }
+    for (size_t F : New)
+      SitesOf.lookup(F)->Code.reset();
   }
   if (Functions.empty()) {
-    Ctx.Warn(All->empty() ? "no selected kernel runs its own code: none "
-                            "instrumented"
-                          : "no block of the selected kernels can be counted");
+    Ctx.Warn(!AnySites ? "no selected kernel runs its own code: none "
+                         "instrumented"
+                       : "no block of the selected kernels can be counted");
     return PreservedAnalyses::all();
   }
-
-  Expected<uint64_t> Base = CodeAppender(Obj).nextAddress(CloneAlign);
-  if (!Base)
-    return Base.takeError();
-  std::vector<RegisterLimits> Limits = functionLimits(R, Functions, KernelsOf);
-  // Long jumps of a based copy must leave its reserved registers alone.
-  for (size_t I = 0; I < Functions.size(); ++I)
-    if (auto It = BasedAt.find(Functions[I]); It != BasedAt.end())
-      Limits[I].SGPRs = std::min(Limits[I].SGPRs, It->second);
-  std::vector<ClonePlan> Plans = planClones(*CA, Functions, *Base, Inserts,
-                                            /*InsertedMayReadPC=*/true, Limits);
   // Where the counters will go: after the copies placeClones packs (those
   // with a proven copy) and the prefetch guard after them.
   uint64_t CodeEnd = 0;
@@ -471,6 +535,7 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   // Each counter code gets its counter's distance, in the copies, before
   // they are placed (the proof did not read it: code::proveRelocation).
   std::vector<CounterEntry> Map;
+  Map.reserve(Counters);
   uint64_t CounterCodeBytes = 0;
   for (ClonePlan &P : Plans) {
     if (!P.Code || !P.Problems.empty())

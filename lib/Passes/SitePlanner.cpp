@@ -214,7 +214,6 @@ private:
   /// mnemonic cannot match are not printed.
   std::string MnemonicPrefix;
   DenseMap<unsigned, std::string> Mnemonics;
-  StringMap<std::vector<uint8_t>> Assembled;
 };
 
 Error SitePlanner::substituteOperands(std::string &Text,
@@ -279,14 +278,8 @@ Error SitePlanner::substituteOperands(std::string &Text,
 }
 
 Expected<std::vector<uint8_t>> SitePlanner::assembleLine(StringRef Text) {
-  auto It = Assembled.find(Text);
-  if (It != Assembled.end())
-    return It->second;
-  Expected<std::vector<uint8_t>> B = MC.assemble(Text);
-  if (!B)
-    return B.takeError();
-  Assembled[Text] = *B;
-  return B;
+  // TargetMC keeps what it assembled, across planners.
+  return MC.assemble(Text);
 }
 
 Expected<std::optional<BodyProblem>>
@@ -374,9 +367,11 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
   const CodeFunction &F = M.Functions[FI];
   KernelSites KS;
   KS.Function = FI;
-  std::vector<MCInst> Decoded;
+  auto Code = std::make_shared<DecodedFunction>();
+  std::vector<MCInst> &Decoded = Code->Decoded;
   ArrayRef<uint8_t> Bytes = CA.bytes(F);
-  FunctionCFG G = buildCFG(MC, F, Bytes, M, &Decoded);
+  FunctionCFG &G = Code->G;
+  G = buildCFG(MC, F, Bytes, M, &Decoded);
   if (Decoded.size() != G.Insns.size())
     return KS;
   // The sites, before anything is computed for them.
@@ -880,6 +875,8 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       KS.VGPRsUsed = std::max(KS.VGPRsUsed, *ReservedV + ReservedVCount);
     }
   }
+  if (Rule.KeepCode && KS.applied())
+    KS.Code = std::move(Code);
   return KS;
 }
 
@@ -925,10 +922,11 @@ hotswap::planAllSites(Object &Obj, const SiteRule &Rule,
       Work.push_back(std::move(C));
   // Each function's plan depends on it alone: functions are planned on the
   // pool's threads where there is one, each thread with a TargetMC and a
-  // planner of its own (the first thread with the object's TargetMC, idle
-  // while the caller waits, whose decodes the caller's next steps reuse),
-  // and taken in function order (the first error too), so the answer is
-  // the one a single thread gives.
+  // planner of its own (the code analysis' TargetMCs, kept with what they
+  // decoded and assembled for the next call; the first thread has the
+  // object's, idle while the caller waits, whose decodes the caller's next
+  // steps reuse), and taken in function order (the first error too), so
+  // the answer is the one a single thread gives.
   std::vector<std::optional<Expected<KernelSites>>> Plans(Work.size());
   auto PlanOne = [&](SitePlanner &P, size_t J) {
     std::vector<const KernelInfo *> Ks;
@@ -940,18 +938,17 @@ hotswap::planAllSites(Object &Obj, const SiteRule &Rule,
   if (Pool && Work.size() > 1 && Pool->getMaxConcurrency() > 1) {
     const size_t Chunks =
         std::min<size_t>(Pool->getMaxConcurrency(), Work.size());
-    std::vector<std::unique_ptr<amdgpu::TargetMC>> MCs(Chunks);
-    for (size_t C = 1; C < Chunks; ++C) {
-      Expected<std::unique_ptr<amdgpu::TargetMC>> New =
-          amdgpu::TargetMC::create(R.Target.MCPU, R.Target.Features);
-      if (!New)
-        return New.takeError();
-      MCs[C] = std::move(*New);
+    std::vector<amdgpu::TargetMC *> MCs(Chunks);
+    for (size_t C = 0; C < Chunks; ++C) {
+      Expected<amdgpu::TargetMC &> MC = CA.workerMC(C);
+      if (!MC)
+        return MC.takeError();
+      MCs[C] = &*MC;
     }
     ThreadPoolTaskGroup Tasks(*Pool);
     for (size_t C = 0; C < Chunks; ++C)
       Tasks.async([&, C] {
-        SitePlanner P(Rule, CA, R.Target, C ? *MCs[C] : CA.mc());
+        SitePlanner P(Rule, CA, R.Target, *MCs[C]);
         for (size_t J = C; J < Work.size(); J += Chunks)
           PlanOne(P, J);
       });

@@ -94,6 +94,7 @@ public:
   /// to the bytes it encodes, in order. Anything that would need a
   /// relocation or a fixup (symbol references, labels used as operands) and
   /// layout directives are errors. Errors carry the assembler's messages.
+  /// The same text gives the bytes it gave before (kept, bounded).
   llvm::Expected<std::vector<uint8_t>> assemble(llvm::StringRef AsmText) const;
 
   /// Encodes one instruction (e.g. one returned by decodeOne()). Errors when
@@ -152,6 +153,9 @@ private:
   std::unique_ptr<llvm::MCInstPrinter> Printer;
   /// Decodes for this one when LLVM cannot (gfx6/gfx7); see TargetMC.cpp.
   std::unique_ptr<TargetMC> Proxy;
+  llvm::Expected<std::vector<uint8_t>>
+  assembleFresh(llvm::StringRef AsmText) const;
+  mutable llvm::StringMap<std::vector<uint8_t>> AssembleMemo;
   /// gfx6-9 encodings: see literalCrashesLLVM().
   bool PreGFX10 = false;
   bool literalCrashesLLVM(llvm::ArrayRef<uint8_t> Bytes) const;
@@ -191,7 +195,21 @@ private:
   mutable llvm::DenseMap<MemoKey, uint32_t, MemoKeyInfo> DecodeMemo;
   /// Where instructions take at most 8 bytes (gfx6-9): the window as one
   /// word, a smaller table (all but the two words DenseMap reserves).
-  mutable llvm::DenseMap<uint64_t, uint32_t> DecodeMemo8;
+  /// Instruction words vary in their high bits (opcodes) as much as in
+  /// their low ones: DenseMap's hash of a uint64_t (times 37) keeps only
+  /// the low bits, so the whole word is mixed.
+  struct WordInfo {
+    static uint64_t getEmptyKey() { return ~0ull; }
+    static uint64_t getTombstoneKey() { return ~0ull - 1; }
+    static unsigned getHashValue(uint64_t W) {
+      W ^= W >> 33;
+      W *= 0xff51afd7ed558ccdull;
+      W ^= W >> 33;
+      return unsigned(W);
+    }
+    static bool isEqual(uint64_t A, uint64_t B) { return A == B; }
+  };
+  mutable llvm::DenseMap<uint64_t, uint32_t, WordInfo> DecodeMemo8;
   mutable std::deque<MemoDecode> MemoDecodes;
   /// A decode that is not kept (decodeView's answer until the next).
   mutable MemoDecode Unshared;

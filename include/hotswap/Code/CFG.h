@@ -34,15 +34,12 @@
 #include "hotswap/Code/Functions.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/MC/MCInst.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-namespace llvm {
-class MCInst;
-} // namespace llvm
 
 namespace hotswap {
 namespace code {
@@ -146,6 +143,14 @@ struct FunctionCFG {
 /// tells calls and tail jumps into other functions from stray branches.
 /// \p Decoded, when given, receives every instruction with its operands
 /// (index = FunctionCFG::Insns index), for the analyses that read them.
+/// A function's graph with its instructions as decoded (Decoded[I] is
+/// G.Insns[I]): what one step built, handed to the next so that it does
+/// not decode the function again.
+struct DecodedFunction {
+  FunctionCFG G;
+  std::vector<llvm::MCInst> Decoded;
+};
+
 FunctionCFG buildCFG(const amdgpu::TargetMC &MC, const CodeFunction &F,
                      llvm::ArrayRef<uint8_t> Bytes, const FunctionMap &Map,
                      std::vector<llvm::MCInst> *Decoded = nullptr);

@@ -74,13 +74,16 @@ functionLimits(const KernelsAnalysis::Result &R,
 /// function map) from \p Base on, with \p Inserts (per function, when
 /// given). With \p Limits (per function: its kernels' kernelLimits), a
 /// branch out of reach is relaxed where registers are free at its target;
-/// without, it is refused.
+/// without, it is refused. With \p Code (per function, or null), a
+/// function's graph and instructions are taken from there, not decoded
+/// again.
 std::vector<ClonePlan>
 planClones(CodeAnalysis::Result &R, llvm::ArrayRef<size_t> Functions,
            uint64_t Base,
            llvm::ArrayRef<std::vector<code::Insertion>> Inserts = {},
            bool InsertedMayReadPC = false,
-           llvm::ArrayRef<code::RegisterLimits> Limits = {});
+           llvm::ArrayRef<code::RegisterLimits> Limits = {},
+           llvm::ArrayRef<const code::DecodedFunction *> Code = {});
 
 /// Places the copies of \p Plans (planned from \p Base, the address the
 /// run's appended code starts at) in one `.hotswap.clone.text` section,

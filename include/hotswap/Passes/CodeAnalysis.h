@@ -61,6 +61,11 @@ public:
 
     const code::FunctionMap &functions() const { return Map; }
     amdgpu::TargetMC &mc() const { return *MC; }
+    /// A TargetMC of the same target for worker thread \p Worker (0: the
+    /// object's own, mc()), made on first use and kept, with what it
+    /// decoded, for the next work spread over threads. Called from one
+    /// thread, before the work starts.
+    llvm::Expected<amdgpu::TargetMC &> workerMC(size_t Worker);
     amdgpu::Generation generation() const { return Gen; }
     /// The bytes of function \p F.
     llvm::ArrayRef<uint8_t> bytes(const code::CodeFunction &F) const;
@@ -91,6 +96,7 @@ public:
 
   private:
     std::unique_ptr<amdgpu::TargetMC> MC;
+    std::vector<std::unique_ptr<amdgpu::TargetMC>> WorkerMCs;
     code::FunctionMap Map;
     amdgpu::Generation Gen;
     std::vector<std::unique_ptr<FunctionCode>> Code;

@@ -81,8 +81,11 @@ public:
   /// What is counted.
   enum class Counts { Kernel, Block, Edge };
 
-  InstrumentPass(Counts What, bool PerLane, std::string Only,
-                 bool Based = true);
+  /// Code planned, copied and proven at a time, by default (batch=).
+  static constexpr uint64_t DefaultBatchBytes = 256 << 10;
+
+  InstrumentPass(Counts What, bool PerLane, std::string Only, bool Based = true,
+                 uint64_t BatchBytes = DefaultBatchBytes);
   static llvm::Expected<std::unique_ptr<Pass>> create(llvm::StringRef Params);
   void printPipeline(llvm::raw_ostream &OS) const override;
 
@@ -110,6 +113,10 @@ private:
   std::string Only;
   /// base=auto (the default): the based form where a kernel allows it.
   bool Based = true;
+  /// batch=BYTES: functions are planned, copied and proven in batches of
+  /// about this much code (at least one function each); memory holds a
+  /// batch's graphs and instructions. The output never depends on it.
+  uint64_t BatchBytes = DefaultBatchBytes;
 };
 
 /// The sites instrument counts (block starts, or the entry with
@@ -125,12 +132,14 @@ SiteRule instrumentSiteRule(const amdgpu::TargetInfo &T, bool EntryOnly,
 /// \p Based, each kernel takes the based form where registers can be
 /// reserved for it (8 bytes a block after the entry on gfx9, 24 or 28 on
 /// gfx10-12), else the form that finds its registers at each block;
-/// \p Edges keeps room in the base's reach for edge counters.
-llvm::Expected<std::vector<KernelSites>>
-planInstrumentSites(Object &Obj, KernelsAnalysis::Result &R,
-                    CodeAnalysis::Result &CA, bool EntryOnly, bool PerLane,
-                    bool Based, bool Edges, llvm::StringRef Only,
-                    PassContext *Ctx, llvm::StringRef PassName);
+/// \p Edges keeps room in the base's reach for edge counters. With
+/// \p OnlyFunctions, only those functions; with \p KeepCode, each keeps
+/// its graph and instructions (KernelSites::Code).
+llvm::Expected<std::vector<KernelSites>> planInstrumentSites(
+    Object &Obj, KernelsAnalysis::Result &R, CodeAnalysis::Result &CA,
+    bool EntryOnly, bool PerLane, bool Based, bool Edges, llvm::StringRef Only,
+    PassContext *Ctx, llvm::StringRef PassName,
+    llvm::ArrayRef<size_t> OnlyFunctions = {}, bool KeepCode = false);
 
 /// Why instrument has no counter code for \p T (empty: it has).
 std::string instrumentRefusal(const amdgpu::TargetInfo &T);

@@ -25,6 +25,7 @@
 #ifndef HOTSWAP_PASSES_SITEPLANNER_H
 #define HOTSWAP_PASSES_SITEPLANNER_H
 
+#include "hotswap/Code/CFG.h"
 #include "hotswap/Code/SiteSafety.h"
 #include "hotswap/Passes/CodeAnalysis.h"
 #include "hotswap/Passes/Kernels.h"
@@ -34,6 +35,7 @@
 #include "llvm/Support/Regex.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -124,6 +126,9 @@ struct SiteRule {
   /// (Code/SiteHazards.h); without, a hazard is a problem of the body (for
   /// code whose shape verify knows: instrument's counter code).
   bool Guards = true;
+  /// Each function's graph and instructions are kept with its sites
+  /// (KernelSites::Code), for a copy made next (planClones).
+  bool KeepCode = false;
 };
 
 /// One site and what it takes.
@@ -164,6 +169,9 @@ struct KernelSites {
   /// The first reserved register (s<Reserved>, v<ReservedVGPR>), when
   /// some were taken.
   std::optional<unsigned> Reserved, ReservedVGPR;
+  /// With SiteRule::KeepCode, where a site takes code: the graph and the
+  /// instructions the sites were planned on.
+  std::shared_ptr<code::DecodedFunction> Code;
   size_t applied() const;
 };
 
