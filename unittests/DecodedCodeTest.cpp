@@ -749,6 +749,71 @@ TEST(DecodedCodeTest, RegisterSetsFormat) {
   EXPECT_EQ(RM.highest(S, RegClass::AGPR), std::nullopt);
 }
 
+// decodeRange with a hint (code decoded before that the bytes mostly
+// repeat, as a copy repeats its original) answers what the decoder does:
+// an instruction inserted before, a branch that moved, a changed literal,
+// a replaced instruction, the end of the code. Where a window repeats,
+// the hint's own instruction is handed out (the test sees the hint used).
+TEST(DecodedCodeTest, DecodeHintsGiveTheDecodersAnswers) {
+  for (const char *CPU : {"gfx90a", "gfx1100"}) {
+    auto MC = TargetMC::create(CPU, "");
+    ASSERT_OK(MC);
+    const std::string Body = "v_mov_b32_e32 v1, 0x12345678\n"
+                             "s_add_u32 s4, s4, 0x1000\n"
+                             "v_add_f32_e32 v0, v1, v0\n"
+                             "s_nop 0\n";
+    auto Orig = (*MC)->assemble("s_load_dwordx2 s[4:5], s[0:1], 0x0\n" + Body +
+                                "s_cbranch_scc1 2\n"
+                                "s_mov_b32 s6, 7\n" +
+                                Body + "s_endpgm\n");
+    ASSERT_OK(Orig);
+    auto Copy = (*MC)->assemble("s_nop 1\n" // inserted
+                                "s_load_dwordx2 s[4:5], s[0:1], 0x0\n" +
+                                Body +                // repeated
+                                "s_cbranch_scc1 5\n"  // moved
+                                "s_mov_b32 s6, 8\n" + // replaced
+                                Body +
+                                "s_add_u32 s4, s4, 0x2000\n" // inserted
+                                "s_endpgm\n");
+    ASSERT_OK(Copy);
+    std::vector<MCInst> Decoded;
+    DecodedRange O =
+        decodeRange(**MC, *Orig, 0x1000, [&](const Insn &, const MCInst &MI) {
+          Decoded.push_back(MI);
+        });
+    ASSERT_FALSE(O.Stop);
+    auto Text = [&](const TargetMC &With, const DecodeHint *Hint,
+                    unsigned *FromHint) {
+      std::string S;
+      DecodedRange R = decodeRange(
+          With, *Copy, 0x2000,
+          [&](const Insn &I, const MCInst &MI) {
+            S += hex(I.Addr) + " " + std::to_string(I.Size) + " " +
+                 With.printInst(MI, I.Addr) + "\n";
+            if (FromHint && !Decoded.empty() && &MI >= &Decoded.front() &&
+                &MI <= &Decoded.back())
+              ++*FromHint;
+          },
+          Hint);
+      return R.Stop ? "stopped: " + S : S;
+    };
+    auto Fresh = TargetMC::create(CPU, "");
+    ASSERT_OK(Fresh);
+    const std::string Want = Text(**Fresh, nullptr, nullptr);
+    const DecodeHint Hint{*Orig, 0x1000, O.Insns, Decoded};
+    unsigned Used = 0;
+    EXPECT_EQ(Text(**MC, &Hint, &Used), Want) << CPU;
+    // gfx10+ decides on 20 bytes: fewer windows repeat than on gfx9 (8).
+    EXPECT_GE(Used, StringRef(CPU) == "gfx90a" ? 8u : 2u) << CPU;
+    // A hint of other code is never an answer.
+    std::vector<uint8_t> Other(Orig->size(), 0);
+    const DecodeHint Wrong{Other, 0x1000, O.Insns, Decoded};
+    Used = 0;
+    EXPECT_EQ(Text(**MC, &Wrong, &Used), Want) << CPU;
+    EXPECT_EQ(Used, 0u) << CPU;
+  }
+}
+
 // RegisterModel answers per register from tables made once; here every
 // register of three targets is read unit by unit instead, as LLVM lists
 // them, and the answers compared.

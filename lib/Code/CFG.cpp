@@ -431,8 +431,9 @@ public:
     G.End = F.End;
   }
 
-  FunctionCFG build(ArrayRef<uint8_t> Bytes, std::vector<MCInst> *Decoded) {
-    decode(Bytes, Decoded);
+  FunctionCFG build(ArrayRef<uint8_t> Bytes, std::vector<MCInst> *Decoded,
+                    const DecodeHint *Hint) {
+    decode(Bytes, Decoded, Hint);
     if (G.Insns.empty())
       return std::move(G);
     findLeaders();
@@ -467,7 +468,8 @@ private:
   }
   std::string name(const Insn &I) const { return K.baseName(I.Opcode).lower(); }
 
-  void decode(ArrayRef<uint8_t> Bytes, std::vector<MCInst> *Decoded) {
+  void decode(ArrayRef<uint8_t> Bytes, std::vector<MCInst> *Decoded,
+              const DecodeHint *Hint) {
     const RegisterModel &RM = RegisterModel::get(MC.regInfo());
     // Instructions that open or close windows: index, immediate, kind.
     std::vector<std::tuple<uint32_t, int64_t, CodeWindow::Kind>> Marks;
@@ -477,8 +479,9 @@ private:
     // no noexcept move).
     if (Decoded)
       Decoded->reserve(Decoded->size() + Bytes.size() / 4 + 1);
-    DecodedRange R =
-        decodeRange(MC, Bytes, F.Begin, [&](const Insn &In, const MCInst &MI) {
+    DecodedRange R = decodeRange(
+        MC, Bytes, F.Begin,
+        [&](const Insn &In, const MCInst &MI) {
           if (auto Op = scalarOp(MI, Visited, K, MC.instrInfo(), RM))
             Ops.push_back(*Op);
           StringRef N = K.baseName(In.Opcode);
@@ -494,7 +497,8 @@ private:
           if (Decoded)
             Decoded->push_back(MI);
           ++Visited;
-        });
+        },
+        Hint);
     G.Insns = std::move(R.Insns);
     addWindows(G, F, Marks);
     if (R.Stop) {
@@ -759,6 +763,7 @@ private:
 
 FunctionCFG code::buildCFG(const amdgpu::TargetMC &MC, const CodeFunction &F,
                            ArrayRef<uint8_t> Bytes, const FunctionMap &Map,
-                           std::vector<MCInst> *Decoded) {
-  return CFGBuilder(MC, F, Map).build(Bytes, Decoded);
+                           std::vector<MCInst> *Decoded,
+                           const DecodeHint *Hint) {
+  return CFGBuilder(MC, F, Map).build(Bytes, Decoded, Hint);
 }

@@ -156,18 +156,61 @@ std::optional<int64_t> code::immediateValue(const MCOperand &O) {
 DecodedRange
 code::decodeRange(const amdgpu::TargetMC &MC, ArrayRef<uint8_t> Bytes,
                   uint64_t Addr,
-                  function_ref<void(const Insn &, const MCInst &)> Visit) {
+                  function_ref<void(const Insn &, const MCInst &)> Visit,
+                  const DecodeHint *Hint) {
   const InsnKinds &K = InsnKinds::get(MC.instrInfo());
   DecodedRange R;
   R.Insns.reserve(Bytes.size() / 6 + 1);
+  const size_t Window = MC.decodeWindow();
+  // The hint's next instruction (see DecodeHint): the one after the last
+  // the code repeated (its bytes, or its opcode: a branch to another
+  // place), or the one after that (an instruction the code replaced); code
+  // the hint does not have leaves it. It only decides where to look.
+  size_t Next = 0;
+  auto HintAt = [&](size_t T, size_t Len) -> std::optional<ArrayRef<uint8_t>> {
+    if (T >= Hint->Insns.size())
+      return std::nullopt;
+    const Insn &HI = Hint->Insns[T];
+    if (HI.Addr < Hint->Begin || HI.Addr - Hint->Begin >= Hint->Bytes.size())
+      return std::nullopt;
+    return Hint->Bytes.drop_front(HI.Addr - Hint->Begin).take_front(Len);
+  };
+  auto Hinted = [&](uint64_t Off) -> amdgpu::DecodedView {
+    ArrayRef<uint8_t> Here = Bytes.drop_front(Off).take_front(Window);
+    for (size_t T = Next; T < Next + 2; ++T)
+      if (HintAt(T, Window) == Here &&
+          Hint->Insns[T].Size <= Bytes.size() - Off) {
+        Next = T + 1;
+        return {&Hint->Decoded[T], Hint->Insns[T].Size, false};
+      }
+    return {};
+  };
+  auto Follow = [&](uint64_t Off, const amdgpu::DecodedView &D) {
+    ArrayRef<uint8_t> Here = Bytes.slice(Off, D.Size);
+    for (size_t T = Next; T < Next + 2 && T < Hint->Insns.size(); ++T)
+      if (Hint->Insns[T].Size == D.Size &&
+          (Hint->Decoded[T].getOpcode() == D.Inst->getOpcode() ||
+           HintAt(T, D.Size) == Here)) {
+        Next = T + 1;
+        return;
+      }
+  };
+  const bool UseHint = Hint && Hint->Decoded.size() == Hint->Insns.size();
   uint64_t Off = 0;
   while (Off < Bytes.size()) {
-    const amdgpu::DecodedView D = MC.decodeView(
-        Bytes.drop_front(Off), Addr + Off, /*AllowSoftFail=*/true);
+    amdgpu::DecodedView D;
+    if (UseHint)
+      D = Hinted(Off);
+    const bool FromHint = D.Inst;
+    if (!D.Inst)
+      D = MC.decodeView(Bytes.drop_front(Off), Addr + Off,
+                        /*AllowSoftFail=*/true);
     if (!D.Inst || D.Size == 0 || D.Size > Bytes.size() - Off) {
       R.Stop = DecodeStop{Addr + Off, "bytes that are not an instruction"};
       break;
     }
+    if (UseHint && !FromHint)
+      Follow(Off, D);
     Insn I;
     I.Addr = Addr + Off;
     I.Opcode = D.Inst->getOpcode();

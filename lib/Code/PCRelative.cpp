@@ -134,6 +134,13 @@ PCRelScan code::findPCRelative(const amdgpu::TargetMC &MC, const FunctionCFG &G,
   const RegisterModel &RM = RegisterModel::get(MC.regInfo());
   const MCInstrInfo &MII = MC.instrInfo();
   for (const Block &B : G.Blocks) {
+    // Idioms and the constants they add lie within a block: a block
+    // without s_getpc_b64 has nothing to find.
+    bool GetPC = false;
+    for (uint32_t I = B.First; I < B.End && I < Decoded.size() && !GetPC; ++I)
+      GetPC = K.baseName(Decoded[I].getOpcode()) == "S_GETPC_B64";
+    if (!GetPC)
+      continue;
     BlockConstants C;
     for (uint32_t I = B.First; I < B.End && I < Decoded.size(); ++I) {
       const MCInst &MI = Decoded[I];

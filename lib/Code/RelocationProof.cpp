@@ -56,7 +56,10 @@ public:
         FallThrough(FallThrough), Kinds(InsnKinds::get(MC.instrInfo())) {}
 
   RelocationProofResult run(const FunctionMap &Map) {
-    C = buildCFG(MC, Copy, CopyBytes, Map, &CopyOps);
+    // The copy is decoded from its bytes; where they are the original's,
+    // the original's decodes are the decoder's answers (DecodeHint).
+    const DecodeHint Hint{Bytes, G.Begin, G.Insns, Decoded};
+    C = buildCFG(MC, Copy, CopyBytes, Map, &CopyOps, &Hint);
     if (C.Insns.empty() || C.Insns.back().end() != Copy.End) {
       problem("the copy at " + hex(Copy.Begin) + " does not decode to its end" +
               (C.Findings.empty() ? "" : ": " + C.Findings.front().Message));

@@ -112,6 +112,12 @@ public:
   /// is valid until the next decode of this TargetMC.
   DecodedView decodeView(llvm::ArrayRef<uint8_t> Bytes, uint64_t Addr,
                          bool AllowSoftFail = false) const;
+  /// The bytes from an instruction's start that decide what decodeView
+  /// answers there (the subtarget's longest instruction): equal windows,
+  /// equal answers.
+  size_t decodeWindow() const {
+    return Proxy ? Proxy->decodeWindow() : MaxInstBytes;
+  }
   /// How many times decodeOne() has run (what `-stats` reports as
   /// instructions decoded: the default pipeline decodes no kernel code).
   uint64_t decodeCount() const { return Decodes; }

@@ -151,9 +151,11 @@ struct DecodedFunction {
   std::vector<llvm::MCInst> Decoded;
 };
 
+/// \p Hint: code this function's bytes mostly repeat (DecodeHint).
 FunctionCFG buildCFG(const amdgpu::TargetMC &MC, const CodeFunction &F,
                      llvm::ArrayRef<uint8_t> Bytes, const FunctionMap &Map,
-                     std::vector<llvm::MCInst> *Decoded = nullptr);
+                     std::vector<llvm::MCInst> *Decoded = nullptr,
+                     const DecodeHint *Hint = nullptr);
 
 } // namespace code
 } // namespace hotswap

@@ -122,6 +122,19 @@ struct DecodedRange {
   }
 };
 
+/// Code decoded before that the code being decoded mostly repeats, in
+/// order (a function, for its copy): where the bytes that decide an answer
+/// (TargetMC::decodeWindow) are the same as at the next instruction of
+/// the hint (or the one after), its decode is the answer, the one the
+/// decoder would give; elsewhere the decoder is asked. A hint saves
+/// lookups, never changes what is decoded.
+struct DecodeHint {
+  llvm::ArrayRef<uint8_t> Bytes; // the code, from...
+  uint64_t Begin = 0;            // ...this address
+  llvm::ArrayRef<Insn> Insns;
+  llvm::ArrayRef<llvm::MCInst> Decoded; // Decoded[I] is Insns[I]
+};
+
 /// Decodes \p Bytes (at address \p Addr) from the start, instruction after
 /// instruction, to the end or to the first bytes that are not an
 /// instruction (an instruction running past the end counts as such).
@@ -130,7 +143,8 @@ struct DecodedRange {
 /// does not decode with \p MC itself).
 DecodedRange decodeRange(
     const amdgpu::TargetMC &MC, llvm::ArrayRef<uint8_t> Bytes, uint64_t Addr,
-    llvm::function_ref<void(const Insn &, const llvm::MCInst &)> Visit = {});
+    llvm::function_ref<void(const Insn &, const llvm::MCInst &)> Visit = {},
+    const DecodeHint *Hint = nullptr);
 
 /// The instructions \p Insns (from decodeRange over \p Bytes starting at
 /// \p Begin) with their operands, decoded again: what an analysis that
