@@ -326,30 +326,179 @@ Expected<bool> InstrumentPass::holds(Object &Obj, KernelsAnalysis::Result &R,
   return Obj.findSection(CounterMapSectionName) != nullptr;
 }
 
-Expected<PreservedAnalyses>
-InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
-                             AnalysisManager &AM, PassContext &Ctx) {
-  if (std::string Why = instrumentRefusal(R.Target); !Why.empty()) {
-    std::string Msg = Why + "; no kernel instrumented";
+/// What instrument planned and copied, function by function in order.
+struct InstrumentPass::Counted {
+  /// The functions with a counted block, the code inserted into each, and
+  /// their kernels (indices of R.Kernels).
+  std::vector<size_t> Functions;
+  std::vector<std::vector<Insertion>> Inserts;
+  DenseMap<size_t, std::vector<size_t>> KernelsOf;
+  /// Every function's sites (SitesOf points into it).
+  std::deque<KernelSites> Planned;
+  DenseMap<size_t, KernelSites *> SitesOf;
+  /// Per function: the edges counted, (from block, to block) offsets, in
+  /// the order of their code in the copy.
+  DenseMap<size_t, std::vector<std::pair<uint64_t, uint64_t>>> EdgesOf;
+  /// Functions counted by the based form: the first register reserved.
+  DenseMap<size_t, unsigned> BasedAt;
+  /// Where the copies start, and the next copy's address.
+  std::optional<uint64_t> Base;
+  uint64_t CopyAt = 0;
+  bool AnySites = false;
+  std::vector<ClonePlan> Plans;
+};
+
+std::vector<std::vector<size_t>>
+InstrumentPass::batches(Object &Obj, const KernelsAnalysis::Result &R,
+                        const FunctionMap &M, PassContext &Ctx) const {
+  std::optional<Regex> OnlyRE;
+  if (!Only.empty())
+    OnlyRE.emplace(Only);
+  std::vector<std::vector<size_t>> Batches;
+  uint64_t InBatch = 0;
+  for (const auto &C : candidateFunctions(Obj, R, M, OnlyRE, &Ctx, name())) {
+    if (Batches.empty() || InBatch >= BatchBytes) {
+      Batches.emplace_back();
+      InBatch = 0;
+    }
+    Batches.back().push_back(C.first);
+    InBatch += M.Functions[C.first].End - M.Functions[C.first].Begin;
+  }
+  return Batches;
+}
+
+Error InstrumentPass::acceptSites(KernelSites &&Sites, Counted &C,
+                                  KernelsAnalysis::Result &R,
+                                  CodeAnalysis::Result &CA,
+                                  PassContext &Ctx) const {
+  C.Planned.push_back(std::move(Sites));
+  KernelSites &KS = C.Planned.back();
+  const std::string &Kernel = CA.functions().Functions[KS.Function].Name;
+  size_t Refused = KS.Sites.size() - KS.applied();
+  Ctx.Stats.add(name(), "blocks", "blocks seen", KS.Sites.size());
+  if (Refused) {
+    const SitePlan *First = nullptr;
+    for (const SitePlan &S : KS.Sites)
+      if (!S.Refusal.empty() && !First)
+        First = &S;
+    std::string Msg = "kernel '" + Kernel + "': " + Twine(Refused).str() +
+                      " of " + Twine(KS.Sites.size()).str() +
+                      " blocks not counted (first: +" + hex(First->Offset) +
+                      ": " + First->Refusal + ")";
     if (Ctx.Strict)
       return makeError(Msg);
     Ctx.Warn(Msg);
-    Ctx.Stats.add(name(), "refused-target",
-                  "code objects left alone: no counter code for the target");
-    return PreservedAnalyses::all();
+    Ctx.Stats.add(name(), "blocks-refused", "blocks not counted", Refused);
+    // By reason: no register, a window, the code cannot be followed or
+    // what is in flight is unknown.
+    for (const SitePlan &S : KS.Sites) {
+      if (S.Refusal.empty())
+        continue;
+      StringRef Why = S.Refusal;
+      if (Why.starts_with("no free"))
+        Ctx.Stats.add(name(), "blocks-refused-registers",
+                      "blocks not counted: no free registers");
+      else if (Why.starts_with("the code does not fit"))
+        Ctx.Stats.add(name(), "blocks-refused-checks",
+                      "blocks not counted: the code would write what is "
+                      "live (SCC)");
+      else if (Why.contains("window") || Why.contains("preload"))
+        Ctx.Stats.add(name(), "blocks-refused-window",
+                      "blocks not counted: in a window");
+      else
+        Ctx.Stats.add(name(), "blocks-refused-unknown",
+                      "blocks not counted: code or loads in flight unknown");
+    }
+    Ctx.Stats.add(name(), "kernels-partial", "kernels with blocks not counted");
   }
-  auto CA = AM.getResult<CodeAnalysis>(Obj);
-  if (!CA)
-    return CA.takeError();
+  if (!KS.applied())
+    return Error::success();
+  // The form: based (a base set up at the entry) or not, and why not.
+  if (KS.Reserved) {
+    Ctx.Stats.add(name(), "kernels-based",
+                  "kernels counted from a base set up at their entry");
+  } else if (!KS.Refused.empty()) {
+    Ctx.Stats.add(name(), "kernels-not-based",
+                  "kernels whose blocks find registers of their own (no "
+                  "SGPRs above the allocation reserved)");
+  }
   // Where the distance is: based code's entry starts with s_getpc_b64 and
   // the add of the distance, as scalar code does.
-  const CounterLayout SelfLayout =
-      counterLayout(counterKind(R.Target, PerLane, /*Wave32=*/true));
-  const CounterLayout BasedLayout = counterLayout(CounterKind{});
-  auto LayoutOf = [&](const KernelSites &KS) {
-    return KS.Reserved ? BasedLayout : SelfLayout;
-  };
-  const FunctionMap &M = CA->functions();
+  const CounterLayout Layout =
+      KS.Reserved
+          ? counterLayout(CounterKind{})
+          : counterLayout(counterKind(R.Target, PerLane, /*Wave32=*/true));
+  std::vector<Insertion> Ins;
+  for (const SitePlan &S : KS.Sites) {
+    if (!S.Refusal.empty())
+      continue;
+    // Based code other than the entry's has no distance.
+    if (KS.Reserved && S.Insn != 0) {
+    } else if (S.Body.size() < Layout.DistanceAt + 4 ||
+               support::endian::read32le(S.Body.data() + Layout.DistanceAt) !=
+                   CounterDistancePlaceholder)
+      return makeError("kernel '" + Kernel + "' +" + hex(S.Offset) +
+                       ": the counter code was not assembled as expected");
+    Insertion In;
+    In.Before = S.Insn;
+    In.Bytes = S.Body;
+    Ins.push_back(std::move(In));
+  }
+  if (What == Counts::Edge) {
+    const CounterKind Kind = counterKind(
+        R.Target, PerLane, CA.functions().Functions[KS.Function].Wave32);
+    if (Error E =
+            planEdges(KS, Ins, C.EdgesOf[KS.Function], CA,
+                      basedCounterReach(Kind), basedCounterBias(Kind), Ctx))
+      return E;
+  }
+  // The allocation grows to hold the registers the code took above it.
+  if (Error E = growDescriptors(R, KS))
+    return E;
+  if (KS.Reserved)
+    C.BasedAt[KS.Function] = *KS.Reserved;
+  C.Functions.push_back(KS.Function);
+  C.Inserts.push_back(std::move(Ins));
+  C.KernelsOf[KS.Function] = KS.Kernels;
+  C.SitesOf[KS.Function] = &KS;
+  return Error::success();
+}
+
+Error InstrumentPass::copyFrom(size_t First, Counted &C, Object &Obj,
+                               const KernelsAnalysis::Result &R,
+                               CodeAnalysis::Result &CA) const {
+  if (C.Functions.size() == First)
+    return Error::success();
+  if (!C.Base) {
+    Expected<uint64_t> B = CodeAppender(Obj).nextAddress(CloneAlign);
+    if (!B)
+      return B.takeError();
+    C.Base = C.CopyAt = *B;
+  }
+  ArrayRef<size_t> New = ArrayRef(C.Functions).drop_front(First);
+  std::vector<RegisterLimits> Limits = functionLimits(R, New, C.KernelsOf);
+  std::vector<const DecodedFunction *> Code;
+  for (size_t I = 0; I < New.size(); ++I) {
+    // Long jumps of a based copy must leave its reserved registers alone.
+    if (auto It = C.BasedAt.find(New[I]); It != C.BasedAt.end())
+      Limits[I].SGPRs = std::min(Limits[I].SGPRs, It->second);
+    Code.push_back(C.SitesOf.lookup(New[I])->Code.get());
+  }
+  for (ClonePlan &P :
+       planClones(CA, New, C.CopyAt, ArrayRef(C.Inserts).drop_front(First),
+                  /*InsertedMayReadPC=*/true, Limits, Code)) {
+    if (P.Code)
+      C.CopyAt = alignTo(P.Code->Base + P.Code->Bytes.size(), CloneAlign);
+    C.Plans.push_back(std::move(P));
+  }
+  for (size_t F : New)
+    C.SitesOf.lookup(F)->Code.reset();
+  return Error::success();
+}
+
+Expected<InstrumentPass::Counted>
+InstrumentPass::planAndCopy(Object &Obj, KernelsAnalysis::Result &R,
+                            CodeAnalysis::Result &CA, PassContext &Ctx) const {
   // The candidates, a batch at a time (batch=): each function is planned
   // (on the pool's threads), and its copy made and proven, while its graph
   // and instructions are at hand (KernelSites::Code), not decoded again;
@@ -357,193 +506,60 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   // and on the copies before it: the bytes, warnings and statistics are
   // those of one batch (only an error in planning a later batch comes
   // after the warnings of the earlier ones).
-  std::optional<Regex> OnlyRE;
-  if (!Only.empty())
-    OnlyRE.emplace(Only);
-  std::vector<std::vector<size_t>> Batches;
-  {
-    uint64_t InBatch = 0;
-    for (const auto &C : candidateFunctions(Obj, R, M, OnlyRE, &Ctx, name())) {
-      if (Batches.empty() || InBatch >= BatchBytes) {
-        Batches.emplace_back();
-        InBatch = 0;
-      }
-      Batches.back().push_back(C.first);
-      InBatch += M.Functions[C.first].End - M.Functions[C.first].Begin;
-    }
-  }
-
-  // Coverage: every block counted or not, and why not.
-  std::vector<size_t> Functions;
-  std::vector<std::vector<Insertion>> Inserts;
-  DenseMap<size_t, std::vector<size_t>> KernelsOf;
-  std::deque<KernelSites> Planned;
-  DenseMap<size_t, KernelSites *> SitesOf;
-  // Per function: the edges counted, (from block, to block) offsets, in
-  // the order of their code in the copy.
-  DenseMap<size_t, std::vector<std::pair<uint64_t, uint64_t>>> EdgesOf;
-  // Functions counted by the based form: the first register reserved.
-  DenseMap<size_t, unsigned> BasedAt;
-  std::optional<uint64_t> Base;
-  uint64_t CopyAt = 0;
-  bool AnySites = false;
-  std::vector<ClonePlan> Plans;
-  for (const std::vector<size_t> &Batch : Batches) {
+  Counted C;
+  for (const std::vector<size_t> &Batch :
+       batches(Obj, R, CA.functions(), Ctx)) {
     Expected<std::vector<KernelSites>> All = planInstrumentSites(
-        Obj, R, *CA, What == Counts::Kernel, PerLane, Based,
+        Obj, R, CA, What == Counts::Kernel, PerLane, Based,
         What == Counts::Edge, Only, &Ctx, name(), Batch, /*KeepCode=*/true);
     if (!All)
       return All.takeError();
-    AnySites |= !All->empty();
-    const size_t BatchStart = Functions.size();
-    for (KernelSites &Sites : *All) {
-      Planned.push_back(std::move(Sites));
-      KernelSites &KS = Planned.back();
-      const std::string &Kernel = M.Functions[KS.Function].Name;
-      size_t Refused = KS.Sites.size() - KS.applied();
-      Ctx.Stats.add(name(), "blocks", "blocks seen", KS.Sites.size());
-      if (Refused) {
-        const SitePlan *First = nullptr;
-        for (const SitePlan &S : KS.Sites)
-          if (!S.Refusal.empty() && !First)
-            First = &S;
-        std::string Msg = "kernel '" + Kernel + "': " + Twine(Refused).str() +
-                          " of " + Twine(KS.Sites.size()).str() +
-                          " blocks not counted (first: +" + hex(First->Offset) +
-                          ": " + First->Refusal + ")";
-        if (Ctx.Strict)
-          return makeError(Msg);
-        Ctx.Warn(Msg);
-        Ctx.Stats.add(name(), "blocks-refused", "blocks not counted", Refused);
-        // By reason: no register, a window, the code cannot be followed or
-        // what is in flight is unknown.
-        for (const SitePlan &S : KS.Sites) {
-          if (S.Refusal.empty())
-            continue;
-          StringRef Why = S.Refusal;
-          if (Why.starts_with("no free"))
-            Ctx.Stats.add(name(), "blocks-refused-registers",
-                          "blocks not counted: no free registers");
-          else if (Why.starts_with("the code does not fit"))
-            Ctx.Stats.add(name(), "blocks-refused-checks",
-                          "blocks not counted: the code would write what is "
-                          "live (SCC)");
-          else if (Why.contains("window") || Why.contains("preload"))
-            Ctx.Stats.add(name(), "blocks-refused-window",
-                          "blocks not counted: in a window");
-          else
-            Ctx.Stats.add(
-                name(), "blocks-refused-unknown",
-                "blocks not counted: code or loads in flight unknown");
-        }
-        Ctx.Stats.add(name(), "kernels-partial",
-                      "kernels with blocks not counted");
-      }
-      if (!KS.applied())
-        continue;
-      // The form: based (a base set up at the entry) or not, and why not.
-      if (KS.Reserved) {
-        Ctx.Stats.add(name(), "kernels-based",
-                      "kernels counted from a base set up at their entry");
-      } else if (!KS.Refused.empty()) {
-        Ctx.Stats.add(name(), "kernels-not-based",
-                      "kernels whose blocks find registers of their own (no "
-                      "SGPRs above the allocation reserved)");
-      }
-      std::vector<Insertion> Ins;
-      for (const SitePlan &S : KS.Sites) {
-        if (!S.Refusal.empty())
-          continue;
-        // Based code other than the entry's has no distance.
-        if (KS.Reserved && S.Insn != 0) {
-        } else if (S.Body.size() < LayoutOf(KS).DistanceAt + 4 ||
-                   support::endian::read32le(S.Body.data() +
-                                             LayoutOf(KS).DistanceAt) !=
-                       CounterDistancePlaceholder)
-          return makeError("kernel '" + Kernel + "' +" + hex(S.Offset) +
-                           ": the counter code was not assembled as expected");
-        Insertion In;
-        In.Before = S.Insn;
-        In.Bytes = S.Body;
-        Ins.push_back(std::move(In));
-      }
-      if (What == Counts::Edge) {
-        const CounterKind Kind = counterKind(
-            R.Target, PerLane, CA->functions().Functions[KS.Function].Wave32);
-        if (Error E =
-                planEdges(KS, Ins, EdgesOf[KS.Function], *CA,
-                          basedCounterReach(Kind), basedCounterBias(Kind), Ctx))
-          return std::move(E);
-      }
-      // The allocation grows to hold the registers the code took above it.
-      if (Error E = growDescriptors(R, KS))
+    C.AnySites |= !All->empty();
+    // Coverage: every block counted or not, and why not.
+    const size_t First = C.Functions.size();
+    for (KernelSites &KS : *All)
+      if (Error E = acceptSites(std::move(KS), C, R, CA, Ctx))
         return std::move(E);
-      if (KS.Reserved)
-        BasedAt[KS.Function] = *KS.Reserved;
-      Functions.push_back(KS.Function);
-      Inserts.push_back(std::move(Ins));
-      KernelsOf[KS.Function] = KS.Kernels;
-      SitesOf[KS.Function] = &KS;
-    }
-    if (Functions.size() == BatchStart)
-      continue;
-    if (!Base) {
-      Expected<uint64_t> B = CodeAppender(Obj).nextAddress(CloneAlign);
-      if (!B)
-        return B.takeError();
-      Base = CopyAt = *B;
-    }
-    ArrayRef<size_t> New = ArrayRef(Functions).drop_front(BatchStart);
-    std::vector<RegisterLimits> Limits = functionLimits(R, New, KernelsOf);
-    std::vector<const DecodedFunction *> Code;
-    for (size_t I = 0; I < New.size(); ++I) {
-      // Long jumps of a based copy must leave its reserved registers alone.
-      if (auto It = BasedAt.find(New[I]); It != BasedAt.end())
-        Limits[I].SGPRs = std::min(Limits[I].SGPRs, It->second);
-      Code.push_back(SitesOf.lookup(New[I])->Code.get());
-    }
-    for (ClonePlan &P :
-         planClones(*CA, New, CopyAt, ArrayRef(Inserts).drop_front(BatchStart),
-                    /*InsertedMayReadPC=*/true, Limits, Code)) {
-      if (P.Code)
-        CopyAt = alignTo(P.Code->Base + P.Code->Bytes.size(), CloneAlign);
-      Plans.push_back(std::move(P));
-    }
-    for (size_t F : New)
-      SitesOf.lookup(F)->Code.reset();
+    if (Error E = copyFrom(First, C, Obj, R, CA))
+      return std::move(E);
   }
-  if (Functions.empty()) {
-    Ctx.Warn(!AnySites ? "no selected kernel runs its own code: none "
-                         "instrumented"
-                       : "no block of the selected kernels can be counted");
-    return PreservedAnalyses::all();
-  }
+  return std::move(C);
+}
+
+Expected<std::vector<CounterEntry>>
+InstrumentPass::counterMap(Counted &C, const KernelsAnalysis::Result &R,
+                           const FunctionMap &M, uint64_t &CounterBase,
+                           uint64_t &CounterCodeBytes) const {
   // Where the counters will go: after the copies placeClones packs (those
   // with a proven copy) and the prefetch guard after them.
   uint64_t CodeEnd = 0;
   size_t Counters = 0;
-  for (const ClonePlan &P : Plans)
+  for (const ClonePlan &P : C.Plans)
     if (P.Code && P.Problems.empty()) {
       CodeEnd = P.Code->Base + P.Code->Bytes.size();
       Counters += P.Code->insertedRanges().size() + P.Code->FallThrough.size();
     }
-  const uint64_t CounterBase =
-      alignTo(CodeEnd + R.Target.PoolGuardBytes, CounterBytes);
-  if (Counters && CounterBase + Counters * CounterBytes - *Base > UINT32_MAX)
+  CounterBase = alignTo(CodeEnd + R.Target.PoolGuardBytes, CounterBytes);
+  if (Counters && CounterBase + Counters * CounterBytes - *C.Base > UINT32_MAX)
     return makeError("the counters would lie more than 4 GiB from the "
                      "counter code");
+  // Where the distance is: based code's entry starts with s_getpc_b64 and
+  // the add of the distance, as scalar code does.
+  const CounterLayout SelfLayout =
+      counterLayout(counterKind(R.Target, PerLane, /*Wave32=*/true));
+  const CounterLayout BasedLayout = counterLayout(CounterKind{});
   // Each counter code gets its counter's distance, in the copies, before
   // they are placed (the proof did not read it: code::proveRelocation).
   std::vector<CounterEntry> Map;
   Map.reserve(Counters);
-  uint64_t CounterCodeBytes = 0;
-  for (ClonePlan &P : Plans) {
+  CounterCodeBytes = 0;
+  for (ClonePlan &P : C.Plans) {
     if (!P.Code || !P.Problems.empty())
       continue;
-    const KernelSites &KS = *SitesOf.lookup(P.Function);
+    const KernelSites &KS = *C.SitesOf.lookup(P.Function);
     // The next counter, for the counter code at \p Code of this copy
     // (based code other than the entry's has its offset already).
-    const bool Based = BasedAt.count(P.Function);
+    const bool Based = C.BasedAt.count(P.Function);
     const CounterLayout Layout = Based ? BasedLayout : SelfLayout;
     // Based code's base lies this far past the kernel's first counter.
     const uint64_t Bias =
@@ -578,7 +594,7 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                      S.Offset, Code, std::nullopt});
     }
     // Edge counters: the copy's fall-through code, in the same order.
-    const auto &Edges = EdgesOf[P.Function];
+    const auto &Edges = C.EdgesOf[P.Function];
     if (Edges.size() != P.Code->FallThrough.size())
       return makeError("kernel '" + M.Functions[P.Function].Name +
                        "': its copy holds other edge counter codes than "
@@ -592,8 +608,41 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                      Edges[X].first, Code, Edges[X].second});
     }
   }
-  Expected<size_t> Placed =
-      placeClones(Obj, R, *CA, Plans, KernelsOf, *Base, name(), AM, Ctx);
+  return Map;
+}
+
+Expected<PreservedAnalyses>
+InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
+                             AnalysisManager &AM, PassContext &Ctx) {
+  if (std::string Why = instrumentRefusal(R.Target); !Why.empty()) {
+    std::string Msg = Why + "; no kernel instrumented";
+    if (Ctx.Strict)
+      return makeError(Msg);
+    Ctx.Warn(Msg);
+    Ctx.Stats.add(name(), "refused-target",
+                  "code objects left alone: no counter code for the target");
+    return PreservedAnalyses::all();
+  }
+  auto CA = AM.getResult<CodeAnalysis>(Obj);
+  if (!CA)
+    return CA.takeError();
+  const FunctionMap &M = CA->functions();
+  Expected<Counted> C = planAndCopy(Obj, R, *CA, Ctx);
+  if (!C)
+    return C.takeError();
+  if (C->Functions.empty()) {
+    Ctx.Warn(!C->AnySites ? "no selected kernel runs its own code: none "
+                            "instrumented"
+                          : "no block of the selected kernels can be counted");
+    return PreservedAnalyses::all();
+  }
+  uint64_t CounterBase = 0, CounterCodeBytes = 0;
+  Expected<std::vector<CounterEntry>> Map =
+      counterMap(*C, R, M, CounterBase, CounterCodeBytes);
+  if (!Map)
+    return Map.takeError();
+  Expected<size_t> Placed = placeClones(Obj, R, *CA, C->Plans, C->KernelsOf,
+                                        *C->Base, name(), AM, Ctx);
   if (!Placed)
     return Placed.takeError();
   PreservedAnalyses PA = PreservedAnalyses::none();
@@ -612,10 +661,10 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   // .vgpr_count),
   // for the kernels whose copy was placed.
   bool MetadataChanged = false;
-  for (const ClonePlan &P : Plans) {
+  for (const ClonePlan &P : C->Plans) {
     if (!P.Code)
       continue;
-    if (Error E = growMetadataCounts(R, *SitesOf.lookup(P.Function), Ctx,
+    if (Error E = growMetadataCounts(R, *C->SitesOf.lookup(P.Function), Ctx,
                                      name(), MetadataChanged))
       return std::move(E);
   }
@@ -624,7 +673,7 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       return std::move(E);
   Expected<Section &> Area =
       Appender.appendZeroed(CodePurpose::Counters, CounterBytes, ELF::SHF_WRITE,
-                            Map.size() * CounterBytes);
+                            Map->size() * CounterBytes);
   if (!Area)
     return Area.takeError();
   if (SymbolTable *ST = Obj.symtab()) {
@@ -635,15 +684,15 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     S.Other = ELF::STV_DEFAULT;
     S.Sec = &*Area;
     S.Value = Area->Addr;
-    S.Size = Map.size() * CounterBytes;
+    S.Size = Map->size() * CounterBytes;
     ST->add(std::move(S));
   }
-  if (Error E = appendCounterMap(Obj, Map))
+  if (Error E = appendCounterMap(Obj, *Map))
     return std::move(E);
   size_t EdgeCounters = llvm::count_if(
-      Map, [](const CounterEntry &E) { return E.Kind == "edge"; });
+      *Map, [](const CounterEntry &E) { return E.Kind == "edge"; });
   Ctx.Stats.add(name(), "counters", "blocks counted",
-                Map.size() - EdgeCounters);
+                Map->size() - EdgeCounters);
   Ctx.Stats.add(name(), "counter-code-bytes",
                 "bytes of counter code (entries' set-up included)",
                 CounterCodeBytes);

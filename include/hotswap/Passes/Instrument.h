@@ -64,11 +64,13 @@
 
 #include "hotswap/Code/Relocate.h"
 #include "hotswap/Passes/CodeAnalysis.h"
+#include "hotswap/Passes/CounterRecord.h"
 #include "hotswap/Passes/KernelsPass.h"
 #include "hotswap/Passes/SitePlanner.h"
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace hotswap {
 
@@ -97,6 +99,34 @@ public:
                                                  PassContext &Ctx);
 
 private:
+  struct Counted;
+  /// The candidate functions (function order), in batches of about
+  /// BatchBytes of code.
+  std::vector<std::vector<size_t>> batches(Object &Obj,
+                                           const KernelsAnalysis::Result &R,
+                                           const code::FunctionMap &M,
+                                           PassContext &Ctx) const;
+  /// Plans every candidate's sites and makes and proves the copies of
+  /// those with a counted block, a batch at a time.
+  llvm::Expected<Counted> planAndCopy(Object &Obj, KernelsAnalysis::Result &R,
+                                      CodeAnalysis::Result &CA,
+                                      PassContext &Ctx) const;
+  /// One function's sites: warnings and statistics of what is not counted,
+  /// the counter code to insert, the descriptors grown; kept in \p C.
+  llvm::Error acceptSites(KernelSites &&KS, Counted &C,
+                          KernelsAnalysis::Result &R, CodeAnalysis::Result &CA,
+                          PassContext &Ctx) const;
+  /// The copies of the functions accepted from \p First on.
+  llvm::Error copyFrom(size_t First, Counted &C, Object &Obj,
+                       const KernelsAnalysis::Result &R,
+                       CodeAnalysis::Result &CA) const;
+  /// The counter map of the proven copies, each counter code given its
+  /// counter's distance; where the counters start (\p CounterBase) and the
+  /// bytes of counter code.
+  llvm::Expected<std::vector<CounterEntry>>
+  counterMap(Counted &C, const KernelsAnalysis::Result &R,
+             const code::FunctionMap &M, uint64_t &CounterBase,
+             uint64_t &CounterCodeBytes) const;
   /// counters=edge: adds to \p Ins the counter code of the edges of
   /// \p KS's function that block counts leave unknown (EdgeCounts.h), and
   /// to \p Edges their (from block, to block) offsets, in code order;
