@@ -32,6 +32,7 @@ tools = {
     "clang": os.path.join(llvm_bin, "clang"),
     "FileCheck": os.path.join(llvm_bin, "FileCheck"),
     "llvm-mc": os.path.join(llvm_bin, "llvm-mc"),
+    "llvm-objdump": os.path.join(llvm_bin, "llvm-objdump"),
     "not": os.path.join(llvm_bin, "not"),
 }
 for name, path in tools.items():

@@ -24,7 +24,14 @@ A buffer is one of
 After the run one line per buffer is printed:
   buffer NAME bytes=N sha256=HEX
 Every buffer sits between guard zones filled with a pattern; a kernel that
-writes into one is reported and the script exits 3. Anything the loader does
+writes into one is reported and the script exits 3. With --counters FILE,
+the bytes of the object's `__hotswap_counters` (instrument's counters) after
+the run are written to FILE: the dump `print<counters;dump=FILE>` reads.
+
+The emulator compiles each instruction from the ISA's pseudocode, which for
+s_getpc_b64 reads a PC it does not provide. This loader gives it one: the
+address of the next instruction (the ISA's definition), where the image is
+mapped in host memory, which keeps every PC-relative distance of the object. Anything the loader does
 not support (relocation kinds, kernarg preloading, scratch, an unknown
 target) is an error with exit status 1.
 """
@@ -112,6 +119,11 @@ class Elf:
 
     def find_symbol(self, name):
         """st_value of NAME from .dynsym, else .symtab (None if absent)."""
+        found = self.find_symbol_and_size(name)
+        return found[0] if found else None
+
+    def find_symbol_and_size(self, name):
+        """(st_value, st_size) of NAME from .dynsym, else .symtab."""
         for want in (SHT_DYNSYM, SHT_SYMTAB):
             for sh in self.shdrs:
                 if sh["type"] != want or sh["link"] >= len(self.shdrs):
@@ -120,12 +132,12 @@ class Elf:
                 syms = self.section_bytes(sh)
                 ent = sh["entsize"] or 24
                 for off in range(0, len(syms) - 23, ent):
-                    st_name, _, _, st_shndx, st_value, _ = struct.unpack_from("<IBBHQQ", syms, off)
+                    st_name, _, _, st_shndx, st_value, st_size = struct.unpack_from("<IBBHQQ", syms, off)
                     if st_shndx == 0:
                         continue
                     end = strtab.find(b"\0", st_name)
                     if strtab[st_name:end].decode("utf-8", "replace") == name:
-                        return st_value
+                        return st_value, st_size
         return None
 
 
@@ -244,6 +256,28 @@ def dims(text):
     return tuple(parts + [1] * (3 - len(parts)))
 
 
+def give_getpc_a_pc(emu):
+    """s_getpc_b64 (SOP1) as the ISA defines it: the address of the next
+    instruction into the SGPR pair; every other instruction as the emulator
+    compiles it. Written against the emulator's own instruction context."""
+    from tinygrad.dtype import dtypes
+    from tinygrad.uop.ops import UOp
+
+    def with_getpc(handler):
+        def compile_inst(inst, ctx):
+            if emu._op_name(inst) != "S_GETPC_B64":
+                return handler(inst, ctx)
+            sdst = ctx.inst_field(type(inst).sdst)
+            lo, hi = emu._split64(ctx.rpc() + UOp.const(ctx.inst_size, dtypes.uint64))
+            return UOp.sink(ctx.wsgpr_dyn(sdst, lo), ctx.wsgpr_dyn(sdst + emu._c(1), hi),
+                            *ctx.inc_pc())
+        return compile_inst
+
+    for kind, handler in list(emu._INST_HANDLERS.items()):
+        if kind.__name__ == "SOP1":
+            emu._INST_HANDLERS[kind] = with_getpc(handler)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--emu", required=True, help="tinygrad checkout (has test/mockgpu/amd/emu.py)")
@@ -256,6 +290,8 @@ def main():
     ap.add_argument("--dynamic-lds", type=int, default=0, help="bytes of dynamic LDS")
     ap.add_argument("--dump", metavar="DIR", help="write every buffer to DIR/NAME.bin")
     ap.add_argument("--print-layout", action="store_true", help="print what the loader derived")
+    ap.add_argument("--counters", metavar="FILE",
+                    help="write the bytes of __hotswap_counters after the run to FILE")
     ap.set_defaults(args=[])
     opts = ap.parse_args()
 
@@ -289,6 +325,11 @@ def main():
                               % (target, 32 if wave32 else 64, arch, 64 if arch == "cdna" else 32))
         if rsrc2 & (1 << 10):
             raise Unsupported("ENABLE_SGPR_WORKGROUP_INFO")
+        counters = None
+        if opts.counters:
+            counters = elf.find_symbol_and_size("__hotswap_counters")
+            if counters is None or not image.mapped(counters[0], counters[1]):
+                raise Unsupported("--counters: no mapped __hotswap_counters in %s" % opts.object)
         # Every target in MACHS has packed work-item ids (all three in v0),
         # which is what the emulator sets up.
 
@@ -374,7 +415,9 @@ def main():
     sys.path.insert(0, emu_dir)
     sys.dont_write_bytecode = True
     try:
-        from test.mockgpu.amd.emu import run_asm  # noqa: E402  (external tool)
+        from test.mockgpu.amd import emu  # noqa: E402  (external tool)
+        run_asm = emu.run_asm
+        give_getpc_a_pc(emu)
     except Exception as e:  # the checkout is not usable
         die("cannot import the emulator from %s: %s: %s" % (emu_dir, type(e).__name__, e))
 
@@ -386,6 +429,9 @@ def main():
     if rc != 0:
         die("the emulator returned %d" % rc)
 
+    if counters:
+        with open(opts.counters, "wb") as f:
+            f.write(image.read(counters[0], counters[1]))
     stray = [b.name for b in buffers + [kernarg, packet, queue] if not b.guards_intact()]
     for buf in buffers:
         data = buf.contents()
