@@ -37,7 +37,7 @@ bool code::hasBasedForm(const CounterKind &Kind) {
     return true;
   return Kind.Form == CounterForm::Global &&
          Kind.Gen >= amdgpu::Generation::GFX10 &&
-         Kind.Gen <= amdgpu::Generation::GFX12;
+         Kind.Gen <= amdgpu::Generation::GFX125;
 }
 
 uint32_t code::basedCounterBias(const CounterKind &Kind) {

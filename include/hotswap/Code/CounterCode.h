@@ -182,12 +182,13 @@ struct CounterKind {
 };
 
 /// Whether the based form is built for \p Kind's form and generation
-/// (counting waves: gfx9, gfx10, gfx11, gfx12).
+/// (counting waves: gfx9, gfx10, gfx11, gfx12, gfx1250).
 bool hasBasedForm(const CounterKind &Kind);
 
 /// The based form's reach: the offset of its last counter from the first
 /// (the atomic's immediate offset: 20 bits on gfx9, 12 and 13 signed ones
-/// on gfx10 and gfx11, 24 signed ones on gfx12, of which 20 are used).
+/// on gfx10 and gfx11, 24 signed ones on gfx12 and gfx1250, of which 20
+/// are used).
 uint32_t basedCounterReach(const CounterKind &Kind);
 /// How far past the kernel's first counter its base is: the negative half
 /// of a signed offset's reach (2048 on gfx10, 4096 on gfx11; else 0).
