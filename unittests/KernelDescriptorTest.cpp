@@ -200,6 +200,31 @@ TEST(KernelDescriptorTest, LiveInSGPRs) {
   EXPECT_EQ(KD.liveInSGPRs(Gfx1250), 34u);
 }
 
+TEST(KernelDescriptorTest, KernargSegmentPtrSGPR) {
+  TargetInfo Gfx90a = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A);
+  KernelDescriptor KD;
+  // Private segment buffer (4) and kernarg pointer: s[4:5].
+  KD.ComputePgmRsrc2 = 6u << 1;
+  KD.KernelCodeProperties = 0x0009;
+  EXPECT_EQ(KD.kernargSegmentPtrSGPR(Gfx90a), 4u);
+  // The kernarg pointer alone (gfx11 and later, architected flat scratch).
+  KD.KernelCodeProperties = 0x0008;
+  EXPECT_EQ(KD.kernargSegmentPtrSGPR(Gfx90a), 0u);
+  // After the dispatch and queue pointers: 4 + 2 + 2.
+  KD.ComputePgmRsrc2 = 10u << 1;
+  KD.KernelCodeProperties = 0x000f;
+  EXPECT_EQ(KD.kernargSegmentPtrSGPR(Gfx90a), 8u);
+  // Only the dispatch pointer before it.
+  KD.KernelCodeProperties = 0x000a;
+  EXPECT_EQ(KD.kernargSegmentPtrSGPR(Gfx90a), 2u);
+  // Not enabled; enabled but past the user SGPRs the descriptor counts.
+  KD.KernelCodeProperties = 0x0007;
+  EXPECT_EQ(KD.kernargSegmentPtrSGPR(Gfx90a), std::nullopt);
+  KD.KernelCodeProperties = 0x000f;
+  KD.ComputePgmRsrc2 = 9u << 1;
+  EXPECT_EQ(KD.kernargSegmentPtrSGPR(Gfx90a), std::nullopt);
+}
+
 TEST(KernelDescriptorTest, InstPrefSizeKeepsOtherBits) {
   TargetInfo Gfx1100 = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX1100);
   TargetInfo Gfx1201 = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX1201);

@@ -351,6 +351,25 @@ unsigned KernelDescriptor::wavefrontSize() const {
   return isWave32() ? 32 : 64;
 }
 
+std::optional<unsigned>
+KernelDescriptor::kernargSegmentPtrSGPR(const TargetInfo &TI) const {
+  using namespace amdhsa;
+  if (!(KernelCodeProperties &
+        KERNEL_CODE_PROPERTY_ENABLE_SGPR_KERNARG_SEGMENT_PTR))
+    return std::nullopt;
+  unsigned First = 0;
+  if (KernelCodeProperties &
+      KERNEL_CODE_PROPERTY_ENABLE_SGPR_PRIVATE_SEGMENT_BUFFER)
+    First += 4;
+  if (KernelCodeProperties & KERNEL_CODE_PROPERTY_ENABLE_SGPR_DISPATCH_PTR)
+    First += 2;
+  if (KernelCodeProperties & KERNEL_CODE_PROPERTY_ENABLE_SGPR_QUEUE_PTR)
+    First += 2;
+  if (First + 2 > userSGPRCount(TI))
+    return std::nullopt;
+  return First;
+}
+
 unsigned KernelDescriptor::kernargPreloadLength() const {
   return getBits(KernargPreload, amdhsa::KERNARG_PRELOAD_SPEC_LENGTH_SHIFT,
                  amdhsa::KERNARG_PRELOAD_SPEC_LENGTH_WIDTH);

@@ -33,7 +33,7 @@ using namespace hotswap::code;
 static std::vector<SourceLine> counterCode(const CounterKind &Kind) {
   std::vector<SourceLine> Out;
   for (const std::string &L : counterCodeLines(Kind))
-    Out.push_back({unsigned(Out.size() + 1), L});
+    Out.push_back({unsigned(Out.size() + 1), L, ""});
   return Out;
 }
 
@@ -63,7 +63,7 @@ SiteRule hotswap::instrumentSiteRule(const amdgpu::TargetInfo &T,
     auto Lines = [](const CounterKind &K) {
       std::vector<SourceLine> Out;
       for (const std::string &L : basedCounterEntryLines(K))
-        Out.push_back({unsigned(Out.size() + 1), L});
+        Out.push_back({unsigned(Out.size() + 1), L, ""});
       return Out;
     };
     Rule.EntryBody = Lines(Kind);

@@ -56,6 +56,15 @@ Expected<PatchRule> PatchRule::parse(StringRef Pass, StringRef Params) {
       HasWhere = true;
     } else if (Key == "insert" && !Value.empty()) {
       R.InsertFile = Value.str();
+    } else if (Key == "entry" && !Value.empty()) {
+      R.EntryFile = Value.str();
+    } else if (Key == "reserve-sgpr-pairs" || Key == "reserve-vgpr-pairs") {
+      unsigned N;
+      if (Value.getAsInteger(10, N) || N < 1 || N > 8)
+        return makeError(Key + "=" + Value +
+                         " is not a count of register pairs from 1 to 8");
+      (Key == "reserve-sgpr-pairs" ? R.ReserveSGPRPairs : R.ReserveVGPRPairs) =
+          N;
     } else if (Key == "grow-sgprs" || Key == "grow-vgprs") {
       unsigned N;
       if (Value.getAsInteger(10, N) || N > 64)
@@ -66,7 +75,8 @@ Expected<PatchRule> PatchRule::parse(StringRef Pass, StringRef Params) {
       return makeError("unknown parameter '" + P +
                        "' (known: match=REGEX, at=OFFSET, "
                        "where=before|after|replace, insert=FILE, only=REGEX, "
-                       "grow-sgprs=N, grow-vgprs=N)");
+                       "grow-sgprs=N, grow-vgprs=N, entry=FILE, "
+                       "reserve-sgpr-pairs=N, reserve-vgpr-pairs=N)");
     }
   }
   if (R.Match.empty() == !R.At)
@@ -77,6 +87,12 @@ Expected<PatchRule> PatchRule::parse(StringRef Pass, StringRef Params) {
   if (R.InsertFile.empty())
     return makeError("insert=FILE is required: the assembly to place at "
                      "each site");
+  if (R.ReserveVGPRPairs && !R.ReserveSGPRPairs)
+    return makeError("reserve-vgpr-pairs=N needs reserve-sgpr-pairs=N too "
+                     "(the kernel's registers are reserved together)");
+  if (R.ReserveSGPRPairs && R.EntryFile.empty())
+    return makeError("reserve-sgpr-pairs=N needs entry=FILE: code at the "
+                     "kernel's entry that sets the reserved registers up");
   return R;
 }
 
@@ -92,6 +108,12 @@ void PatchRule::print(raw_ostream &OS) const {
     OS << ";grow-sgprs=" << GrowSGPRs;
   if (GrowVGPRs)
     OS << ";grow-vgprs=" << GrowVGPRs;
+  if (!EntryFile.empty())
+    OS << ";entry=" << EntryFile;
+  if (ReserveSGPRPairs)
+    OS << ";reserve-sgpr-pairs=" << ReserveSGPRPairs;
+  if (ReserveVGPRPairs)
+    OS << ";reserve-vgpr-pairs=" << ReserveVGPRPairs;
 }
 
 namespace {
@@ -101,7 +123,23 @@ Expected<SiteRule> siteRule(const PatchRule &P) {
   Expected<std::vector<SourceLine>> Lines = readRuleFile(P.InsertFile);
   if (!Lines)
     return Lines.takeError();
+  // The launch's kernarg segment pointer is there at the entry only.
+  for (const SourceLine &L : *Lines)
+    if (StringRef(L.Text).contains("%kernarg"))
+      return makeError("'" + P.InsertFile + "' line " + Twine(L.Number) +
+                       ": %kernarg names the kernarg segment pointer of the "
+                       "kernel's launch, which only the entry's code "
+                       "(entry=FILE) reads");
   SiteRule R;
+  if (!P.EntryFile.empty()) {
+    Expected<std::vector<SourceLine>> Entry = readRuleFile(P.EntryFile);
+    if (!Entry)
+      return Entry.takeError();
+    R.EntryBody = std::move(*Entry);
+    R.EntryBeforeBody = true;
+  }
+  R.ReservedPairs = P.ReserveSGPRPairs;
+  R.ReservedVGPRPairs = P.ReserveVGPRPairs;
   R.Select = SiteSelect::Matched;
   R.Match = P.Match;
   R.At = P.At;
@@ -209,9 +247,9 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       if (!S.Refusal.empty())
         continue;
       Insertion In;
-      In.Before = Rule.Where == SiteWhere::After ? S.Insn + 1 : S.Insn;
+      In.Before = S.Where == SiteWhere::After ? S.Insn + 1 : S.Insn;
       In.Bytes = S.Body;
-      In.Replace = Rule.Where == SiteWhere::Replace;
+      In.Replace = S.Where == SiteWhere::Replace;
       for (const std::string &L : S.Asm)
         In.Asm += (In.Asm.empty() ? "" : "\n") + L;
       Ins.push_back(std::move(In));
@@ -247,7 +285,16 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     if (P.Code)
       for (const KernelSites &KS : *All)
         if (KS.Function == P.Function) {
-          Ctx.Stats.add(name(), "sites", "sites patched", KS.applied());
+          size_t Rule = 0, Entry = 0;
+          for (const SitePlan &S : KS.Sites)
+            if (S.Refusal.empty()) {
+              Rule += S.Role != SiteRole::Entry;
+              Entry += S.Role != SiteRole::Rule;
+            }
+          Ctx.Stats.add(name(), "sites", "sites patched", Rule);
+          if (Entry)
+            Ctx.Stats.add(name(), "entries",
+                          "kernels given code at their entry", Entry);
           if (Error E = growMetadataCounts(R, KS, Ctx, name(), MetadataChanged))
             return std::move(E);
         }
@@ -358,18 +405,30 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   if (!All)
     return All.takeError();
   const FunctionMap &M = CA->functions();
-  size_t Sites = 0, Applied = 0;
+  // The rule's sites, and the kernels given entry code (entry=FILE).
+  size_t Sites = 0, Applied = 0, Entries = 0;
+  auto RuleSites = [](const KernelSites &KS) {
+    return llvm::count_if(
+        KS.Sites, [](const SitePlan &S) { return S.Role != SiteRole::Entry; });
+  };
   for (const KernelSites &KS : *All) {
-    Sites += KS.Sites.size();
-    Applied += KS.applied();
+    Sites += RuleSites(KS);
+    for (const SitePlan &S : KS.Sites)
+      if (S.Refusal.empty()) {
+        Applied += S.Role != SiteRole::Entry;
+        Entries += S.Role != SiteRole::Rule;
+      }
   }
   if (!Ctx.JSON) {
     raw_ostream &OS = *Ctx.Out;
     OS << "sites: " << Sites << " in " << All->size() << " kernels, " << Applied
-       << " applied, " << Sites - Applied << " refused\n";
+       << " applied, " << Sites - Applied << " refused";
+    if (!Rule.EntryFile.empty())
+      OS << "; entry code in " << Entries << " kernels";
+    OS << "\n";
     for (const KernelSites &KS : *All) {
-      OS << "kernel " << M.Functions[KS.Function].Name << ": "
-         << KS.Sites.size() << " sites";
+      OS << "kernel " << M.Functions[KS.Function].Name << ": " << RuleSites(KS)
+         << " sites";
       if (KS.SGPRsUsed > KS.SGPRsAllocated)
         OS << "; SGPRs above the allocation taken: it grows from "
            << KS.SGPRsAllocated << " to " << KS.SGPRsUsed << " usable SGPRs";
@@ -390,8 +449,11 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
           OS << "refused: " << S.Refusal << "\n";
           continue;
         }
-        OS << "applied in the kernel's copy, " << siteWhereName(Rule.Where)
-           << ", " << S.Body.size() << " bytes";
+        OS << "applied in the kernel's copy, "
+           << (S.Role == SiteRole::Entry           ? "entry code "
+               : S.Role == SiteRole::EntryThenRule ? "entry code, then "
+                                                   : "")
+           << siteWhereName(S.Where) << ", " << S.Body.size() << " bytes";
         if (S.Alternative)
           OS << ", alternative " << S.Alternative;
         for (const auto &[Name, Reg] : S.Bound)
@@ -415,6 +477,8 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       } else {
         O["applied"] = "clone";
         O["bytes"] = int64_t(S.Body.size());
+        if (S.Role != SiteRole::Rule)
+          O["entry"] = true;
         if (S.Alternative)
           O["alternative"] = int64_t(S.Alternative);
         json::Object B;
@@ -454,6 +518,7 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
                                           {"total", int64_t(Sites)},
                                           {"applied", int64_t(Applied)},
                                           {"refused", int64_t(Sites - Applied)},
+                                          {"entries", int64_t(Entries)},
                                           {"hazards_checked", true},
                                           {"kernels", std::move(Kernels)}}}});
   if (Ctx.JSONOut)

@@ -44,7 +44,7 @@ Expected<std::vector<SourceLine>> hotswap::readRuleFile(StringRef Path) {
       L = L.split(C).first;
     L = L.trim();
     if (!L.empty())
-      Out.push_back({N + 1, L.str()});
+      Out.push_back({N + 1, L.str(), Path.str()});
   }
   bool Empty = true;
   for (const SourceLine &L : Out) {
@@ -192,11 +192,12 @@ private:
   /// Replaces %opN (operand N of \p MI: a register as written, or a
   /// constant) and %opN.K (register K of a register tuple) in \p Text.
   Error substituteOperands(std::string &Text, const MCInst &MI) const;
-  Error siteError(const CodeFunction &F, const SitePlan &S, unsigned Line,
-                  const Twine &What) const {
-    return makeError("'" + Rule.BodyName + "' line " + Twine(Line) + ": " +
-                     What + " (site: kernel '" + F.Name + "' +" +
-                     hex(S.Offset) + ": " + S.Text + ")");
+  Error siteError(const CodeFunction &F, const SitePlan &S,
+                  const SourceLine &Line, const Twine &What) const {
+    return makeError("'" + (Line.File.empty() ? Rule.BodyName : Line.File) +
+                     "' line " + Twine(Line.Number) + ": " + What +
+                     " (site: kernel '" + F.Name + "' +" + hex(S.Offset) +
+                     ": " + S.Text + ")");
   }
 
   const SiteRule &Rule;
@@ -308,12 +309,12 @@ SitePlanner::guardHazards(SeamHazards &SH, SitePlan &S, const CodeFunction &F) {
     }
     return std::optional<BodyProblem>(std::move(BP));
   };
-  SeamGuards G = SH.guards(S.Insn, Rule.Where, Body0);
+  SeamGuards G = SH.guards(S.Insn, S.Where, Body0);
   if (G.Problem)
     return Problem(*G.Problem, 0);
   if (G.Before.empty() && G.After.empty()) {
     // Nothing to guard: the body as it is makes no hazard.
-    SH.keep(S.Insn, Rule.Where, Body0);
+    SH.keep(S.Insn, S.Where, Body0);
     return std::optional<BodyProblem>();
   }
   size_t GuardsBefore = 0;
@@ -355,8 +356,7 @@ SitePlanner::guardHazards(SeamHazards &SH, SitePlan &S, const CodeFunction &F) {
     Add(G.After, "after");
     S.GuardReasons = G.Why;
   }
-  if (std::optional<SeamProblem> P =
-          SH.accept(S.Insn, Rule.Where, Decode(S.Body)))
+  if (std::optional<SeamProblem> P = SH.accept(S.Insn, S.Where, Decode(S.Body)))
     return Problem(*P, GuardsBefore);
   return std::optional<BodyProblem>();
 }
@@ -392,6 +392,7 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       S.Offset = Off;
       S.Text =
           StringRef(MC.printInst(Decoded[I], G.Insns[I].Addr)).trim().str();
+      S.Where = Rule.Where;
       KS.Sites.push_back(std::move(S));
       continue;
     }
@@ -415,10 +416,26 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     S.Insn = I;
     S.Offset = Off;
     S.Text = std::move(Text);
+    S.Where = Rule.Where;
     KS.Sites.push_back(std::move(S));
   }
   if (KS.Sites.empty())
     return KS;
+  // Code of its own before the first instruction, or first in the body of
+  // a site there that runs before the instruction or in its place.
+  if (Rule.EntryBeforeBody && !Rule.EntryBody.empty()) {
+    SitePlan &First = KS.Sites.front();
+    if (First.Insn == 0 && First.Where != SiteWhere::After) {
+      First.Role = SiteRole::EntryThenRule;
+    } else {
+      SitePlan S;
+      S.Offset = G.Insns[0].Addr - F.Begin;
+      S.Text =
+          StringRef(MC.printInst(Decoded[0], G.Insns[0].Addr)).trim().str();
+      S.Role = SiteRole::Entry;
+      KS.Sites.insert(KS.Sites.begin(), std::move(S));
+    }
+  }
   for (const CodeFinding &Fd : G.Findings)
     if (Fd.Blocking) {
       for (SitePlan &S : KS.Sites)
@@ -465,6 +482,28 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     Limits.SGPRs = std::min(Limits.SGPRs, K->KD.usableSGPRs(T));
     Limits.VGPRs = std::min(Limits.VGPRs, K->KD.usableVGPRs(T));
   }
+  // %kernarg: where every kernel entering the function finds its kernarg
+  // segment pointer at wave launch (or why it finds none there).
+  std::optional<unsigned> KernargSGPR;
+  std::string NoKernarg;
+  for (const KernelInfo *K : Kernels) {
+    std::optional<unsigned> At = K->KD.kernargSegmentPtrSGPR(T);
+    if (!At)
+      NoKernarg = "kernel '" + K->Name +
+                  "' is not given a kernarg segment pointer (its descriptor "
+                  "does not enable one)";
+    else if (KernargSGPR && *KernargSGPR != *At)
+      NoKernarg = "the kernels entering this code are given their kernarg "
+                  "segment pointers in different SGPRs";
+    KernargSGPR = At;
+  }
+  if (!NoKernarg.empty())
+    KernargSGPR.reset();
+  auto UsesKernarg = [](const Alternative &A) {
+    return llvm::any_of(A.Lines, [](const SourceLine &L) {
+      return StringRef(L.Text).contains("%kernarg");
+    });
+  };
   // SGPRs above the allocation are free everywhere: the original code
   // never names them. A rule may take some where the descriptor's
   // allocation can grow (gfx6-9); its pass raises the allocation.
@@ -592,23 +631,23 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       !F.Wave32 && !Rule.EntryBodyWave64.empty() ? Rule.EntryBodyWave64
                                                  : Rule.EntryBody);
   for (SitePlan &S : KS.Sites) {
-    S.Refusal = siteRefusal(G, S.Insn, Rule.Where);
+    S.Refusal = siteRefusal(G, S.Insn, S.Where);
     if (!S.Refusal.empty())
       continue;
     // The seam's registers: by the bound while it holds (Exact false).
     bool Exact = !Bound.holds();
     auto ExactRegs = [&] {
       Exact = true;
-      return siteRegisters(RM, G, Live(), WC, S.Insn, Rule.Where, Limits);
+      return siteRegisters(RM, G, Live(), WC, S.Insn, S.Where, Limits);
     };
     SiteRegisters Regs =
         Exact ? ExactRegs()
-              : seamRegisters(RM, Bound.at(S.Insn, Rule.Where),
-                              WC.stateBefore(Rule.Where == SiteWhere::After
+              : seamRegisters(RM, Bound.at(S.Insn, S.Where),
+                              WC.stateBefore(S.Where == SiteWhere::After
                                                  ? S.Insn + 1
                                                  : S.Insn)
                                   .inFlight(RM),
-                              Bound.regs(S.Insn), Rule.Where, Outside);
+                              Bound.regs(S.Insn), S.Where, Outside);
     if (Regs.InFlight == RM.allTracked()) {
       S.Refusal = "what loads still write here is not known (after a call, "
                   "or a path the analysis cannot follow)";
@@ -617,12 +656,27 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     // The first alternative of the file that binds and passes the checks
     // here; none binding is a refusal, none passing an error.
     std::string NoRoom;
-    std::optional<std::pair<unsigned, std::string>> FirstProblem;
+    std::optional<std::pair<const SourceLine *, std::string>> FirstProblem;
     bool Fits = false;
+    const std::vector<Alternative> &RuleAlts = F.Wave32 ? Alts : Alts64;
+    // The entry's lines, then the rule's: every pair of alternatives.
+    std::vector<Alternative> Both;
+    if (S.Role == SiteRole::EntryThenRule)
+      for (const Alternative &E : EntryAlts)
+        for (const Alternative &A : RuleAlts) {
+          Alternative &B = Both.emplace_back();
+          B.Lines = E.Lines;
+          llvm::append_range(B.Lines, A.Lines);
+          B.P = findPlaceholders(B.Lines);
+        }
+    // A rule that selects the first instruction itself may give it a body
+    // of its own (instrument's).
+    const bool EntryInstead = !Rule.EntryBeforeBody && S.Insn == 0 &&
+                              !Rule.EntryBody.empty();
     const std::vector<Alternative> &Bodies =
-        S.Insn == 0 && !Rule.EntryBody.empty() ? EntryAlts
-        : F.Wave32                             ? Alts
-                                               : Alts64;
+        S.Role == SiteRole::Entry || EntryInstead ? EntryAlts
+        : S.Role == SiteRole::EntryThenRule       ? Both
+                                                  : RuleAlts;
     if (Accepted > Rule.MaxNth) {
       const std::string Why = "more sites than the code reaches (" +
                               std::to_string(Rule.MaxNth + 1) + ")";
@@ -635,7 +689,7 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       continue;
     }
     for (const Alternative &Alt : Bodies) {
-      if (Alt.P.Orig && Rule.Where != SiteWhere::Replace)
+      if (Alt.P.Orig && S.Where != SiteWhere::Replace)
         return makeError("'" + Rule.BodyName +
                          "': %orig places the site's instruction, which only "
                          "where=replace leaves out");
@@ -647,6 +701,12 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       if (!Alt.P.Uses.empty()) {
         FreeS = freeIndices(RM, Regs.Scratch, RegClass::SGPR, Limits.SGPRs);
         FreeV = freeIndices(RM, Regs.Scratch, RegClass::VGPR, Limits.VGPRs);
+        // The kernarg segment pointer is dead where the code never reads
+        // it, but the entry's code does.
+        if (KernargSGPR && UsesKernarg(Alt))
+          llvm::erase_if(FreeS, [&](unsigned I) {
+            return I == *KernargSGPR || I == *KernargSGPR + 1;
+          });
       }
       // Registers taken by the body's placeholders, SGPRs and VGPRs; the
       // lowest free register (aligned pair) of a class not taken yet.
@@ -723,9 +783,10 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         continue;
       }
       // Assemble line by line, so that each byte has its line.
-      std::vector<std::pair<uint64_t, unsigned>> LineAt; // offset -> line
+      // Offset -> line.
+      std::vector<std::pair<uint64_t, const SourceLine *>> LineAt;
       for (const SourceLine &SL : Alt.Lines) {
-        LineAt.push_back({S.Body.size(), SL.Number});
+        LineAt.push_back({S.Body.size(), &SL});
         if (SL.Text == "%orig") {
           const Insn &In = G.Insns[S.Insn];
           ArrayRef<uint8_t> Orig = Bytes.slice(In.Addr - F.Begin, In.Size);
@@ -740,6 +801,20 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         // Longest names first: %sp1 before %s1.
         std::string Text = SL.Text;
         SubstituteReserved(Text);
+        if (StringRef(Text).contains("%kernarg")) {
+          if (S.Role == SiteRole::Rule)
+            return siteError(F, S, SL,
+                             "%kernarg names the kernarg segment pointer of "
+                             "the kernel's launch, which only the entry's "
+                             "code reads");
+          if (!KernargSGPR)
+            return siteError(F, S, SL, "%kernarg: " + NoKernarg);
+          const std::string Reg = "s[" + std::to_string(*KernargSGPR) + ":" +
+                                  std::to_string(*KernargSGPR + 1) + "]";
+          for (size_t At = Text.find("%kernarg"); At != std::string::npos;
+               At = Text.find("%kernarg", At + Reg.size()))
+            Text.replace(At, 8, Reg);
+        }
         std::vector<std::pair<std::string, std::string>> ByLength = S.Bound;
         llvm::sort(ByLength, [](const auto &A, const auto &B) {
           return A.first.size() > B.first.size();
@@ -773,12 +848,13 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
             At += Reg.size();
           }
         if (Error E = substituteOperands(Text, Decoded[S.Insn]))
-          return siteError(F, S, SL.Number, toString(std::move(E)));
+          return siteError(F, S, SL, toString(std::move(E)));
         if (StringRef(Text).contains('%'))
-          return siteError(F, S, SL.Number,
+          return siteError(F, S, SL,
                            "'" + Text +
                                "' names a placeholder the pass does "
-                               "not know (%sN, %spN, %vN, %vpN, %orig)");
+                               "not know (%sN, %spN, %vN, %vpN, %opN, "
+                               "%orig; %rpN and %rvpN of reserved pairs)");
         Expected<std::vector<uint8_t>> B = assembleLine(Text);
         if (!B) {
           // The assembler saw one line: its own line number says nothing.
@@ -786,14 +862,14 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
           StringRef M = Msg;
           if (size_t At = M.find("line 1: "); At != StringRef::npos)
             Msg = (M.take_front(At) + M.drop_front(At + 8)).str();
-          return siteError(F, S, SL.Number,
+          return siteError(F, S, SL,
                            "'" + Text + "': " + StringRef(Msg).trim());
         }
         llvm::append_range(S.Body, *B);
         S.Asm.push_back(std::move(Text));
       }
       auto LineOf = [&](uint64_t Off) {
-        unsigned Line = LineAt.front().second;
+        const SourceLine *Line = LineAt.front().second;
         for (auto [O, N] : LineAt)
           if (O <= Off)
             Line = N;
@@ -854,8 +930,28 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       continue;
     }
     if (FirstProblem)
-      return siteError(F, S, FirstProblem->first, FirstProblem->second);
+      return siteError(F, S, *FirstProblem->first, FirstProblem->second);
     S.Refusal = NoRoom;
+  }
+  if (Rule.EntryBeforeBody && !Rule.EntryBody.empty()) {
+    // The rule's sites run after the entry's code, or not at all.
+    SitePlan &E = KS.Sites.front();
+    if (!E.Refusal.empty()) {
+      RefuseAll("the entry's code cannot go before the kernel's first "
+                "instruction: " +
+                E.Refusal);
+      return KS;
+    }
+    if (E.Role == SiteRole::Entry && KS.applied() == 1) {
+      E.Refusal = "no site of the rule takes code in this kernel";
+      E.Body.clear();
+      E.Bound.clear();
+      E.Asm.clear();
+      E.Guards.clear();
+      E.GuardReasons.clear();
+      KS.SGPRsUsed = KS.VGPRsUsed = 0;
+      return KS;
+    }
   }
   if (Reserved) {
     // What the entry body sets up must run before every other site.

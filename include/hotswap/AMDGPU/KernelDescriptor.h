@@ -149,6 +149,12 @@ struct KernelDescriptor {
   bool usesDynamicStack() const; ///< USES_DYNAMIC_STACK (bit 11)
   /// 32 or 64: the wave size the KD selects (wave64 unless bit 10 is set).
   unsigned wavefrontSize() const;
+  /// The first SGPR of the kernarg segment pointer at wave launch (an
+  /// aligned pair), when ENABLE_SGPR_KERNARG_SEGMENT_PTR (bit 3) is set and
+  /// the user SGPR count holds it: after the private segment buffer (4, bit
+  /// 0), the dispatch pointer (2, bit 1) and the queue pointer (2, bit 2),
+  /// in the order of AMDGPUUsage's initial kernel execution state.
+  std::optional<unsigned> kernargSegmentPtrSGPR(const TargetInfo &TI) const;
   unsigned kernargPreloadLength() const; ///< dwords (bits 0-6)
   unsigned kernargPreloadOffset() const; ///< dwords (bits 7-15)
   /// @}

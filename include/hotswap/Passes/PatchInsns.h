@@ -2,7 +2,8 @@
 //-*-===//
 //
 // patch-insns<match=REGEX|at=OFFSET;where=before|after|replace;
-//             insert=FILE;only=REGEX>
+//             insert=FILE;only=REGEX;grow-sgprs=N;grow-vgprs=N;
+//             entry=FILE;reserve-sgpr-pairs=N;reserve-vgpr-pairs=N>
 //   Requires:     a linked (ET_DYN) code object with kernels.
 //   Establishes:  at every site of the rule in every selected kernel (an
 //                 instruction whose text, as LLVM MC prints it, matches
@@ -25,6 +26,13 @@
 //                 alternative bodies: the first that binds and passes the
 //                 checks at a site is used. Comments start with ';', '#'
 //                 or '//'.
+//   Entry code:   entry=FILE runs before the first instruction of every
+//                 kernel with a site (SiteRule::EntryBeforeBody), with
+//                 %kernarg bound to the SGPR pair of the launch's kernarg
+//                 segment pointer; reserve-sgpr-pairs=N (and
+//                 reserve-vgpr-pairs=N) binds %rpN (%rvpN) to pairs above
+//                 every register the kernel names, the same in the entry's
+//                 code and at every site (the allocation grows).
 //   Checks:       each body, per site, with code::checkBody: straight-line,
 //                 writes only what the site gives, touches no register a
 //                 load still writes, memory waited for inside.
@@ -81,6 +89,13 @@ struct PatchRule {
   /// descriptors and metadata counts then grow (grow-sgprs=N, gfx6-9;
   /// grow-vgprs=N, not on the gfx90a class).
   unsigned GrowSGPRs = 0, GrowVGPRs = 0;
+  /// Code run before the first instruction of every kernel with a site
+  /// (entry=FILE; SiteRule::EntryBeforeBody), and aligned register pairs
+  /// reserved for the whole kernel above its allocation
+  /// (reserve-sgpr-pairs=N, %rpN; reserve-vgpr-pairs=N, %rvpN), which the
+  /// entry's code may set up for the sites to read.
+  std::string EntryFile;
+  unsigned ReserveSGPRPairs = 0, ReserveVGPRPairs = 0;
 
   /// Parses "match=...;where=...;insert=...;only=..." for pass \p Pass.
   static llvm::Expected<PatchRule> parse(llvm::StringRef Pass,

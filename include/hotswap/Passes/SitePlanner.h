@@ -18,7 +18,9 @@
 // %opN (%opN.K) operand N of the site's instruction (register K of a
 // tuple); a line `%orig` (the site's instruction, where=replace only);
 // lines `%else` between alternative bodies (the first that binds and passes
-// the checks at a site is used).
+// the checks at a site is used). In the code at a function's first
+// instruction (SiteRule::EntryBody), also %kernarg: the SGPR pair that
+// holds the kernarg segment pointer at wave launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,10 +48,12 @@ namespace hotswap {
 class Object;
 struct PassContext;
 
-/// One line of a body, as written (its number in the file, for errors).
+/// One line of a body, as written (its number in the file, for errors,
+/// and the file when it is not the rule's body: SiteRule::BodyName).
 struct SourceLine {
   unsigned Number = 0;
   std::string Text;
+  std::string File;
 };
 
 /// The lines of rule file \p Path with comments (';', '#', '//') cut off
@@ -94,11 +98,19 @@ struct SiteRule {
   /// allocation to KernelSites::VGPRsUsed.
   unsigned ExtraVGPRs = 0;
   /// The body at the function's first instruction, where it differs
-  /// (empty: Body there too): code that sets up what the others use.
+  /// (empty: Body there too): code that sets up what the others use. With
+  /// EntryBeforeBody, code that runs before it instead.
   std::vector<SourceLine> EntryBody;
   /// The same for wave64 functions, where it must differ (empty:
   /// EntryBody serves both).
   std::vector<SourceLine> EntryBodyWave64;
+  /// With SiteSelect::Matched: EntryBody is code of its own, before the
+  /// first instruction of every function with a site (where the rule
+  /// selects that instruction too, before it or in its place, EntryBody's
+  /// lines come first in that site's body; after it, it is a site of its
+  /// own). A function whose entry takes no code has every site refused,
+  /// and one whose sites all are refused takes no entry code.
+  bool EntryBeforeBody = false;
   /// Aligned SGPR pairs reserved for the whole function above its
   /// allocation (gfx6-9), %rp0, %rp1... (%rp0.0, %rp0.1 their registers):
   /// the same registers at every site, so a value the entry body puts
@@ -131,6 +143,18 @@ struct SiteRule {
   bool KeepCode = false;
 };
 
+/// Which body a site takes.
+enum class SiteRole : uint8_t {
+  /// The rule's (SiteRule::Body; SiteRule::EntryBody at the first
+  /// instruction of a rule without EntryBeforeBody).
+  Rule,
+  /// The entry's alone (SiteRule::EntryBeforeBody: the rule does not
+  /// select the instruction, or its site comes after it).
+  Entry,
+  /// The entry's lines, then the rule's (SiteRule::EntryBeforeBody).
+  EntryThenRule,
+};
+
 /// One site and what it takes.
 struct SitePlan {
   /// The instruction (an index of the function's graph) and its offset in
@@ -138,6 +162,9 @@ struct SitePlan {
   uint32_t Insn = 0;
   uint64_t Offset = 0;
   std::string Text;
+  /// Where the body goes, and which body it is.
+  code::SiteWhere Where = code::SiteWhere::Before;
+  SiteRole Role = SiteRole::Rule;
   /// Why the site takes no code (empty: it does).
   std::string Refusal;
   std::vector<uint8_t> Body;
