@@ -671,8 +671,8 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         }
     // A rule that selects the first instruction itself may give it a body
     // of its own (instrument's).
-    const bool EntryInstead = !Rule.EntryBeforeBody && S.Insn == 0 &&
-                              !Rule.EntryBody.empty();
+    const bool EntryInstead =
+        !Rule.EntryBeforeBody && S.Insn == 0 && !Rule.EntryBody.empty();
     const std::vector<Alternative> &Bodies =
         S.Role == SiteRole::Entry || EntryInstead ? EntryAlts
         : S.Role == SiteRole::EntryThenRule       ? Both
