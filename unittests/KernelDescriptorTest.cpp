@@ -225,6 +225,21 @@ TEST(KernelDescriptorTest, KernargSegmentPtrSGPR) {
   EXPECT_EQ(KD.kernargSegmentPtrSGPR(Gfx90a), std::nullopt);
 }
 
+TEST(KernelDescriptorTest, AccumOffset) {
+  TargetInfo Gfx90a = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A);
+  KernelDescriptor KD;
+  KD.ComputePgmRsrc3 = 0x00010005u; // TG_SPLIT, ACCUM_OFFSET 24
+  KD.setVGPRGranule(3);             // 32 registers: 24 VGPRs, 8 AGPRs
+  EXPECT_EQ(KD.accumOffset(), 24u);
+  EXPECT_EQ(KD.usableVGPRs(Gfx90a), 24u);
+  KD.setAccumOffset(256);
+  EXPECT_EQ(KD.ComputePgmRsrc3, 0x0001003fu);
+  KD.setAccumOffset(4);
+  EXPECT_EQ(KD.ComputePgmRsrc3, 0x00010000u);
+  EXPECT_EQ(KD.accumOffset(), 4u);
+  EXPECT_EQ(KD.usableVGPRs(Gfx90a), 4u);
+}
+
 TEST(KernelDescriptorTest, InstPrefSizeKeepsOtherBits) {
   TargetInfo Gfx1100 = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX1100);
   TargetInfo Gfx1201 = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX1201);

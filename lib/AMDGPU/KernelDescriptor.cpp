@@ -254,9 +254,9 @@ unsigned KernelDescriptor::usableVGPRs(const TargetInfo &TI) const {
   // wave has more; this is what the descriptor guarantees.
   bool Eight = TI.IsGFX90AClass || (TI.Gen >= Generation::GFX10 && isWave32());
   unsigned Count = (vgprGranule() + 1) * (Eight ? 8 : 4);
-  // gfx90a class: AGPRs start at ACCUM_OFFSET (RSRC3 bits 0-5, in 4s).
+  // gfx90a class: AGPRs start at ACCUM_OFFSET.
   if (TI.IsGFX90AClass)
-    Count = std::min(Count, ((ComputePgmRsrc3 & 0x3f) + 1) * 4);
+    Count = std::min(Count, accumOffset());
   return Count;
 }
 
@@ -311,6 +311,22 @@ unsigned KernelDescriptor::liveInSGPRs(const TargetInfo &TI) const {
 //===----------------------------------------------------------------------===//
 // COMPUTE_PGM_RSRC3
 //===----------------------------------------------------------------------===//
+
+unsigned KernelDescriptor::accumOffset() const {
+  return (getBits(ComputePgmRsrc3,
+                  amdhsa::COMPUTE_PGM_RSRC3_GFX90A_ACCUM_OFFSET_SHIFT,
+                  amdhsa::COMPUTE_PGM_RSRC3_GFX90A_ACCUM_OFFSET_WIDTH) +
+          1) *
+         4;
+}
+
+void KernelDescriptor::setAccumOffset(unsigned Registers) {
+  assert(Registers >= 4 && Registers <= 256 && Registers % 4 == 0 &&
+         "ACCUM_OFFSET out of range");
+  ComputePgmRsrc3 = setBits(
+      ComputePgmRsrc3, amdhsa::COMPUTE_PGM_RSRC3_GFX90A_ACCUM_OFFSET_SHIFT,
+      amdhsa::COMPUTE_PGM_RSRC3_GFX90A_ACCUM_OFFSET_WIDTH, Registers / 4 - 1);
+}
 
 unsigned KernelDescriptor::instPrefSize(const TargetInfo &TI) const {
   if (TI.InstPrefWidth == 0)

@@ -510,9 +510,10 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
   KS.SGPRsAllocated = Limits.SGPRs;
   if (Rule.ExtraSGPRs && T.HasSGPRGranule && Limits.SGPRs != ~0u)
     Limits.SGPRs = std::min(Limits.SGPRs + Rule.ExtraSGPRs, T.AddressableSGPRs);
-  // VGPRs likewise, up to the 256 a wave addresses.
+  // VGPRs likewise, up to the 256 a wave addresses (on the gfx90a class
+  // the AGPRs that follow move up: growDescriptors).
   KS.VGPRsAllocated = Limits.VGPRs;
-  if (Rule.ExtraVGPRs && !T.IsGFX90AClass && Limits.VGPRs != ~0u)
+  if (Rule.ExtraVGPRs && Limits.VGPRs != ~0u)
     Limits.VGPRs = std::min(Limits.VGPRs + Rule.ExtraVGPRs, 256u);
   // Registers reserved for the whole function (SiteRule::ReservedPairs).
   auto RefuseAll = [&KS](const std::string &Why) {
@@ -560,8 +561,6 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     else if (Lo + ReservedCount + T.SGPRGranuleExtra > T.AddressableSGPRs)
       Why = std::to_string(ReservedCount) + " SGPRs above the allocation (s" +
             std::to_string(Lo) + " up) are not addressable";
-    else if (ReservedVCount && T.IsGFX90AClass)
-      Why = "VGPRs cannot be reserved on " + T.Name + " (AGPRs follow them)";
     else if (ReservedVCount && VLo + ReservedVCount > 256)
       Why = std::to_string(ReservedVCount) + " VGPRs above v" +
             std::to_string(VLo) + " are not addressable";
@@ -1097,9 +1096,30 @@ Error hotswap::growDescriptors(KernelsAnalysis::Result &R,
       // The encoding's granule (KernelDescriptor::usableVGPRs): 8 for
       // wave32 on gfx10+, 4 otherwise.
       const unsigned Unit =
-          R.Target.Gen >= amdgpu::Generation::GFX10 && K.KD.isWave32() ? 8 : 4;
+          R.Target.IsGFX90AClass ||
+                  (R.Target.Gen >= amdgpu::Generation::GFX10 && K.KD.isWave32())
+              ? 8
+              : 4;
+      unsigned Total = KS.VGPRsUsed;
+      if (R.Target.IsGFX90AClass) {
+        // One register file: the AGPRs start at ACCUM_OFFSET, and the
+        // granule counts both. The AGPRs (all the allocation holds above
+        // the offset) move up behind the VGPRs; code names them relative
+        // to the offset, so it reads the same registers.
+        const unsigned Accum = K.KD.accumOffset();
+        const unsigned Allocated = (K.KD.vgprGranule() + 1) * 8;
+        const unsigned AGPRs = Allocated > Accum ? Allocated - Accum : 0;
+        const unsigned NewAccum =
+            std::max(Accum, unsigned(alignTo(KS.VGPRsUsed, 4)));
+        Total = NewAccum + AGPRs;
+        if (NewAccum > 256 || Total > 512)
+          return makeError("kernel '" + K.Name + "': " + Twine(KS.VGPRsUsed) +
+                           " VGPRs and " + Twine(AGPRs) +
+                           " AGPRs do not fit its descriptor");
+        K.KD.setAccumOffset(NewAccum);
+      }
       const unsigned Granule =
-          std::max(K.KD.vgprGranule(), (KS.VGPRsUsed + Unit - 1) / Unit - 1);
+          std::max(K.KD.vgprGranule(), (Total + Unit - 1) / Unit - 1);
       if (Granule >= 64 || KS.VGPRsUsed > 256)
         return makeError("kernel '" + K.Name + "': " + Twine(KS.VGPRsUsed) +
                          " VGPRs do not fit its descriptor");

@@ -131,6 +131,13 @@ struct KernelDescriptor {
 
   /// \name COMPUTE_PGM_RSRC3
   /// @{
+  /// gfx90a class: ACCUM_OFFSET (bits 0-5), where the AGPRs begin in the
+  /// unified register file, in registers (4 to 256, in 4s); the VGPR
+  /// granule counts VGPRs and AGPRs together.
+  unsigned accumOffset() const;
+  /// Sets ACCUM_OFFSET to \p Registers (a multiple of 4 from 4 to 256),
+  /// keeping every other RSRC3 bit.
+  void setAccumOffset(unsigned Registers);
   /// INST_PREF_SIZE in 128-byte units; 0 if the target has no such field.
   unsigned instPrefSize(const TargetInfo &TI) const;
   /// Largest value INST_PREF_SIZE can hold on TI (0 without the field).

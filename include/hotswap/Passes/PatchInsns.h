@@ -87,7 +87,7 @@ struct PatchRule {
   std::string Only;
   /// Registers above the kernels' allocation placeholders may take, whose
   /// descriptors and metadata counts then grow (grow-sgprs=N, gfx6-9;
-  /// grow-vgprs=N, not on the gfx90a class).
+  /// grow-vgprs=N; on the gfx90a class the AGPRs move up behind them).
   unsigned GrowSGPRs = 0, GrowVGPRs = 0;
   /// Code run before the first instruction of every kernel with a site
   /// (entry=FILE; SiteRule::EntryBeforeBody), and aligned register pairs

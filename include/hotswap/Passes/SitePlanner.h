@@ -93,9 +93,9 @@ struct SiteRule {
   /// where the descriptor's allocation can grow): the pass must raise the
   /// allocation to KernelSites::SGPRsUsed.
   unsigned ExtraSGPRs = 0;
-  /// VGPRs above the kernels' allocation placeholders may take (not on the
-  /// gfx90a class, whose AGPRs follow the VGPRs): the pass must raise the
-  /// allocation to KernelSites::VGPRsUsed.
+  /// VGPRs above the kernels' allocation placeholders may take: the pass
+  /// must raise the allocation to KernelSites::VGPRsUsed (on the gfx90a
+  /// class, ACCUM_OFFSET too: the AGPRs move up behind them).
   unsigned ExtraVGPRs = 0;
   /// The body at the function's first instruction, where it differs
   /// (empty: Body there too): code that sets up what the others use. With
@@ -122,9 +122,8 @@ struct SiteRule {
   /// the allocation (KernelSites::SGPRsUsed).
   unsigned ReservedPairs = 0;
   /// Aligned VGPR pairs reserved likewise (%rvp0, %rvp0.0, %rvp0.1...),
-  /// above every VGPR the function names (not on the gfx90a class, whose
-  /// AGPRs follow the VGPRs); the allocation may grow
-  /// (KernelSites::VGPRsUsed).
+  /// above every VGPR the function names; the allocation may grow
+  /// (KernelSites::VGPRsUsed, as ExtraVGPRs).
   unsigned ReservedVGPRPairs = 0;
   /// %nth, in a rule that sets MaxNth: how many of the function's sites
   /// took a body before this one. A site where it would exceed MaxNth is
