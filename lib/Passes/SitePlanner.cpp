@@ -499,6 +499,8 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
   }
   if (!NoKernarg.empty())
     KernargSGPR.reset();
+  else if (!KernargSGPR)
+    NoKernarg = "no kernel enters this code";
   auto UsesKernarg = [](const Alternative &A) {
     return llvm::any_of(A.Lines, [](const SourceLine &L) {
       return StringRef(L.Text).contains("%kernarg");
@@ -688,10 +690,21 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       continue;
     }
     for (const Alternative &Alt : Bodies) {
-      if (Alt.P.Orig && S.Where != SiteWhere::Replace)
-        return makeError("'" + Rule.BodyName +
+      if (Alt.P.Orig && S.Where != SiteWhere::Replace) {
+        auto Orig = llvm::find_if(
+            Alt.Lines, [](const SourceLine &L) { return L.Text == "%orig"; });
+        return makeError("'" +
+                         (Orig->File.empty() ? Rule.BodyName : Orig->File) +
                          "': %orig places the site's instruction, which only "
                          "where=replace leaves out");
+      }
+      // A kernel the launch gives no kernarg segment pointer takes no
+      // code that reads it.
+      if (!KernargSGPR && UsesKernarg(Alt)) {
+        if (NoRoom.empty())
+          NoRoom = "%kernarg: " + NoKernarg;
+        continue;
+      }
       bool Bound = true;
       // Bind: pairs first (they need alignment), then single registers.
       std::vector<unsigned> FreeS, FreeV;
@@ -806,8 +819,6 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
                              "%kernarg names the kernarg segment pointer of "
                              "the kernel's launch, which only the entry's "
                              "code reads");
-          if (!KernargSGPR)
-            return siteError(F, S, SL, "%kernarg: " + NoKernarg);
           const std::string Reg = "s[" + std::to_string(*KernargSGPR) + ":" +
                                   std::to_string(*KernargSGPR + 1) + "]";
           for (size_t At = Text.find("%kernarg"); At != std::string::npos;
