@@ -225,6 +225,24 @@ TEST(KernelDescriptorTest, KernargSegmentPtrSGPR) {
   EXPECT_EQ(KD.kernargSegmentPtrSGPR(Gfx90a), std::nullopt);
 }
 
+TEST(KernelDescriptorTest, WorkgroupIDSGPR) {
+  TargetInfo Gfx90a = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A);
+  TargetInfo Gfx1201 = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX1201);
+  KernelDescriptor KD;
+  // 6 user SGPRs; IDs x and z enabled: s6 and s7.
+  KD.ComputePgmRsrc2 = (6u << 1) | (1u << 7) | (1u << 9);
+  EXPECT_EQ(KD.workgroupIDSGPR(Gfx90a, 0), 6u);
+  EXPECT_EQ(KD.workgroupIDSGPR(Gfx90a, 1), std::nullopt);
+  EXPECT_EQ(KD.workgroupIDSGPR(Gfx90a, 2), 7u);
+  // y too: z moves to s8.
+  KD.ComputePgmRsrc2 |= 1u << 8;
+  EXPECT_EQ(KD.workgroupIDSGPR(Gfx90a, 1), 7u);
+  EXPECT_EQ(KD.workgroupIDSGPR(Gfx90a, 2), 8u);
+  EXPECT_EQ(KD.workgroupIDSGPR(Gfx90a, 3), std::nullopt);
+  // gfx12: architected SGPRs, the IDs are in trap temporaries.
+  EXPECT_EQ(KD.workgroupIDSGPR(Gfx1201, 0), std::nullopt);
+}
+
 TEST(KernelDescriptorTest, AccumOffset) {
   TargetInfo Gfx90a = target(ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A);
   KernelDescriptor KD;

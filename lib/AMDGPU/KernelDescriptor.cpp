@@ -304,6 +304,18 @@ unsigned KernelDescriptor::systemSGPRCount(const TargetInfo &TI) const {
   return Count;
 }
 
+std::optional<unsigned> KernelDescriptor::workgroupIDSGPR(const TargetInfo &TI,
+                                                          unsigned Dim) const {
+  const bool Enabled[] = {enablesWorkgroupIDX(), enablesWorkgroupIDY(),
+                          enablesWorkgroupIDZ()};
+  if (TI.ArchitectedSGPRs || Dim > 2 || !Enabled[Dim])
+    return std::nullopt;
+  unsigned At = userSGPRCount(TI);
+  for (unsigned D = 0; D < Dim; ++D)
+    At += Enabled[D];
+  return At;
+}
+
 unsigned KernelDescriptor::liveInSGPRs(const TargetInfo &TI) const {
   return userSGPRCount(TI) + systemSGPRCount(TI);
 }

@@ -123,13 +123,14 @@ Expected<SiteRule> siteRule(const PatchRule &P) {
   Expected<std::vector<SourceLine>> Lines = readRuleFile(P.InsertFile);
   if (!Lines)
     return Lines.takeError();
-  // The launch's kernarg segment pointer is there at the entry only.
+  // What the launch sets is there at the entry only.
   for (const SourceLine &L : *Lines)
-    if (StringRef(L.Text).contains("%kernarg"))
-      return makeError("'" + P.InsertFile + "' line " + Twine(L.Number) +
-                       ": %kernarg names the kernarg segment pointer of the "
-                       "kernel's launch, which only the entry's code "
-                       "(entry=FILE) reads");
+    for (StringRef Name : {"%kernarg", "%wgid."})
+      if (StringRef(L.Text).contains(Name))
+        return makeError("'" + P.InsertFile + "' line " + Twine(L.Number) +
+                         ": " + Name.rtrim('.') +
+                         " names a register the kernel's launch sets, which "
+                         "only the entry's code (entry=FILE) reads");
   SiteRule R;
   if (!P.EntryFile.empty()) {
     Expected<std::vector<SourceLine>> Entry = readRuleFile(P.EntryFile);

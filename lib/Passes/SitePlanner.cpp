@@ -156,6 +156,78 @@ std::string literalMnemonicPrefix(StringRef RE) {
   return RE.take_front(N).str();
 }
 
+/// A register the launch sets that the entry's code may name: the
+/// register as assembly, the SGPRs it is (none for a trap temporary), or
+/// why the kernels are given none (Reg empty).
+struct LaunchRegister {
+  StringRef Name;
+  std::string Reg;
+  std::vector<unsigned> SGPRs;
+  std::string Why;
+};
+
+/// %kernarg, %wgid.x, %wgid.y and %wgid.z for code entered by \p Kernels,
+/// from their descriptors (they must agree).
+std::vector<LaunchRegister>
+launchRegisters(ArrayRef<const KernelInfo *> Kernels,
+                const amdgpu::TargetInfo &T) {
+  std::vector<LaunchRegister> Out;
+  auto Of = [&](StringRef Name, auto &&OfKernel) {
+    LaunchRegister &LR = Out.emplace_back();
+    LR.Name = Name;
+    bool First = true;
+    for (const KernelInfo *K : Kernels) {
+      LaunchRegister One;
+      OfKernel(*K, One);
+      if (One.Reg.empty()) {
+        LR.Reg.clear();
+        LR.Why = One.Why;
+        return;
+      }
+      if (!First && One.Reg != LR.Reg) {
+        LR.Reg.clear();
+        LR.Why = "the kernels entering this code are given it in different "
+                 "registers";
+        return;
+      }
+      LR.Reg = One.Reg;
+      LR.SGPRs = One.SGPRs;
+      First = false;
+    }
+    if (First)
+      LR.Why = "no kernel enters this code";
+  };
+  Of("%kernarg", [&](const KernelInfo &K, LaunchRegister &LR) {
+    if (std::optional<unsigned> At = K.KD.kernargSegmentPtrSGPR(T)) {
+      LR.Reg = "s[" + std::to_string(*At) + ":" + std::to_string(*At + 1) + "]";
+      LR.SGPRs = {*At, *At + 1};
+    } else {
+      LR.Why = "kernel '" + K.Name +
+               "' is not given a kernarg segment pointer (its descriptor "
+               "does not enable one)";
+    }
+  });
+  static constexpr StringLiteral WG[] = {"%wgid.x", "%wgid.y", "%wgid.z"};
+  for (unsigned D = 0; D < 3; ++D)
+    Of(WG[D], [&](const KernelInfo &K, LaunchRegister &LR) {
+      if (T.ArchitectedSGPRs) {
+        if (D == 0)
+          LR.Reg = "ttmp9";
+        else
+          LR.Why = "on " + T.Name +
+                   " the workgroup IDs y and z are both in ttmp7 (bits 0-15 "
+                   "and 16-31)";
+      } else if (std::optional<unsigned> At = K.KD.workgroupIDSGPR(T, D)) {
+        LR.Reg = "s" + std::to_string(*At);
+        LR.SGPRs = {*At};
+      } else {
+        LR.Why = "kernel '" + K.Name + "' is not given workgroup ID " +
+                 "xyz"[D] + " (its descriptor does not enable it)";
+      }
+    });
+  return Out;
+}
+
 /// Everything one run of the rule needs, shared by the pass and the
 /// printer.
 class SitePlanner {
@@ -482,28 +554,12 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     Limits.SGPRs = std::min(Limits.SGPRs, K->KD.usableSGPRs(T));
     Limits.VGPRs = std::min(Limits.VGPRs, K->KD.usableVGPRs(T));
   }
-  // %kernarg: where every kernel entering the function finds its kernarg
-  // segment pointer at wave launch (or why it finds none there).
-  std::optional<unsigned> KernargSGPR;
-  std::string NoKernarg;
-  for (const KernelInfo *K : Kernels) {
-    std::optional<unsigned> At = K->KD.kernargSegmentPtrSGPR(T);
-    if (!At)
-      NoKernarg = "kernel '" + K->Name +
-                  "' is not given a kernarg segment pointer (its descriptor "
-                  "does not enable one)";
-    else if (KernargSGPR && *KernargSGPR != *At)
-      NoKernarg = "the kernels entering this code are given their kernarg "
-                  "segment pointers in different SGPRs";
-    KernargSGPR = At;
-  }
-  if (!NoKernarg.empty())
-    KernargSGPR.reset();
-  else if (!KernargSGPR)
-    NoKernarg = "no kernel enters this code";
-  auto UsesKernarg = [](const Alternative &A) {
-    return llvm::any_of(A.Lines, [](const SourceLine &L) {
-      return StringRef(L.Text).contains("%kernarg");
+  // What the entry's code may read of the launch (%kernarg, %wgid.x...),
+  // the same for every kernel entering the function.
+  const std::vector<LaunchRegister> Launch = launchRegisters(Kernels, T);
+  auto UsesLaunch = [](const Alternative &A, const LaunchRegister &LR) {
+    return llvm::any_of(A.Lines, [&](const SourceLine &L) {
+      return StringRef(L.Text).contains(LR.Name);
     });
   };
   // SGPRs above the allocation are free everywhere: the original code
@@ -698,13 +754,19 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
                          "': %orig places the site's instruction, which only "
                          "where=replace leaves out");
       }
-      // A kernel the launch gives no kernarg segment pointer takes no
-      // code that reads it.
-      if (!KernargSGPR && UsesKernarg(Alt)) {
-        if (NoRoom.empty())
-          NoRoom = "%kernarg: " + NoKernarg;
-        continue;
-      }
+      // A kernel the launch gives no such register takes no code that
+      // reads it.
+      if (S.Role != SiteRole::Rule)
+        if (auto No = llvm::find_if(Launch,
+                                    [&](const LaunchRegister &LR) {
+                                      return LR.Reg.empty() &&
+                                             UsesLaunch(Alt, LR);
+                                    });
+            No != Launch.end()) {
+          if (NoRoom.empty())
+            NoRoom = No->Name.str() + ": " + No->Why;
+          continue;
+        }
       bool Bound = true;
       // Bind: pairs first (they need alignment), then single registers.
       std::vector<unsigned> FreeS, FreeV;
@@ -713,12 +775,14 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       if (!Alt.P.Uses.empty()) {
         FreeS = freeIndices(RM, Regs.Scratch, RegClass::SGPR, Limits.SGPRs);
         FreeV = freeIndices(RM, Regs.Scratch, RegClass::VGPR, Limits.VGPRs);
-        // The kernarg segment pointer is dead where the code never reads
-        // it, but the entry's code does.
-        if (KernargSGPR && UsesKernarg(Alt))
-          llvm::erase_if(FreeS, [&](unsigned I) {
-            return I == *KernargSGPR || I == *KernargSGPR + 1;
-          });
+        // What the launch set is dead where the code never reads it, but
+        // the entry's code does.
+        if (S.Role != SiteRole::Rule)
+          for (const LaunchRegister &LR : Launch)
+            if (UsesLaunch(Alt, LR))
+              llvm::erase_if(FreeS, [&](unsigned I) {
+                return llvm::is_contained(LR.SGPRs, I);
+              });
       }
       // Registers taken by the body's placeholders, SGPRs and VGPRs; the
       // lowest free register (aligned pair) of a class not taken yet.
@@ -813,17 +877,17 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         // Longest names first: %sp1 before %s1.
         std::string Text = SL.Text;
         SubstituteReserved(Text);
-        if (StringRef(Text).contains("%kernarg")) {
+        for (const LaunchRegister &LR : Launch) {
+          if (!StringRef(Text).contains(LR.Name))
+            continue;
           if (S.Role == SiteRole::Rule)
             return siteError(F, S, SL,
-                             "%kernarg names the kernarg segment pointer of "
-                             "the kernel's launch, which only the entry's "
-                             "code reads");
-          const std::string Reg = "s[" + std::to_string(*KernargSGPR) + ":" +
-                                  std::to_string(*KernargSGPR + 1) + "]";
-          for (size_t At = Text.find("%kernarg"); At != std::string::npos;
-               At = Text.find("%kernarg", At + Reg.size()))
-            Text.replace(At, 8, Reg);
+                             LR.Name + " names a register the kernel's launch "
+                                       "sets, which only the entry's code "
+                                       "reads");
+          for (size_t At = Text.find(LR.Name.str()); At != std::string::npos;
+               At = Text.find(LR.Name.str(), At + LR.Reg.size()))
+            Text.replace(At, LR.Name.size(), LR.Reg);
         }
         std::vector<std::pair<std::string, std::string>> ByLength = S.Bound;
         llvm::sort(ByLength, [](const auto &A, const auto &B) {

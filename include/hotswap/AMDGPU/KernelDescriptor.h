@@ -125,6 +125,13 @@ struct KernelDescriptor {
   /// enabled and the target has no architected flat scratch. The workgroup
   /// IDs are counted even on architected-SGPR targets (conservative).
   unsigned systemSGPRCount(const TargetInfo &TI) const;
+  /// The SGPR the launch puts workgroup ID \p Dim (0: x, 1: y, 2: z) in:
+  /// after the user SGPRs and the IDs of the dimensions before it that are
+  /// enabled. nullopt when the descriptor does not enable it, and on
+  /// targets with architected SGPRs (gfx12 and later: the IDs are in
+  /// TTMP9 and TTMP7 instead).
+  std::optional<unsigned> workgroupIDSGPR(const TargetInfo &TI,
+                                          unsigned Dim) const;
   /// SGPRs holding values at wave launch: s0 .. s(liveInSGPRs - 1).
   unsigned liveInSGPRs(const TargetInfo &TI) const;
   /// @}

@@ -19,8 +19,9 @@
 // tuple); a line `%orig` (the site's instruction, where=replace only);
 // lines `%else` between alternative bodies (the first that binds and passes
 // the checks at a site is used). In the code at a function's first
-// instruction (SiteRule::EntryBody), also %kernarg: the SGPR pair that
-// holds the kernarg segment pointer at wave launch.
+// instruction (SiteRule::EntryBody), also what the launch sets: %kernarg,
+// the SGPR pair of the kernarg segment pointer, and %wgid.x, %wgid.y,
+// %wgid.z, the registers of the workgroup IDs.
 //
 //===----------------------------------------------------------------------===//
 
