@@ -125,7 +125,7 @@ Expected<SiteRule> siteRule(const PatchRule &P) {
     return Lines.takeError();
   // What the launch sets is there at the entry only.
   for (const SourceLine &L : *Lines)
-    for (StringRef Name : {"%kernarg", "%wgid."})
+    for (StringRef Name : {"%kernarg", "%wgid.", "%tid"})
       if (StringRef(L.Text).contains(Name))
         return makeError("'" + P.InsertFile + "' line " + Twine(L.Number) +
                          ": " + Name.rtrim('.') +

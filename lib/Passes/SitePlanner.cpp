@@ -157,17 +157,17 @@ std::string literalMnemonicPrefix(StringRef RE) {
 }
 
 /// A register the launch sets that the entry's code may name: the
-/// register as assembly, the SGPRs it is (none for a trap temporary), or
-/// why the kernels are given none (Reg empty).
+/// register as assembly, the SGPRs and VGPRs it is (none for a trap
+/// temporary), or why the kernels are given none (Reg empty).
 struct LaunchRegister {
   StringRef Name;
   std::string Reg;
-  std::vector<unsigned> SGPRs;
+  std::vector<unsigned> SGPRs, VGPRs;
   std::string Why;
 };
 
-/// %kernarg, %wgid.x, %wgid.y and %wgid.z for code entered by \p Kernels,
-/// from their descriptors (they must agree).
+/// %kernarg, %wgid.x, %wgid.y, %wgid.z and %tid for code entered by
+/// \p Kernels, from their descriptors (they must agree).
 std::vector<LaunchRegister>
 launchRegisters(ArrayRef<const KernelInfo *> Kernels,
                 const amdgpu::TargetInfo &T) {
@@ -192,6 +192,7 @@ launchRegisters(ArrayRef<const KernelInfo *> Kernels,
       }
       LR.Reg = One.Reg;
       LR.SGPRs = One.SGPRs;
+      LR.VGPRs = One.VGPRs;
       First = false;
     }
     if (First)
@@ -225,6 +226,12 @@ launchRegisters(ArrayRef<const KernelInfo *> Kernels,
                  "xyz"[D] + " (its descriptor does not enable it)";
       }
     });
+  // The work-item ID x is always in v0 (y and z in bits 10-19 and 20-29
+  // where the target packs them, else in v1 and v2).
+  Of("%tid", [&](const KernelInfo &, LaunchRegister &LR) {
+    LR.Reg = "v0";
+    LR.VGPRs = {0};
+  });
   return Out;
 }
 
@@ -779,10 +786,14 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
         // the entry's code does.
         if (S.Role != SiteRole::Rule)
           for (const LaunchRegister &LR : Launch)
-            if (UsesLaunch(Alt, LR))
+            if (UsesLaunch(Alt, LR)) {
               llvm::erase_if(FreeS, [&](unsigned I) {
                 return llvm::is_contained(LR.SGPRs, I);
               });
+              llvm::erase_if(FreeV, [&](unsigned I) {
+                return llvm::is_contained(LR.VGPRs, I);
+              });
+            }
       }
       // Registers taken by the body's placeholders, SGPRs and VGPRs; the
       // lowest free register (aligned pair) of a class not taken yet.

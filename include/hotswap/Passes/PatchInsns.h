@@ -29,8 +29,9 @@
 //   Entry code:   entry=FILE runs before the first instruction of every
 //                 kernel with a site (SiteRule::EntryBeforeBody), with
 //                 %kernarg bound to the SGPR pair of the launch's kernarg
-//                 segment pointer and %wgid.x/y/z to the workgroup IDs'
-//                 registers; reserve-sgpr-pairs=N (and
+//                 segment pointer, %wgid.x/y/z to the workgroup IDs'
+//                 registers and %tid to v0 (the work-item ID);
+//                 reserve-sgpr-pairs=N (and
 //                 reserve-vgpr-pairs=N) binds %rpN (%rvpN) to pairs above
 //                 every register the kernel names, the same in the entry's
 //                 code and at every site (the allocation grows).

@@ -20,8 +20,8 @@
 // lines `%else` between alternative bodies (the first that binds and passes
 // the checks at a site is used). In the code at a function's first
 // instruction (SiteRule::EntryBody), also what the launch sets: %kernarg,
-// the SGPR pair of the kernarg segment pointer, and %wgid.x, %wgid.y,
-// %wgid.z, the registers of the workgroup IDs.
+// the SGPR pair of the kernarg segment pointer; %wgid.x, %wgid.y,
+// %wgid.z, the registers of the workgroup IDs; %tid, v0, the work-item ID.
 //
 //===----------------------------------------------------------------------===//
 
