@@ -87,12 +87,11 @@ Expected<PatchRule> PatchRule::parse(StringRef Pass, StringRef Params) {
   if (R.InsertFile.empty())
     return makeError("insert=FILE is required: the assembly to place at "
                      "each site");
-  if (R.ReserveVGPRPairs && !R.ReserveSGPRPairs)
-    return makeError("reserve-vgpr-pairs=N needs reserve-sgpr-pairs=N too "
-                     "(the kernel's registers are reserved together)");
-  if (R.ReserveSGPRPairs && R.EntryFile.empty())
-    return makeError("reserve-sgpr-pairs=N needs entry=FILE: code at the "
-                     "kernel's entry that sets the reserved registers up");
+  if ((R.ReserveSGPRPairs || R.ReserveVGPRPairs) && R.EntryFile.empty())
+    return makeError(std::string(R.ReserveSGPRPairs ? "reserve-sgpr-pairs"
+                                                    : "reserve-vgpr-pairs") +
+                     "=N needs entry=FILE: code at the kernel's entry that "
+                     "sets the reserved registers up");
   return R;
 }
 
@@ -436,11 +435,16 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       if (KS.VGPRsUsed > KS.VGPRsAllocated)
         OS << "; VGPRs above the allocation taken: it grows from "
            << KS.VGPRsAllocated << " to " << KS.VGPRsUsed << " VGPRs";
-      if (KS.Reserved) {
-        OS << "; reserved for the whole kernel: s" << *KS.Reserved << " to s"
-           << KS.SGPRsUsed - 1;
+      if (KS.Reserved || KS.ReservedVGPR) {
+        OS << "; reserved for the whole kernel: ";
+        if (KS.Reserved)
+          OS << "s" << *KS.Reserved << " to s"
+             << *KS.Reserved + KS.ReservedCount - 1;
+        if (KS.Reserved && KS.ReservedVGPR)
+          OS << ", ";
         if (KS.ReservedVGPR)
-          OS << ", v" << *KS.ReservedVGPR << " to v" << KS.VGPRsUsed - 1;
+          OS << "v" << *KS.ReservedVGPR << " to v"
+             << *KS.ReservedVGPR + KS.ReservedVGPRCount - 1;
       } else if (!KS.Refused.empty())
         OS << "; " << KS.Refused;
       OS << "\n";
@@ -505,12 +509,13 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
     if (KS.VGPRsUsed > KS.VGPRsAllocated)
       KO["vgprs_grow_to"] = int64_t(KS.VGPRsUsed);
     if (KS.Reserved)
-      KO["reserved_sgprs"] =
-          json::Array{int64_t(*KS.Reserved), int64_t(KS.SGPRsUsed - 1)};
+      KO["reserved_sgprs"] = json::Array{
+          int64_t(*KS.Reserved), int64_t(*KS.Reserved + KS.ReservedCount - 1)};
     if (KS.ReservedVGPR)
       KO["reserved_vgprs"] =
-          json::Array{int64_t(*KS.ReservedVGPR), int64_t(KS.VGPRsUsed - 1)};
-    else if (!KS.Refused.empty())
+          json::Array{int64_t(*KS.ReservedVGPR),
+                      int64_t(*KS.ReservedVGPR + KS.ReservedVGPRCount - 1)};
+    if (!KS.Reserved && !KS.ReservedVGPR && !KS.Refused.empty())
       KO["reserved_refused"] = KS.Refused;
     Kernels.push_back(std::move(KO));
   }

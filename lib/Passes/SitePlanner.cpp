@@ -598,7 +598,10 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
   std::optional<unsigned> Reserved, ReservedV;
   const unsigned ReservedCount = 2 * Rule.ReservedPairs,
                  ReservedVCount = 2 * Rule.ReservedVGPRPairs;
-  if (Rule.ReservedPairs) {
+  // What a refusal of reserved registers says (instrument's are SGPRs).
+  const std::string NoneReserved =
+      ReservedCount ? "no SGPRs reserved: " : "no VGPRs reserved: ";
+  if (ReservedCount || ReservedVCount) {
     // Above every register the code names: a kernel may name SGPRs above
     // what its allocation is sure to hold (the special registers it does
     // not use leave it more). gfx10+ allocates every SGPR to every wave.
@@ -621,30 +624,40 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
               /*Vector=*/false);
     const unsigned VLo = Above(0, 256, /*Vector=*/true);
     std::string Why;
-    if (KS.SGPRsAllocated == ~0u)
+    if (ReservedCount && KS.SGPRsAllocated == ~0u)
       Why = "the kernel's SGPR allocation is not known";
-    else if (Lo + ReservedCount + T.SGPRGranuleExtra > T.AddressableSGPRs)
+    else if (ReservedCount &&
+             Lo + ReservedCount + T.SGPRGranuleExtra > T.AddressableSGPRs)
       Why = std::to_string(ReservedCount) + " SGPRs above the allocation (s" +
             std::to_string(Lo) + " up) are not addressable";
     else if (ReservedVCount && VLo + ReservedVCount > 256)
       Why = std::to_string(ReservedVCount) + " VGPRs above v" +
             std::to_string(VLo) + " are not addressable";
     else if (!G.Calls.empty())
-      Why = "the kernel calls (a callee may use SGPRs above the allocation)";
+      Why = std::string("the kernel calls (a callee may use ") +
+            (ReservedCount ? "SGPRs" : "VGPRs") + " above the allocation)";
     else if (llvm::any_of(G.Windows, [](const CodeWindow &W) {
                return W.K == CodeWindow::PreloadHeader;
              }))
       Why = "firmware may start the kernel past its first instruction (a "
             "preload header)";
     if (!Why.empty()) {
-      RefuseAll("no SGPRs reserved: " + Why);
+      RefuseAll(NoneReserved + Why);
       return KS;
     }
-    Reserved = Lo;
-    Limits.SGPRs = std::max(Limits.SGPRs, Lo + ReservedCount);
+    if (ReservedCount) {
+      Reserved = Lo;
+      // Registers a rule may take above the allocation (ExtraSGPRs) come
+      // after the reserved ones.
+      const unsigned Extra =
+          Rule.ExtraSGPRs && T.HasSGPRGranule ? Rule.ExtraSGPRs : 0;
+      Limits.SGPRs = std::max(Limits.SGPRs, std::min(Lo + ReservedCount + Extra,
+                                                     T.AddressableSGPRs));
+    }
     if (ReservedVCount) {
       ReservedV = VLo;
-      Limits.VGPRs = std::max(Limits.VGPRs, VLo + ReservedVCount);
+      Limits.VGPRs = std::max(
+          Limits.VGPRs, std::min(VLo + ReservedVCount + Rule.ExtraVGPRs, 256u));
     }
   }
   // %rpN (%rpN.K), %rvpN (%rvpN.K) and %nth in \p Text.
@@ -745,8 +758,8 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       const std::string Why = "more sites than the code reaches (" +
                               std::to_string(Rule.MaxNth + 1) + ")";
       // Code that reads reserved registers is the function's or none.
-      if (Reserved) {
-        RefuseAll("no SGPRs reserved: " + Why);
+      if (Reserved || ReservedV) {
+        RefuseAll(NoneReserved + Why);
         return KS;
       }
       S.Refusal = Why;
@@ -782,6 +795,17 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       if (!Alt.P.Uses.empty()) {
         FreeS = freeIndices(RM, Regs.Scratch, RegClass::SGPR, Limits.SGPRs);
         FreeV = freeIndices(RM, Regs.Scratch, RegClass::VGPR, Limits.VGPRs);
+        // The reserved registers are free for the original code, not for
+        // the bodies: they hold what the entry's code set up.
+        auto Outside = [](std::vector<unsigned> &Free,
+                          std::optional<unsigned> First, unsigned Count) {
+          if (First)
+            llvm::erase_if(Free, [&](unsigned I) {
+              return I >= *First && I < *First + Count;
+            });
+        };
+        Outside(FreeS, Reserved, ReservedCount);
+        Outside(FreeV, ReservedV, ReservedVCount);
         // What the launch set is dead where the code never reads it, but
         // the entry's code does.
         if (S.Role != SiteRole::Rule)
@@ -897,8 +921,20 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
                                        "sets, which only the entry's code "
                                        "reads");
           for (size_t At = Text.find(LR.Name.str()); At != std::string::npos;
-               At = Text.find(LR.Name.str(), At + LR.Reg.size()))
+               At = Text.find(LR.Name.str(), At + 1)) {
+            // NAME.0 and NAME.1: one register of a pair.
+            const size_t End = At + LR.Name.size();
+            if (LR.SGPRs.size() == 2 && End + 2 <= Text.size() &&
+                Text[End] == '.' &&
+                (Text[End + 1] == '0' || Text[End + 1] == '1') &&
+                (End + 2 == Text.size() || !isDigit(Text[End + 2]))) {
+              const std::string One =
+                  "s" + std::to_string(LR.SGPRs[Text[End + 1] - '0']);
+              Text.replace(At, LR.Name.size() + 2, One);
+              continue;
+            }
             Text.replace(At, LR.Name.size(), LR.Reg);
+          }
         }
         std::vector<std::pair<std::string, std::string>> ByLength = S.Bound;
         llvm::sort(ByLength, [](const auto &A, const auto &B) {
@@ -1038,21 +1074,26 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       return KS;
     }
   }
-  if (Reserved) {
+  if (Reserved || ReservedV) {
     // What the entry body sets up must run before every other site.
     if (KS.Sites.empty() || KS.Sites.front().Insn != 0 ||
         !KS.Sites.front().Refusal.empty()) {
-      RefuseAll("no SGPRs reserved: the kernel's first instruction takes no "
+      RefuseAll(NoneReserved +
+                "the kernel's first instruction takes no "
                 "code" +
                 (KS.Sites.empty() || KS.Sites.front().Insn != 0
                      ? std::string()
                      : " (" + KS.Sites.front().Refusal + ")"));
       return KS;
     }
-    KS.Reserved = Reserved;
-    KS.SGPRsUsed = std::max(KS.SGPRsUsed, *Reserved + ReservedCount);
+    if (Reserved) {
+      KS.Reserved = Reserved;
+      KS.ReservedCount = ReservedCount;
+      KS.SGPRsUsed = std::max(KS.SGPRsUsed, *Reserved + ReservedCount);
+    }
     if (ReservedV) {
       KS.ReservedVGPR = ReservedV;
+      KS.ReservedVGPRCount = ReservedVCount;
       KS.VGPRsUsed = std::max(KS.VGPRsUsed, *ReservedV + ReservedVCount);
     }
   }

@@ -194,8 +194,9 @@ struct KernelSites {
   /// and so no body at any site (empty: it took them, or none were asked).
   std::string Refused;
   /// The first reserved register (s<Reserved>, v<ReservedVGPR>), when
-  /// some were taken.
+  /// some were taken, and how many (2 per pair).
   std::optional<unsigned> Reserved, ReservedVGPR;
+  unsigned ReservedCount = 0, ReservedVGPRCount = 0;
   /// With SiteRule::KeepCode, where a site takes code: the graph and the
   /// instructions the sites were planned on.
   std::shared_ptr<code::DecodedFunction> Code;
