@@ -524,9 +524,11 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
                                           {"total", int64_t(Sites)},
                                           {"applied", int64_t(Applied)},
                                           {"refused", int64_t(Sites - Applied)},
-                                          {"entries", int64_t(Entries)},
                                           {"hazards_checked", true},
                                           {"kernels", std::move(Kernels)}}}});
+  // Kernels given entry code, when the rule has some (entry=FILE).
+  if (!Rule.EntryFile.empty())
+    (*V.getAsObject()->getObject("sites"))["entries"] = int64_t(Entries);
   if (Ctx.JSONOut)
     Ctx.JSONOut->push_back(std::move(V));
   else
