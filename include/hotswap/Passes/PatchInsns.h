@@ -30,11 +30,11 @@
 //                 kernel with a site (SiteRule::EntryBeforeBody), with
 //                 %kernarg bound to the SGPR pair of the launch's kernarg
 //                 segment pointer, %wgid.x/y/z to the workgroup IDs'
-//                 registers and %tid to v0 (the work-item ID);
-//                 reserve-sgpr-pairs=N (and
-//                 reserve-vgpr-pairs=N) binds %rpN (%rvpN) to pairs above
-//                 every register the kernel names, the same in the entry's
-//                 code and at every site (the allocation grows).
+//                 registers and %tid to v0 (the work-item ID).
+//                 reserve-sgpr-pairs=N and reserve-vgpr-pairs=N bind %rpN
+//                 and %rvpN to pairs above every register the kernel
+//                 names, the same in the entry's code and at every site
+//                 (the allocation grows).
 //   Checks:       each body, per site, with code::checkBody: straight-line,
 //                 writes only what the site gives, touches no register a
 //                 load still writes, memory waited for inside.

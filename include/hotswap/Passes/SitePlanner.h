@@ -49,8 +49,8 @@ namespace hotswap {
 class Object;
 struct PassContext;
 
-/// One line of a body, as written (its number in the file, for errors,
-/// and the file when it is not the rule's body: SiteRule::BodyName).
+/// One line of a body, as written: its number and the file it comes from
+/// (empty: SiteRule::BodyName), for errors.
 struct SourceLine {
   unsigned Number = 0;
   std::string Text;
