@@ -378,6 +378,100 @@ TEST(DecodedCodeTest, LoopMaskAndRestore) {
   EXPECT_EQ(F->liveIn(), "v0 v[4:5] exec");
 }
 
+// After the loop's lanes have all left, EXEC | the exit mask is again
+// every lane that entered it: a write there covers a read under that EXEC
+// (here restored from a copy taken before the loop).
+TEST(DecodedCodeTest, LoopExitRestoresTheLanesThatEntered) {
+  auto Loop = [](StringRef InLoop) {
+    return (Twine("v_cmp_gt_u32 vcc, 64, v0\n"
+                  "s_and_saveexec_b64 s[2:3], vcc\n" // 0x1004
+                  "s_mov_b64 s[6:7], exec\n"         // 0x1008
+                  "s_mov_b64 s[4:5], 0\n"            // 0x100c
+                  "v_mov_b32 v6, 0\n"                // 0x1010
+                  // loop: 0x1014
+                  "v_add_u32 v6, 1, v6\n"          // 0x1014
+                  "v_cmp_le_u32 vcc, 16, v6\n"     // 0x1018
+                  "s_or_b64 s[4:5], vcc, s[4:5]\n" // 0x101c
+                  ) +
+            InLoop +
+            "s_andn2_b64 exec, exec, s[4:5]\n"
+            "s_cbranch_execnz 65530\n" // -> 0x1014
+            "s_or_b64 exec, exec, s[4:5]\n"
+            "v_mov_b32 v1, 0\n"
+            "s_mov_b64 exec, s[6:7]\n"
+            "global_store_dword v[4:5], v1, off\n"
+            "s_or_b64 exec, exec, s[2:3]\n"
+            "s_endpgm\n")
+        .str();
+  };
+  auto F = build("gfx90a", Loop("s_nop 0\n"));
+  ASSERT_TRUE(F);
+  EXPECT_EQ(findings(F->G), "");
+  EXPECT_EQ(F->liveIn(), "v0 v[4:5] exec");
+  // A loop that also drops lanes another way does not give them back.
+  auto Lost = build("gfx90a", Loop("s_and_b64 exec, exec, s[8:9]\n"));
+  ASSERT_TRUE(Lost);
+  EXPECT_EQ(findings(Lost->G), "");
+  EXPECT_EQ(Lost->liveIn(), "s[8:9] v[0:1] v[4:5] exec");
+}
+
+// The else of an if: its lanes and the then's lanes are together the
+// lanes before the if, both where the else starts (s_or_saveexec) and
+// where it ends.
+TEST(DecodedCodeTest, ThenAndElseLanesMakeTheWhole) {
+  auto IfElse = [](StringRef InThen) {
+    return (Twine("v_cmp_gt_u32 vcc, 64, v0\n"
+                  "s_and_saveexec_b64 s[2:3], vcc\n"
+                  "s_xor_b64 s[2:3], exec, s[2:3]\n"
+                  "v_mov_b32 v6, 1\n") +
+            InThen +
+            "s_or_saveexec_b64 s[2:3], s[2:3]\n"
+            "v_mov_b32 v1, 2\n"
+            "s_xor_b64 exec, exec, s[2:3]\n"
+            "v_mov_b32 v6, 2\n"
+            "s_or_b64 exec, exec, s[2:3]\n"
+            "global_store_dword v[4:5], v1, off\n"
+            "s_endpgm\n")
+        .str();
+  };
+  auto F = build("gfx90a", IfElse(""));
+  ASSERT_TRUE(F);
+  EXPECT_EQ(F->liveIn(), "v0 v[4:5] exec");
+  EXPECT_TRUE(F->L.ExecFullBefore[5]); // v_mov_b32 v1, 2
+  EXPECT_TRUE(F->L.ExecFullBefore[9]); // the store
+  // A 'then' that loses lanes: the two parts no longer make the whole.
+  auto Lost = build("gfx90a", IfElse("s_and_b64 exec, exec, s[8:9]\n"));
+  ASSERT_TRUE(Lost);
+  EXPECT_EQ(Lost->liveIn(), "s[8:9] v[0:1] v[4:5] exec");
+}
+
+// Nested loops that both narrow EXEC: the inner header's lanes are a
+// subset of the outer header's (whatever the analysis took them for on
+// its first pass), so a write under the outer loop's EXEC covers a read
+// under the inner loop's.
+TEST(DecodedCodeTest, InnerLoopLanesWithinTheOuterLoops) {
+  auto F = build("gfx90a",
+                 // outer: 0x1000
+                 "s_mov_b64 s[8:9], exec\n"             // 0x1000
+                                                        // inner: 0x1004
+                 "s_mov_b64 s[10:11], exec\n"           // 0x1004
+                 "v_cmp_le_u32 vcc, 16, v6\n"           // 0x1008
+                 "s_and_b64 exec, exec, vcc\n"          // 0x100c
+                 "s_cbranch_execnz 65532\n"             // 0x1010 -> 0x1004
+                 "s_mov_b64 exec, s[8:9]\n"             // 0x1014
+                 "v_mov_b32 v1, 0\n"                    // 0x1018
+                 "s_mov_b64 exec, s[10:11]\n"           // 0x101c
+                 "global_store_dword v[4:5], v1, off\n" // 0x1020
+                 "s_mov_b64 exec, s[8:9]\n"             // 0x1028
+                 "v_cmp_le_u32 vcc, 8, v7\n"            // 0x102c
+                 "s_and_b64 exec, exec, vcc\n"          // 0x1030
+                 "s_cbranch_execnz 65522\n"             // 0x1034 -> 0x1000
+                 "s_endpgm\n");
+  ASSERT_TRUE(F);
+  EXPECT_EQ(findings(F->G), "");
+  EXPECT_EQ(F->liveIn(), "v[4:7] exec");
+}
+
 TEST(DecodedCodeTest, ReadLaneReadsOtherLanes) {
   // v1 written under a narrowed EXEC, then read by v_readlane in any lane.
   auto F = build("gfx90a", "v_cmp_gt_u32 vcc, 64, v0\n"

@@ -23,11 +23,27 @@ struct SavedCopy {
   }
 };
 
+/// A fact "the lanes of mask A and mask K together hold every lane of
+/// value P" (A: -1 for EXEC, else a key as in SavedCopy; K a key; both
+/// masks Count SGPRs wide). It is what a loop whose lanes leave one by one
+/// keeps: EXEC loses exactly the lanes its exit mask gains, so when the
+/// loop ends, EXEC | mask is again every lane that entered it.
+struct Cover {
+  int A;
+  int K;
+  unsigned Count;
+  uint32_t P;
+  bool operator==(const Cover &O) const {
+    return A == O.A && K == O.K && Count == O.Count && P == O.P;
+  }
+};
+
 /// The forward state: the EXEC value and the masks SGPRs (and VCC) hold.
 struct ExecState {
   bool Visited = false;
   uint32_t Cur = EntryExec;
   SmallVector<SavedCopy, 4> Saved;
+  SmallVector<Cover, 2> Covers;
 
   std::optional<uint32_t> saved(int First, unsigned Count) const {
     for (const SavedCopy &C : Saved)
@@ -46,7 +62,8 @@ struct ExecState {
     llvm::erase_if(Saved, [&](const SavedCopy &C) { return C.First == Key; });
   }
   bool operator==(const ExecState &O) const {
-    return Visited == O.Visited && Cur == O.Cur && Saved == O.Saved;
+    return Visited == O.Visited && Cur == O.Cur && Saved == O.Saved &&
+           Covers == O.Covers;
   }
 };
 
@@ -113,14 +130,111 @@ public:
   }
   std::vector<int32_t> Parent;
 
+  /// Value \p R is \p Whole without the lanes of \p Part (a subset of
+  /// Whole): together they are Whole, e.g. the 'else' lanes of an if and
+  /// its 'then' lanes. Made again at every visit of R's site.
+  void setRest(uint32_t R, std::optional<std::pair<uint32_t, uint32_t>> PW) {
+    if (PW)
+      Rest[R] = *PW;
+    else
+      Rest.erase(R);
+  }
+  /// The union of \p A and \p B where one is the rest of the other.
+  std::optional<uint32_t> unionOf(uint32_t A, uint32_t B) const {
+    for (auto [X, Y] : {std::pair(A, B), std::pair(B, A)}) {
+      auto It = Rest.find(X);
+      if (It != Rest.end() && It->second.first == Y)
+        return It->second.second;
+    }
+    return std::nullopt;
+  }
+
 private:
   DenseMap<uint64_t, uint32_t> BySite;
+  DenseMap<uint32_t, std::pair<uint32_t, uint32_t>> Rest;
 };
 } // namespace
+
+static bool isMask(const MaskRef &R) {
+  return R.K == MaskRef::SGPR || R.K == MaskRef::VCC;
+}
+
+/// Whether an instruction with effect \p E writes the mask kept under
+/// \p Key (Count wide) or any SGPR of it.
+static bool writesKey(const ExecEffect &E, int Key, unsigned Count) {
+  if (Key == -2)
+    return E.WritesVCC;
+  return Key >= 0 && E.WLo >= 0 && Key <= E.WHi &&
+         Key + int(Count) - 1 >= E.WLo;
+}
+
+/// The cover facts after an instruction with effect \p E (the state
+/// before it: \p Before; EXEC now holds \p Cur).
+static SmallVector<Cover, 2> coversAfter(const ExecEffect &E,
+                                         const ExecState &Before, bool ToExec,
+                                         uint32_t Cur) {
+  auto Is = [](const MaskRef &R, int Key, unsigned Count) {
+    return isMask(R) && R.key() == Key && R.Count == Count;
+  };
+  // EXEC = EXEC | sS (s_or_b64 exec, exec, s or s_or_saveexec): EXEC gains
+  // lanes, and every lane of sS.
+  const MaskRef *OrWith = nullptr;
+  if (ToExec && E.O == ExecEffect::Or) {
+    if (E.SaveTo.K != MaskRef::None)
+      OrWith = &E.A;
+    else if (E.A.K == MaskRef::Exec)
+      OrWith = &E.B;
+    else if (E.B.K == MaskRef::Exec)
+      OrWith = &E.A;
+  }
+  bool ExecGrows = OrWith != nullptr;
+  // EXEC = EXEC & ~sK: the lanes EXEC loses are in sK.
+  const MaskRef *AndN2With = nullptr;
+  if (ToExec && E.SaveTo.K == MaskRef::None && E.O == ExecEffect::AndN2 &&
+      E.A.K == MaskRef::Exec && isMask(E.B))
+    AndN2With = &E.B;
+  // sK = sK | x: the mask gains lanes.
+  const MaskRef *Grown = nullptr;
+  if (E.O == ExecEffect::Or && isMask(E.Dst) &&
+      (Is(E.A, E.Dst.key(), E.Dst.Count) || Is(E.B, E.Dst.key(), E.Dst.Count)))
+    Grown = &E.Dst;
+  auto Survives = [&](int Key, unsigned Count) {
+    if (Key == -1)
+      return !ToExec || ExecGrows;
+    return !writesKey(E, Key, Count) || (Grown && Is(*Grown, Key, Count));
+  };
+  SmallVector<Cover, 2> Out;
+  auto Add = [&](const Cover &C) {
+    if (!llvm::is_contained(Out, C) && Out.size() < 8)
+      Out.push_back(C);
+  };
+  for (const Cover &C : Before.Covers) {
+    bool Keep = Survives(C.K, C.Count) &&
+                (Survives(C.A, C.Count) ||
+                 (C.A == -1 && AndN2With && Is(*AndN2With, C.K, C.Count)));
+    if (Keep)
+      Add(C);
+    // The old EXEC saved to sS: sS | K holds what EXEC | K held.
+    if (C.A == -1 && isMask(E.SaveTo) && E.SaveTo.Count == C.Count &&
+        !writesKey(E, C.K, C.Count) && C.K != E.SaveTo.key())
+      Add({E.SaveTo.key(), C.K, C.Count, C.P});
+    // EXEC gains every lane of sS (EXEC |= sS, or EXEC = sS).
+    bool FromS = (OrWith && Is(*OrWith, C.A, C.Count)) ||
+                 (ToExec && E.O == ExecEffect::Mov &&
+                  E.SaveTo.K == MaskRef::None && Is(E.A, C.A, C.Count));
+    if (C.A != -1 && FromS && Survives(C.K, C.Count))
+      Add({-1, C.K, C.Count, C.P});
+  }
+  // A mask written afresh: EXEC | sK holds at least what EXEC holds.
+  if (isMask(E.Dst) && !Grown && E.O != ExecEffect::NoOp)
+    Add({-1, E.Dst.key(), E.Dst.Count, Cur});
+  return Out;
+}
 
 static void transfer(const ExecEffect &E, ExecState &S, ExecValues &V,
                      uint32_t Insn) {
   uint64_t Key = uint64_t(Insn) * 2;
+  const ExecState Before = S;
   auto ValueOf = [&](const MaskRef &R) -> std::optional<uint32_t> {
     switch (R.K) {
     case MaskRef::None:
@@ -164,21 +278,50 @@ static void transfer(const ExecEffect &E, ExecState &S, ExecValues &V,
         return V.at(Key, A ? *A : *B);
       return std::nullopt;
     case ExecEffect::AndN2:
-      return A ? std::optional<uint32_t>(V.at(Key, *A)) : std::nullopt;
-    case ExecEffect::AndN1:
-      return B ? std::optional<uint32_t>(V.at(Key, *B)) : std::nullopt;
+    case ExecEffect::AndN1: {
+      // Whole & ~Part.
+      std::optional<uint32_t> Whole = E.O == ExecEffect::AndN2 ? A : B;
+      std::optional<uint32_t> Part = E.O == ExecEffect::AndN2 ? B : A;
+      if (!Whole)
+        return std::nullopt;
+      uint32_t R = V.at(Key, *Whole);
+      V.setRest(R, Part && V.within(*Part, *Whole)
+                       ? std::optional(std::pair(*Part, *Whole))
+                       : std::nullopt);
+      return R;
+    }
     case ExecEffect::Or:
       if (!A || !B)
         return std::nullopt;
+      // EXEC | sK where EXEC and sK together hold every lane of P and
+      // neither holds a lane outside it: exactly P (a loop's end).
+      if (RA.K == MaskRef::Exec || RB.K == MaskRef::Exec) {
+        const MaskRef &M = RA.K == MaskRef::Exec ? RB : RA;
+        for (const Cover &C : S.Covers)
+          if (C.A == -1 && isMask(M) && C.K == M.key() && C.Count == M.Count &&
+              V.within(*A, C.P) && V.within(*B, C.P))
+            return C.P;
+      }
+      if (std::optional<uint32_t> W = V.unionOf(*A, *B))
+        return *W;
       if (V.within(*A, *B))
         return *B;
       if (V.within(*B, *A))
         return *A;
       return V.at(Key, V.lca(*A, *B));
-    case ExecEffect::Xor:
+    case ExecEffect::Xor: {
       if (!A || !B)
         return std::nullopt;
-      return V.at(Key, V.lca(*A, *B));
+      // Of two disjoint masks, their union; of a mask and a subset of it,
+      // the rest.
+      if (std::optional<uint32_t> W = V.unionOf(*A, *B))
+        return *W;
+      uint32_t R = V.at(Key, V.lca(*A, *B));
+      V.setRest(R, V.within(*B, *A)   ? std::optional(std::pair(*B, *A))
+                   : V.within(*A, *B) ? std::optional(std::pair(*A, *B))
+                                      : std::nullopt);
+      return R;
+    }
     }
     return std::nullopt;
   };
@@ -204,6 +347,7 @@ static void transfer(const ExecEffect &E, ExecState &S, ExecValues &V,
   } else if (New && (E.Dst.K == MaskRef::SGPR || E.Dst.K == MaskRef::VCC)) {
     S.Saved.push_back({E.Dst.key(), E.Dst.Count, *New});
   }
+  S.Covers = coversAfter(E, Before, ToExec, S.Cur);
 }
 
 /// The lane mask operand \p I of \p MI names: all lanes, none, EXEC, VCC
@@ -454,6 +598,31 @@ private:
   std::vector<int32_t> IDom;
   /// The joins made at each block: (value, site), for the final pass.
   std::vector<SmallVector<std::pair<uint32_t, int>, 2>> Joins;
+  /// Each join's inputs when last made (itself left out).
+  DenseMap<uint32_t, SmallVector<uint32_t, 2>> JoinIn;
+
+  /// What \p X stands for: a join whose inputs, joins among them followed
+  /// in turn, come to one value is that value (a loop that leaves a value
+  /// alone brings back the join it met at its header). nullopt: nothing
+  /// but joins already on the way (\p Seen).
+  std::optional<uint32_t> resolve(uint32_t X, SmallVectorImpl<uint32_t> &Seen) {
+    auto It = JoinIn.find(X);
+    if (It == JoinIn.end())
+      return X;
+    if (llvm::is_contained(Seen, X))
+      return std::nullopt;
+    Seen.push_back(X);
+    std::optional<uint32_t> One;
+    for (uint32_t In : SmallVector<uint32_t, 2>(It->second)) {
+      std::optional<uint32_t> R = resolve(In, Seen);
+      if (!R)
+        continue;
+      if (One && *One != *R)
+        return X;
+      One = R;
+    }
+    return One;
+  }
   bool Record = false;
 
   bool strictlyDominates(int32_t A, uint32_t B) const {
@@ -474,9 +643,23 @@ private:
       return Vals.front();
     uint64_t Key = ExecValues::joinKey(B, Sub);
     uint32_t J = V.id(Key);
+    SmallVector<uint32_t, 4> Ins;
+    for (uint32_t X : Vals) {
+      SmallVector<uint32_t, 4> Seen{J};
+      std::optional<uint32_t> R = X == J ? std::nullopt : resolve(X, Seen);
+      if (R && !llvm::is_contained(Ins, *R))
+        Ins.push_back(*R);
+    }
+    JoinIn[J].assign(Ins.begin(), Ins.end());
+    if (Ins.size() == 1)
+      return Ins.front();
+    Vals = Ins;
+    // A value already within the join (a loop's back edge bringing back
+    // a narrowing of the value its header held) adds no lanes: on every
+    // iteration the header holds a subset of what it held the first time.
     std::optional<uint32_t> P;
     for (uint32_t X : Vals)
-      if (X != J)
+      if (!V.within(X, J))
         P = P ? V.lca(*P, X) : X;
     uint32_t Up = P ? *P : AllLanes;
     while (Up > NoLanes && !strictlyDominates(V.SiteBlock[Up], B))
@@ -516,6 +699,14 @@ private:
       if (Vals.size() == Ins.size())
         In.Saved.push_back({C.First, C.Count, join(B, C.First, Vals)});
     }
+    // A cover every path holds stays, when its value is made where every
+    // path to B passes (on a loop's back edge it is then the same value).
+    for (const Cover &C : Ins.front()->Covers)
+      if ((C.P <= NoLanes || strictlyDominates(V.SiteBlock[C.P], B)) &&
+          llvm::all_of(Ins, [&](const ExecState *O) {
+            return llvm::is_contained(O->Covers, C);
+          }))
+        In.Covers.push_back(C);
     return In;
   }
 
@@ -527,8 +718,10 @@ private:
       if (Before)
         L.Before[I] = S.Cur;
       transfer(Exec[I], S, V, I);
-      if (G.Insns[I].F == Flow::Call || G.Insns[I].F == Flow::IndirectCall)
+      if (G.Insns[I].F == Flow::Call || G.Insns[I].F == Flow::IndirectCall) {
         S.Saved.clear(); // the callee may write any SGPR
+        S.Covers.clear();
+      }
     }
     return S;
   }

@@ -6,7 +6,13 @@
 // narrowing writes (s_and_saveexec, v_cmpx, s_and/s_andn2 of exec) make a
 // subset of what they read, a restore from a saved copy gives that copy's
 // value back, and a join is a subset of the closest common superset made
-// where every path to it passes (its dominators).
+// where every path to it passes (its dominators). Three facts of
+// structured control flow make restores exact where a subset would do:
+// an 'else' mask (what s_xor or s_andn2 leaves of a mask without a subset
+// of it) and its 'then' mask together are that mask; after a loop whose
+// lanes leave one by one (EXEC &= ~exit mask), EXEC | exit mask is again
+// the lanes that entered it; and a join whose other inputs are joins that
+// come back to one value is that value (a loop left the value alone).
 //
 //===----------------------------------------------------------------------===//
 
