@@ -472,6 +472,50 @@ TEST(DecodedCodeTest, InnerLoopLanesWithinTheOuterLoops) {
   EXPECT_EQ(F->liveIn(), "v[4:7] exec");
 }
 
+// A saved EXEC spilled to VGPR lanes and read back (what compilers do when
+// SGPRs run out) restores EXEC exactly, unless the lanes were overwritten.
+TEST(DecodedCodeTest, SavedExecSpilledToVGPRLanes) {
+  auto Spill = [](StringRef Between) {
+    return (Twine("v_cmp_gt_u32 vcc, 64, v0\n"
+                  "s_and_saveexec_b64 s[2:3], vcc\n"
+                  "v_writelane_b32 v8, s2, 4\n"
+                  "v_writelane_b32 v8, s3, 5\n"
+                  "s_mov_b64 s[2:3], 0\n"
+                  "v_mov_b32 v1, 0\n") +
+            Between +
+            "v_readlane_b32 s6, v8, 4\n"
+            "v_readlane_b32 s7, v8, 5\n"
+            "s_or_b64 exec, exec, s[6:7]\n"
+            "global_store_dword v[4:5], v1, off\n"
+            "s_endpgm\n")
+        .str();
+  };
+  auto F = build("gfx90a", Spill(""));
+  ASSERT_TRUE(F);
+  EXPECT_TRUE(F->L.ExecFullBefore[9]); // the store
+  // Another lane of the VGPR may change; the spill's lanes may not.
+  auto Other = build("gfx90a", Spill("v_writelane_b32 v8, s9, 6\n"));
+  ASSERT_TRUE(Other);
+  EXPECT_TRUE(Other->L.ExecFullBefore[10]);
+  for (StringRef Clobber : {"v_writelane_b32 v8, s9, 5\n", "v_mov_b32 v8, 0\n",
+                            "global_load_dwordx2 v[8:9], v[4:5], off\n"}) {
+    auto Lost = build("gfx90a", Spill(Clobber));
+    ASSERT_TRUE(Lost);
+    EXPECT_FALSE(Lost->L.ExecFullBefore[10]) << Clobber.str();
+  }
+  // Wave32: one SGPR, one lane.
+  auto W32 = build("gfx1030", "v_cmp_gt_u32 vcc_lo, 64, v0\n"
+                              "s_and_saveexec_b32 s2, vcc_lo\n"
+                              "v_writelane_b32 v8, s2, 3\n"
+                              "s_mov_b32 s2, 0\n"
+                              "v_readlane_b32 s4, v8, 3\n"
+                              "s_or_b32 exec_lo, exec_lo, s4\n"
+                              "global_store_dword v[4:5], v1, off\n"
+                              "s_endpgm\n");
+  ASSERT_TRUE(W32);
+  EXPECT_TRUE(W32->L.ExecFullBefore[6]);
+}
+
 TEST(DecodedCodeTest, ReadLaneReadsOtherLanes) {
   // v1 written under a narrowed EXEC, then read by v_readlane in any lane.
   auto F = build("gfx90a", "v_cmp_gt_u32 vcc, 64, v0\n"

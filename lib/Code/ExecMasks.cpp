@@ -38,12 +38,31 @@ struct Cover {
   }
 };
 
+/// Part Which of a mask Count SGPRs wide (value Value) where no whole
+/// copy is: in one SGPR (Loc: its number), or in one lane of a VGPR, where
+/// compilers spill SGPRs (Loc: laneLoc(VGPR, lane)) and read them back
+/// with v_readlane, one SGPR at a time.
+struct MaskPart {
+  int Loc;
+  uint32_t Value;
+  uint8_t Which, Count;
+  bool operator==(const MaskPart &O) const {
+    return Loc == O.Loc && Value == O.Value && Which == O.Which &&
+           Count == O.Count;
+  }
+};
+constexpr int LaneLocBase = 256;
+int laneLoc(int VGPR, int Lane) { return LaneLocBase + VGPR * 64 + Lane; }
+/// The join key of a part's place (past those of SGPR copies and EXEC).
+constexpr int PartSubBase = 1000;
+
 /// The forward state: the EXEC value and the masks SGPRs (and VCC) hold.
 struct ExecState {
   bool Visited = false;
   uint32_t Cur = EntryExec;
   SmallVector<SavedCopy, 4> Saved;
   SmallVector<Cover, 2> Covers;
+  SmallVector<MaskPart, 4> Parts;
 
   std::optional<uint32_t> saved(int First, unsigned Count) const {
     for (const SavedCopy &C : Saved)
@@ -63,7 +82,7 @@ struct ExecState {
   }
   bool operator==(const ExecState &O) const {
     return Visited == O.Visited && Cur == O.Cur && Saved == O.Saved &&
-           Covers == O.Covers;
+           Covers == O.Covers && Parts == O.Parts;
   }
 };
 
@@ -231,6 +250,60 @@ static SmallVector<Cover, 2> coversAfter(const ExecEffect &E,
   return Out;
 }
 
+/// The parts of masks after an instruction with effect \p E (the state
+/// before it: \p Before): spilled to VGPR lanes, read back into SGPRs,
+/// whole again once every part is back in place.
+static void partsAfter(const ExecEffect &E, const ExecState &Before,
+                       ExecState &S) {
+  llvm::erase_if(S.Parts, [&](const MaskPart &P) {
+    if (P.Loc < LaneLocBase)
+      return E.WLo >= 0 && P.Loc >= E.WLo && P.Loc <= E.WHi;
+    int VGPR = (P.Loc - LaneLocBase) / 64;
+    if (E.LOp == ExecEffect::WriteLane && VGPR == E.LaneVGPR)
+      return E.Lane < 0 || P.Loc == laneLoc(E.LaneVGPR, E.Lane);
+    return E.VLo >= 0 && VGPR >= E.VLo && VGPR <= E.VHi;
+  });
+  if (E.LaneSGPR < 0 || E.LaneVGPR < 0 || E.Lane < 0)
+    return;
+  int Slot = laneLoc(E.LaneVGPR, E.Lane);
+  if (E.LOp == ExecEffect::WriteLane) {
+    // The SGPR is part of a whole copy, or holds a part.
+    for (const SavedCopy &C : Before.Saved)
+      if (C.First >= 0 && E.LaneSGPR >= C.First &&
+          E.LaneSGPR < C.First + int(C.Count))
+        S.Parts.push_back(
+            {Slot, C.Value, uint8_t(E.LaneSGPR - C.First), uint8_t(C.Count)});
+    for (const MaskPart &P : Before.Parts)
+      if (P.Loc == E.LaneSGPR)
+        S.Parts.push_back({Slot, P.Value, P.Which, P.Count});
+    return;
+  }
+  // ReadLane: the slot's part into the SGPR.
+  const MaskPart *From = nullptr;
+  for (const MaskPart &P : Before.Parts)
+    if (P.Loc == Slot)
+      From = &P;
+  if (!From)
+    return;
+  MaskPart Got{E.LaneSGPR, From->Value, From->Which, From->Count};
+  S.Parts.push_back(Got);
+  int First = Got.Loc - Got.Which;
+  if (First < 0)
+    return;
+  SmallVector<size_t, 2> Found;
+  for (unsigned I = 0; I < Got.Count; ++I)
+    for (size_t J = 0; J < S.Parts.size(); ++J)
+      if (S.Parts[J] ==
+          MaskPart{First + int(I), Got.Value, uint8_t(I), Got.Count})
+        Found.push_back(J);
+  if (Found.size() != Got.Count)
+    return;
+  for (size_t J : llvm::reverse(Found))
+    S.Parts.erase(S.Parts.begin() + J);
+  S.dropOverlapping(First, First + int(Got.Count) - 1);
+  S.Saved.push_back({First, Got.Count, Got.Value});
+}
+
 static void transfer(const ExecEffect &E, ExecState &S, ExecValues &V,
                      uint32_t Insn) {
   uint64_t Key = uint64_t(Insn) * 2;
@@ -348,6 +421,7 @@ static void transfer(const ExecEffect &E, ExecState &S, ExecValues &V,
     S.Saved.push_back({E.Dst.key(), E.Dst.Count, *New});
   }
   S.Covers = coversAfter(E, Before, ToExec, S.Cur);
+  partsAfter(E, Before, S);
 }
 
 /// The lane mask operand \p I of \p MI names: all lanes, none, EXEC, VCC
@@ -412,6 +486,15 @@ static bool noteWrites(const MCInst &MI, const MCInstrDesc &D,
       E.WLo = E.WLo < 0 ? Lo : std::min(E.WLo, Lo);
       E.WHi = std::max(E.WHi, Hi);
     }
+    if (C == RegClass::VGPR) {
+      SmallVector<uint16_t, 8> Units;
+      RM.appendUnits(Reg, Units);
+      for (uint16_t U : Units) {
+        int V = RM.unit(U).Index;
+        E.VLo = E.VLo < 0 ? V : std::min(E.VLo, V);
+        E.VHi = std::max(E.VHi, V);
+      }
+    }
   };
   for (unsigned I = 0; I < D.getNumDefs() && I < MI.getNumOperands(); ++I)
     if (MI.getOperand(I).isReg() && MI.getOperand(I).getReg().isValid())
@@ -442,6 +525,29 @@ ExecEffect code::execEffect(const MCInst &MI, const MCInstrInfo &MII,
     E.O = OpOf(Op);
     E.SaveTo = RefOf(0);
     E.A = RefOf(1);
+    return E;
+  }
+  // An SGPR spilled to a lane of a VGPR, or read back from one.
+  bool Write = N == "V_WRITELANE_B32", Read = N == "V_READLANE_B32";
+  if ((Write || Read) && !WritesExec && MI.getNumOperands() >= 3) {
+    const MCOperand &S = MI.getOperand(Write ? 1 : 0);
+    const MCOperand &V = MI.getOperand(Write ? 0 : 1);
+    const MCOperand &Lane = MI.getOperand(2);
+    E.LOp = Write ? ExecEffect::WriteLane : ExecEffect::ReadLane;
+    if (S.isReg())
+      if (auto R = RM.sgprRange(S.getReg()); R && R->second == 1)
+        E.LaneSGPR = R->first;
+    if (V.isReg() && RM.classOf(V.getReg()) == RegClass::VGPR) {
+      SmallVector<uint16_t, 2> Units;
+      RM.appendUnits(V.getReg(), Units);
+      if (!Units.empty())
+        E.LaneVGPR = RM.unit(Units.front()).Index;
+    }
+    if (Lane.isImm() && Lane.getImm() >= 0 && Lane.getImm() < 64)
+      E.Lane = int(Lane.getImm());
+    // One lane of the VGPR changes, not the VGPR.
+    if (Write)
+      E.VLo = E.VHi = -1;
     return E;
   }
   if (N.starts_with("V_CMPX_")) {
@@ -699,6 +805,16 @@ private:
       if (Vals.size() == Ins.size())
         In.Saved.push_back({C.First, C.Count, join(B, C.First, Vals)});
     }
+    for (const MaskPart &C : Ins.front()->Parts) {
+      Vals.clear();
+      for (const ExecState *O : Ins)
+        for (const MaskPart &P : O->Parts)
+          if (P.Loc == C.Loc && P.Which == C.Which && P.Count == C.Count)
+            Vals.push_back(P.Value);
+      if (Vals.size() == Ins.size())
+        In.Parts.push_back(
+            {C.Loc, join(B, PartSubBase + C.Loc, Vals), C.Which, C.Count});
+    }
     // A cover every path holds stays, when its value is made where every
     // path to B passes (on a loop's back edge it is then the same value).
     for (const Cover &C : Ins.front()->Covers)
@@ -719,8 +835,9 @@ private:
         L.Before[I] = S.Cur;
       transfer(Exec[I], S, V, I);
       if (G.Insns[I].F == Flow::Call || G.Insns[I].F == Flow::IndirectCall) {
-        S.Saved.clear(); // the callee may write any SGPR
+        S.Saved.clear(); // the callee may write any SGPR (and VGPR)
         S.Covers.clear();
+        S.Parts.clear();
       }
     }
     return S;
@@ -766,12 +883,17 @@ private:
           continue;
         for (auto &[J, Sub] : Js) {
           std::optional<uint32_t> Val;
-          if (Sub == -1)
+          if (Sub == -1) {
             Val = Out[P].Cur;
-          else
+          } else if (Sub >= PartSubBase) {
+            for (const MaskPart &C : Out[P].Parts)
+              if (C.Loc == Sub - PartSubBase)
+                Val = C.Value;
+          } else {
             for (const SavedCopy &C : Out[P].Saved)
               if (C.First == Sub)
                 Val = C.Value;
+          }
           if (Val && *Val != J)
             L.EdgeMap[B].push_back({P, J, *Val});
         }

@@ -13,6 +13,8 @@
 // lanes leave one by one (EXEC &= ~exit mask), EXEC | exit mask is again
 // the lanes that entered it; and a join whose other inputs are joins that
 // come back to one value is that value (a loop left the value alone).
+// Masks spilled to VGPR lanes (v_writelane) and read back (v_readlane)
+// keep their values while the lanes are not overwritten.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +73,12 @@ struct ExecEffect {
   /// SGPRs written, [WLo, WHi]; -1 when none. WritesVCC likewise.
   int WLo = -1, WHi = -1;
   bool WritesVCC = false;
+  /// VGPRs written, [VLo, VHi]; -1 when none (v_writelane's lane aside).
+  int VLo = -1, VHi = -1;
+  /// v_writelane (SGPR LaneSGPR into lane Lane of VGPR LaneVGPR) or
+  /// v_readlane (the other way); Lane -1 when not an immediate.
+  enum LaneOp : uint8_t { NoLane, WriteLane, ReadLane } LOp = NoLane;
+  int LaneSGPR = -1, LaneVGPR = -1, Lane = -1;
 };
 
 /// What \p MI does to lane masks.
