@@ -472,6 +472,55 @@ TEST(DecodedCodeTest, InnerLoopLanesWithinTheOuterLoops) {
   EXPECT_EQ(F->liveIn(), "v[4:7] exec");
 }
 
+// Every lane that leaves a loop was active in the iteration it left in:
+// what the loop writes before its exit test in every iteration is
+// written, after the loop, in every lane that entered it.
+TEST(DecodedCodeTest, LanesLeaveALoopAfterItsWrites) {
+  auto Loop = [](StringRef Write) {
+    return (Twine("v_cmp_gt_u32 vcc, 64, v0\n"
+                  "s_and_saveexec_b64 s[2:3], vcc\n"
+                  "s_mov_b64 s[4:5], 0\n"
+                  // loop: 0x100c
+                  "v_add_u32 v6, 1, v6\n") +
+            Write +
+            "v_cmp_le_u32 vcc, 16, v6\n"
+            "s_and_b64 s[0:1], exec, vcc\n"
+            "s_or_b64 s[4:5], s[0:1], s[4:5]\n"
+            "s_andn2_b64 exec, exec, s[4:5]\n"
+            "s_cbranch_execnz " +
+            // Back to the loop's first instruction: 6 words and the write.
+            Twine(65536 - 6 - Write.count('\n')) +
+            "\n"
+            "s_or_b64 exec, exec, s[4:5]\n"
+            "global_store_dword v[4:5], v7, off\n"
+            "s_or_b64 exec, exec, s[2:3]\n"
+            "s_endpgm\n")
+        .str();
+  };
+  auto F = build("gfx90a", Loop("v_mov_b32 v7, v6\n"));
+  ASSERT_TRUE(F);
+  EXPECT_EQ(findings(F->G), "");
+  EXPECT_EQ(F->liveIn(), "v0 v[4:6] exec");
+  // Written only in some lanes of an iteration: the others keep v7.
+  auto Some = build("gfx90a", Loop("s_and_saveexec_b64 s[8:9], s[10:11]\n"
+                                   "v_mov_b32 v7, v6\n"
+                                   "s_or_b64 exec, exec, s[8:9]\n"));
+  ASSERT_TRUE(Some);
+  EXPECT_EQ(findings(Some->G), "");
+  EXPECT_EQ(Some->liveIn(), "s[10:11] v0 v[4:7] exec");
+}
+
+// An instruction run under an empty EXEC reads nothing.
+TEST(DecodedCodeTest, NothingIsReadUnderAnEmptyExec) {
+  auto F = build("gfx90a", "s_mov_b64 s[2:3], exec\n"
+                           "s_mov_b64 exec, 0\n"
+                           "global_store_dword v[4:5], v1, off\n"
+                           "s_mov_b64 exec, s[2:3]\n"
+                           "s_endpgm\n");
+  ASSERT_TRUE(F);
+  EXPECT_EQ(F->liveIn(), "exec");
+}
+
 // A saved EXEC spilled to VGPR lanes and read back (what compilers do when
 // SGPRs run out) restores EXEC exactly, unless the lanes were overwritten.
 TEST(DecodedCodeTest, SavedExecSpilledToVGPRLanes) {

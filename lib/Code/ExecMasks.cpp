@@ -304,8 +304,11 @@ static void partsAfter(const ExecEffect &E, const ExecState &Before,
   S.Saved.push_back({First, Got.Count, Got.Value});
 }
 
+/// One instruction's effect on \p S. A union it makes, (value, A, B),
+/// goes to \p Union.
 static void transfer(const ExecEffect &E, ExecState &S, ExecValues &V,
-                     uint32_t Insn) {
+                     uint32_t Insn,
+                     std::optional<std::array<uint32_t, 3>> *Union = nullptr) {
   uint64_t Key = uint64_t(Insn) * 2;
   const ExecState Before = S;
   auto ValueOf = [&](const MaskRef &R) -> std::optional<uint32_t> {
@@ -323,6 +326,26 @@ static void transfer(const ExecEffect &E, ExecState &S, ExecValues &V,
       return S.saved(R.key(), R.Count);
     }
     return std::nullopt;
+  };
+  // The value A | B makes (A, B: the values of masks RA, RB).
+  auto OrOf = [&](const MaskRef &RA, const MaskRef &RB, uint32_t A,
+                  uint32_t B) -> std::optional<uint32_t> {
+    // EXEC | sK where EXEC and sK together hold every lane of P and
+    // neither holds a lane outside it: exactly P (a loop's end).
+    if (RA.K == MaskRef::Exec || RB.K == MaskRef::Exec) {
+      const MaskRef &M = RA.K == MaskRef::Exec ? RB : RA;
+      for (const Cover &C : S.Covers)
+        if (C.A == -1 && isMask(M) && C.K == M.key() && C.Count == M.Count &&
+            V.within(A, C.P) && V.within(B, C.P))
+          return C.P;
+    }
+    if (std::optional<uint32_t> W = V.unionOf(A, B))
+      return *W;
+    if (V.within(A, B))
+      return B;
+    if (V.within(B, A))
+      return A;
+    return V.at(Key, V.lca(A, B));
   };
   // The value Op(A, B) makes, or nullopt when nothing is known of it.
   auto Eval = [&](const MaskRef &RA,
@@ -363,32 +386,24 @@ static void transfer(const ExecEffect &E, ExecState &S, ExecValues &V,
                        : std::nullopt);
       return R;
     }
-    case ExecEffect::Or:
+    case ExecEffect::Or: {
       if (!A || !B)
         return std::nullopt;
-      // EXEC | sK where EXEC and sK together hold every lane of P and
-      // neither holds a lane outside it: exactly P (a loop's end).
-      if (RA.K == MaskRef::Exec || RB.K == MaskRef::Exec) {
-        const MaskRef &M = RA.K == MaskRef::Exec ? RB : RA;
-        for (const Cover &C : S.Covers)
-          if (C.A == -1 && isMask(M) && C.K == M.key() && C.Count == M.Count &&
-              V.within(*A, C.P) && V.within(*B, C.P))
-            return C.P;
-      }
-      if (std::optional<uint32_t> W = V.unionOf(*A, *B))
-        return *W;
-      if (V.within(*A, *B))
-        return *B;
-      if (V.within(*B, *A))
-        return *A;
-      return V.at(Key, V.lca(*A, *B));
+      std::optional<uint32_t> R = OrOf(RA, RB, *A, *B);
+      if (R && Union && *R != *A && *R != *B)
+        *Union = {*R, *A, *B};
+      return R;
+    }
     case ExecEffect::Xor: {
       if (!A || !B)
         return std::nullopt;
       // Of two disjoint masks, their union; of a mask and a subset of it,
       // the rest.
-      if (std::optional<uint32_t> W = V.unionOf(*A, *B))
+      if (std::optional<uint32_t> W = V.unionOf(*A, *B)) {
+        if (Union && *W != *A && *W != *B)
+          *Union = {*W, *A, *B};
         return *W;
+      }
       uint32_t R = V.at(Key, V.lca(*A, *B));
       V.setRest(R, V.within(*B, *A)   ? std::optional(std::pair(*B, *A))
                    : V.within(*A, *B) ? std::optional(std::pair(*A, *B))
@@ -833,7 +848,10 @@ private:
     for (uint32_t I = Bl.First; I < Bl.End; ++I) {
       if (Before)
         L.Before[I] = S.Cur;
-      transfer(Exec[I], S, V, I);
+      std::optional<std::array<uint32_t, 3>> Union;
+      transfer(Exec[I], S, V, I, Before ? &Union : nullptr);
+      if (Union)
+        L.Unions.push_back({I, (*Union)[0], (*Union)[1], (*Union)[2]});
       if (G.Insns[I].F == Flow::Call || G.Insns[I].F == Flow::IndirectCall) {
         S.Saved.clear(); // the callee may write any SGPR (and VGPR)
         S.Covers.clear();

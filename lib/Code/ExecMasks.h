@@ -28,6 +28,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <array>
 #include <cstdint>
 #include <tuple>
 #include <vector>
@@ -94,6 +95,10 @@ struct ExecFlow {
   /// Per block: (predecessor, join value, the predecessor's value).
   std::vector<llvm::SmallVector<std::tuple<uint32_t, uint32_t, uint32_t>, 2>>
       EdgeMap;
+  /// The unions instructions make: (instruction, value, A, B) where the
+  /// value the instruction makes (for EXEC or a mask) holds the lanes of A
+  /// and B and no others; by instruction.
+  std::vector<std::array<uint32_t, 4>> Unions;
   bool Converged = true;
 };
 

@@ -135,8 +135,10 @@ static void merge(Liveness::State &Into, const Liveness::State &From) {
 }
 
 static void normalize(Liveness::State &S) {
-  llvm::erase_if(
-      S, [](const std::pair<uint32_t, RegSet> &P) { return P.second.none(); });
+  // Nothing is read under the empty mask.
+  llvm::erase_if(S, [](const std::pair<uint32_t, RegSet> &P) {
+    return P.first == NoLanes || P.second.none();
+  });
   llvm::sort(S, [](const auto &A, const auto &B) { return A.first < B.first; });
 }
 
@@ -188,6 +190,29 @@ bool Liveness::within(uint32_t A, uint32_t B) const {
 void Liveness::step(uint32_t I, State &S) const {
   const InsnRegs &R = Regs[I];
   uint32_t E = ExecBefore[I];
+  // A need under the union this instruction makes is, before it, a need
+  // under each of its two parts (e.g. the lanes that left a loop: those
+  // that leave in this iteration and those that left before).
+  if (int32_t UI = UnionAt[I]; UI >= 0) {
+    auto [V, A, B] = Unions[UI];
+    for (size_t K = 0; K < S.size(); ++K)
+      if (S[K].first == V && S[K].second.any()) {
+        RegSet Set = std::move(S[K].second);
+        S[K].second = RegSet(Set.size());
+        for (uint32_t Part : {A, B}) {
+          bool Found = false;
+          for (auto &[V2, Set2] : S)
+            if (V2 == Part) {
+              Set2 |= Set;
+              Found = true;
+              break;
+            }
+          if (!Found)
+            S.push_back({Part, Set});
+        }
+        break;
+      }
+  }
   for (auto &[V, Set] : S) {
     for (uint16_t U : R.ScalarDefs)
       Set.reset(U);
@@ -279,6 +304,12 @@ Liveness code::computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
   L.ExecBefore = std::move(XF.Before);
   L.ExecParent = std::move(XF.Parent);
   L.EdgeMap = std::move(XF.EdgeMap);
+  L.UnionAt.assign(N, -1);
+  for (const std::array<uint32_t, 4> &U : XF.Unions)
+    if (U[0] < N) {
+      L.UnionAt[U[0]] = int32_t(L.Unions.size());
+      L.Unions.push_back({U[1], U[2], U[3]});
+    }
   L.ExecFullBefore.assign(N, false);
   for (size_t I = 0; I < N; ++I)
     L.ExecFullBefore[I] =

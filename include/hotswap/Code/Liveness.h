@@ -52,6 +52,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -140,6 +141,10 @@ private:
   /// EXEC values: the parent of each (a superset), 0 (every lane) has none.
   std::vector<int32_t> ExecParent;
   std::vector<uint32_t> ExecBefore;
+  /// Values instructions make as the union of two others: (value, A, B),
+  /// and per instruction the index of its union (-1: none).
+  std::vector<std::array<uint32_t, 3>> Unions;
+  std::vector<int32_t> UnionAt;
   std::vector<State> OutState;
   /// Per unit: 0 for vector registers, 1 for scalar ones.
   std::vector<uint8_t> ScalarClassOf;
