@@ -521,6 +521,33 @@ TEST(DecodedCodeTest, NothingIsReadUnderAnEmptyExec) {
   EXPECT_EQ(F->liveIn(), "exec");
 }
 
+// A loop whose EXEC comes from memory afresh on every iteration: what an
+// iteration writes under it is not what the next one reads under it (the
+// lanes differ), so the register stays live around the loop.
+TEST(DecodedCodeTest, ValuesMadeInALoopDifferByIteration) {
+  auto F = build("gfx90a",
+                 "s_mov_b64 s[2:3], exec\n"             // 0x1000
+                 "s_load_dwordx2 s[8:9], s[0:1], 0x0\n" // 0x1004
+                 "s_waitcnt lgkmcnt(0)\n"               // 0x100c
+                 // loop: 0x1010
+                 "s_mov_b64 exec, s[8:9]\n"             // 0x1010
+                 "global_store_dword v[4:5], v1, off\n" // 0x1014
+                 "v_mov_b32 v1, 0\n"                    // 0x101c
+                 "s_mov_b64 exec, s[2:3]\n"             // 0x1020
+                 "s_load_dwordx2 s[8:9], s[0:1], 0x8\n" // 0x1024
+                 "s_waitcnt lgkmcnt(0)\n"               // 0x102c
+                 "s_cmp_eq_u32 s10, 0\n"                // 0x1030
+                 "s_cbranch_scc1 65526\n"               // 0x1034 -> 0x1010
+                 "s_endpgm\n");
+  ASSERT_TRUE(F);
+  EXPECT_EQ(findings(F->G), "");
+  EXPECT_EQ(F->liveIn(), "s[0:1] s10 v1 v[4:5] exec");
+  // The next iteration reads v1 in its own lanes: live at the branch back
+  // and before this iteration's write, which covers this iteration's only.
+  EXPECT_EQ(F->liveAt(0x1034), "s[0:3] s[8:10] v1 v[4:5] scc");
+  EXPECT_EQ(F->liveAt(0x101c), "s[0:3] s10 v1 v[4:5] exec");
+}
+
 // A saved EXEC spilled to VGPR lanes and read back (what compilers do when
 // SGPRs run out) restores EXEC exactly, unless the lanes were overwritten.
 TEST(DecodedCodeTest, SavedExecSpilledToVGPRLanes) {

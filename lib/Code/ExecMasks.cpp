@@ -616,10 +616,12 @@ ExecEffect code::execEffect(const MCInst &MI, const MCInstrInfo &MII,
 
 /// Immediate dominators (Cooper, Harvey and Kennedy), -1 for blocks the
 /// entry does not reach.
-static std::vector<int32_t> immediateDominators(const FunctionCFG &G) {
+static std::vector<int32_t> immediateDominators(const FunctionCFG &G,
+                                                std::vector<uint32_t> &Order) {
   size_t NB = G.Blocks.size();
   std::vector<int32_t> IDom(NB, -1);
-  std::vector<uint32_t> RPO, Order(NB, UINT32_MAX);
+  std::vector<uint32_t> RPO;
+  Order.assign(NB, UINT32_MAX);
   std::vector<bool> Seen(NB, false);
   std::vector<std::pair<uint32_t, size_t>> Stack;
   if (NB) {
@@ -688,7 +690,31 @@ public:
     // said to be a subset of a value made where every path to the join
     // passes, before it; a value made inside a loop is a new one on every
     // iteration, and what held for the last iteration's need not hold now.
-    IDom = immediateDominators(G);
+    IDom = immediateDominators(G, L.Order);
+    // The dominator tree's preorder and postorder numbers.
+    std::vector<SmallVector<uint32_t, 2>> Kids(NB);
+    for (uint32_t B = 1; B < NB; ++B)
+      if (IDom[B] >= 0 && uint32_t(IDom[B]) != B)
+        Kids[IDom[B]].push_back(B);
+    L.DomPre.assign(NB, 0);
+    L.DomPost.assign(NB, 0);
+    uint32_t Pre = 1, Post = 1;
+    std::vector<std::pair<uint32_t, size_t>> Stack;
+    if (NB) {
+      Stack.push_back({0, 0});
+      L.DomPre[0] = Pre++;
+    }
+    while (!Stack.empty()) {
+      auto &[B, Next] = Stack.back();
+      if (Next < Kids[B].size()) {
+        uint32_t K = Kids[B][Next++];
+        L.DomPre[K] = Pre++;
+        Stack.push_back({K, 0});
+        continue;
+      }
+      L.DomPost[B] = Post++;
+      Stack.pop_back();
+    }
     V.InsnBlock.resize(G.Insns.size());
     for (uint32_t B = 0; B < NB; ++B)
       for (uint32_t I = G.Blocks[B].First; I < G.Blocks[B].End; ++I)
@@ -705,6 +731,7 @@ public:
     }
     mapEdges();
     L.Parent = V.Parent;
+    L.SiteBlock = V.SiteBlock;
     return std::move(L);
   }
 
@@ -747,14 +774,7 @@ private:
   bool Record = false;
 
   bool strictlyDominates(int32_t A, uint32_t B) const {
-    if (A < 0 || uint32_t(A) == B || IDom[B] < 0)
-      return false;
-    for (uint32_t X = B; X != 0;) {
-      X = IDom[X];
-      if (X == uint32_t(A))
-        return true;
-    }
-    return false;
+    return code::strictlyDominates(L.DomPre, L.DomPost, A, B);
   }
 
   /// The value at the start of block \p B of values \p Vals from its

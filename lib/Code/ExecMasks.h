@@ -99,8 +99,22 @@ struct ExecFlow {
   /// value the instruction makes (for EXEC or a mask) holds the lanes of A
   /// and B and no others; by instruction.
   std::vector<std::array<uint32_t, 4>> Unions;
+  /// Each value's block (-1 for the constants), each block's place in
+  /// reverse postorder (UINT32_MAX: unreachable), and the dominator
+  /// tree's preorder and postorder numbers (0: unreachable).
+  std::vector<int32_t> SiteBlock;
+  std::vector<uint32_t> Order, DomPre, DomPost;
   bool Converged = true;
 };
+
+/// Whether block \p A (-1: none) dominates block \p B and is not B, by
+/// the dominator tree's numbers \p Pre and \p Post (ExecFlow's).
+inline bool strictlyDominates(llvm::ArrayRef<uint32_t> Pre,
+                              llvm::ArrayRef<uint32_t> Post, int32_t A,
+                              uint32_t B) {
+  return A >= 0 && uint32_t(A) != B && Pre[A] && Pre[B] && Pre[A] <= Pre[B] &&
+         Post[B] <= Post[A];
+}
 
 /// The EXEC values of \p G, whose instructions do \p Effects.
 ExecFlow analyseExec(const FunctionCFG &G, llvm::ArrayRef<ExecEffect> Effects);

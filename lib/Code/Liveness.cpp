@@ -151,7 +151,10 @@ static RegSet anyOf(const Liveness::State &S, const RegSet &Empty) {
 
 Liveness::State Liveness::acrossEdge(uint32_t From, uint32_t To,
                                      const State &S) const {
-  bool Any = false;
+  // Back along an edge that closes a loop, a need under a value the loop
+  // makes is one under the previous iteration's value: other lanes.
+  bool Back = BlockOrder[To] <= BlockOrder[From];
+  bool Any = Back;
   for (auto &M : EdgeMap[To])
     Any |= std::get<0>(M) == From;
   if (!Any)
@@ -159,7 +162,7 @@ Liveness::State Liveness::acrossEdge(uint32_t From, uint32_t To,
   State R;
   RegSet Empty(AllTracked.size());
   for (const auto &[Id, Set] : S) {
-    uint32_t To2 = Id;
+    uint32_t To2 = Back ? outsideLoopOf(Id, To) : Id;
     for (auto &[P, J, Val] : EdgeMap[To])
       if (P == From && within(Id, J)) {
         To2 = Val;
@@ -176,6 +179,12 @@ Liveness::State Liveness::acrossEdge(uint32_t From, uint32_t To,
   }
   normalize(R);
   return R;
+}
+
+uint32_t Liveness::outsideLoopOf(uint32_t V, uint32_t B) const {
+  while (V > NoLanes && !strictlyDominates(DomPre, DomPost, ExecSite[V], B))
+    V = ExecParent[V];
+  return V;
 }
 
 bool Liveness::within(uint32_t A, uint32_t B) const {
@@ -304,6 +313,10 @@ Liveness code::computeLiveness(const amdgpu::TargetMC &MC, const FunctionCFG &G,
   L.ExecBefore = std::move(XF.Before);
   L.ExecParent = std::move(XF.Parent);
   L.EdgeMap = std::move(XF.EdgeMap);
+  L.ExecSite = std::move(XF.SiteBlock);
+  L.BlockOrder = std::move(XF.Order);
+  L.DomPre = std::move(XF.DomPre);
+  L.DomPost = std::move(XF.DomPost);
   L.UnionAt.assign(N, -1);
   for (const std::array<uint32_t, 4> &U : XF.Unions)
     if (U[0] < N) {

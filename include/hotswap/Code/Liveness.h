@@ -145,6 +145,14 @@ private:
   /// and per instruction the index of its union (-1: none).
   std::vector<std::array<uint32_t, 3>> Unions;
   std::vector<int32_t> UnionAt;
+  /// Each EXEC value's block; per block its place in reverse postorder
+  /// and its dominator tree numbers (see ExecFlow).
+  std::vector<int32_t> ExecSite;
+  std::vector<uint32_t> BlockOrder, DomPre, DomPost;
+  /// \p V, or the closest value it is a subset of that is made where
+  /// every path to block \p B passes (a value made inside a loop is
+  /// another set of lanes on every iteration).
+  uint32_t outsideLoopOf(uint32_t V, uint32_t B) const;
   std::vector<State> OutState;
   /// Per unit: 0 for vector registers, 1 for scalar ones.
   std::vector<uint8_t> ScalarClassOf;
