@@ -120,18 +120,19 @@ static void addTo(Liveness::State &S, uint32_t Value, uint16_t Unit,
   S.back().second.set(Unit);
 }
 
+/// Adds \p Set to what \p Into needs under value \p V.
+static void addSet(Liveness::State &Into, uint32_t V, const RegSet &Set) {
+  for (auto &[V2, Set2] : Into)
+    if (V2 == V) {
+      Set2 |= Set;
+      return;
+    }
+  Into.push_back({V, Set});
+}
+
 static void merge(Liveness::State &Into, const Liveness::State &From) {
-  for (const auto &[V, Set] : From) {
-    bool Found = false;
-    for (auto &[V2, Set2] : Into)
-      if (V2 == V) {
-        Set2 |= Set;
-        Found = true;
-        break;
-      }
-    if (!Found)
-      Into.push_back({V, Set});
-  }
+  for (const auto &[V, Set] : From)
+    addSet(Into, V, Set);
 }
 
 static void normalize(Liveness::State &S) {
@@ -168,14 +169,7 @@ Liveness::State Liveness::acrossEdge(uint32_t From, uint32_t To,
         To2 = Val;
         break;
       }
-    bool Found = false;
-    for (auto &[Id2, Set2] : R)
-      if (Id2 == To2) {
-        Set2 |= Set;
-        Found = true;
-      }
-    if (!Found)
-      R.push_back({To2, Set});
+    addSet(R, To2, Set);
   }
   normalize(R);
   return R;
@@ -208,17 +202,8 @@ void Liveness::step(uint32_t I, State &S) const {
       if (S[K].first == V && S[K].second.any()) {
         RegSet Set = std::move(S[K].second);
         S[K].second = RegSet(Set.size());
-        for (uint32_t Part : {A, B}) {
-          bool Found = false;
-          for (auto &[V2, Set2] : S)
-            if (V2 == Part) {
-              Set2 |= Set;
-              Found = true;
-              break;
-            }
-          if (!Found)
-            S.push_back({Part, Set});
-        }
+        addSet(S, A, Set);
+        addSet(S, B, Set);
         break;
       }
   }
@@ -230,15 +215,7 @@ void Liveness::step(uint32_t I, State &S) const {
         Set.reset(U);
   }
   if (R.UsesAll || R.CallReadsAt >= 0) {
-    const RegSet &Read = R.UsesAll ? AllTracked : CallSets[R.CallReadsAt];
-    bool Found = false;
-    for (auto &[V, Set] : S)
-      if (V == AllLanes) {
-        Set |= Read;
-        Found = true;
-      }
-    if (!Found)
-      S.push_back({AllLanes, Read});
+    addSet(S, AllLanes, R.UsesAll ? AllTracked : CallSets[R.CallReadsAt]);
   }
   for (uint16_t U : R.Uses) {
     // Scalar registers have no lanes: kept under every lane.
