@@ -187,10 +187,10 @@ static bool writesKey(const ExecEffect &E, int Key, unsigned Count) {
          Key + int(Count) - 1 >= E.WLo;
 }
 
-/// The cover facts after an instruction with effect \p E (the state
-/// before it: \p Before; EXEC now holds \p Cur).
+/// The cover facts after an instruction with effect \p E (those before
+/// it: \p Old; EXEC now holds \p Cur).
 static SmallVector<Cover, 2> coversAfter(const ExecEffect &E,
-                                         const ExecState &Before, bool ToExec,
+                                         ArrayRef<Cover> Old, bool ToExec,
                                          uint32_t Cur) {
   auto Is = [](const MaskRef &R, int Key, unsigned Count) {
     return isMask(R) && R.key() == Key && R.Count == Count;
@@ -227,7 +227,7 @@ static SmallVector<Cover, 2> coversAfter(const ExecEffect &E,
     if (!llvm::is_contained(Out, C) && Out.size() < 8)
       Out.push_back(C);
   };
-  for (const Cover &C : Before.Covers) {
+  for (const Cover &C : Old) {
     bool Keep = Survives(C.K, C.Count) &&
                 (Survives(C.A, C.Count) ||
                  (C.A == -1 && AndN2With && Is(*AndN2With, C.K, C.Count)));
@@ -244,17 +244,17 @@ static SmallVector<Cover, 2> coversAfter(const ExecEffect &E,
     if (C.A != -1 && FromS && Survives(C.K, C.Count))
       Add({-1, C.K, C.Count, C.P});
   }
-  // A mask written afresh: EXEC | sK holds at least what EXEC holds.
-  if (isMask(E.Dst) && !Grown && E.O != ExecEffect::NoOp)
+  // A mask set afresh (a loop's exit mask starts as 0): EXEC | sK holds at
+  // least what EXEC holds.
+  if (isMask(E.Dst) && E.O == ExecEffect::Mov)
     Add({-1, E.Dst.key(), E.Dst.Count, Cur});
   return Out;
 }
 
-/// The parts of masks after an instruction with effect \p E (the state
-/// before it: \p Before): spilled to VGPR lanes, read back into SGPRs,
+/// The parts of masks in \p S after an instruction with effect \p E
+/// (its other effects made): spilled to VGPR lanes, read back into SGPRs,
 /// whole again once every part is back in place.
-static void partsAfter(const ExecEffect &E, const ExecState &Before,
-                       ExecState &S) {
+static void partsAfter(const ExecEffect &E, ExecState &S) {
   llvm::erase_if(S.Parts, [&](const MaskPart &P) {
     if (P.Loc < LaneLocBase)
       return E.WLo >= 0 && P.Loc >= E.WLo && P.Loc <= E.WHi;
@@ -266,23 +266,27 @@ static void partsAfter(const ExecEffect &E, const ExecState &Before,
   if (E.LaneSGPR < 0 || E.LaneVGPR < 0 || E.Lane < 0)
     return;
   int Slot = laneLoc(E.LaneVGPR, E.Lane);
+  // (v_writelane writes no SGPR and v_readlane no VGPR: what they read is
+  // still as it was.)
   if (E.LOp == ExecEffect::WriteLane) {
     // The SGPR is part of a whole copy, or holds a part.
-    for (const SavedCopy &C : Before.Saved)
+    SmallVector<MaskPart, 2> New;
+    for (const SavedCopy &C : S.Saved)
       if (C.First >= 0 && E.LaneSGPR >= C.First &&
           E.LaneSGPR < C.First + int(C.Count))
-        S.Parts.push_back(
+        New.push_back(
             {Slot, C.Value, uint8_t(E.LaneSGPR - C.First), uint8_t(C.Count)});
-    for (const MaskPart &P : Before.Parts)
+    for (const MaskPart &P : S.Parts)
       if (P.Loc == E.LaneSGPR)
-        S.Parts.push_back({Slot, P.Value, P.Which, P.Count});
+        New.push_back({Slot, P.Value, P.Which, P.Count});
+    S.Parts.append(New.begin(), New.end());
     return;
   }
   // ReadLane: the slot's part into the SGPR.
-  const MaskPart *From = nullptr;
-  for (const MaskPart &P : Before.Parts)
+  std::optional<MaskPart> From;
+  for (const MaskPart &P : S.Parts)
     if (P.Loc == Slot)
-      From = &P;
+      From = P;
   if (!From)
     return;
   MaskPart Got{E.LaneSGPR, From->Value, From->Which, From->Count};
@@ -310,7 +314,6 @@ static void transfer(const ExecEffect &E, ExecState &S, ExecValues &V,
                      uint32_t Insn,
                      std::optional<std::array<uint32_t, 3>> *Union = nullptr) {
   uint64_t Key = uint64_t(Insn) * 2;
-  const ExecState Before = S;
   auto ValueOf = [&](const MaskRef &R) -> std::optional<uint32_t> {
     switch (R.K) {
     case MaskRef::None:
@@ -435,8 +438,10 @@ static void transfer(const ExecEffect &E, ExecState &S, ExecValues &V,
   } else if (New && (E.Dst.K == MaskRef::SGPR || E.Dst.K == MaskRef::VCC)) {
     S.Saved.push_back({E.Dst.key(), E.Dst.Count, *New});
   }
-  S.Covers = coversAfter(E, Before, ToExec, S.Cur);
-  partsAfter(E, Before, S);
+  if (!S.Covers.empty() || (isMask(E.Dst) && E.O == ExecEffect::Mov))
+    S.Covers = coversAfter(E, S.Covers, ToExec, S.Cur);
+  if (!S.Parts.empty() || E.LOp != ExecEffect::NoLane)
+    partsAfter(E, S);
 }
 
 /// The lane mask operand \p I of \p MI names: all lanes, none, EXEC, VCC
