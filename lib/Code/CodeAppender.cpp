@@ -23,6 +23,8 @@ StringRef code::regionSectionName(CodePurpose Purpose, uint64_t Flags,
     return StubSectionName;
   case CodePurpose::Clones:
     return CloneSectionName;
+  case CodePurpose::SiteBodies:
+    return SiteBodySectionName;
   case CodePurpose::SwapImage:
     if (NoBits)
       return ".hotswap.swap.bss";

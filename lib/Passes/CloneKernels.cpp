@@ -9,6 +9,7 @@
 #include "hotswap/Passes/CloneRecord.h"
 #include "hotswap/Passes/CodeAnalysis.h"
 #include "hotswap/Passes/CodeSymbols.h"
+#include "hotswap/Passes/PatchRecord.h"
 #include "hotswap/Passes/TargetAnalysis.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
@@ -45,6 +46,11 @@ CloneKernelsPass::candidates(Object &Obj, const KernelsAnalysis::Result &R,
                              PassContext *Ctx) const {
   const CodeSymbols Code(Obj);
   std::vector<size_t> Out;
+  // A kernel with sites patched in place leaves its code at each site: a
+  // copy would too (a record that does not read is verify's to report).
+  Expected<StringSet<>> Patched = patchedKernels(Obj);
+  if (!Patched)
+    consumeError(Patched.takeError());
   for (size_t I = 0; I < R.Kernels.size(); ++I) {
     const KernelInfo &K = R.Kernels[I];
     if (OnlyRE && !OnlyRE->match(K.Name))
@@ -52,6 +58,12 @@ CloneKernelsPass::candidates(Object &Obj, const KernelsAnalysis::Result &R,
     const Section *S = Obj.sectionForAddress(K.CodeEntry);
     if (S && S->Name == CloneSectionName)
       continue; // runs a copy already
+    if (Patched && Patched->count(K.Name)) {
+      if (Ctx)
+        Ctx->Warn("kernel '" + K.Name +
+                  "' has sites patched in place: left alone");
+      continue;
+    }
     Out.push_back(I);
   }
   return Out;

@@ -9,6 +9,7 @@
 #include "hotswap/Pass/PipelineParser.h"
 #include "hotswap/Passes/ClonePlan.h"
 #include "hotswap/Passes/CodeAnalysis.h"
+#include "hotswap/Passes/InPlacePlan.h"
 #include "hotswap/Passes/Instrument.h"
 #include "hotswap/Passes/SitePlanner.h"
 #include "hotswap/Passes/TargetAnalysis.h"
@@ -33,7 +34,7 @@ using namespace hotswap::code;
 
 Expected<PatchRule> PatchRule::parse(StringRef Pass, StringRef Params) {
   PatchRule R;
-  bool HasWhere = false;
+  bool HasWhere = false, HasFar = false;
   SmallVector<StringRef, 4> Parts;
   Params.split(Parts, ';', -1, /*KeepEmpty=*/false);
   for (StringRef P : Parts) {
@@ -71,14 +72,23 @@ Expected<PatchRule> PatchRule::parse(StringRef Pass, StringRef Params) {
         return makeError(Key + "=" + Value +
                          " is not a count of registers from 0 to 64");
       (Key == "grow-sgprs" ? R.GrowSGPRs : R.GrowVGPRs) = N;
+    } else if (Key == "place" && (Value == "copy" || Value == "site")) {
+      R.InPlace = Value == "site";
+    } else if (Key == "far" && (Value == "clone" || Value == "fail")) {
+      R.FarFail = Value == "fail";
+      HasFar = true;
     } else {
       return makeError("unknown parameter '" + P +
                        "' (known: match=REGEX, at=OFFSET, "
                        "where=before|after|replace, insert=FILE, only=REGEX, "
                        "grow-sgprs=N, grow-vgprs=N, entry=FILE, "
-                       "reserve-sgpr-pairs=N, reserve-vgpr-pairs=N)");
+                       "reserve-sgpr-pairs=N, reserve-vgpr-pairs=N, "
+                       "place=copy|site, far=clone|fail)");
     }
   }
+  if (HasFar && !R.InPlace)
+    return makeError("far=clone|fail says what place=site does with a kernel "
+                     "it cannot patch in place");
   if (R.Match.empty() == !R.At)
     return makeError("exactly one of match=REGEX and at=OFFSET selects the "
                      "sites");
@@ -113,6 +123,10 @@ void PatchRule::print(raw_ostream &OS) const {
     OS << ";reserve-sgpr-pairs=" << ReserveSGPRPairs;
   if (ReserveVGPRPairs)
     OS << ";reserve-vgpr-pairs=" << ReserveVGPRPairs;
+  if (InPlace)
+    OS << ";place=site";
+  if (FarFail)
+    OS << ";far=fail";
 }
 
 namespace {
@@ -149,6 +163,8 @@ Expected<SiteRule> siteRule(const PatchRule &P) {
   R.Body = std::move(*Lines);
   R.ExtraSGPRs = P.GrowSGPRs;
   R.ExtraVGPRs = P.GrowVGPRs;
+  // In place, the sites' instructions are read again (InPlacePlan.h).
+  R.KeepCode = P.InPlace;
   return R;
 }
 
@@ -223,12 +239,27 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                                 : planRule(Obj, Rule, R, *CA, &Ctx, name());
   if (!All)
     return All.takeError();
+  const FunctionMap &M = CA->functions();
+  // With place=site, the kernels patched in place, their bodies first in
+  // the run's appended code (nearest the code); the others are copied
+  // after them, or refused (far=fail).
+  std::optional<InPlacePlan> IP;
+  if (Rule.InPlace) {
+    Expected<uint64_t> Base = CodeAppender(Obj).nextAddress(CloneAlign);
+    if (!Base)
+      return Base.takeError();
+    Expected<InPlacePlan> P =
+        planInPlace(Obj, CA->mc(), *All, *Base, Rule.FarFail);
+    if (!P)
+      return P.takeError();
+    IP = std::move(*P);
+  }
   size_t Matched = 0;
   std::vector<size_t> Functions;
   std::vector<std::vector<Insertion>> Inserts;
   DenseMap<size_t, std::vector<size_t>> KernelsOf;
-  const FunctionMap &M = CA->functions();
-  for (const KernelSites &KS : *All) {
+  for (size_t K = 0; K < All->size(); ++K) {
+    const KernelSites &KS = (*All)[K];
     Matched += KS.Sites.size();
     for (const SitePlan &S : KS.Sites)
       if (!S.Refusal.empty()) {
@@ -242,6 +273,14 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       }
     if (!KS.applied())
       continue;
+    // Registers bound above the allocation (grow-sgprs, grow-vgprs).
+    if (Error E = growDescriptors(R, KS))
+      return std::move(E);
+    if (IP && IP->InPlace[K])
+      continue;
+    if (IP)
+      Ctx.Stats.add(name(), "not-in-place",
+                    "kernels with sites copied, not patched in place");
     std::vector<Insertion> Ins;
     for (const SitePlan &S : KS.Sites) {
       if (!S.Refusal.empty())
@@ -257,9 +296,6 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     llvm::stable_sort(Ins, [](const Insertion &A, const Insertion &B) {
       return A.Before < B.Before;
     });
-    // Registers bound above the allocation (grow-sgprs, grow-vgprs).
-    if (Error E = growDescriptors(R, KS))
-      return std::move(E);
     Functions.push_back(KS.Function);
     Inserts.push_back(std::move(Ins));
     KernelsOf[KS.Function] = KS.Kernels;
@@ -268,36 +304,56 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     Ctx.Warn("the rule matches no instruction of the selected kernels");
     return PreservedAnalyses::all();
   }
-  if (Functions.empty())
+  const bool AnyInPlace = IP && !IP->Sites.empty();
+  if (Functions.empty() && !AnyInPlace)
     return PreservedAnalyses::all();
-  Expected<uint64_t> Base = CodeAppender(Obj).nextAddress(CloneAlign);
-  if (!Base)
-    return Base.takeError();
-  std::vector<RegisterLimits> Limits = functionLimits(R, Functions, KernelsOf);
-  std::vector<ClonePlan> Plans =
-      planClones(*CA, Functions, *Base, Inserts, false, Limits);
-  Expected<size_t> Placed =
-      placeClones(Obj, R, *CA, Plans, KernelsOf, *Base, name(), AM, Ctx);
-  if (!Placed)
-    return Placed.takeError();
+  // What counts a kernel's patched sites and raises its metadata counts.
   bool MetadataChanged = false;
-  for (const ClonePlan &P : Plans)
-    if (P.Code)
-      for (const KernelSites &KS : *All)
-        if (KS.Function == P.Function) {
-          size_t Rule = 0, Entry = 0;
-          for (const SitePlan &S : KS.Sites)
-            if (S.Refusal.empty()) {
-              Rule += S.Role != SiteRole::Entry;
-              Entry += S.Role != SiteRole::Rule;
-            }
-          Ctx.Stats.add(name(), "sites", "sites patched", Rule);
-          if (Entry)
-            Ctx.Stats.add(name(), "entries",
-                          "kernels given code at their entry", Entry);
-          if (Error E = growMetadataCounts(R, KS, Ctx, name(), MetadataChanged))
-            return std::move(E);
-        }
+  auto Patched = [&](const KernelSites &KS) -> Error {
+    size_t Rule = 0, Entry = 0;
+    for (const SitePlan &S : KS.Sites)
+      if (S.Refusal.empty()) {
+        Rule += S.Role != SiteRole::Entry;
+        Entry += S.Role != SiteRole::Rule;
+      }
+    Ctx.Stats.add(name(), "sites", "sites patched", Rule);
+    if (Entry)
+      Ctx.Stats.add(name(), "entries", "kernels given code at their entry",
+                    Entry);
+    return growMetadataCounts(R, KS, Ctx, name(), MetadataChanged);
+  };
+  if (AnyInPlace) {
+    if (Error E = placeInPlace(Obj, R, M, *All, *IP))
+      return std::move(E);
+    Ctx.Stats.add(name(), "in-place", "sites patched in place",
+                  IP->Sites.size());
+    for (size_t K = 0; K < All->size(); ++K)
+      if (IP->InPlace[K]) {
+        Ctx.Stats.add(name(), "kernels-in-place",
+                      "kernels patched in place");
+        if (Error E = Patched((*All)[K]))
+          return std::move(E);
+      }
+  }
+  if (!Functions.empty()) {
+    Expected<uint64_t> Base = CodeAppender(Obj).nextAddress(CloneAlign);
+    if (!Base)
+      return Base.takeError();
+    std::vector<RegisterLimits> Limits =
+        functionLimits(R, Functions, KernelsOf);
+    std::vector<ClonePlan> Plans =
+        planClones(*CA, Functions, *Base, Inserts, false, Limits);
+    Expected<size_t> Placed =
+        placeClones(Obj, R, *CA, Plans, KernelsOf, *Base, name(), AM, Ctx);
+    if (!Placed)
+      return Placed.takeError();
+    for (const ClonePlan &P : Plans)
+      if (P.Code)
+        for (const KernelSites &KS : *All)
+          if (KS.Function == P.Function)
+            if (Error E = Patched(KS))
+              return std::move(E);
+  }
   if (MetadataChanged)
     if (Error E = commitKernelMetadata(Obj, R, Ctx, name()))
       return std::move(E);
@@ -405,6 +461,28 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   if (!All)
     return All.takeError();
   const FunctionMap &M = CA->functions();
+  // With place=site, where each site's body would go.
+  std::optional<InPlacePlan> IP;
+  DenseMap<std::pair<size_t, size_t>, uint64_t> BodyAt;
+  if (!InstrumentEntryOnly && Rule.InPlace) {
+    Expected<uint64_t> Base = CodeAppender(Obj).nextAddress(CloneAlign);
+    if (!Base)
+      return Base.takeError();
+    Expected<InPlacePlan> P =
+        planInPlace(Obj, CA->mc(), *All, *Base, Rule.FarFail);
+    if (!P)
+      return P.takeError();
+    IP = std::move(*P);
+    for (const InPlaceSite &IS : IP->Sites)
+      BodyAt[{IS.Kernel, IS.Site}] = IS.BodyAddr;
+  }
+  // Why a kernel with sites is not patched in place (empty: it is, or
+  // place=copy).
+  auto NotInPlace = [&](size_t K) -> std::string {
+    if (!IP || !(*All)[K].applied())
+      return "";
+    return IP->whyNot(*All, K);
+  };
   // The rule's sites, and the kernels given entry code (entry=FILE).
   size_t Sites = 0, Applied = 0, Entries = 0;
   auto RuleSites = [](const KernelSites &KS) {
@@ -426,9 +504,12 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
     if (!Rule.EntryFile.empty())
       OS << "; entry code in " << Entries << " kernels";
     OS << "\n";
-    for (const KernelSites &KS : *All) {
+    for (size_t K = 0; K < All->size(); ++K) {
+      const KernelSites &KS = (*All)[K];
       OS << "kernel " << M.Functions[KS.Function].Name << ": " << RuleSites(KS)
          << " sites";
+      if (std::string Why = NotInPlace(K); !Why.empty())
+        OS << "; copied, not patched in place: " << Why;
       if (KS.SGPRsUsed > KS.SGPRsAllocated)
         OS << "; SGPRs above the allocation taken: it grows from "
            << KS.SGPRsAllocated << " to " << KS.SGPRsUsed << " usable SGPRs";
@@ -448,13 +529,18 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       } else if (!KS.Refused.empty())
         OS << "; " << KS.Refused;
       OS << "\n";
-      for (const SitePlan &S : KS.Sites) {
+      for (size_t SI = 0; SI < KS.Sites.size(); ++SI) {
+        const SitePlan &S = KS.Sites[SI];
         OS << "  +" << hex(S.Offset) << " " << S.Text << ": ";
         if (!S.Refusal.empty()) {
           OS << "refused: " << S.Refusal << "\n";
           continue;
         }
-        OS << "applied in the kernel's copy, "
+        if (auto B = BodyAt.find({K, SI}); B != BodyAt.end())
+          OS << "applied in place (body at " << hex(B->second) << "), ";
+        else
+          OS << "applied in the kernel's copy, ";
+        OS
            << (S.Role == SiteRole::Entry           ? "entry code "
                : S.Role == SiteRole::EntryThenRule ? "entry code, then "
                                                    : "")
@@ -473,14 +559,21 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
     return PreservedAnalyses::all();
   }
   json::Array Kernels;
-  for (const KernelSites &KS : *All) {
+  for (size_t K = 0; K < All->size(); ++K) {
+    const KernelSites &KS = (*All)[K];
     json::Array Ss;
-    for (const SitePlan &S : KS.Sites) {
+    for (size_t SI = 0; SI < KS.Sites.size(); ++SI) {
+      const SitePlan &S = KS.Sites[SI];
       json::Object O{{"offset", int64_t(S.Offset)}, {"insn", S.Text}};
       if (!S.Refusal.empty()) {
         O["refused"] = S.Refusal;
+      } else if (auto B = BodyAt.find({K, SI}); B != BodyAt.end()) {
+        O["applied"] = "site";
+        O["body"] = int64_t(B->second);
       } else {
         O["applied"] = "clone";
+      }
+      if (S.Refusal.empty()) {
         O["bytes"] = int64_t(S.Body.size());
         if (S.Role != SiteRole::Rule)
           O["entry"] = true;
@@ -504,6 +597,8 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
     }
     json::Object KO{{"name", M.Functions[KS.Function].Name},
                     {"sites", std::move(Ss)}};
+    if (std::string Why = NotInPlace(K); !Why.empty())
+      KO["not_in_place"] = Why;
     if (KS.SGPRsUsed > KS.SGPRsAllocated)
       KO["sgprs_grow_to"] = int64_t(KS.SGPRsUsed);
     if (KS.VGPRsUsed > KS.VGPRsAllocated)

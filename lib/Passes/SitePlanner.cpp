@@ -11,6 +11,7 @@
 #include "hotswap/Code/SiteHazards.h"
 #include "hotswap/Code/WaitCounts.h"
 #include "hotswap/Pass/Pass.h"
+#include "hotswap/Passes/PatchRecord.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
 
@@ -1109,6 +1110,11 @@ std::vector<std::pair<size_t, std::vector<size_t>>> hotswap::candidateFunctions(
     const std::optional<Regex> &Only, PassContext *Ctx, StringRef PassName) {
   std::vector<std::pair<size_t, std::vector<size_t>>> Out;
   DenseMap<size_t, size_t> Slot;
+  // Kernels with sites patched in place run code whose sites lead out of
+  // it (a record that does not read is verify's to report).
+  Expected<StringSet<>> Patched = patchedKernels(Obj);
+  if (!Patched)
+    consumeError(Patched.takeError());
   for (size_t I = 0; I < R.Kernels.size(); ++I) {
     const KernelInfo &K = R.Kernels[I];
     if (Only && !Only->match(K.Name))
@@ -1116,6 +1122,13 @@ std::vector<std::pair<size_t, std::vector<size_t>>> hotswap::candidateFunctions(
     const Section *S = Obj.sectionForAddress(K.CodeEntry);
     if (S && S->Name == CloneSectionName)
       continue; // runs a copy already
+    if (Patched && Patched->count(K.Name)) {
+      if (Ctx)
+        Ctx->Warn("kernel '" + K.Name +
+                  "' has sites patched in place: left alone (" + PassName +
+                  " before patch-insns<place=site>)");
+      continue;
+    }
     const CodeFunction *F = M.startingAt(K.CodeEntry);
     if (!F)
       continue;
@@ -1294,10 +1307,16 @@ bool hotswap::anySelectedKernelRunsACopy(const Object &Obj,
   std::optional<Regex> RE;
   if (!Only.empty())
     RE.emplace(Only);
+  Expected<StringSet<>> Patched = patchedKernels(Obj);
+  if (!Patched)
+    consumeError(Patched.takeError());
   for (const KernelInfo &K : R.Kernels)
-    if (!RE || RE->match(K.Name))
+    if (!RE || RE->match(K.Name)) {
       if (const Section *S = Obj.sectionForAddress(K.CodeEntry);
           S && S->Name == CloneSectionName)
         return true;
+      if (Patched && Patched->count(K.Name))
+        return true;
+    }
   return false;
 }

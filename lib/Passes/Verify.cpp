@@ -6,6 +6,7 @@
 #include "hotswap/AMDGPU/ScratchSGPR.h"
 #include "hotswap/Pass/AnalysisManager.h"
 #include "hotswap/Passes/CloneRecord.h"
+#include "hotswap/Passes/PatchRecord.h"
 #include "hotswap/Passes/CodeSymbols.h"
 #include "hotswap/Passes/Kernels.h"
 #include "hotswap/Passes/Provenance.h"
@@ -503,6 +504,12 @@ void hotswap::addBuiltinVerifyChecks(
       "clones",
       [](const VerifyContext &C, VerifyProblems &P) {
         verifyClones(C.Obj, *C.Kernels, P);
+      },
+      /*NeedsKernels=*/true);
+  Add(
+      "patches",
+      [](const VerifyContext &C, VerifyProblems &P) {
+        verifyPatches(C.Obj, *C.Kernels, P);
       },
       /*NeedsKernels=*/true);
 }

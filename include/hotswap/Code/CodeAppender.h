@@ -9,8 +9,8 @@
 //
 // Each region is a section of its own whose name says its purpose
 // (`.hotswap.text` for entry stubs, `.hotswap.swap.*` for a replacement's
-// image, `.hotswap.clone.text` for kernels' copies), so a reader finds what a
-// region is by its name and never by guessing from bytes: the kernels analysis
+// image, `.hotswap.clone.text` for kernels' copies, `.hotswap.patch.text` for
+// the bodies of sites patched in place), so a reader finds what a region is by its name and never by guessing from bytes: the kernels analysis
 // decodes only `.hotswap.text` as stubs, whatever else lies beside it.
 //
 // The first region of a run starts at the first free page
@@ -50,6 +50,9 @@ enum class CodePurpose : uint8_t {
   /// Relocated copies of kernels and the prefetch guard after them
   /// (clone-kernels).
   Clones,
+  /// The bodies of sites patched in place (patch-insns<place=site>) and
+  /// the prefetch guard after them (InPlace.h).
+  SiteBodies,
   /// Code or data a pass plugin adds (hotswap/Passes/PassPlugin.h): the
   /// library reads nothing of it; the plugin finds its regions again by
   /// their section names (and keeps its invariant from them).
@@ -65,6 +68,9 @@ enum class CodePurpose : uint8_t {
 
 /// The section of kernels' copies.
 inline constexpr llvm::StringLiteral CloneSectionName = ".hotswap.clone.text";
+/// The section of the bodies of sites patched in place.
+inline constexpr llvm::StringLiteral SiteBodySectionName =
+    ".hotswap.patch.text";
 /// The section of instrument's counters.
 inline constexpr llvm::StringLiteral CounterSectionName = ".hotswap.counters";
 /// The section of a metadata note written anew.
@@ -73,7 +79,7 @@ inline constexpr llvm::StringLiteral NoteSectionName = ".hotswap.note";
 /// The section name of a region of \p Purpose with section flags \p Flags
 /// (SHF_*): `.hotswap.text` for stubs; `.hotswap.swap.text`, `.data`,
 /// `.rodata` or `.bss` (NOBITS) for an image; `.hotswap.clone.text` for
-/// copies; `.hotswap.plugin.text`, `.data` or `.rodata` for a plugin's;
+/// copies; `.hotswap.patch.text` for the bodies of sites patched in place; `.hotswap.plugin.text`, `.data` or `.rodata` for a plugin's;
 /// `.hotswap.counters` for counters; `.hotswap.note` for a metadata note.
 llvm::StringRef regionSectionName(CodePurpose Purpose, uint64_t Flags,
                                   bool NoBits = false);

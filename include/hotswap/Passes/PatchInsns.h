@@ -98,6 +98,14 @@ struct PatchRule {
   /// entry's code may set up for the sites to read.
   std::string EntryFile;
   unsigned ReserveSGPRPairs = 0, ReserveVGPRPairs = 0;
+  /// Where the bodies go: in a copy of each kernel with a site
+  /// (place=copy), or each site's instruction becomes a branch to its body
+  /// in the appended code (place=site, Code/InPlace.h). A kernel whose
+  /// sites cannot all be patched in place (out of a branch's reach, an
+  /// instruction that cannot move) is copied (far=clone) or has every
+  /// site refused (far=fail).
+  bool InPlace = false;
+  bool FarFail = false;
 
   /// Parses "match=...;where=...;insert=...;only=..." for pass \p Pass.
   static llvm::Expected<PatchRule> parse(llvm::StringRef Pass,

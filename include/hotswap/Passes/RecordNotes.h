@@ -12,8 +12,9 @@
 //   type 2  .hotswap.swaps          swapped kernels (SwapRecord.h)
 //   type 3  .hotswap.clones         cloned kernels (CloneRecord.h)
 //   type 4  .hotswap.counters.map   counter index -> block (CounterRecord.h)
+//   type 5  .hotswap.patches        sites patched in place (PatchRecord.h)
 //
-// Types 2 to 4 hold JSON lines (RecordLines.h). This module writes and
+// Types 2 to 5 hold JSON lines (RecordLines.h). This module writes and
 // checks what they all share: the header, the owner and the type.
 //
 //===----------------------------------------------------------------------===//
@@ -38,6 +39,7 @@ enum class RecordNoteType : uint32_t {
   Swaps = 2,
   Clones = 3,
   Counters = 4,
+  Patches = 5,
 };
 
 /// Where a record note's descriptor starts in its section: after the note

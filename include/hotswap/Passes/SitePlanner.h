@@ -204,7 +204,8 @@ struct KernelSites {
 };
 
 /// Selected kernels (names matching \p Only) that run their own code (not
-/// a copy; through a stub or not), grouped by function (an index of \p M),
+/// a copy; through a stub or not) and have no sites patched in place
+/// (warned of, with \p Ctx), grouped by function (an index of \p M),
 /// in function order.
 std::vector<std::pair<size_t, std::vector<size_t>>>
 candidateFunctions(Object &Obj, const KernelsAnalysis::Result &R,
@@ -223,7 +224,8 @@ planAllSites(Object &Obj, const SiteRule &Rule, KernelsAnalysis::Result &R,
              llvm::ArrayRef<size_t> OnlyFunctions = {});
 
 /// Whether a selected kernel (names matching \p Only) runs a copy of its
-/// code (`.hotswap.clone.text`): a pass that places copies has run.
+/// code (`.hotswap.clone.text`) or has sites patched in place
+/// (`.hotswap.patches`): a pass that places code at sites has run.
 /// Raises the descriptors of \p KS's kernels to hold the registers bound
 /// above their allocation (SiteRule::ExtraSGPRs/ExtraVGPRs), before their
 /// copies are placed. An error when they do not fit a descriptor.
