@@ -11,6 +11,7 @@
 
 #include "hotswap/Code/Relocate.h"
 #include "hotswap/Code/CFG.h"
+#include "hotswap/Code/InPlace.h"
 #include "hotswap/Code/PCRelative.h"
 #include "hotswap/Code/RelocationProof.h"
 #include "hotswap/Code/SiteSafety.h"
@@ -667,3 +668,104 @@ TEST(RelocateTest, Gfx1250AddsA64BitConstantToThePC) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Code run from a site, in place (Code/InPlace.h)
+//===----------------------------------------------------------------------===//
+
+TEST(InPlaceTest, BranchesReachTwoToTheFifteenDwordsEitherWay) {
+  // The offset counts dwords after the branch.
+  EXPECT_EQ(branchOffset(0x1000, 0x1004, false), 0);
+  EXPECT_EQ(branchOffset(0x1000, 0x1004 + 4 * 32767, false), 32767);
+  EXPECT_EQ(branchOffset(0x1000, 0x1004 + 4 * 32768, false), std::nullopt);
+  EXPECT_EQ(branchOffset(0x40000, 0x40004 - 4 * 32768, false), -32768);
+  EXPECT_EQ(branchOffset(0x40000, 0x40004 - 4 * 32769, false), std::nullopt);
+  EXPECT_EQ(branchOffset(0x1000, 0x1006, false), std::nullopt);
+  // gfx1010's erratum forbids exactly 0x3f dwords.
+  EXPECT_EQ(branchOffset(0x1000, 0x1004 + 4 * 0x3f, false), 0x3f);
+  EXPECT_EQ(branchOffset(0x1000, 0x1004 + 4 * 0x3f, true), std::nullopt);
+  EXPECT_EQ(branchOffset(0x1000, 0x1004 + 4 * 0x40, true), 0x40);
+}
+
+TEST(InPlaceTest, MovableInstructions) {
+  auto F = assemble("gfx1030", "s_mov_b32 s0, 0\n"    // 0x1000
+                               "s_getpc_b64 s[4:5]\n" // 0x1004
+                               "s_clause 0x1\n"       // 0x1008
+                               "s_load_dword s6, s[0:1], 0x0\n"
+                               "s_load_dword s7, s[0:1], 0x4\n"
+                               "s_cbranch_scc0 0\n"
+                               "s_endpgm\n");
+  ASSERT_TRUE(F);
+  auto Refusal = [&](uint64_t Addr) {
+    std::optional<uint32_t> I = F->G.insnAt(Addr);
+    EXPECT_TRUE(I) << hex(Addr);
+    return I ? movableRefusal(*F->MC, F->G, F->Decoded[*I], *I) : "";
+  };
+  EXPECT_EQ(Refusal(0x1000), "");
+  EXPECT_NE(Refusal(0x1004).find("reads the PC"), std::string::npos);
+  EXPECT_NE(Refusal(0x1008).find("applies to the instructions after it"),
+            std::string::npos);
+  EXPECT_EQ(Refusal(0x100c), "");
+  EXPECT_NE(Refusal(0x101c).find("control flow"), std::string::npos);
+  EXPECT_NE(Refusal(0x1020).find("control flow"), std::string::npos);
+}
+
+TEST(InPlaceTest, BodiesAreReadBackAsTheirLayout) {
+  for (StringRef CPU : {"gfx90a", "gfx1010", "gfx1100"}) {
+    SCOPED_TRACE(CPU.str());
+    auto F = assemble(CPU, "s_mov_b32 s0, 0\n"
+                           "v_mov_b32 v0, 0x12345678\n" // 0x1004, 8 bytes
+                           "s_endpgm\n");
+    ASSERT_TRUE(F);
+    const bool Waits = CPU == "gfx1010";
+    EXPECT_EQ(bodyWaitsAtEnds(*F->MC), Waits);
+    ArrayRef<uint8_t> Orig = ArrayRef<uint8_t>(F->Bytes).slice(4, 8);
+    Expected<std::vector<uint8_t>> Ins = F->MC->assemble("s_setprio 3\n"
+                                                         "s_nop 1\n");
+    ASSERT_TRUE(bool(Ins));
+    const uint64_t At = 0x8000, Site = 0x1004;
+    for (SiteWhere W :
+         {SiteWhere::Before, SiteWhere::After, SiteWhere::Replace}) {
+      SCOPED_TRACE(siteWhereName(W).str());
+      Expected<InPlaceBody> B = inPlaceBody(*F->MC, W, Site, Orig, *Ins, At);
+      ASSERT_TRUE(bool(B)) << toString(B.takeError());
+      EXPECT_EQ(B->Bytes.size(),
+                inPlaceBodySize(*F->MC, W, Orig.size(), Ins->size()));
+      EXPECT_EQ(B->InsertEnd - B->InsertBegin, Ins->size());
+      auto Check = [&](ArrayRef<uint8_t> Bytes) {
+        std::string S;
+        for (const std::string &P :
+             checkInPlaceBody(*F->MC, W, Site, Orig, Bytes, At, B->InsertBegin,
+                              B->InsertEnd))
+          S += P + "\n";
+        return S;
+      };
+      EXPECT_EQ(Check(B->Bytes), "");
+      // Every byte outside the inserted code is the layout's: a bit
+      // flipped there is found.
+      for (size_t I = 0; I < B->Bytes.size(); ++I) {
+        if (I >= B->InsertBegin && I < B->InsertEnd)
+          continue;
+        std::vector<uint8_t> Bad = B->Bytes;
+        Bad[I] ^= 0x10;
+        EXPECT_NE(Check(Bad), "") << "byte " << I;
+      }
+      // The branch back lands after the site.
+      Expected<std::vector<uint8_t>> Slot =
+          inPlaceSlot(*F->MC, Site, Orig.size(), At);
+      ASSERT_TRUE(bool(Slot));
+      EXPECT_EQ(Slot->size(), 8u);
+      EXPECT_EQ(checkInPlaceSlot(*F->MC, *Slot, Site, At), "");
+      EXPECT_NE(checkInPlaceSlot(*F->MC, *Slot, Site, At + 4), "");
+      std::vector<uint8_t> Junk = *Slot;
+      Junk[4] ^= 1; // s_nop 1: still never runs, but not the fill
+      EXPECT_NE(checkInPlaceSlot(*F->MC, Junk, Site, At), "");
+    }
+    // Out of reach: an error, not a wrong branch.
+    EXPECT_FALSE(bool(inPlaceSlot(*F->MC, Site, 8, Far)));
+    Expected<InPlaceBody> B =
+        inPlaceBody(*F->MC, SiteWhere::Before, Site, Orig, *Ins, Far);
+    EXPECT_FALSE(bool(B));
+    consumeError(B.takeError());
+  }
+}

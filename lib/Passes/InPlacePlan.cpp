@@ -133,9 +133,8 @@ Expected<InPlacePlan> hotswap::planInPlace(const Object &Obj,
       if (!P.InPlace[K] && !P.Why[K].empty())
         for (size_t S = 0; S < All[K].Sites.size(); ++S)
           if (All[K].Sites[S].Refusal.empty())
-            All[K].Sites[S].Refusal =
-                "not patched in place (far=fail): " +
-                reason(All[K], P.WhySite[K], S, P.Why[K]);
+            All[K].Sites[S].Refusal = "not patched in place (far=fail): " +
+                                      reason(All[K], P.WhySite[K], S, P.Why[K]);
   return P;
 }
 
@@ -169,8 +168,8 @@ Error hotswap::placeInPlace(Object &Obj, KernelsAnalysis::Result &R,
   if (!Sec)
     return Sec.takeError();
   if (Sec->Addr != P.Base)
-    return makeError("internal: the bodies moved from " + hex(P.Base) +
-                     " to " + hex(Sec->Addr));
+    return makeError("internal: the bodies moved from " + hex(P.Base) + " to " +
+                     hex(Sec->Addr));
   std::vector<PatchRecord> Records;
   for (const InPlaceSite &IS : P.Sites) {
     Section *S = Obj.sectionForAddress(IS.Addr);
@@ -205,8 +204,7 @@ Error hotswap::placeInPlace(Object &Obj, KernelsAnalysis::Result &R,
       const KernelInfo &KI = R.Kernels[I];
       std::array<uint8_t, amdgpu::kd::Size> KD;
       KI.KD.write(KD);
-      if (Error E =
-              KI.KDSection->overwrite(KI.KDAddr - KI.KDSection->Addr, KD))
+      if (Error E = KI.KDSection->overwrite(KI.KDAddr - KI.KDSection->Addr, KD))
         return prefixError("kernel '" + KI.Name + "'", std::move(E));
     }
   }

@@ -329,8 +329,7 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
                   IP->Sites.size());
     for (size_t K = 0; K < All->size(); ++K)
       if (IP->InPlace[K]) {
-        Ctx.Stats.add(name(), "kernels-in-place",
-                      "kernels patched in place");
+        Ctx.Stats.add(name(), "kernels-in-place", "kernels patched in place");
         if (Error E = Patched((*All)[K]))
           return std::move(E);
       }
@@ -540,8 +539,7 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
           OS << "applied in place (body at " << hex(B->second) << "), ";
         else
           OS << "applied in the kernel's copy, ";
-        OS
-           << (S.Role == SiteRole::Entry           ? "entry code "
+        OS << (S.Role == SiteRole::Entry           ? "entry code "
                : S.Role == SiteRole::EntryThenRule ? "entry code, then "
                                                    : "")
            << siteWhereName(S.Where) << ", " << S.Body.size() << " bytes";

@@ -24,8 +24,9 @@ using namespace hotswap;
 namespace {
 Expected<PatchRecord> parseRecord(const json::Object &O) {
   PatchRecord R;
-  for (auto [Key, Out] : {std::pair<StringRef, std::string *>{"kernel", &R.Kernel},
-                          {"asm", &R.Asm}}) {
+  for (auto [Key, Out] :
+       {std::pair<StringRef, std::string *>{"kernel", &R.Kernel},
+        {"asm", &R.Asm}}) {
     Expected<std::string> S = stringMember(O, Key);
     if (!S)
       return S.takeError();
@@ -143,8 +144,9 @@ private:
   std::optional<std::vector<uint8_t>>
   original(const KernelInfo &K, ArrayRef<const PatchRecord *> Recs);
   void hazards(const KernelInfo &K, ArrayRef<const PatchRecord *> Recs,
-               const code::CodeFunction &F, const code::FunctionCFG &G, ArrayRef<MCInst> Decoded,
-               ArrayRef<uint8_t> Orig, ArrayRef<uint32_t> At, bool Wave32);
+               const code::CodeFunction &F, const code::FunctionCFG &G,
+               ArrayRef<MCInst> Decoded, ArrayRef<uint8_t> Orig,
+               ArrayRef<uint32_t> At, bool Wave32);
 };
 
 std::optional<std::vector<uint8_t>>
@@ -200,17 +202,17 @@ void KernelPatchCheck::hazards(const KernelInfo &K,
     code::Insertion In;
     In.Before = Rec.Where == code::SiteWhere::After ? At[N] + 1 : At[N];
     In.Replace = Rec.Where == code::SiteWhere::Replace;
-    ArrayRef<uint8_t> B = Body->slice(Rec.InsertBegin,
-                                      Rec.InsertEnd - Rec.InsertBegin);
+    ArrayRef<uint8_t> B =
+        Body->slice(Rec.InsertBegin, Rec.InsertEnd - Rec.InsertBegin);
     In.Bytes.assign(B.begin(), B.end());
     if (In.Replace)
       Replaced.push_back(At[N]);
     Ins.push_back(std::move(In));
   }
-  llvm::stable_sort(Ins, [](const code::Insertion &A,
-                            const code::Insertion &B) {
-    return A.Before < B.Before;
-  });
+  llvm::stable_sort(Ins,
+                    [](const code::Insertion &A, const code::Insertion &B) {
+                      return A.Before < B.Before;
+                    });
   const PatchRecord &First = *Recs.front();
   code::RelocationResult RR =
       code::relocate(MC, G, Decoded, Orig, First.Code, Ins);
@@ -224,10 +226,10 @@ void KernelPatchCheck::hazards(const KernelInfo &K,
   C.End = C.Begin + RR.Code->Bytes.size();
   std::vector<MCInst> CD;
   code::FunctionCFG CG = code::buildCFG(MC, C, RR.Code->Bytes, Map, &CD);
-  for (const code::NewHazard &NH : code::newHazards(
-           MC, code::HazardRules::of(MC, R.Target, Wave32),
-           code::FunctionKind::Kernel, G, Decoded, CG, CD, RR.Code->InsnAddr,
-           Replaced))
+  for (const code::NewHazard &NH :
+       code::newHazards(MC, code::HazardRules::of(MC, R.Target, Wave32),
+                        code::FunctionKind::Kernel, G, Decoded, CG, CD,
+                        RR.Code->InsnAddr, Replaced))
     problem(K, "hazard: " + NH.Message);
 }
 
@@ -287,9 +289,9 @@ void KernelPatchCheck::run(const KernelInfo &K,
       problem(K, "code inserted at " + hex(Rec->Body + Rec->InsertBegin) +
                      " (" + code::siteWhereName(Rec->Where).str() + " " +
                      hex(Site) + "): " +
-                     (BP.Insn ? "instruction " + std::to_string(*BP.Insn + 1) +
-                                    ": "
-                              : std::string()) +
+                     (BP.Insn
+                          ? "instruction " + std::to_string(*BP.Insn + 1) + ": "
+                          : std::string()) +
                      BP.Message);
     Expected<std::vector<uint8_t>> Want = MC.assemble(Rec->Asm);
     if (!Want)

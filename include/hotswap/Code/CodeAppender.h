@@ -10,8 +10,9 @@
 // Each region is a section of its own whose name says its purpose
 // (`.hotswap.text` for entry stubs, `.hotswap.swap.*` for a replacement's
 // image, `.hotswap.clone.text` for kernels' copies, `.hotswap.patch.text` for
-// the bodies of sites patched in place), so a reader finds what a region is by its name and never by guessing from bytes: the kernels analysis
-// decodes only `.hotswap.text` as stubs, whatever else lies beside it.
+// the bodies of sites patched in place), so a reader finds what a region is by
+// its name and never by guessing from bytes: the kernels analysis decodes only
+// `.hotswap.text` as stubs, whatever else lies beside it.
 //
 // The first region of a run starts at the first free page
 // (Object::firstFreeAddress); each next one at the end of the segment so
@@ -79,7 +80,8 @@ inline constexpr llvm::StringLiteral NoteSectionName = ".hotswap.note";
 /// The section name of a region of \p Purpose with section flags \p Flags
 /// (SHF_*): `.hotswap.text` for stubs; `.hotswap.swap.text`, `.data`,
 /// `.rodata` or `.bss` (NOBITS) for an image; `.hotswap.clone.text` for
-/// copies; `.hotswap.patch.text` for the bodies of sites patched in place; `.hotswap.plugin.text`, `.data` or `.rodata` for a plugin's;
+/// copies; `.hotswap.patch.text` for the bodies of sites patched in place;
+/// `.hotswap.plugin.text`, `.data` or `.rodata` for a plugin's;
 /// `.hotswap.counters` for counters; `.hotswap.note` for a metadata note.
 llvm::StringRef regionSectionName(CodePurpose Purpose, uint64_t Flags,
                                   bool NoBits = false);

@@ -87,23 +87,21 @@ uint64_t inPlaceBodySize(const amdgpu::TargetMC &MC, SiteWhere Where,
 
 /// The slot's bytes: a branch from \p Site to \p Body, then s_nop 0 up to
 /// \p Size bytes. An error when it does not reach.
-llvm::Expected<std::vector<uint8_t>>
-inPlaceSlot(const amdgpu::TargetMC &MC, uint64_t Site, uint64_t Size,
-            uint64_t Body);
+llvm::Expected<std::vector<uint8_t>> inPlaceSlot(const amdgpu::TargetMC &MC,
+                                                 uint64_t Site, uint64_t Size,
+                                                 uint64_t Body);
 
 /// What is wrong with the body \p Body at \p At for a site at \p Site of
 /// \p Orig.size() bytes whose instruction is \p Orig: the layout above,
 /// read from the bytes (the inserted code's range is \p InsertBegin to
 /// \p InsertEnd, offsets in \p Body). Empty: it is that layout.
-std::vector<std::string> checkInPlaceBody(const amdgpu::TargetMC &MC,
-                                          SiteWhere Where, uint64_t Site,
-                                          llvm::ArrayRef<uint8_t> Orig,
-                                          llvm::ArrayRef<uint8_t> Body,
-                                          uint64_t At, uint64_t InsertBegin,
-                                          uint64_t InsertEnd);
+std::vector<std::string>
+checkInPlaceBody(const amdgpu::TargetMC &MC, SiteWhere Where, uint64_t Site,
+                 llvm::ArrayRef<uint8_t> Orig, llvm::ArrayRef<uint8_t> Body,
+                 uint64_t At, uint64_t InsertBegin, uint64_t InsertEnd);
 
 /// What is wrong with the slot \p Slot at \p Site: not a branch to
-/// \p Body followed by s_nop only (empty: it is).
+/// \p Body followed by s_nop 0 only (empty: it is).
 std::string checkInPlaceSlot(const amdgpu::TargetMC &MC,
                              llvm::ArrayRef<uint8_t> Slot, uint64_t Site,
                              uint64_t Body);

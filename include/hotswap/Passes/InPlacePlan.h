@@ -68,8 +68,7 @@ llvm::Expected<InPlacePlan> planInPlace(const Object &Obj,
 /// site. \p M names the functions of \p All.
 llvm::Error placeInPlace(Object &Obj, KernelsAnalysis::Result &R,
                          const code::FunctionMap &M,
-                         llvm::ArrayRef<KernelSites> All,
-                         const InPlacePlan &P);
+                         llvm::ArrayRef<KernelSites> All, const InPlacePlan &P);
 
 } // namespace hotswap
 

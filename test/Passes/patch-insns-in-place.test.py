@@ -1,0 +1,95 @@
+"""Writes copies of patch-insns<place=site> outputs (see
+patch-insns-in-place.test) with one thing changed each: the file offsets
+come from the section headers; an edited record is sealed again (its
+SHA-256) by utils/elf.py. Usage: SRC OUT KIND, KIND one of gfx90a (the
+ds_read2 split), gfx1010 (a hook with the store waits), hazard (the guarded
+hook of h9.so)."""
+import os
+import struct
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "utils"))
+import elf as elffile  # noqa: E402  (utils/elf.py; the records)
+
+src, out, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+data = open(src, "rb").read()
+shoff, = struct.unpack_from("<Q", data, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+
+
+def sections():
+    hdrs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
+            for i in range(shnum)]
+    strtab = hdrs[shstrndx][4]
+    for h in hdrs:
+        name = data[strtab + h[0]:data.index(b"\0", strtab + h[0])].decode()
+        yield name, h[3], h[4], h[5]  # name, addr, offset, size
+
+
+secs = {n: (a, o, s) for n, a, o, s in sections()}
+
+
+def at(addr):
+    for name in (".text", ".hotswap.patch.text"):
+        a, o, s = secs[name]
+        if a <= addr < a + s:
+            return o + addr - a
+    raise SystemExit("no code at %#x" % addr)
+
+
+def write(name, patch):
+    b = bytearray(data)
+    patch(b)
+    open("%s/%s.co" % (out, name), "wb").write(b)
+
+
+def put(addr, old, new):
+    def patch(b):
+        got = bytes(b[at(addr):at(addr) + 4])
+        assert got == old, got.hex()
+        b[at(addr):at(addr) + 4] = new
+    return patch
+
+
+def record(old, new):
+    def patch(b):
+        f = elffile.File(data)
+        off, size = f.record_text_range(".hotswap.patches")
+        text = bytes(b[off:off + size])
+        assert old in text, text
+        assert len(old) == len(new)
+        b[off:off + size] = text.replace(old, new)
+        f.seal_record(b, ".hotswap.patches")
+    return patch
+
+
+if kind == "gfx90a":
+    # The body at 0x3000: ds_read_b32 v5, v0; ds_read_b32 v1, v0 offset:4;
+    # s_waitcnt lgkmcnt(0) (0x3010); v_mov_b32 v0, v5 (0x3014); s_branch
+    # back (0x3018). The site at 0x1654: s_branch 1642, s_nop 0.
+    # v_mov_b32 v0, v5 -> v_mov_b32 v2, v5 (v2 holds the output address)
+    write("bad-write", put(0x3014, bytes.fromhex("0503007e"),
+                           bytes.fromhex("0503047e")))
+    # s_waitcnt lgkmcnt(0) -> s_nop 0
+    write("bad-drain", put(0x3010, bytes.fromhex("7fc08cbf"),
+                           bytes.fromhex("000080bf")))
+    # The site branches one dword past its body.
+    write("bad-slot", put(0x1654, bytes.fromhex("6a0682bf"),
+                          bytes.fromhex("6b0682bf")))
+    # The body branches back one dword short.
+    write("bad-back", put(0x3018, bytes.fromhex("90f982bf"),
+                          bytes.fromhex("8ff982bf")))
+    # The record says the body runs before the instruction, not instead.
+    write("bad-where", record(b'"where":"replace"', b'"where":"before" '))
+    # The record's assembly is another register than the bytes.
+    write("bad-asm", record(b"v_mov_b32 v0, v5", b"v_mov_b32 v0, v6"))
+elif kind == "gfx1010":
+    # The body's first instruction, s_waitcnt_vscnt null, 0x0 -> s_nop 0.
+    write("bad-nowait", put(0x3000, bytes.fromhex("0000fdbb"),
+                            bytes.fromhex("000080bf")))
+elif kind == "hazard":
+    # The guard before the VMEM: s_nop 4 -> s_nop 0.
+    write("bad-guard", put(0x3004, bytes.fromhex("040080bf"),
+                           bytes.fromhex("000080bf")))
