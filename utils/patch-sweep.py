@@ -30,6 +30,8 @@ def main():
     a = ap.parse_args()
     totals = dict(objects=0, with_sites=0, sites=0, applied=0, failures=0)
     refusals = {}
+    placed = {}  # how applied sites are placed: "site" (in place), "clone"
+    not_in_place = {}  # place=site: why a kernel was copied instead
     with tempfile.TemporaryDirectory() as tmp:
         out, again, back = (os.path.join(tmp, n) for n in ("o", "a", "r"))
         for obj in a.objects:
@@ -47,10 +49,19 @@ def main():
             totals["sites"] += s["total"]
             totals["applied"] += s["applied"]
             for k in s["kernels"]:
+                if "not_in_place" in k:
+                    # the kind of reason, without the site
+                    why = k["not_in_place"].split("): ", 1)[-1]
+                    if why.startswith("its body at "):
+                        why = "its body is out of a branch's reach"
+                    not_in_place[why] = not_in_place.get(why, 0) + 1
                 for site in k["sites"]:
                     if "refused" in site:
                         refusals[site["refused"]] = refusals.get(
                             site["refused"], 0) + 1
+                    else:
+                        placed[site["applied"]] = placed.get(
+                            site["applied"], 0) + 1
             steps = [
                 ([a.tool, "-passes=patch-insns<%s>,verify" % a.rule, obj,
                   "-o", out], "patch"),
@@ -79,6 +90,11 @@ def main():
             sys.stdout.flush()
     print("summary: %(objects)d objects, %(with_sites)d with sites, "
           "%(sites)d sites, %(applied)d applied, %(failures)d failures" % totals)
+    for how, n in sorted(placed.items()):
+        print("applied: %d %s" % (n, {"site": "in place",
+                                      "clone": "in the kernel's copy"}[how]))
+    for why, n in sorted(not_in_place.items(), key=lambda x: -x[1]):
+        print("kernels copied, not in place: %d %s" % (n, why))
     for why, n in sorted(refusals.items(), key=lambda x: -x[1]):
         print("refused: %d %s" % (n, why))
     return 1 if totals["failures"] else 0

@@ -3,16 +3,24 @@
 //
 // patch-insns<match=REGEX|at=OFFSET;where=before|after|replace;
 //             insert=FILE;only=REGEX;grow-sgprs=N;grow-vgprs=N;
-//             entry=FILE;reserve-sgpr-pairs=N;reserve-vgpr-pairs=N>
+//             entry=FILE;reserve-sgpr-pairs=N;reserve-vgpr-pairs=N;
+//             place=copy|site;far=clone|fail>
 //   Requires:     a linked (ET_DYN) code object with kernels.
 //   Establishes:  at every site of the rule in every selected kernel (an
 //                 instruction whose text, as LLVM MC prints it, matches
 //                 REGEX, or the one at byte OFFSET of the kernel's code),
 //                 the assembly of FILE runs before the instruction, after
-//                 it, or in its place. The kernel runs a copy of its code
-//                 (clone-kernels' placement: code::relocate with the bodies
-//                 inserted, proven, in the run's appended segment); its
-//                 original bytes stay as they were.
+//                 it, or in its place. place=copy (the default): the
+//                 kernel runs a copy of its code (clone-kernels'
+//                 placement: code::relocate with the bodies inserted,
+//                 proven, in the run's appended segment); its original
+//                 bytes stay as they were. place=site: the kernel runs its
+//                 own code, each site's instruction a branch to its body in
+//                 the appended segment (InPlacePlan.h, Code/InPlace.h),
+//                 recorded in `.hotswap.patches` (PatchRecord.h); a kernel
+//                 not every site of which can be patched so is copied
+//                 (far=clone, the default) or has its sites refused
+//                 (far=fail).
 //   Placeholders: FILE may name registers the pass binds, per site, to
 //                 registers proven free there (code::siteRegisters: dead,
 //                 not written by a load in flight, inside the kernel's
@@ -40,7 +48,8 @@
 //                 load still writes, memory waited for inside.
 //                 verify checks the same again from the bytes.
 //   Records:      the `.hotswap.clones` line of each patched kernel, with
-//                 its inserted ranges and replaced instructions.
+//                 its inserted ranges and replaced instructions; in place,
+//                 the `.hotswap.patches` line of each site.
 //   Refuses:      a site inside an s_clause window or the kernarg preload
 //                 header, `after` an instruction control does not always
 //                 leave to the next or whose next is a join, `replace` of a
@@ -52,14 +61,15 @@
 //                 site does not give:
 //                 one error naming FILE, the line and the site, nothing
 //                 written. A rule that matches nothing is a warning.
-//   Kernels already running a copy (cloned or patched before) are left
-//   alone: patch before clone-kernels. A kernel entered through a stub keeps
+//   Kernels already running a copy (cloned or patched before) or patched
+//   in place are left alone: patch before clone-kernels. A kernel entered through a stub keeps
 //   it, led to the copy (StubRetarget.h).
 //
 // print<sites;...the same parameters...>
 //   Every site of the rule, per kernel: applied (how: in the kernel's
-//   copy) with the registers bound and the body's size, or refused and why;
-//   text or JSON. Nothing changes.
+//   copy, or in place with its body's address) with the registers bound
+//   and the body's size, or refused and why; for a kernel place=site
+//   copies, why; text or JSON. Nothing changes.
 // print<sites;instrument=kernel|block[;per=wave|lane][;only=REGEX]>
 //   The same for the sites instrument (Instrument.h) would count.
 //
