@@ -62,8 +62,8 @@
 //                 one error naming FILE, the line and the site, nothing
 //                 written. A rule that matches nothing is a warning.
 //   Kernels already running a copy (cloned or patched before) or patched
-//   in place are left alone: patch before clone-kernels. A kernel entered through a stub keeps
-//   it, led to the copy (StubRetarget.h).
+//   in place are left alone: patch before clone-kernels. A kernel entered
+//   through a stub keeps it, led to the copy (StubRetarget.h).
 //
 // print<sites;...the same parameters...>
 //   Every site of the rule, per kernel: applied (how: in the kernel's
