@@ -761,6 +761,50 @@ TEST(InPlaceTest, BodiesAreReadBackAsTheirLayout) {
       Junk[4] ^= 1; // s_nop 1: still never runs, but not the fill
       EXPECT_NE(checkInPlaceSlot(*F->MC, Junk, Site, At), "");
     }
+    // Returning with a long jump (the body is reached through a gateway):
+    // read back, every byte of it checked.
+    for (SiteWhere W :
+         {SiteWhere::Before, SiteWhere::After, SiteWhere::Replace}) {
+      SCOPED_TRACE(siteWhereName(W).str());
+      const LongJumpRegs Back{4, std::nullopt};
+      Expected<InPlaceBody> B =
+          inPlaceBody(*F->MC, W, Site, Orig, *Ins, Far, &Back);
+      ASSERT_TRUE(bool(B)) << toString(B.takeError());
+      EXPECT_EQ(B->Bytes.size(),
+                inPlaceBodySize(*F->MC, W, Orig.size(), Ins->size(), &Back));
+      auto Check = [&](ArrayRef<uint8_t> Bytes,
+                       std::optional<ReadRelaxation> *Read) {
+        std::string S;
+        for (const std::string &P :
+             checkInPlaceBody(*F->MC, W, Site, Orig, Bytes, Far, B->InsertBegin,
+                              B->InsertEnd, Read))
+          S += P + "\n";
+        return S;
+      };
+      std::optional<ReadRelaxation> Read;
+      EXPECT_EQ(Check(B->Bytes, &Read), "");
+      ASSERT_TRUE(Read);
+      EXPECT_EQ(Read->Target, Site + Orig.size());
+      EXPECT_EQ(Read->Regs.Pair, 4u);
+      // Without a gateway to prove it, a long jump back is a problem.
+      EXPECT_NE(Check(B->Bytes, nullptr), "");
+      for (size_t I = B->InsertEnd; I < B->Bytes.size(); ++I) {
+        std::vector<uint8_t> Bad = B->Bytes;
+        Bad[I] ^= 0x10;
+        std::optional<ReadRelaxation> R;
+        std::string P = Check(Bad, &R);
+        // A flip in the pair's number may make another long jump back
+        // that reaches the same place: then its registers differ.
+        EXPECT_TRUE(!P.empty() || (R && R->Regs.Pair != 4)) << "byte " << I;
+      }
+      // A gateway to the body reads back as the same long jump.
+      Expected<std::vector<uint8_t>> Gw =
+          gatewayCode(*F->MC, Back, 0x1100, Far);
+      ASSERT_TRUE(bool(Gw));
+      Expected<ReadRelaxation> G = readLongJump(*F->MC, *Gw, 0x1100);
+      ASSERT_TRUE(bool(G)) << toString(G.takeError());
+      EXPECT_EQ(G->Target, Far);
+    }
     // Out of reach: an error, not a wrong branch.
     EXPECT_FALSE(bool(inPlaceSlot(*F->MC, Site, 8, Far)));
     Expected<InPlaceBody> B =

@@ -79,16 +79,18 @@ bool code::bodyWaitsAtEnds(const amdgpu::TargetMC &MC) {
 }
 
 uint64_t code::inPlaceBodySize(const amdgpu::TargetMC &MC, SiteWhere Where,
-                               uint64_t OrigSize, uint64_t InsertedSize) {
+                               uint64_t OrigSize, uint64_t InsertedSize,
+                               const LongJumpRegs *Back) {
   return (bodyWaitsAtEnds(MC) ? 8 : 0) + InsertedSize +
-         (Where == SiteWhere::Replace ? 0 : OrigSize) + 4;
+         (Where == SiteWhere::Replace ? 0 : OrigSize) +
+         (Back ? relaxationSize(false, *Back) : 4);
 }
 
 Expected<InPlaceBody> code::inPlaceBody(const amdgpu::TargetMC &MC,
                                         SiteWhere Where, uint64_t Site,
                                         ArrayRef<uint8_t> Orig,
-                                        ArrayRef<uint8_t> Inserted,
-                                        uint64_t At) {
+                                        ArrayRef<uint8_t> Inserted, uint64_t At,
+                                        const LongJumpRegs *Back) {
   std::vector<uint8_t> Wait;
   if (bodyWaitsAtEnds(MC)) {
     Expected<std::vector<uint8_t>> W = MC.assemble(StoreWait);
@@ -110,15 +112,88 @@ Expected<InPlaceBody> code::inPlaceBody(const amdgpu::TargetMC &MC,
     llvm::append_range(B.Bytes, Orig);
   }
   llvm::append_range(B.Bytes, Wait);
-  Expected<std::vector<uint8_t>> Back =
-      branchTo(MC, At + B.Bytes.size(), Site + Orig.size());
-  if (!Back)
-    return Back.takeError();
-  llvm::append_range(B.Bytes, *Back);
+  Expected<std::vector<uint8_t>> Return =
+      Back ? relaxationCode(MC, false, *Back, At + B.Bytes.size(),
+                            Site + Orig.size())
+           : branchTo(MC, At + B.Bytes.size(), Site + Orig.size());
+  if (!Return)
+    return Return.takeError();
+  llvm::append_range(B.Bytes, *Return);
   assert(B.Bytes.size() ==
-             inPlaceBodySize(MC, Where, Orig.size(), Inserted.size()) &&
+             inPlaceBodySize(MC, Where, Orig.size(), Inserted.size(), Back) &&
          "inPlaceBodySize disagrees");
   return B;
+}
+
+RegSet code::jumpScratch(const RegisterModel &RM, const SiteRegisters &Free,
+                         const RegSet &Named) {
+  RegSet Keep = Named;
+  Keep.resize(RM.numUnits());
+  RM.addClass(RegClass::SCC, Keep);
+  RegSet Out = Free.Scratch;
+  Out &= Keep;
+  return Out;
+}
+
+std::optional<LongJumpRegs> code::jumpRegisters(const RegisterModel &RM,
+                                                const SiteRegisters &Free,
+                                                const RegSet &Named,
+                                                amdgpu::Generation Gen) {
+  SiteRegisters Masked = Free;
+  Masked.Scratch = jumpScratch(RM, Free, Named);
+  std::optional<LongJumpRegs> R = longJumpRegisters(RM, Masked);
+  // gfx12: its SALU writes waited for (Hazards.h's SGPR rule), as the
+  // relaxations of a copy do.
+  if (R)
+    R->WaitSALU = Gen == amdgpu::Generation::GFX12;
+  return R;
+}
+
+Expected<std::vector<uint8_t>> code::gatewayCode(const amdgpu::TargetMC &MC,
+                                                 const LongJumpRegs &Regs,
+                                                 uint64_t At, uint64_t Body) {
+  return relaxationCode(MC, false, Regs, At, Body);
+}
+
+Expected<ReadRelaxation> code::readLongJump(const amdgpu::TargetMC &MC,
+                                            ArrayRef<uint8_t> Bytes,
+                                            uint64_t At) {
+  // readRelaxation reads a long jump after the branch to it: a graph of
+  // that branch (4 bytes before) and the bytes decoded.
+  FunctionCFG C;
+  std::vector<MCInst> Ops;
+  Expected<std::vector<uint8_t>> Br = MC.assemble("s_branch 0");
+  if (!Br)
+    return Br.takeError();
+  std::optional<amdgpu::DecodedInst> D = MC.decodeOne(*Br, At - 4);
+  if (!D)
+    return makeError("internal: s_branch does not decode");
+  Insn B;
+  B.Addr = At - 4;
+  B.Size = 4;
+  B.F = Flow::Jump;
+  B.Target = At;
+  C.Insns.push_back(B);
+  Ops.push_back(D->Inst);
+  DecodedRange R = decodeRange(
+      MC, Bytes, At, [&](const Insn &, const MCInst &M) { Ops.push_back(M); });
+  llvm::append_range(C.Insns, R.Insns);
+  const uint64_t End = R.Insns.empty() ? At : R.Insns.back().end();
+  if (C.Insns.size() != Ops.size() || End != At + Bytes.size())
+    return makeError("the long jump at " + hex(At) + " does not decode");
+  Expected<ReadRelaxation> J = readRelaxation(MC, C, Ops, 0, At + Bytes.size());
+  if (!J)
+    return J.takeError();
+  // Byte for byte what its registers and target make (fields the decoder
+  // ignores included).
+  Expected<std::vector<uint8_t>> Want =
+      relaxationCode(MC, false, J->Regs, At, J->Target);
+  if (!Want)
+    return Want.takeError();
+  if (ArrayRef<uint8_t>(*Want) != Bytes)
+    return makeError("the long jump at " + hex(At) +
+                     " is not the code its registers and target make");
+  return J;
 }
 
 Expected<std::vector<uint8_t>> code::inPlaceSlot(const amdgpu::TargetMC &MC,
@@ -163,7 +238,8 @@ std::vector<std::string>
 code::checkInPlaceBody(const amdgpu::TargetMC &MC, SiteWhere Where,
                        uint64_t Site, ArrayRef<uint8_t> Orig,
                        ArrayRef<uint8_t> Body, uint64_t At,
-                       uint64_t InsertBegin, uint64_t InsertEnd) {
+                       uint64_t InsertBegin, uint64_t InsertEnd,
+                       std::optional<ReadRelaxation> *Back) {
   std::vector<std::string> P;
   const std::string Of =
       "the body at " + hex(At) + " of the site at " + hex(Site) + ": ";
@@ -209,15 +285,32 @@ code::checkInPlaceBody(const amdgpu::TargetMC &MC, SiteWhere Where,
   if (Where == SiteWhere::Before)
     OrigHere();
   Wait("the instruction before its branch back");
-  uint64_t Back = Pos;
-  std::optional<ArrayRef<uint8_t>> B = Take(4);
-  std::optional<std::pair<Insn, std::string>> Br;
-  if (B)
-    Br = onlyInsn(MC, *B, At + Back);
-  if (!Br || Br->second != "S_BRANCH" || Br->first.Target != Site + Orig.size())
-    P.push_back(Of + "it does not end with a branch back to " +
-                hex(Site + Orig.size()));
-  else if (Pos != Body.size())
-    P.push_back(Of + "it holds bytes after its branch back");
+  const uint64_t Return = Pos;
+  const uint64_t Next = Site + Orig.size();
+  if (Return >= Body.size()) {
+    P.push_back(Of + "it ends before its branch back");
+    return P;
+  }
+  // A branch back, or a long jump to the same place.
+  if (Body.size() - Return == 4) {
+    std::optional<std::pair<Insn, std::string>> Br =
+        onlyInsn(MC, Body.slice(Return), At + Return);
+    if (!Br || Br->second != "S_BRANCH" || Br->first.Target != Next)
+      P.push_back(Of + "it does not end with a branch back to " + hex(Next));
+    return P;
+  }
+  Expected<ReadRelaxation> J =
+      readLongJump(MC, Body.slice(Return), At + Return);
+  if (!J)
+    P.push_back(Of + "it does not end with a branch back to " + hex(Next) +
+                " (nor a long jump: " + toString(J.takeError()) + ")");
+  else if (J->Target != Next)
+    P.push_back(Of + "its long jump back reaches " + hex(J->Target) + ", not " +
+                hex(Next));
+  else if (!Back)
+    P.push_back(Of + "it returns with a long jump, which its site does not "
+                     "prove");
+  else
+    *Back = std::move(*J);
   return P;
 }

@@ -52,6 +52,7 @@ std::string reason(const KernelSites &KS, size_t At, size_t Of,
 
 Expected<InPlacePlan> hotswap::planInPlace(const Object &Obj,
                                            const amdgpu::TargetMC &MC,
+                                           const code::FunctionMap &M,
                                            std::vector<KernelSites> &All,
                                            uint64_t Base, bool FarFail) {
   InPlacePlan P;
@@ -71,13 +72,70 @@ Expected<InPlacePlan> hotswap::planInPlace(const Object &Obj,
     P.InPlace[K] = P.Why[K].empty();
   }
   const bool Bug3f = MC.hasFeature("offset-3f-bug");
-  // Lay the bodies out; a kernel with a site out of reach leaves, which
-  // only brings the others' bodies nearer: repeat until all reach.
+  // Padding between functions a gateway may take: s_nop or s_code_end
+  // words before a function (not the tail after the last one).
+  struct Room {
+    uint64_t Begin, End, Used;
+  };
+  std::vector<Room> Rooms;
+  for (const code::CodeGap &Gap : M.Gaps)
+    if ((Gap.Kind == code::GapKind::Nops ||
+         Gap.Kind == code::GapKind::CodeEnd) &&
+        M.startingAt(Gap.End) && Gap.Begin % 4 == 0)
+      Rooms.push_back({Gap.Begin, Gap.End, 0});
+  llvm::sort(Rooms,
+             [](const Room &A, const Room &B) { return A.Begin < B.Begin; });
+  // Room for \p Size bytes of a gateway the site at \p Site reaches, the
+  // nearest there is; nullopt when none.
+  auto TakeRoom = [&](uint64_t Site, uint64_t Size) -> std::optional<uint64_t> {
+    constexpr uint64_t Reach = uint64_t(1) << 17;
+    auto Fits = [&](const Room &R) {
+      return R.End - R.Begin - R.Used >= Size &&
+             code::branchOffset(Site, R.Begin + R.Used, Bug3f);
+    };
+    const size_t At = llvm::lower_bound(Rooms, Site,
+                                        [](const Room &R, uint64_t A) {
+                                          return R.Begin < A;
+                                        }) -
+                      Rooms.begin();
+    Room *Best = nullptr;
+    uint64_t Dist = ~uint64_t(0);
+    for (size_t J = At; J < Rooms.size() && Rooms[J].Begin - Site <= Reach; ++J)
+      if (Fits(Rooms[J])) {
+        Best = &Rooms[J];
+        Dist = Rooms[J].Begin + Rooms[J].Used - Site;
+        break;
+      }
+    for (size_t J = At; J-- > 0 && Site - Rooms[J].End <= Reach;)
+      if (Fits(Rooms[J])) {
+        if (Site - (Rooms[J].Begin + Rooms[J].Used) < Dist)
+          Best = &Rooms[J];
+        break;
+      }
+    if (!Best)
+      return std::nullopt;
+    const uint64_t Gw = Best->Begin + Best->Used;
+    Best->Used += Size;
+    return Gw;
+  };
+  // Which sites reach their body only through a gateway (by kernel, site).
+  std::vector<std::vector<char>> Far(All.size());
+  for (size_t K = 0; K < All.size(); ++K)
+    Far[K].assign(All[K].Sites.size(), 0);
+  auto Leave = [&](size_t K, size_t S, std::string Why) {
+    P.InPlace[K] = 0;
+    P.WhySite[K] = S;
+    P.Why[K] = std::move(Why);
+  };
+  // Lay the bodies out. A site out of its body's reach takes a gateway
+  // (its body grows by the long jump back, so the layout is made again);
+  // a kernel with a site that takes none leaves, which only brings the
+  // others' bodies nearer. Repeat until nothing changes.
   for (bool Changed = true; Changed;) {
     Changed = false;
     P.Sites.clear();
     uint64_t At = Base;
-    for (size_t K = 0; K < All.size(); ++K) {
+    for (size_t K = 0; K < All.size() && !Changed; ++K) {
       if (!P.InPlace[K])
         continue;
       const code::FunctionCFG &G = All[K].Code->G;
@@ -91,22 +149,45 @@ Expected<InPlacePlan> hotswap::planInPlace(const Object &Obj,
         IS.Site = S;
         IS.Addr = I.Addr;
         IS.BodyAddr = At;
+        const code::LongJumpRegs *Back = Far[K][S] ? &*SP.ReturnRegs : nullptr;
         const uint64_t Size =
-            code::inPlaceBodySize(MC, SP.Where, I.Size, SP.Body.size());
+            code::inPlaceBodySize(MC, SP.Where, I.Size, SP.Body.size(), Back);
         At += Size;
-        if (!code::branchOffset(I.Addr, IS.BodyAddr, Bug3f) ||
-            !code::branchOffset(IS.BodyAddr + Size - 4, I.end(), Bug3f)) {
-          P.InPlace[K] = 0;
-          P.WhySite[K] = S;
-          P.Why[K] = "its body at " + hex(IS.BodyAddr) +
-                     " is out of a branch's reach (2^15 dwords either way)";
+        if (!Far[K][S] &&
+            (!code::branchOffset(I.Addr, IS.BodyAddr, Bug3f) ||
+             !code::branchOffset(IS.BodyAddr + Size - 4, I.end(), Bug3f))) {
           Changed = true;
+          if (SP.GatewayRegs && SP.ReturnRegs)
+            Far[K][S] = 1;
+          else
+            Leave(K, S,
+                  "its body at " + hex(IS.BodyAddr) +
+                      " is out of a branch's reach (2^15 dwords either way), "
+                      "and no registers are free for a gateway there");
           break;
         }
         P.Sites.push_back(std::move(IS));
       }
-      if (Changed)
+    }
+    if (Changed)
+      continue;
+    // Gateways, in padding within reach of their sites.
+    for (Room &R : Rooms)
+      R.Used = 0;
+    for (InPlaceSite &IS : P.Sites) {
+      const SitePlan &SP = All[IS.Kernel].Sites[IS.Site];
+      if (!Far[IS.Kernel][IS.Site])
+        continue;
+      const uint64_t Size = relaxationSize(false, *SP.GatewayRegs);
+      std::optional<uint64_t> Gw = TakeRoom(IS.Addr, Size);
+      if (!Gw) {
+        Leave(IS.Kernel, IS.Site,
+              "its body is out of a branch's reach (2^15 dwords either "
+              "way), and no padding within reach has room for a gateway");
+        Changed = true;
         break;
+      }
+      IS.Gateway = *Gw;
     }
   }
   for (InPlaceSite &IS : P.Sites) {
@@ -117,13 +198,21 @@ Expected<InPlacePlan> hotswap::planInPlace(const Object &Obj,
       return makeError("internal: the site at " + hex(I.Addr) +
                        " is not in the object");
     IS.Orig.assign(Orig->begin(), Orig->end());
-    Expected<code::InPlaceBody> B =
-        code::inPlaceBody(MC, SP.Where, I.Addr, IS.Orig, SP.Body, IS.BodyAddr);
+    const code::LongJumpRegs *Back = IS.Gateway ? &*SP.ReturnRegs : nullptr;
+    Expected<code::InPlaceBody> B = code::inPlaceBody(
+        MC, SP.Where, I.Addr, IS.Orig, SP.Body, IS.BodyAddr, Back);
     if (!B)
       return B.takeError();
     IS.Body = std::move(*B);
-    Expected<std::vector<uint8_t>> Slot =
-        code::inPlaceSlot(MC, I.Addr, I.Size, IS.BodyAddr);
+    if (IS.Gateway) {
+      Expected<std::vector<uint8_t>> Gw =
+          code::gatewayCode(MC, *SP.GatewayRegs, *IS.Gateway, IS.BodyAddr);
+      if (!Gw)
+        return Gw.takeError();
+      IS.GatewayBytes = std::move(*Gw);
+    }
+    Expected<std::vector<uint8_t>> Slot = code::inPlaceSlot(
+        MC, I.Addr, I.Size, IS.Gateway ? *IS.Gateway : IS.BodyAddr);
     if (!Slot)
       return Slot.takeError();
     IS.Slot = std::move(*Slot);
@@ -178,6 +267,14 @@ Error hotswap::placeInPlace(Object &Obj, KernelsAnalysis::Result &R,
                        " is in no section");
     if (Error E = S->overwrite(IS.Addr - S->Addr, IS.Slot))
       return E;
+    if (IS.Gateway) {
+      Section *GS = Obj.sectionForAddress(*IS.Gateway);
+      if (!GS)
+        return makeError("internal: the gateway at " + hex(*IS.Gateway) +
+                         " is in no section");
+      if (Error E = GS->overwrite(*IS.Gateway - GS->Addr, IS.GatewayBytes))
+        return E;
+    }
     const KernelSites &KS = All[IS.Kernel];
     const SitePlan &SP = KS.Sites[IS.Site];
     const code::CodeFunction &F = M.Functions[KS.Function];
@@ -192,6 +289,10 @@ Error hotswap::placeInPlace(Object &Obj, KernelsAnalysis::Result &R,
     Rec.BodySize = IS.Body.Bytes.size();
     Rec.InsertBegin = IS.Body.InsertBegin;
     Rec.InsertEnd = IS.Body.InsertEnd;
+    if (IS.Gateway) {
+      Rec.Gateway = *IS.Gateway;
+      Rec.GatewaySize = IS.GatewayBytes.size();
+    }
     for (const std::string &L : SP.Asm)
       Rec.Asm += (Rec.Asm.empty() ? "" : "\n") + L;
     Records.push_back(std::move(Rec));

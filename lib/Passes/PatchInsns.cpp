@@ -165,6 +165,7 @@ Expected<SiteRule> siteRule(const PatchRule &P) {
   R.ExtraVGPRs = P.GrowVGPRs;
   // In place, the sites' instructions are read again (InPlacePlan.h).
   R.KeepCode = P.InPlace;
+  R.LongJumps = P.InPlace;
   return R;
 }
 
@@ -249,7 +250,7 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     if (!Base)
       return Base.takeError();
     Expected<InPlacePlan> P =
-        planInPlace(Obj, CA->mc(), *All, *Base, Rule.FarFail);
+        planInPlace(Obj, CA->mc(), M, *All, *Base, Rule.FarFail);
     if (!P)
       return P.takeError();
     IP = std::move(*P);
@@ -327,6 +328,9 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
       return std::move(E);
     Ctx.Stats.add(name(), "in-place", "sites patched in place",
                   IP->Sites.size());
+    if (size_t Gateways = llvm::count_if(
+            IP->Sites, [](const InPlaceSite &IS) { return IS.Gateway; }))
+      Ctx.Stats.add(name(), "gateways", "gateways placed in padding", Gateways);
     for (size_t K = 0; K < All->size(); ++K)
       if (IP->InPlace[K]) {
         Ctx.Stats.add(name(), "kernels-in-place", "kernels patched in place");
@@ -462,18 +466,18 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   const FunctionMap &M = CA->functions();
   // With place=site, where each site's body would go.
   std::optional<InPlacePlan> IP;
-  DenseMap<std::pair<size_t, size_t>, uint64_t> BodyAt;
+  DenseMap<std::pair<size_t, size_t>, const InPlaceSite *> BodyAt;
   if (!InstrumentEntryOnly && Rule.InPlace) {
     Expected<uint64_t> Base = CodeAppender(Obj).nextAddress(CloneAlign);
     if (!Base)
       return Base.takeError();
     Expected<InPlacePlan> P =
-        planInPlace(Obj, CA->mc(), *All, *Base, Rule.FarFail);
+        planInPlace(Obj, CA->mc(), M, *All, *Base, Rule.FarFail);
     if (!P)
       return P.takeError();
     IP = std::move(*P);
     for (const InPlaceSite &IS : IP->Sites)
-      BodyAt[{IS.Kernel, IS.Site}] = IS.BodyAddr;
+      BodyAt[{IS.Kernel, IS.Site}] = &IS;
   }
   // Why a kernel with sites is not patched in place (empty: it is, or
   // place=copy).
@@ -535,9 +539,12 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
           OS << "refused: " << S.Refusal << "\n";
           continue;
         }
-        if (auto B = BodyAt.find({K, SI}); B != BodyAt.end())
-          OS << "applied in place (body at " << hex(B->second) << "), ";
-        else
+        if (auto B = BodyAt.find({K, SI}); B != BodyAt.end()) {
+          OS << "applied in place (body at " << hex(B->second->BodyAddr);
+          if (B->second->Gateway)
+            OS << ", gateway at " << hex(*B->second->Gateway);
+          OS << "), ";
+        } else
           OS << "applied in the kernel's copy, ";
         OS << (S.Role == SiteRole::Entry           ? "entry code "
                : S.Role == SiteRole::EntryThenRule ? "entry code, then "
@@ -567,7 +574,9 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
         O["refused"] = S.Refusal;
       } else if (auto B = BodyAt.find({K, SI}); B != BodyAt.end()) {
         O["applied"] = "site";
-        O["body"] = int64_t(B->second);
+        O["body"] = int64_t(B->second->BodyAddr);
+        if (B->second->Gateway)
+          O["gateway"] = int64_t(*B->second->Gateway);
       } else {
         O["applied"] = "clone";
       }

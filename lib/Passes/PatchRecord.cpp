@@ -8,7 +8,9 @@
 #include "hotswap/Code/Hazards.h"
 #include "hotswap/Code/InPlace.h"
 #include "hotswap/Code/LongJump.h"
+#include "hotswap/Code/Registers.h"
 #include "hotswap/Code/Relocate.h"
+#include "hotswap/Code/SiteSafety.h"
 #include "hotswap/Passes/CodeAnalysis.h"
 #include "hotswap/Support/Error.h"
 #include "hotswap/Support/Format.h"
@@ -44,6 +46,18 @@ Expected<PatchRecord> parseRecord(const json::Object &O) {
       return N.takeError();
     *Out = *N;
   }
+  // A gateway (absent: none).
+  if (O.get("gateway"))
+    for (auto [Key, Out] :
+         {std::pair<StringRef, uint64_t *>{"gateway", &R.Gateway},
+          {"gateway_size", &R.GatewaySize}}) {
+      Expected<uint64_t> N = hexMember(O, Key);
+      if (!N)
+        return N.takeError();
+      *Out = *N;
+    }
+  if (R.Gateway > UINT64_MAX - R.GatewaySize || (R.Gateway && !R.GatewaySize))
+    return makeError("its gateway's address and size do not fit each other");
   Expected<std::string> Orig = stringMember(O, "orig");
   if (!Orig)
     return Orig.takeError();
@@ -94,6 +108,10 @@ Error hotswap::appendPatchRecords(Object &Obj, ArrayRef<PatchRecord> Records) {
           J.attribute("body", hex(R.Body));
           J.attribute("body_size", hex(R.BodySize));
           J.attribute("code", hex(R.Code));
+          if (R.Gateway) {
+            J.attribute("gateway", hex(R.Gateway));
+            J.attribute("gateway_size", hex(R.GatewaySize));
+          }
           J.attribute("insert_begin", hex(R.InsertBegin));
           J.attribute("insert_end", hex(R.InsertEnd));
           J.attribute("kernel", R.Kernel);
@@ -143,6 +161,22 @@ private:
   /// bytes back once it is found to be the branch to its body.
   std::optional<std::vector<uint8_t>>
   original(const KernelInfo &K, ArrayRef<const PatchRecord *> Recs);
+  /// The gateway of \p Rec (at instruction \p I of the original \p G)
+  /// and its body's long jump back \p Back: where they are, what they
+  /// reach, and that they write only registers free where they run.
+  void longJumps(const KernelInfo &K, const PatchRecord &Rec,
+                 const code::FunctionCFG &G, ArrayRef<MCInst> Decoded,
+                 code::FunctionSeams &Seams, uint32_t I,
+                 ArrayRef<uint8_t> Inserted,
+                 const std::optional<code::ReadRelaxation> &Back, bool Wave32);
+  /// Gateways seen so far, to find two that overlap.
+  std::vector<std::pair<uint64_t, uint64_t>> Gateways;
+
+public:
+  /// Problems of the gateways of all kernels taken together.
+  void finish();
+
+private:
   void hazards(const KernelInfo &K, ArrayRef<const PatchRecord *> Recs,
                const code::CodeFunction &F, const code::FunctionCFG &G,
                ArrayRef<MCInst> Decoded, ArrayRef<uint8_t> Orig,
@@ -174,7 +208,7 @@ KernelPatchCheck::original(const KernelInfo &K,
     const uint64_t Site = Rec->Code + Rec->Site;
     std::string Why = code::checkInPlaceSlot(
         MC, ArrayRef<uint8_t>(Code).slice(Rec->Site, Rec->Orig.size()), Site,
-        Rec->Body);
+        Rec->Gateway ? Rec->Gateway : Rec->Body);
     if (!Why.empty()) {
       problem(K, Why);
       return std::nullopt;
@@ -182,6 +216,83 @@ KernelPatchCheck::original(const KernelInfo &K,
     llvm::copy(Rec->Orig, Code.begin() + Rec->Site);
   }
   return Code;
+}
+
+void KernelPatchCheck::longJumps(
+    const KernelInfo &K, const PatchRecord &Rec, const code::FunctionCFG &G,
+    ArrayRef<MCInst> Decoded, code::FunctionSeams &Seams, uint32_t I,
+    ArrayRef<uint8_t> Inserted, const std::optional<code::ReadRelaxation> &Back,
+    bool Wave32) {
+  const uint64_t Site = Rec.Code + Rec.Site;
+  const std::string Of = "the site at " + hex(Site) + ": ";
+  // A body returns with a long jump exactly when its site has a gateway.
+  if (!Rec.Gateway || !Back) {
+    problem(K, Of + (Rec.Gateway ? "its body returns with a branch, but "
+                                   "its site has a gateway"
+                                 : "its body returns with a long jump, but "
+                                   "its site has no gateway"));
+    return;
+  }
+  const code::RegisterModel &RM = code::RegisterModel::get(MC.regInfo());
+  const code::RegSet Named =
+      code::LiveBound(RM, G, code::instructionRegs(MC, Decoded, Wave32))
+          .named();
+  // The gateway: in padding outside every function, a long jump to the
+  // body, with registers free before the site's instruction.
+  std::optional<ArrayRef<uint8_t>> Gw =
+      Obj.bytesIfAt(Rec.Gateway, Rec.GatewaySize);
+  const Section *GS = Obj.sectionForAddress(Rec.Gateway);
+  auto InFunction = [&](const code::CodeFunction &F) {
+    return F.Begin < Rec.Gateway + Rec.GatewaySize && Rec.Gateway < F.End;
+  };
+  if (!Gw || !GS || !GS->isExec() || llvm::any_of(Map.Functions, InFunction)) {
+    problem(K, Of + "its gateway at " + hex(Rec.Gateway) +
+                   " is not in code outside every function");
+    return;
+  }
+  Gateways.push_back({Rec.Gateway, Rec.Gateway + Rec.GatewaySize});
+  Expected<code::ReadRelaxation> J = code::readLongJump(MC, *Gw, Rec.Gateway);
+  if (!J) {
+    problem(K, Of + "its gateway at " + hex(Rec.Gateway) +
+                   " is not a long jump: " + toString(J.takeError()));
+    return;
+  }
+  if (J->Target != Rec.Body)
+    problem(K, Of + "its gateway at " + hex(Rec.Gateway) + " reaches " +
+                   hex(J->Target) + ", not its body at " + hex(Rec.Body));
+  code::SiteRegisters Before = Seams.at(I, code::SiteWhere::Before);
+  Before.Scratch = code::jumpScratch(RM, Before, Named);
+  if (std::string Why = code::longJumpRegsProblem(RM, Before, J->Writes);
+      !Why.empty())
+    problem(K, Of + "its gateway at " + hex(Rec.Gateway) + ": " + Why);
+  // What the gateway wrote is nothing the inserted code may read.
+  code::decodeRange(
+      MC, Inserted, Rec.Body + Rec.InsertBegin,
+      [&](const code::Insn &In, const MCInst &M) {
+        code::RegSet Reads = RM.emptySet();
+        for (uint16_t U : code::instructionRegs(MC, M, Wave32).Uses)
+          Reads.set(U);
+        Reads &= J->Writes;
+        if (Reads.any())
+          problem(K, Of + "code inserted at " + hex(In.Addr) + " reads " +
+                         RM.format(Reads) + ", which its gateway wrote");
+      });
+  // The long jump back, with registers free after the site's instruction.
+  code::SiteRegisters After = Seams.at(I, code::SiteWhere::After);
+  After.Scratch = code::jumpScratch(RM, After, Named);
+  if (std::string Why = code::longJumpRegsProblem(RM, After, Back->Writes);
+      !Why.empty())
+    problem(K, Of + "its body's long jump back at " + hex(Back->Entry) + ": " +
+                   Why);
+}
+
+void KernelPatchCheck::finish() {
+  llvm::sort(Gateways);
+  for (size_t N = 1; N < Gateways.size(); ++N)
+    if (Gateways[N].first < Gateways[N - 1].second)
+      P.push_back("section '" + PatchRecordSectionName.str() +
+                  "': the gateways at " + hex(Gateways[N - 1].first) + " and " +
+                  hex(Gateways[N].first) + " overlap");
 }
 
 void KernelPatchCheck::hazards(const KernelInfo &K,
@@ -276,12 +387,15 @@ void KernelPatchCheck::run(const KernelInfo &K,
                      hex(Site) + " is not in the object");
       return;
     }
-    for (const std::string &Pr :
-         code::checkInPlaceBody(MC, Rec->Where, Site, Rec->Orig, *Body,
-                                Rec->Body, Rec->InsertBegin, Rec->InsertEnd))
+    std::optional<code::ReadRelaxation> Back;
+    for (const std::string &Pr : code::checkInPlaceBody(
+             MC, Rec->Where, Site, Rec->Orig, *Body, Rec->Body,
+             Rec->InsertBegin, Rec->InsertEnd, &Back))
       problem(K, Pr);
     ArrayRef<uint8_t> Inserted =
         Body->slice(Rec->InsertBegin, Rec->InsertEnd - Rec->InsertBegin);
+    if (Rec->Gateway || Back)
+      longJumps(K, *Rec, G, Decoded, Seams, *I, Inserted, Back, Wave32);
     code::SiteRegisters Regs = Seams.at(*I, Rec->Where);
     for (const code::BodyProblem &BP :
          code::checkBody(MC, Inserted, Wave32, Seams.waitCounts().Set,
@@ -348,4 +462,5 @@ void hotswap::verifyPatches(const Object &Obj, const KernelsAnalysis::Result &R,
     });
     Check.run(*ByName[Name], List);
   }
+  Check.finish();
 }

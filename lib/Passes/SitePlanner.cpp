@@ -7,6 +7,7 @@
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Code/CFG.h"
 #include "hotswap/Code/Decode.h"
+#include "hotswap/Code/InPlace.h"
 #include "hotswap/Code/Liveness.h"
 #include "hotswap/Code/SiteHazards.h"
 #include "hotswap/Code/WaitCounts.h"
@@ -1096,6 +1097,25 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
       KS.ReservedVGPR = ReservedV;
       KS.ReservedVGPRCount = ReservedVCount;
       KS.VGPRsUsed = std::max(KS.VGPRsUsed, *ReservedV + ReservedVCount);
+    }
+  }
+  // Registers for a gateway and a long jump back (patch-insns<place=site>),
+  // within the allocation as it was and among the SGPRs the code names.
+  if (Rule.LongJumps && KS.applied()) {
+    const RegisterLimits Own{KS.SGPRsAllocated, KS.VGPRsAllocated};
+    for (SitePlan &S : KS.Sites) {
+      // Only where control goes on to the next instruction (one that
+      // cannot move is not patched in place either).
+      if (!S.Refusal.empty() || S.Role != SiteRole::Rule ||
+          S.Insn + 1 >= G.Insns.size() || G.Insns[S.Insn].F != Flow::Next)
+        continue;
+      S.GatewayRegs = jumpRegisters(
+          RM, siteRegisters(RM, G, Live(), WC, S.Insn, SiteWhere::Before, Own),
+          Bound.named(), CA.generation());
+      if (S.GatewayRegs)
+        S.ReturnRegs = jumpRegisters(
+            RM, siteRegisters(RM, G, Live(), WC, S.Insn, SiteWhere::After, Own),
+            Bound.named(), CA.generation());
     }
   }
   if (Rule.KeepCode && KS.applied())

@@ -3,7 +3,7 @@ patch-insns-in-place.test) with one thing changed each: the file offsets
 come from the section headers; an edited record is sealed again (its
 SHA-256) by utils/elf.py. Usage: SRC OUT KIND, KIND one of gfx90a (the
 ds_read2 split), gfx1010 (a hook with the store waits), hazard (the guarded
-hook of h9.so)."""
+hook of h9.so), gateway (the ds_read2 split of far-gateway.cl)."""
 import os
 import struct
 import sys
@@ -93,3 +93,19 @@ elif kind == "hazard":
     # The guard before the VMEM: s_nop 4 -> s_nop 0.
     write("bad-guard", put(0x3004, bytes.fromhex("040080bf"),
                            bytes.fromhex("000080bf")))
+elif kind == "gateway":
+    # The gateway at 0x1a60: s_getpc_b64 s[2:3]; s_add_u32 s2, s2, lit
+    # (0x1a64, its literal at 0x1a68); s_addc_u32 s3, s3, lit; s_setpc_b64.
+    write("bad-gw-target", put(0x1a68, bytes.fromhex("9c250400"),
+                               bytes.fromhex("a0250400")))
+
+    def s0(b):  # the same long jump with s[0:1]
+        for addr, old, new in ((0x1a60, "001c82be", "001c80be"),
+                               (0x1a64, "02ff0280", "00ff0080"),
+                               (0x1a6c, "03ff0382", "01ff0182"),
+                               (0x1a74, "021d80be", "001d80be")):
+            put(addr, bytes.fromhex(old), bytes.fromhex(new))(b)
+    write("bad-gw-regs", s0)
+    # The body's long jump back: its s_add_u32's literal (0x4401c + 4).
+    write("bad-gw-back", put(0x44020, bytes.fromhex("64d9fbff"),
+                             bytes.fromhex("68d9fbff")))

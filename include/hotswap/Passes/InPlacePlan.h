@@ -5,7 +5,8 @@
 // run's appended code; then placing them. A kernel is patched in place
 // when every site of it is: its instruction can move (not control flow,
 // not reading the PC), no two bodies share it, and the site and its body
-// reach each other with a branch. Bodies follow each other from the first
+// reach each other with a branch, or through a gateway in padding between
+// functions within the site's reach. Bodies follow each other from the first
 // address of the run's appended code, in kernel and site order; a kernel
 // that cannot be patched in place leaves the layout, which brings the
 // others nearer, until every kernel left reaches.
@@ -37,6 +38,9 @@ struct InPlaceSite {
   std::vector<uint8_t> Orig, Slot;
   uint64_t BodyAddr = 0;
   code::InPlaceBody Body;
+  /// The gateway the site branches to, when its body is out of reach.
+  std::optional<uint64_t> Gateway;
+  std::vector<uint8_t> GatewayBytes;
 };
 
 struct InPlacePlan {
@@ -54,11 +58,13 @@ struct InPlacePlan {
   std::vector<InPlaceSite> Sites;
 };
 
-/// Decides which of \p All (planned with SiteRule::KeepCode) go in place,
-/// their bodies from \p Base on. With \p FarFail, the sites of the others
+/// Decides which of \p All (planned with SiteRule::KeepCode and
+/// LongJumps) go in place, their bodies from \p Base on, their gateways
+/// in the padding of \p M. With \p FarFail, the sites of the others
 /// are refused (SitePlan::Refusal), else they are left to a copy.
 llvm::Expected<InPlacePlan> planInPlace(const Object &Obj,
                                         const amdgpu::TargetMC &MC,
+                                        const code::FunctionMap &M,
                                         std::vector<KernelSites> &All,
                                         uint64_t Base, bool FarFail);
 

@@ -55,6 +55,10 @@ struct PatchRecord {
   uint64_t Body = 0, BodySize = 0;
   /// Body offsets [InsertBegin, InsertEnd) of the inserted code.
   uint64_t InsertBegin = 0, InsertEnd = 0;
+  /// The gateway the site branches to (a long jump to the body in padding
+  /// between functions; the body then returns with one), and its size; 0:
+  /// the site branches to the body.
+  uint64_t Gateway = 0, GatewaySize = 0;
   /// The assembly the inserted code was made from, one instruction (or
   /// .long) per line.
   std::string Asm;

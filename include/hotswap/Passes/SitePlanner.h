@@ -29,6 +29,7 @@
 #define HOTSWAP_PASSES_SITEPLANNER_H
 
 #include "hotswap/Code/CFG.h"
+#include "hotswap/Code/LongJump.h"
 #include "hotswap/Code/SiteSafety.h"
 #include "hotswap/Passes/CodeAnalysis.h"
 #include "hotswap/Passes/Kernels.h"
@@ -141,6 +142,10 @@ struct SiteRule {
   /// Each function's graph and instructions are kept with its sites
   /// (KernelSites::Code), for a copy made next (planClones).
   bool KeepCode = false;
+  /// Each applied site of the rule's own body (SiteRole::Rule) is given the
+  /// registers of a gateway before it and of a long jump back after it
+  /// (Code/InPlace.h), where there are some: patch-insns<place=site>.
+  bool LongJumps = false;
 };
 
 /// Which body a site takes.
@@ -178,6 +183,9 @@ struct SitePlan {
   /// The guards put around the body against hazards ("s_nop 4 before"),
   /// and the hazards they clear, as a person reads them.
   std::vector<std::string> Guards, GuardReasons;
+  /// With SiteRule::LongJumps: registers a gateway may use before the
+  /// instruction, and a long jump back after it (nullopt: none free).
+  std::optional<code::LongJumpRegs> GatewayRegs, ReturnRegs;
 };
 
 /// The sites of one function and the kernels that enter it.
