@@ -813,3 +813,21 @@ TEST(InPlaceTest, BodiesAreReadBackAsTheirLayout) {
     consumeError(B.takeError());
   }
 }
+
+TEST(InPlaceTest, GatewaysGoInPaddingBeforeAFunction) {
+  FunctionMap M;
+  for (auto [B, E] :
+       {std::pair<uint64_t, uint64_t>{0x1000, 0x10f0}, {0x1100, 0x1180}})
+    M.Functions.push_back({"f", FunctionKind::Kernel, nullptr, B, E});
+  auto Gap = [](uint64_t B, uint64_t E, GapKind K) {
+    return CodeGap{nullptr, B, E, K};
+  };
+  for (GapKind K : {GapKind::Nops, GapKind::CodeEnd, GapKind::Zeros})
+    EXPECT_TRUE(isGatewayRoom(Gap(0x10f0, 0x1100, K), M));
+  // Bytes nobody claims, the tail after the last function, a gap longer
+  // than alignment makes, one not word-aligned.
+  EXPECT_FALSE(isGatewayRoom(Gap(0x10f0, 0x1100, GapKind::Unclaimed), M));
+  EXPECT_FALSE(isGatewayRoom(Gap(0x1180, 0x1200, GapKind::Nops), M));
+  EXPECT_FALSE(isGatewayRoom(Gap(0x0f00, 0x1000, GapKind::Nops), M));
+  EXPECT_FALSE(isGatewayRoom(Gap(0x10f2, 0x1100, GapKind::Nops), M));
+}

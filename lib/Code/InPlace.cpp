@@ -149,6 +149,13 @@ std::optional<LongJumpRegs> code::jumpRegisters(const RegisterModel &RM,
   return R;
 }
 
+bool code::isGatewayRoom(const CodeGap &Gap, const FunctionMap &M) {
+  return (Gap.Kind == GapKind::Nops || Gap.Kind == GapKind::CodeEnd ||
+          Gap.Kind == GapKind::Zeros) &&
+         Gap.Begin % 4 == 0 && Gap.End > Gap.Begin &&
+         Gap.End - Gap.Begin < 256 && M.startingAt(Gap.End);
+}
+
 Expected<std::vector<uint8_t>> code::gatewayCode(const amdgpu::TargetMC &MC,
                                                  const LongJumpRegs &Regs,
                                                  uint64_t At, uint64_t Body) {

@@ -72,16 +72,15 @@ Expected<InPlacePlan> hotswap::planInPlace(const Object &Obj,
     P.InPlace[K] = P.Why[K].empty();
   }
   const bool Bug3f = MC.hasFeature("offset-3f-bug");
-  // Padding between functions a gateway may take: s_nop or s_code_end
-  // words before a function (not the tail after the last one).
+  // Padding between functions a gateway may take: s_nop, s_code_end or
+  // zero words that align the function after them (never the tail after
+  // the last one).
   struct Room {
     uint64_t Begin, End, Used;
   };
   std::vector<Room> Rooms;
   for (const code::CodeGap &Gap : M.Gaps)
-    if ((Gap.Kind == code::GapKind::Nops ||
-         Gap.Kind == code::GapKind::CodeEnd) &&
-        M.startingAt(Gap.End) && Gap.Begin % 4 == 0)
+    if (code::isGatewayRoom(Gap, M))
       Rooms.push_back({Gap.Begin, Gap.End, 0});
   llvm::sort(Rooms,
              [](const Room &A, const Room &B) { return A.Begin < B.Begin; });

@@ -245,9 +245,21 @@ void KernelPatchCheck::longJumps(
   auto InFunction = [&](const code::CodeFunction &F) {
     return F.Begin < Rec.Gateway + Rec.GatewaySize && Rec.Gateway < F.End;
   };
-  if (!Gw || !GS || !GS->isExec() || llvm::any_of(Map.Functions, InFunction)) {
+  // In padding a gateway may take, as the original has it: the gap the
+  // function map finds there now holds the gateways, so its extent is the
+  // one checked (its bytes were padding: restore's edits say what they
+  // were).
+  auto InRoom = [&](const code::CodeGap &Gap) {
+    code::CodeGap AsPadding = Gap;
+    AsPadding.Kind = code::GapKind::Zeros;
+    return Gap.Begin <= Rec.Gateway &&
+           Rec.Gateway + Rec.GatewaySize <= Gap.End &&
+           code::isGatewayRoom(AsPadding, Map);
+  };
+  if (!Gw || !GS || !GS->isExec() || llvm::any_of(Map.Functions, InFunction) ||
+      llvm::none_of(Map.Gaps, InRoom)) {
     problem(K, Of + "its gateway at " + hex(Rec.Gateway) +
-                   " is not in code outside every function");
+                   " is not in padding before a function");
     return;
   }
   Gateways.push_back({Rec.Gateway, Rec.Gateway + Rec.GatewaySize});

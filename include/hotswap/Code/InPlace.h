@@ -40,6 +40,7 @@
 
 #include "hotswap/AMDGPU/TargetInfo.h"
 #include "hotswap/Code/CFG.h"
+#include "hotswap/Code/Functions.h"
 #include "hotswap/Code/LongJump.h"
 #include "hotswap/Code/Registers.h"
 #include "hotswap/Code/SiteSafety.h"
@@ -115,6 +116,12 @@ std::optional<LongJumpRegs> jumpRegisters(const RegisterModel &RM,
                                           const SiteRegisters &Free,
                                           const RegSet &Named,
                                           amdgpu::Generation Gen);
+
+/// Whether \p Gap of \p M may hold gateways: padding (s_nop, s_code_end or
+/// zero words) that ends where a function starts, word-aligned, shorter
+/// than the 256 bytes functions align to (not the tail after the last
+/// function, nor bytes a function's size leaves out).
+bool isGatewayRoom(const CodeGap &Gap, const FunctionMap &M);
 
 /// A gateway at \p At: a long jump with registers \p Regs to \p Body.
 llvm::Expected<std::vector<uint8_t>> gatewayCode(const amdgpu::TargetMC &MC,
