@@ -60,8 +60,10 @@ def main():
                         refusals[site["refused"]] = refusals.get(
                             site["refused"], 0) + 1
                     else:
-                        placed[site["applied"]] = placed.get(
-                            site["applied"], 0) + 1
+                        how = site["applied"]
+                        if "gateway" in site:
+                            how += "+gateway"
+                        placed[how] = placed.get(how, 0) + 1
             steps = [
                 ([a.tool, "-passes=patch-insns<%s>,verify" % a.rule, obj,
                   "-o", out], "patch"),
@@ -91,8 +93,10 @@ def main():
     print("summary: %(objects)d objects, %(with_sites)d with sites, "
           "%(sites)d sites, %(applied)d applied, %(failures)d failures" % totals)
     for how, n in sorted(placed.items()):
-        print("applied: %d %s" % (n, {"site": "in place",
-                                      "clone": "in the kernel's copy"}[how]))
+        print("applied: %d %s" % (n, {
+            "site": "in place, the site branching to its body",
+            "site+gateway": "in place, through a gateway",
+            "clone": "in the kernel's copy"}[how]))
     for why, n in sorted(not_in_place.items(), key=lambda x: -x[1]):
         print("kernels copied, not in place: %d %s" % (n, why))
     for why, n in sorted(refusals.items(), key=lambda x: -x[1]):
