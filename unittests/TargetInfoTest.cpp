@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "hotswap/AMDGPU/TargetInfo.h"
+#include "hotswap/AMDGPU/Occupancy.h"
+#include "hotswap/AMDGPU/TargetMC.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/BinaryFormat/ELF.h"
@@ -467,4 +469,43 @@ TEST(TargetInfoTest, GenerationNames) {
   EXPECT_EQ(generationName(Generation::GFX6), "GFX6");
   EXPECT_EQ(generationName(Generation::GFX10), "GFX10");
   EXPECT_EQ(generationName(Generation::GFX125), "GFX125");
+}
+
+TEST(OccupancyTest, EveryKnownMachHasAModel) {
+  // The features the model reads exist on every target (an unknown name
+  // would be a fatal error of LLVM's), and the models are LLVM's.
+  for (unsigned Mach : allKnownMachs()) {
+    TargetInfo TI = decodeOrFail(v6Flags(Mach));
+    Expected<std::unique_ptr<TargetMC>> MC =
+        TargetMC::create(TI.MCPU, TI.Features);
+    ASSERT_TRUE(bool(MC)) << TI.Name << ": " << toString(MC.takeError());
+    for (bool Wave32 : {false, true}) {
+      OccupancyModel M = occupancyModel(**MC, TI, Wave32);
+      EXPECT_GE(M.MaxWaves, 8u) << TI.Name;
+      EXPECT_EQ(M.SGPRsLimit, TI.Gen < Generation::GFX10) << TI.Name;
+      // Few registers: as many waves as a SIMD runs.
+      EXPECT_EQ(wavesPerSIMD(M, 4, 16), M.MaxWaves) << TI.Name;
+      EXPECT_GE(wavesPerSIMD(M, 256, 16), 1u) << TI.Name;
+    }
+  }
+  auto Model = [](StringRef CPU, bool Wave32) {
+    Expected<std::unique_ptr<TargetMC>> MC = TargetMC::create(CPU, "");
+    EXPECT_TRUE(bool(MC));
+    TargetInfo TI;
+    TI.Gen = CPU.starts_with("gfx8") ? Generation::GFX8 : Generation::GFX9;
+    return occupancyModel(**MC, TI, Wave32);
+  };
+  // gfx900: 256 VGPRs in 4s, 10 waves; gfx8-9's SGPR steps.
+  OccupancyModel G9 = Model("gfx900", false);
+  EXPECT_EQ(wavesPerSIMD(G9, 64, 16), 4u);
+  EXPECT_EQ(wavesPerSIMD(G9, 24, 81), 9u);
+  EXPECT_EQ(wavesPerSIMD(G9, 24, 101), 7u);
+  // gfx90a: 512 in 8s, 8 waves.
+  EXPECT_EQ(wavesPerSIMD(Model("gfx90a", false), 96, 16), 5u);
+  // gfx1030 wave32: 1024 in 16s, 16 waves; gfx1100 wave32: 1536 in 24s.
+  EXPECT_EQ(wavesPerSIMD(Model("gfx1030", true), 96, 16), 10u);
+  EXPECT_EQ(wavesPerSIMD(Model("gfx1100", true), 96, 16), 16u);
+  EXPECT_EQ(wavesPerSIMD(Model("gfx1100", true), 128, 16), 10u);
+  // gfx1010 runs 20 waves.
+  EXPECT_EQ(Model("gfx1010", true).MaxWaves, 20u);
 }

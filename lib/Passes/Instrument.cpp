@@ -664,8 +664,9 @@ InstrumentPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   for (const ClonePlan &P : C->Plans) {
     if (!P.Code)
       continue;
-    if (Error E = growMetadataCounts(R, *C->SitesOf.lookup(P.Function), Ctx,
-                                     name(), MetadataChanged))
+    if (Error E =
+            growMetadataCounts(CA->mc(), R, *C->SitesOf.lookup(P.Function), Ctx,
+                               name(), MetadataChanged))
       return std::move(E);
   }
   if (MetadataChanged)

@@ -321,7 +321,8 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
     if (Entry)
       Ctx.Stats.add(name(), "entries", "kernels given code at their entry",
                     Entry);
-    return growMetadataCounts(R, KS, Ctx, name(), MetadataChanged);
+    return growMetadataCounts(CA->mc(), R, KS, Ctx, name(), MetadataChanged,
+                              /*WarnDrops=*/true);
   };
   if (AnyInPlace) {
     if (Error E = placeInPlace(Obj, R, M, *All, *IP))
@@ -438,6 +439,7 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   auto K = AM.getResult<KernelsAnalysis>(Obj);
   if (!K)
     return K.takeError();
+  const KernelsAnalysis::Result &KR = *K;
   auto CA = AM.getResult<CodeAnalysis>(Obj);
   if (!CA)
     return CA.takeError();
@@ -486,6 +488,13 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       return "";
     return IP->whyNot(*All, K);
   };
+  // Kernels whose allocation may grow: the rule lets it (grow-sgprs,
+  // grow-vgprs), or it grows (reserved registers, instrument's code).
+  auto Grows = [&](const KernelSites &KS) {
+    return !KS.Kernels.empty() && (Rule.GrowSGPRs || Rule.GrowVGPRs ||
+                                   KS.VGPRsUsed > KS.VGPRsAllocated ||
+                                   KS.SGPRsUsed > KS.SGPRsAllocated);
+  };
   // The rule's sites, and the kernels given entry code (entry=FILE).
   size_t Sites = 0, Applied = 0, Entries = 0;
   auto RuleSites = [](const KernelSites &KS) {
@@ -519,6 +528,15 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       if (KS.VGPRsUsed > KS.VGPRsAllocated)
         OS << "; VGPRs above the allocation taken: it grows from "
            << KS.VGPRsAllocated << " to " << KS.VGPRsUsed << " VGPRs";
+      // Where the allocation may grow, what it does to occupancy.
+      if (Grows(KS)) {
+        auto [Before, After] =
+            occupancyChange(CA->mc(), KR, KR.Kernels[KS.Kernels.front()], KS);
+        OS << "; occupancy " << Before;
+        if (After != Before)
+          OS << " -> " << After;
+        OS << " waves per SIMD";
+      }
       if (KS.Reserved || KS.ReservedVGPR) {
         OS << "; reserved for the whole kernel: ";
         if (KS.Reserved)
@@ -610,6 +628,11 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
       KO["sgprs_grow_to"] = int64_t(KS.SGPRsUsed);
     if (KS.VGPRsUsed > KS.VGPRsAllocated)
       KO["vgprs_grow_to"] = int64_t(KS.VGPRsUsed);
+    if (Grows(KS)) {
+      auto [Before, After] =
+          occupancyChange(CA->mc(), KR, KR.Kernels[KS.Kernels.front()], KS);
+      KO["occupancy"] = json::Array{int64_t(Before), int64_t(After)};
+    }
     if (KS.Reserved)
       KO["reserved_sgprs"] = json::Array{
           int64_t(*KS.Reserved), int64_t(*KS.Reserved + KS.ReservedCount - 1)};

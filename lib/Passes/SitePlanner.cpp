@@ -4,6 +4,7 @@
 
 #include "hotswap/Code/CallReads.h"
 
+#include "hotswap/AMDGPU/Occupancy.h"
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Code/CFG.h"
 #include "hotswap/Code/Decode.h"
@@ -1288,15 +1289,58 @@ Error hotswap::growDescriptors(KernelsAnalysis::Result &R,
   return Error::success();
 }
 
-Error hotswap::growMetadataCounts(KernelsAnalysis::Result &R,
+std::pair<unsigned, unsigned>
+hotswap::occupancyChange(const amdgpu::TargetMC &MC,
+                         const KernelsAnalysis::Result &R, const KernelInfo &K,
+                         const KernelSites &KS) {
+  const amdgpu::TargetInfo &T = R.Target;
+  const bool Wave32 = T.Gen >= amdgpu::Generation::GFX10 && K.KD.isWave32();
+  const amdgpu::OccupancyModel Model = amdgpu::occupancyModel(MC, T, Wave32);
+  // Registers as LLVM counts them for occupancy: the metadata's counts
+  // (on the gfx90a class VGPRs, aligned to 4, then the AGPRs), else what
+  // the descriptor allocates.
+  const bool Unified = T.IsGFX90AClass;
+  const unsigned AGPRs =
+      Unified && K.MD && K.MD->AGPRCount ? unsigned(*K.MD->AGPRCount) : 0;
+  auto VGPRTotal = [&](unsigned V) {
+    return Unified ? unsigned(alignTo(V, 4)) + AGPRs : V;
+  };
+  unsigned VGPRs = K.MD && K.MD->VGPRCount ? VGPRTotal(*K.MD->VGPRCount)
+                                           : K.KD.usableVGPRs(T);
+  unsigned SGPRs = K.MD && K.MD->SGPRCount ? unsigned(*K.MD->SGPRCount)
+                                           : K.KD.allocatedSGPRs(T).value_or(0);
+  const unsigned Before = amdgpu::wavesPerSIMD(Model, VGPRs, SGPRs);
+  if (KS.VGPRsUsed > KS.VGPRsAllocated)
+    VGPRs = std::max(VGPRs, VGPRTotal(KS.VGPRsUsed));
+  if (KS.SGPRsUsed > KS.SGPRsAllocated)
+    SGPRs = std::max(SGPRs, KS.SGPRsUsed + T.SGPRGranuleExtra);
+  return {Before, amdgpu::wavesPerSIMD(Model, VGPRs, SGPRs)};
+}
+
+Error hotswap::growMetadataCounts(const amdgpu::TargetMC &MC,
+                                  KernelsAnalysis::Result &R,
                                   const KernelSites &KS, PassContext &Ctx,
-                                  StringRef PassName, bool &MetadataChanged) {
+                                  StringRef PassName, bool &MetadataChanged,
+                                  bool WarnDrops) {
+  // The occupancy each kernel had and has now, from the counts before
+  // they are raised.
+  if (KS.VGPRsUsed > KS.VGPRsAllocated || KS.SGPRsUsed > KS.SGPRsAllocated)
+    for (size_t KI : KS.Kernels) {
+      auto [Before, After] = occupancyChange(MC, R, R.Kernels[KI], KS);
+      if (After >= Before)
+        continue;
+      Ctx.Stats.add(PassName, "occupancy-dropped",
+                    "kernels whose occupancy drops (registers)");
+      if (WarnDrops)
+        Ctx.Warn("kernel '" + R.Kernels[KI].Name +
+                 "': its occupancy drops from " + Twine(Before) + " to " +
+                 Twine(After) + " waves per SIMD (the registers it takes now)");
+    }
   if (KS.VGPRsUsed > KS.VGPRsAllocated)
     for (size_t KI : KS.Kernels) {
       KernelInfo &K = R.Kernels[KI];
       Ctx.Stats.add(PassName, "vgprs-raised",
-                    "kernels whose VGPR allocation grew (occupancy may "
-                    "drop)");
+                    "kernels whose VGPR allocation grew");
       if (R.Metadata && K.MD && K.MD->VGPRCount &&
           *K.MD->VGPRCount < KS.VGPRsUsed) {
         if (Error E = R.Metadata->setField(
@@ -1310,7 +1354,7 @@ Error hotswap::growMetadataCounts(KernelsAnalysis::Result &R,
   for (size_t KI : KS.Kernels) {
     KernelInfo &K = R.Kernels[KI];
     Ctx.Stats.add(PassName, "sgprs-raised",
-                  "kernels whose SGPR allocation grew (occupancy may drop)");
+                  "kernels whose SGPR allocation grew");
     const uint64_t Count = KS.SGPRsUsed + R.Target.SGPRGranuleExtra;
     if (R.Metadata && K.MD && K.MD->SGPRCount && *K.MD->SGPRCount < Count) {
       if (Error E = R.Metadata->setSGPRCount(K.KDSymbol, Count))

@@ -240,12 +240,26 @@ planAllSites(Object &Obj, const SiteRule &Rule, KernelsAnalysis::Result &R,
 llvm::Error growDescriptors(KernelsAnalysis::Result &R, const KernelSites &KS);
 
 /// Once \p KS's copy is placed: the metadata's .sgpr_count and .vgpr_count
-/// of its kernels raised likewise, and -stats counting the kernels whose
-/// allocation grew (their occupancy may drop). Sets \p MetadataChanged
-/// when a value changed (the caller commits the metadata).
-llvm::Error growMetadataCounts(KernelsAnalysis::Result &R,
+/// of its kernels raised likewise, -stats counting the kernels whose
+/// allocation grew and those whose occupancy drops (occupancyChange, with
+/// \p MC; with \p WarnDrops each such kernel is a warning too). Sets
+/// \p MetadataChanged when a value changed (the caller commits the
+/// metadata).
+llvm::Error growMetadataCounts(const amdgpu::TargetMC &MC,
+                               KernelsAnalysis::Result &R,
                                const KernelSites &KS, PassContext &Ctx,
-                               llvm::StringRef PassName, bool &MetadataChanged);
+                               llvm::StringRef PassName, bool &MetadataChanged,
+                               bool WarnDrops = false);
+
+/// Waves per SIMD kernel \p K of \p KS's function holds by its registers
+/// (AMDGPU/Occupancy.h) before and after the allocation grows to what
+/// \p KS binds (KernelSites::SGPRsUsed, VGPRsUsed): from its metadata's
+/// .sgpr_count, .vgpr_count and .agpr_count, its descriptor's allocation
+/// where the metadata has none.
+std::pair<unsigned, unsigned> occupancyChange(const amdgpu::TargetMC &MC,
+                                              const KernelsAnalysis::Result &R,
+                                              const KernelInfo &K,
+                                              const KernelSites &KS);
 
 bool anySelectedKernelRunsACopy(const Object &Obj,
                                 const KernelsAnalysis::Result &R,
