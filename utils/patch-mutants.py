@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Mutation test of what verify proves about inserted code: applies a
 patch-insns rule (or another pipeline that inserts code: --pipeline
-instrument) to a code object, flips single bits in the inserted code, and, of
+instrument) to a code object, flips single bits in the inserted code (with
+place=site: in each site's slot, body and gateway), and, of
 the mutants whose disassembly differs from the body's (the code says
 something else), counts those verify rejects (a problem other than
 provenance). Prints the figure and the first mutants that escaped.
@@ -71,12 +72,30 @@ def main():
                         "-o", patched], check=True, capture_output=True)
         data = open(patched, "rb").read()
         secs = sections(data)
-        taddr, toff, _ = secs[".hotswap.clone.text"]
+
+        def offset(addr):  # the file offset of a loaded address
+            for name, (saddr, soff, size) in secs.items():
+                if saddr and saddr <= addr < saddr + size:
+                    return soff + addr - saddr
+            raise SystemExit("no section holds %#x" % addr)
         ranges = []
-        for r in elf.File(data).record_lines(".hotswap.clones"):
-            c = int(r["clone"], 16)
-            ranges += [(c + int(b, 16), c + int(e, 16))
-                       for b, e in r["inserted"]]
+        if ".hotswap.clone.text" in secs:
+            for r in elf.File(data).record_lines(".hotswap.clones"):
+                c = int(r["clone"], 16)
+                ranges += [(c + int(b, 16), c + int(e, 16))
+                           for b, e in r["inserted"]]
+        # In place (place=site): each site's slot, its whole body (the
+        # waits, the instruction and the branch or long jump back too) and
+        # its gateway.
+        if ".hotswap.patches" in secs:
+            for r in elf.File(data).record_lines(".hotswap.patches"):
+                site = int(r["code"], 16) + int(r["site"], 16)
+                body = int(r["body"], 16)
+                ranges.append((site, site + len(r["orig"]) // 2))
+                ranges.append((body, body + int(r["body_size"], 16)))
+                if "gateway" in r:
+                    gw = int(r["gateway"], 16)
+                    ranges.append((gw, gw + int(r["gateway_size"], 16)))
         candidates = [(b, e, w, bit) for b, e in ranges
                       for w in range(0, e - b, 4)
                       for bit in random.sample(range(32), a.bits_per_word)]
@@ -86,7 +105,7 @@ def main():
         escapes = []
         mutant = os.path.join(tmp, "m.co")
         for b, e, w, bit in candidates:
-            at = toff + b - taddr
+            at = offset(b)
             body = data[at:at + e - b]
             m = bytearray(body)
             m[w + bit // 8] ^= 1 << (bit % 8)
@@ -110,7 +129,7 @@ def main():
                        if l.strip() and not l.startswith("\t.")]
                 escapes.append("%#x+%d bit %d: %s" % (b, w, bit,
                                                        " | ".join(new)))
-        print("%d bodies; %d mutants, %d change the code, %d rejected by "
+        print("%d ranges; %d mutants, %d change the code, %d rejected by "
               "verify (%.1f%%)" % (len(ranges), len(candidates), changed,
                                    rejected, 100.0 * rejected / max(changed, 1)))
         for x in escapes[:10]:
