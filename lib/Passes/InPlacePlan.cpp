@@ -134,7 +134,8 @@ Expected<InPlacePlan> hotswap::planInPlace(const Object &Obj,
     Changed = false;
     P.Sites.clear();
     uint64_t At = Base;
-    for (size_t K = 0; K < All.size() && !Changed; ++K) {
+    bool Left = false;
+    for (size_t K = 0; K < All.size() && !Left; ++K) {
       if (!P.InPlace[K])
         continue;
       const code::FunctionCFG &G = All[K].Code->G;
@@ -155,14 +156,19 @@ Expected<InPlacePlan> hotswap::planInPlace(const Object &Obj,
         if (!Far[K][S] &&
             (!code::branchOffset(I.Addr, IS.BodyAddr, Bug3f) ||
              !code::branchOffset(IS.BodyAddr + Size - 4, I.end(), Bug3f))) {
+          // Every site out of reach in this layout takes a gateway at
+          // once (the layout only grows by it, so none comes back in
+          // reach): a few rounds, not one per site.
           Changed = true;
-          if (SP.GatewayRegs && SP.ReturnRegs)
+          if (SP.GatewayRegs && SP.ReturnRegs) {
             Far[K][S] = 1;
-          else
-            Leave(K, S,
-                  "its body at " + hex(IS.BodyAddr) +
-                      " is out of a branch's reach (2^15 dwords either way), "
-                      "and no registers are free for a gateway there");
+            continue;
+          }
+          Leave(K, S,
+                "its body at " + hex(IS.BodyAddr) +
+                    " is out of a branch's reach (2^15 dwords either way), "
+                    "and no registers are free for a gateway there");
+          Left = true;
           break;
         }
         P.Sites.push_back(std::move(IS));
