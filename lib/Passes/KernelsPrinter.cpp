@@ -5,8 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hotswap/Code/CodeAppender.h"
 #include "hotswap/Passes/CloneRecord.h"
 #include "hotswap/Passes/Kernels.h"
+#include "hotswap/Passes/PatchRecord.h"
 #include "hotswap/Passes/SwapRecord.h"
 
 #include "hotswap/Support/Format.h"
@@ -25,6 +27,9 @@ struct Records {
   std::vector<CloneRecord> Clones;
   /// Why the clone records could not be read (none: they could).
   std::optional<std::string> ClonesUnreadable;
+  /// Sites patched in place, per kernel (an unreadable record: none; verify
+  /// says why).
+  StringMap<std::vector<PatchRecord>> Patches;
 };
 } // namespace
 
@@ -93,6 +98,12 @@ static json::Object kernelJSON(const KernelInfo &K, const TargetInfo &T,
         {"replaced", static_cast<int64_t>(C->Replaced.size())},
         {"relaxed", static_cast<int64_t>(C->Relaxed.size())},
         {"fallthrough", static_cast<int64_t>(C->FallThrough.size())}};
+  if (auto P = Recs.Patches.find(K.Name); P != Recs.Patches.end())
+    O["patched_in_place"] = json::Object{
+        {"sites", static_cast<int64_t>(P->second.size())},
+        {"gateways",
+         static_cast<int64_t>(llvm::count_if(
+             P->second, [](const PatchRecord &R) { return R.Gateway != 0; }))}};
   if (K.MD) {
     json::Object M;
     if (K.MD->SGPRCount)
@@ -130,6 +141,15 @@ static void printKernel(raw_ostream &OS, const KernelInfo &K,
     if (!Swap->Image.empty())
       OS << ", image at " << hex(Swap->Image.front().Addr);
     OS << ")\n";
+  }
+  if (auto P = Recs.Patches.find(K.Name); P != Recs.Patches.end()) {
+    const size_t Gateways = llvm::count_if(
+        P->second, [](const PatchRecord &R) { return R.Gateway != 0; });
+    OS << "  patched:     " << P->second.size() << " sites in place, bodies in "
+       << code::SiteBodySectionName;
+    if (Gateways)
+      OS << " (" << Gateways << " through gateways)";
+    OS << "\n";
   }
   if (const CloneRecord *C = currentClone(Recs.Clones, K)) {
     OS << "  copy:        runs a copy of its code at " << hex(C->Code) << " ("
@@ -193,6 +213,14 @@ static Records recordsOf(const Object &Obj, std::optional<std::string> &Why) {
     R.ClonesUnreadable = toString(Clones.takeError());
   else
     R.Clones = std::move(*Clones);
+  if (Obj.findSection(PatchRecordSectionName)) {
+    Expected<std::vector<PatchRecord>> Patches = readPatchRecords(Obj);
+    if (!Patches)
+      consumeError(Patches.takeError());
+    else
+      for (PatchRecord &P : *Patches)
+        R.Patches[P.Kernel].push_back(std::move(P));
+  }
   return R;
 }
 
