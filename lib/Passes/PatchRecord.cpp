@@ -387,11 +387,17 @@ void KernelPatchCheck::run(const KernelInfo &K,
       return;
     }
     At.push_back(*I);
-    if (std::string Why = code::siteRefusal(G, *I, Rec->Where); !Why.empty())
+    // A site no body may take, or whose instruction may not move, is
+    // not read further (its seam is not one the analyses give).
+    std::string Why = code::siteRefusal(G, *I, Rec->Where);
+    if (Why.empty())
+      Why = code::movableRefusal(MC, G, Decoded[*I], *I);
+    if (Why.empty() && *I + 1 >= G.Insns.size())
+      Why = "its instruction is the function's last";
+    if (!Why.empty()) {
       problem(K, "the site at " + hex(Site) + ": " + Why);
-    if (std::string Why = code::movableRefusal(MC, G, Decoded[*I], *I);
-        !Why.empty())
-      problem(K, "the site at " + hex(Site) + ": " + Why);
+      return;
+    }
     std::optional<ArrayRef<uint8_t>> Body =
         Obj.bytesIfAt(Rec->Body, Rec->BodySize);
     if (!Body) {
