@@ -138,20 +138,7 @@ Expected<CloneRecord> parseRecord(const json::Object &O) {
 
 Expected<std::vector<CloneRecord>>
 hotswap::readCloneRecords(const Object &Obj) {
-  Expected<std::vector<json::Object>> Lines =
-      readRecordLines(Obj, CloneRecords);
-  if (!Lines)
-    return Lines.takeError();
-  std::vector<CloneRecord> Out;
-  for (size_t I = 0; I != Lines->size(); ++I) {
-    Expected<CloneRecord> R = parseRecord((*Lines)[I]);
-    if (!R)
-      return prefixError("section '" + CloneRecordSectionName + "': line " +
-                             Twine(I + 1),
-                         R.takeError());
-    Out.push_back(std::move(*R));
-  }
-  return Out;
+  return readRecords<CloneRecord>(Obj, CloneRecords, parseRecord);
 }
 
 Error hotswap::appendCloneRecords(Object &Obj, ArrayRef<CloneRecord> Records) {
@@ -451,22 +438,18 @@ void hotswap::verifyClones(const Object &Obj, const KernelsAnalysis::Result &R,
   });
   if (Recs->empty())
     return;
-  Expected<std::unique_ptr<amdgpu::TargetMC>> MC =
-      amdgpu::TargetMC::create(R.Target.MCPU, R.Target.Features);
-  if (!MC) {
-    P.push_back(toString(MC.takeError()));
+  // The functions as the bytes give them now: a cloned kernel's function is
+  // its copy; the original is a function through its symbol, if any. What
+  // calls read, from the callees' bytes (as the planner found it).
+  Expected<std::unique_ptr<ObjectCode>> C = ObjectCode::read(Obj, R);
+  if (!C) {
+    P.push_back(toString(C.takeError()));
     return;
   }
-  // The functions as the bytes give them now: a cloned kernel's function is
-  // its copy; the original is a function through its symbol, if any.
-  code::FunctionMap Map = code::findFunctions(Obj, kernelEntries(R), MC->get());
-  // What calls read, from the callees' bytes (as the planner found it).
-  code::CallReads Calls(**MC, Map, [&Obj](const code::CodeFunction &F) {
-    return Obj.bytesIfAt(F.Begin, F.End - F.Begin);
-  });
-  StringMap<const KernelInfo *> ByName;
-  for (const KernelInfo &K : R.Kernels)
-    ByName[K.Name] = &K;
+  const std::unique_ptr<amdgpu::TargetMC> *MC = &(*C)->MC;
+  const code::FunctionMap &Map = (*C)->Map;
+  code::CallReads &Calls = *(*C)->Calls;
+  const StringMap<const KernelInfo *> &ByName = (*C)->ByName;
   for (const CloneRecord &Rec : *Recs)
     if (!ByName.count(Rec.Kernel))
       P.push_back("section '" + CloneRecordSectionName.str() +

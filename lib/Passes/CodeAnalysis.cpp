@@ -128,6 +128,24 @@ hotswap::kernelEntries(const KernelsAnalysis::Result &K) {
   return Entries;
 }
 
+Expected<std::unique_ptr<ObjectCode>>
+ObjectCode::read(const Object &Obj, const KernelsAnalysis::Result &R) {
+  auto C = std::make_unique<ObjectCode>();
+  Expected<std::unique_ptr<amdgpu::TargetMC>> MC =
+      amdgpu::TargetMC::create(R.Target.MCPU, R.Target.Features);
+  if (!MC)
+    return MC.takeError();
+  C->MC = std::move(*MC);
+  C->Map = findFunctions(Obj, kernelEntries(R), C->MC.get());
+  C->Calls = std::make_unique<CallReads>(
+      *C->MC, C->Map, [&Obj](const CodeFunction &F) {
+        return Obj.bytesIfAt(F.Begin, F.End - F.Begin);
+      });
+  for (const KernelInfo &K : R.Kernels)
+    C->ByName[K.Name] = &K;
+  return C;
+}
+
 Expected<CodeAnalysis::Result> CodeAnalysis::run(Object &Obj,
                                                  AnalysisManager &AM) {
   auto K = AM.getResult<KernelsAnalysis>(Obj);

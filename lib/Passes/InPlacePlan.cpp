@@ -50,13 +50,17 @@ std::string reason(const KernelSites &KS, size_t At, size_t Of,
 }
 } // namespace
 
-Expected<InPlacePlan> hotswap::planInPlace(const Object &Obj,
+Expected<InPlacePlan> hotswap::planInPlace(Object &Obj,
                                            const amdgpu::TargetMC &MC,
                                            const code::FunctionMap &M,
                                            std::vector<KernelSites> &All,
-                                           uint64_t Base, bool FarFail) {
+                                           bool FarFail) {
+  // The bodies go first in the run's appended code, nearest the code.
+  Expected<uint64_t> Base = code::CodeAppender(Obj).nextAddress(CloneAlign);
+  if (!Base)
+    return Base.takeError();
   InPlacePlan P;
-  P.Base = Base;
+  P.Base = *Base;
   P.InPlace.assign(All.size(), 0);
   P.Why.assign(All.size(), "");
   P.WhySite.assign(All.size(), 0);
@@ -133,7 +137,7 @@ Expected<InPlacePlan> hotswap::planInPlace(const Object &Obj,
   for (bool Changed = true; Changed;) {
     Changed = false;
     P.Sites.clear();
-    uint64_t At = Base;
+    uint64_t At = P.Base;
     bool Left = false;
     for (size_t K = 0; K < All.size() && !Left; ++K) {
       if (!P.InPlace[K])

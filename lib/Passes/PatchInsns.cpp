@@ -246,11 +246,7 @@ PatchInsnsPass::runOnKernels(Object &Obj, KernelsAnalysis::Result &R,
   // after them, or refused (far=fail).
   std::optional<InPlacePlan> IP;
   if (Rule.InPlace) {
-    Expected<uint64_t> Base = CodeAppender(Obj).nextAddress(CloneAlign);
-    if (!Base)
-      return Base.takeError();
-    Expected<InPlacePlan> P =
-        planInPlace(Obj, CA->mc(), M, *All, *Base, Rule.FarFail);
+    Expected<InPlacePlan> P = planInPlace(Obj, CA->mc(), M, *All, Rule.FarFail);
     if (!P)
       return P.takeError();
     IP = std::move(*P);
@@ -470,11 +466,7 @@ SitesPrinterPass::run(Object &Obj, AnalysisManager &AM, PassContext &Ctx) {
   std::optional<InPlacePlan> IP;
   DenseMap<std::pair<size_t, size_t>, const InPlaceSite *> BodyAt;
   if (!InstrumentEntryOnly && Rule.InPlace) {
-    Expected<uint64_t> Base = CodeAppender(Obj).nextAddress(CloneAlign);
-    if (!Base)
-      return Base.takeError();
-    Expected<InPlacePlan> P =
-        planInPlace(Obj, CA->mc(), M, *All, *Base, Rule.FarFail);
+    Expected<InPlacePlan> P = planInPlace(Obj, CA->mc(), M, *All, Rule.FarFail);
     if (!P)
       return P.takeError();
     IP = std::move(*P);

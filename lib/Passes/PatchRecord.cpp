@@ -83,20 +83,7 @@ Expected<PatchRecord> parseRecord(const json::Object &O) {
 
 Expected<std::vector<PatchRecord>>
 hotswap::readPatchRecords(const Object &Obj) {
-  Expected<std::vector<json::Object>> Lines =
-      readRecordLines(Obj, PatchRecords);
-  if (!Lines)
-    return Lines.takeError();
-  std::vector<PatchRecord> Out;
-  for (size_t I = 0; I != Lines->size(); ++I) {
-    Expected<PatchRecord> R = parseRecord((*Lines)[I]);
-    if (!R)
-      return prefixError("section '" + PatchRecordSectionName + "': line " +
-                             Twine(I + 1),
-                         R.takeError());
-    Out.push_back(std::move(*R));
-  }
-  return Out;
+  return readRecords<PatchRecord>(Obj, PatchRecords, parseRecord);
 }
 
 Error hotswap::appendPatchRecords(Object &Obj, ArrayRef<PatchRecord> Records) {
@@ -449,19 +436,12 @@ void hotswap::verifyPatches(const Object &Obj, const KernelsAnalysis::Result &R,
   }
   if (Recs->empty())
     return;
-  Expected<std::unique_ptr<amdgpu::TargetMC>> MC =
-      amdgpu::TargetMC::create(R.Target.MCPU, R.Target.Features);
-  if (!MC) {
-    P.push_back(toString(MC.takeError()));
+  Expected<std::unique_ptr<ObjectCode>> C = ObjectCode::read(Obj, R);
+  if (!C) {
+    P.push_back(toString(C.takeError()));
     return;
   }
-  code::FunctionMap Map = code::findFunctions(Obj, kernelEntries(R), MC->get());
-  code::CallReads Calls(**MC, Map, [&Obj](const code::CodeFunction &F) {
-    return Obj.bytesIfAt(F.Begin, F.End - F.Begin);
-  });
-  StringMap<const KernelInfo *> ByName;
-  for (const KernelInfo &K : R.Kernels)
-    ByName[K.Name] = &K;
+  const StringMap<const KernelInfo *> &ByName = (*C)->ByName;
   // Each kernel's records, in site order.
   MapVector<StringRef, std::vector<const PatchRecord *>> Of;
   for (const PatchRecord &Rec : *Recs) {
@@ -473,12 +453,12 @@ void hotswap::verifyPatches(const Object &Obj, const KernelsAnalysis::Result &R,
     }
     Of[Rec.Kernel].push_back(&Rec);
   }
-  KernelPatchCheck Check(Obj, R, **MC, Map, Calls, P);
+  KernelPatchCheck Check(Obj, R, *(*C)->MC, (*C)->Map, *(*C)->Calls, P);
   for (auto &[Name, List] : Of) {
     llvm::stable_sort(List, [](const PatchRecord *A, const PatchRecord *B) {
       return A->Site < B->Site;
     });
-    Check.run(*ByName[Name], List);
+    Check.run(*ByName.lookup(Name), List);
   }
   Check.finish();
 }

@@ -130,19 +130,8 @@ json::Object formatRecord(const SwapRecord &R) {
 } // namespace
 
 Expected<std::vector<SwapRecord>> hotswap::readSwapRecords(const Object &Obj) {
-  Expected<std::vector<json::Object>> Lines = readRecordLines(Obj, SwapRecords);
-  if (!Lines)
-    return Lines.takeError();
-  std::vector<SwapRecord> Out;
-  for (size_t I = 0; I != Lines->size(); ++I) {
-    Expected<SwapRecord> R = parseRecord(&(*Lines)[I]);
-    if (!R)
-      return prefixError("section '" + SwapRecordSectionName + "': line " +
-                             Twine(I + 1),
-                         R.takeError());
-    Out.push_back(std::move(*R));
-  }
-  return Out;
+  return readRecords<SwapRecord>(
+      Obj, SwapRecords, [](const json::Object &O) { return parseRecord(&O); });
 }
 
 Error hotswap::appendSwapRecords(Object &Obj, ArrayRef<SwapRecord> Records) {

@@ -1,11 +1,10 @@
 """Writes copies of patch-insns<place=site> outputs (see
 patch-insns-in-place.test) with one thing changed each: the file offsets
-come from the section headers; an edited record is sealed again (its
-SHA-256) by utils/elf.py. Usage: SRC OUT KIND, KIND one of gfx90a (the
+come from the program headers and an edited record is sealed again (its
+SHA-256), both by utils/elf.py. Usage: SRC OUT KIND, KIND one of gfx90a (the
 ds_read2 split), gfx1010 (a hook with the store waits), hazard (the guarded
 hook of h9.so), gateway (the ds_read2 split of far-gateway.cl)."""
 import os
-import struct
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean
@@ -15,28 +14,7 @@ import elf as elffile  # noqa: E402  (utils/elf.py; the records)
 
 src, out, kind = sys.argv[1], sys.argv[2], sys.argv[3]
 data = open(src, "rb").read()
-shoff, = struct.unpack_from("<Q", data, 0x28)
-shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-
-
-def sections():
-    hdrs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
-            for i in range(shnum)]
-    strtab = hdrs[shstrndx][4]
-    for h in hdrs:
-        name = data[strtab + h[0]:data.index(b"\0", strtab + h[0])].decode()
-        yield name, h[3], h[4], h[5]  # name, addr, offset, size
-
-
-secs = {n: (a, o, s) for n, a, o, s in sections()}
-
-
-def at(addr):
-    for name in (".text", ".hotswap.patch.text"):
-        a, o, s = secs[name]
-        if a <= addr < a + s:
-            return o + addr - a
-    raise SystemExit("no code at %#x" % addr)
+at = elffile.File(data).offset_of  # a loaded address -> its file offset
 
 
 def write(name, patch):

@@ -4,25 +4,18 @@ occupancy print<sites> gives before the allocation grows with the one
 clang prints ("; Occupancy: N" in -S); then, for a few, the occupancy after
 it grows with clang's for a kernel of the grown count. Prints how many
 agree and each that does not. Usage: OUT (a directory holding
-many-vgprs.s); clang and hotswap-opt from PATH."""
+many-vgprs.s) LDS2 (lds2.cl); clang and hotswap-opt from PATH."""
 import os
 import re
 import subprocess
 import sys
 
 sys.dont_write_bytecode = True
-out = sys.argv[1]
-KERNEL = """__kernel void lds2(__global float *out, __global const float *in) {
-  __local float tile[130];
-  int i = __builtin_amdgcn_workitem_id_x();
-  int g = __builtin_amdgcn_workgroup_id_x() * 64 + i;
-  tile[i] = in[g];
-  tile[i + 64] = in[g + 64];
-  __builtin_amdgcn_s_barrier();
-  __asm__ volatile("; clobber" ::: "%s", "%s");
-  out[g] = tile[i] + tile[i + 1];
-}
-"""
+out, source = sys.argv[1], sys.argv[2]
+# lds2.cl with a clobber of one VGPR and one SGPR before its store.
+KERNEL = open(source).read().replace(
+    "  out[g] =", '  __asm__ volatile("; clobber" ::: "%s", "%s");\n  out[g] =')
+assert "clobber" in KERNEL
 RULE = ("match=^ds_(read2|load_2addr)_b32;where=before;insert=many-vgprs.s;"
         "grow-vgprs=%d")
 

@@ -27,11 +27,14 @@
 
 #include "hotswap/AMDGPU/TargetMC.h"
 #include "hotswap/Code/CFG.h"
+#include "hotswap/Code/CallReads.h"
 #include "hotswap/Code/Functions.h"
 #include "hotswap/Code/Liveness.h"
 #include "hotswap/Code/WaitCounts.h"
 #include "hotswap/Pass/AnalysisManager.h"
 #include "hotswap/Passes/Kernels.h"
+
+#include "llvm/ADT/StringMap.h"
 
 #include <memory>
 #include <optional>
@@ -110,6 +113,20 @@ public:
 /// The kernels of \p K as the function map knows them: name, code entry,
 /// wave32, preload header.
 std::vector<code::KernelEntry> kernelEntries(const KernelsAnalysis::Result &K);
+
+/// What verify's proofs of code a pass placed read off an object, made
+/// afresh from its bytes (never the analyses the passes kept): an MC of
+/// its target, its functions as the bytes give them, what calls read from
+/// the callees' bytes, its kernels by name.
+struct ObjectCode {
+  std::unique_ptr<amdgpu::TargetMC> MC;
+  code::FunctionMap Map;
+  std::unique_ptr<code::CallReads> Calls;
+  llvm::StringMap<const KernelInfo *> ByName;
+
+  static llvm::Expected<std::unique_ptr<ObjectCode>>
+  read(const Object &Obj, const KernelsAnalysis::Result &R);
+};
 
 } // namespace hotswap
 

@@ -59,14 +59,14 @@ struct InPlacePlan {
 };
 
 /// Decides which of \p All (planned with SiteRule::KeepCode and
-/// LongJumps) go in place, their bodies from \p Base on, their gateways
-/// in the padding of \p M. With \p FarFail, the sites of the others
-/// are refused (SitePlan::Refusal), else they are left to a copy.
-llvm::Expected<InPlacePlan> planInPlace(const Object &Obj,
-                                        const amdgpu::TargetMC &MC,
+/// LongJumps) go in place, their bodies from where the run's appended code
+/// of \p Obj would start, their gateways in the padding of \p M. With
+/// \p FarFail, the sites of the others are refused (SitePlan::Refusal),
+/// else they are left to a copy.
+llvm::Expected<InPlacePlan> planInPlace(Object &Obj, const amdgpu::TargetMC &MC,
                                         const code::FunctionMap &M,
                                         std::vector<KernelSites> &All,
-                                        uint64_t Base, bool FarFail);
+                                        bool FarFail);
 
 /// Places \p P: the bodies in one `.hotswap.patch.text` region (which must
 /// start at P.Base), each site's slot, the descriptors of the kernels in

@@ -26,6 +26,7 @@
 
 #include "hotswap/Object/Object.h"
 #include "hotswap/Passes/RecordNotes.h"
+#include "hotswap/Support/Error.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -69,6 +70,30 @@ llvm::Expected<llvm::StringRef> recordLinesText(const Object &Obj,
 /// (none without the section). Errors name the section and the line.
 llvm::Expected<std::vector<llvm::json::Object>>
 readRecordLines(const Object &Obj, const RecordKind &K);
+
+/// The lines of \p K's section of \p Obj, each parsed into a record by
+/// \p Parse (none without the section). An error names the section and the
+/// line.
+template <typename RecordT>
+llvm::Expected<std::vector<RecordT>> readRecords(
+    const Object &Obj, const RecordKind &K,
+    llvm::function_ref<llvm::Expected<RecordT>(const llvm::json::Object &)>
+        Parse) {
+  llvm::Expected<std::vector<llvm::json::Object>> Lines =
+      readRecordLines(Obj, K);
+  if (!Lines)
+    return Lines.takeError();
+  std::vector<RecordT> Out;
+  for (size_t I = 0; I != Lines->size(); ++I) {
+    llvm::Expected<RecordT> R = Parse((*Lines)[I]);
+    if (!R)
+      return prefixError("section '" + K.Section + "': line " +
+                             llvm::Twine(I + 1),
+                         R.takeError());
+    Out.push_back(std::move(*R));
+  }
+  return Out;
+}
 
 /// readRecordLines one line at a time: \p Each gets each line's object and
 /// its index (from 0), and may fail (its error is named by section and
