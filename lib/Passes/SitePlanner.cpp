@@ -167,6 +167,10 @@ struct LaunchRegister {
   std::string Reg;
   std::vector<unsigned> SGPRs, VGPRs;
   std::string Why;
+  /// The value is half of Reg (a trap temporary): the low 16 bits
+  /// (Shift 0) or the high ones (16). The entry's code extracts it into
+  /// an SGPR of its own (extractPackedLaunch).
+  std::optional<unsigned> Shift;
 };
 
 /// %kernarg, %wgid.x, %wgid.y, %wgid.z and %tid for code entered by
@@ -196,6 +200,7 @@ launchRegisters(ArrayRef<const KernelInfo *> Kernels,
       LR.Reg = One.Reg;
       LR.SGPRs = One.SGPRs;
       LR.VGPRs = One.VGPRs;
+      LR.Shift = One.Shift;
       First = false;
     }
     if (First)
@@ -215,12 +220,19 @@ launchRegisters(ArrayRef<const KernelInfo *> Kernels,
   for (unsigned D = 0; D < 3; ++D)
     Of(WG[D], [&](const KernelInfo &K, LaunchRegister &LR) {
       if (T.ArchitectedSGPRs) {
-        if (D == 0)
+        // x in ttmp9; y and z in ttmp7, bits 0-15 and 16-31, where the
+        // descriptor enables them.
+        const bool Enabled[] = {true, K.KD.enablesWorkgroupIDY(),
+                                K.KD.enablesWorkgroupIDZ()};
+        if (!Enabled[D]) {
+          LR.Why = "kernel '" + K.Name + "' is not given workgroup ID " +
+                   "xyz"[D] + " (its descriptor does not enable it)";
+        } else if (D == 0) {
           LR.Reg = "ttmp9";
-        else
-          LR.Why = "on " + T.Name +
-                   " the workgroup IDs y and z are both in ttmp7 (bits 0-15 "
-                   "and 16-31)";
+        } else {
+          LR.Reg = "ttmp7";
+          LR.Shift = D == 1 ? 0 : 16;
+        }
       } else if (std::optional<unsigned> At = K.KD.workgroupIDSGPR(T, D)) {
         LR.Reg = "s" + std::to_string(*At);
         LR.SGPRs = {*At};
@@ -235,6 +247,48 @@ launchRegisters(ArrayRef<const KernelInfo *> Kernels,
     LR.Reg = "v0";
     LR.VGPRs = {0};
   });
+  return Out;
+}
+
+/// \p Lines (an entry's code) with each launch value that is half of a
+/// register (LaunchRegister::Shift: gfx12's workgroup IDs y and z in
+/// ttmp7) extracted first into an SGPR placeholder of its own, %sN past
+/// every %s the lines name, which then stands for it: bound to a register
+/// free at the entry like the others. s_pack_*_b32_b16 leave SCC alone.
+std::vector<SourceLine> extractPackedLaunch(ArrayRef<SourceLine> Lines,
+                                            ArrayRef<LaunchRegister> Launch) {
+  unsigned Next = 0;
+  for (const Alternative &A : alternatives(Lines))
+    for (const auto &[Kind, N] : A.P.Uses)
+      if (Kind == "s")
+        Next = std::max(Next, N + 1);
+  std::vector<SourceLine> Out(Lines.begin(), Lines.end());
+  for (const LaunchRegister &LR : Launch) {
+    if (!LR.Shift || LR.Reg.empty())
+      continue;
+    auto First = llvm::find_if(Out, [&](const SourceLine &L) {
+      return StringRef(L.Text).contains(LR.Name);
+    });
+    if (First == Out.end())
+      continue;
+    const std::string Reg = "%s" + std::to_string(Next++);
+    SourceLine Extract = *First;
+    Extract.Text = (*LR.Shift ? "s_pack_hh_b32_b16 " : "s_pack_ll_b32_b16 ") +
+                   Reg + ", " + LR.Reg + ", 0";
+    for (SourceLine &L : Out)
+      for (size_t At = L.Text.find(LR.Name.str()); At != std::string::npos;
+           At = L.Text.find(LR.Name.str(), At + Reg.size()))
+        L.Text.replace(At, LR.Name.size(), Reg);
+    // First in every alternative (the entry's code may have several).
+    std::vector<SourceLine> With;
+    With.push_back(Extract);
+    for (const SourceLine &L : Out) {
+      With.push_back(L);
+      if (L.Text == "%else")
+        With.push_back(Extract);
+    }
+    Out = std::move(With);
+  }
   return Out;
 }
 
@@ -707,9 +761,10 @@ Expected<KernelSites> SitePlanner::plan(size_t FI,
     }
   };
   const RegSet Outside = outsideLimits(RM, Limits);
-  const std::vector<Alternative> EntryAlts = alternatives(
+  const std::vector<Alternative> EntryAlts = alternatives(extractPackedLaunch(
       !F.Wave32 && !Rule.EntryBodyWave64.empty() ? Rule.EntryBodyWave64
-                                                 : Rule.EntryBody);
+                                                 : Rule.EntryBody,
+      Launch));
   for (SitePlan &S : KS.Sites) {
     S.Refusal = siteRefusal(G, S.Insn, S.Where);
     if (!S.Refusal.empty())

@@ -21,7 +21,8 @@
 // the checks at a site is used). In the code at a function's first
 // instruction (SiteRule::EntryBody), also what the launch sets: %kernarg,
 // the SGPR pair of the kernarg segment pointer; %wgid.x, %wgid.y,
-// %wgid.z, the registers of the workgroup IDs; %tid, v0, the work-item ID.
+// %wgid.z, the registers of the workgroup IDs (on gfx12 y and z, halves of
+// ttmp7, extracted first into a free SGPR); %tid, v0, the work-item ID.
 //
 //===----------------------------------------------------------------------===//
 
