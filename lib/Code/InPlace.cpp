@@ -221,14 +221,14 @@ Expected<std::vector<uint8_t>> code::inPlaceSlot(const amdgpu::TargetMC &MC,
 
 std::string code::checkInPlaceSlot(const amdgpu::TargetMC &MC,
                                    ArrayRef<uint8_t> Slot, uint64_t Site,
-                                   uint64_t Body) {
+                                   uint64_t Body, StringRef What) {
   if (Slot.size() < 4)
     return "the site at " + hex(Site) + " is too small for a branch";
   std::optional<std::pair<Insn, std::string>> Br =
       onlyInsn(MC, Slot.take_front(4), Site);
   if (!Br || Br->second != "S_BRANCH" || Br->first.Target != Body)
-    return "the site at " + hex(Site) + " is not a branch to its body at " +
-           hex(Body);
+    return "the site at " + hex(Site) + " is not a branch to " + What.str() +
+           " at " + hex(Body);
   // The rest never runs; it is s_nop 0, as inPlaceSlot writes it.
   Expected<std::vector<uint8_t>> Nop = MC.assemble("s_nop 0");
   if (!Nop)

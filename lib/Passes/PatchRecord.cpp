@@ -195,7 +195,8 @@ KernelPatchCheck::original(const KernelInfo &K,
     const uint64_t Site = Rec->Code + Rec->Site;
     std::string Why = code::checkInPlaceSlot(
         MC, ArrayRef<uint8_t>(Code).slice(Rec->Site, Rec->Orig.size()), Site,
-        Rec->Gateway ? Rec->Gateway : Rec->Body);
+        Rec->Gateway ? Rec->Gateway : Rec->Body,
+        Rec->Gateway ? "its gateway" : "its body");
     if (!Why.empty()) {
       problem(K, Why);
       return std::nullopt;

@@ -63,6 +63,14 @@ if kind == "gfx90a":
     write("bad-where", record(b'"where":"replace"', b'"where":"before" '))
     # The record's assembly is another register than the bytes.
     write("bad-asm", record(b"v_mov_b32 v0, v5", b"v_mov_b32 v0, v6"))
+    # Records that do not hold together (each sealed again): a site past
+    # the code's size, inserted code past the body, a site at the last
+    # instruction (s_endpgm, 0x74), a body outside the object.
+    write("bad-rec-size", record(b'"size":"0x78"', b'"size":"0x18"'))
+    write("bad-rec-insert", record(b'"insert_end":"0x18"',
+                                   b'"insert_end":"0x98"'))
+    write("bad-rec-site", record(b'"site":"0x54"', b'"site":"0x74"'))
+    write("bad-rec-body", record(b'"body":"0x3000"', b'"body":"0xf000"'))
 elif kind == "gfx1010":
     # The body's first instruction, s_waitcnt_vscnt null, 0x0 -> s_nop 0.
     write("bad-nowait", put(0x3000, bytes.fromhex("0000fdbb"),
@@ -84,6 +92,12 @@ elif kind == "gateway":
                                (0x1a74, "021d80be", "001d80be")):
             put(addr, bytes.fromhex(old), bytes.fromhex(new))(b)
     write("bad-gw-regs", s0)
+    # The record moves the gateway into lds2's code, or makes it longer
+    # than the padding.
+    write("bad-gw-where", record(b'"gateway":"0x1a60"',
+                                 b'"gateway":"0x1960"'))
+    write("bad-gw-size", record(b'"gateway_size":"0x18"',
+                                b'"gateway_size":"0xf8"'))
     # The body's long jump back: its s_add_u32's literal (0x4401c + 4).
     write("bad-gw-back", put(0x44020, bytes.fromhex("64d9fbff"),
                              bytes.fromhex("68d9fbff")))

@@ -153,10 +153,11 @@ checkInPlaceBody(const amdgpu::TargetMC &MC, SiteWhere Where, uint64_t Site,
                  std::optional<ReadRelaxation> *Back = nullptr);
 
 /// What is wrong with the slot \p Slot at \p Site: not a branch to
-/// \p Body followed by s_nop 0 only (empty: it is).
+/// \p Body (what the message calls \p What: its body, its gateway)
+/// followed by s_nop 0 only (empty: it is).
 std::string checkInPlaceSlot(const amdgpu::TargetMC &MC,
                              llvm::ArrayRef<uint8_t> Slot, uint64_t Site,
-                             uint64_t Body);
+                             uint64_t Body, llvm::StringRef What = "its body");
 
 } // namespace code
 } // namespace hotswap
